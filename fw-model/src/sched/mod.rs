@@ -1,0 +1,102 @@
+//! IPVS schedulers, decision for decision as Linux `net/netfilter/ipvs/ip_vs_*.c`.
+//!
+//! A scheduler sees its service through a [`SvcView`]: the real servers in
+//! the kernel's list order (newest added first, `list_add_rcu` in
+//! `__ip_vs_update_dest`), their weights, counters and flags. It is told about
+//! list changes with the same callbacks the kernel uses (`add_dest`,
+//! `del_dest`, `upd_dest`) and picks a server for a new connection with
+//! [`Scheduler::schedule`].
+
+use crate::ipvs::{Dest, DestId};
+use crate::rng::RandomSource;
+use crate::rules::{Protocol, SchedFlags};
+use crate::time::Time;
+use std::net::Ipv4Addr;
+
+/// What a scheduler may look at in its service.
+#[derive(Clone, Copy)]
+pub struct SvcView<'a> {
+    /// The director's arena of real servers (indexed by [`DestId`]).
+    pub dests: &'a [Dest],
+    /// This service's servers in kernel list order: index 0 is the newest.
+    pub order: &'a [DestId],
+    /// Scheduler flags (`-b`).
+    pub flags: SchedFlags,
+    pub proto: Protocol,
+    /// Service port (0 for a port-0 service).
+    pub port: u16,
+}
+
+impl<'a> SvcView<'a> {
+    /// The server with this id.
+    pub fn dest(&self, id: DestId) -> &'a Dest {
+        &self.dests[id.index()]
+    }
+
+    /// The service's servers in list order, with their ids.
+    pub fn iter(&self) -> impl Iterator<Item = (DestId, &'a Dest)> + 'a {
+        let dests = self.dests;
+        self.order.iter().map(move |&id| (id, &dests[id.index()]))
+    }
+
+    /// Number of servers in the list (`svc->num_dests`).
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+}
+
+/// The packet facts schedulers hash on (from `struct ip_vs_iphdr` and the
+/// transport header).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedPacket {
+    pub saddr: Ipv4Addr,
+    pub daddr: Ipv4Addr,
+    /// Source port; 0 when the packet has none (fragment, other protocol).
+    pub sport: u16,
+    pub dport: u16,
+    /// IP protocol number.
+    pub proto: u8,
+}
+
+/// A scheduling algorithm bound to one service (`struct ip_vs_scheduler` +
+/// its `svc->sched_data`).
+pub trait Scheduler: Send + std::fmt::Debug {
+    /// Kernel name (`rr`, `wlc`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Called after `id` was inserted at the head of the list
+    /// (`svc.order[0] == id`), or after a deleted server was revived.
+    fn add_dest(&mut self, _svc: &SvcView, _id: DestId) {}
+
+    /// Called after `id` was removed from the list; `former_pos` is the
+    /// index it had in `svc.order` before removal.
+    fn del_dest(&mut self, _svc: &SvcView, _id: DestId, _former_pos: usize) {}
+
+    /// Called after the weight or thresholds of `id` were edited.
+    fn upd_dest(&mut self, _svc: &SvcView, _id: DestId) {}
+
+    /// Picks a real server for a new connection (or persistence template),
+    /// or `None` when no server is available (the kernel then calls
+    /// `ip_vs_scheduler_err` and the packet gets `ip_vs_leave`).
+    fn schedule(
+        &mut self,
+        svc: &SvcView,
+        pkt: &SchedPacket,
+        now: Time,
+        rng: &mut dyn RandomSource,
+    ) -> Option<DestId>;
+}
+
+/// Scheduler names the model implements.
+pub const SCHEDULERS: &[&str] = &[
+    "rr", "wrr", "lc", "wlc", "sed", "nq", "fo", "ovf", "sh", "dh", "mh", "lblc", "lblcr", "twos",
+];
+
+/// Error for a scheduler name the kernel would not find a module for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown scheduler '{0}' (known: rr wrr lc wlc sed nq fo ovf sh dh mh lblc lblcr twos)")]
+pub struct UnknownScheduler(pub String);

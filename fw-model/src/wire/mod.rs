@@ -1,0 +1,1 @@
+//! Packet views (filled by the wire work).

@@ -1,0 +1,1 @@
+//! lvsnic host driver library.
