@@ -1,1 +1,509 @@
-//! (in progress)
+//! The IPVS connection table (`net/netfilter/ipvs/ip_vs_conn.c`), sized for
+//! millions of entries.
+//!
+//! Like the kernel's, one hash table holds connections *and* persistence
+//! templates, all keyed by `(protocol, client address, client port)`
+//! (`ip_vs_conn_hashkey_conn`), so a request lookup ([`ConnTable::in_get`]),
+//! a reply lookup ([`ConnTable::out_get`], hashed on the reply's destination)
+//! and a template lookup ([`ConnTable::ct_in_get`]) walk the same chains. New
+//! entries go to the head of their chain (`hlist_add_head_rcu`), so the
+//! newest entry wins when two match.
+//!
+//! Storage is a slab of fixed-size [`Conn`] records (56 bytes) with `u32`
+//! links; the bucket array holds `u32` heads. Timers are one min-heap entry
+//! per connection, re-armed lazily: a packet only moves `Conn::expires`,
+//! and when the heap entry comes due with a later `expires` it is pushed
+//! again. Memory per connection is measured by the `conn_table` benchmark.
+
+pub mod tcp;
+
+use crate::time::Time;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Connection flags (`IP_VS_CONN_F_*`, include/uapi/linux/ip_vs.h).
+pub mod flags {
+    pub const FWD_MASK: u16 = 0x0007;
+    pub const MASQ: u16 = 0x0000;
+    pub const LOCALNODE: u16 = 0x0001;
+    pub const TUNNEL: u16 = 0x0002;
+    pub const DROUTE: u16 = 0x0003;
+    pub const BYPASS: u16 = 0x0004;
+    pub const SYNC: u16 = 0x0020;
+    pub const HASHED: u16 = 0x0040;
+    pub const NOOUTPUT: u16 = 0x0080;
+    pub const INACTIVE: u16 = 0x0100;
+    pub const NO_CPORT: u16 = 0x0800;
+    pub const TEMPLATE: u16 = 0x1000;
+    pub const ONE_PACKET: u16 = 0x2000;
+}
+
+/// Index of a connection in the table's slab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnId(pub u32);
+
+/// "No link" value for `u32` links.
+pub const NIL: u32 = u32::MAX;
+
+/// One connection or persistence template (`struct ip_vs_conn`, reduced to
+/// what the model needs). Addresses are IPv4 in host byte order
+/// (`u32::from(Ipv4Addr)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct Conn {
+    pub caddr: u32,
+    pub vaddr: u32,
+    pub daddr: u32,
+    pub cport: u16,
+    pub vport: u16,
+    pub dport: u16,
+    /// `IP_VS_CONN_F_*`.
+    pub flags: u16,
+    /// IP protocol (6, 17; 0 = IPPROTO_IP for fwmark templates).
+    pub proto: u8,
+    /// Protocol state (TCP: [`tcp::state`]; UDP: 0 = "UDP").
+    pub state: u8,
+    _pad: u16,
+    /// Real server (`DestId.0`), or [`NIL`].
+    pub dest: u32,
+    /// Controlling template (`cp->control`), or [`NIL`].
+    pub control: u32,
+    /// Connections this template controls (`cp->n_control`).
+    pub n_control: u32,
+    /// Current timeout in milliseconds (`cp->timeout`).
+    pub timeout_ms: u32,
+    /// When the timer fires (`cp->timer.expires`), ns.
+    pub expires: Time,
+    /// Hash chain link when live; free-list link when free.
+    next: u32,
+    /// Bumped on every allocation so stale heap entries are recognised.
+    gen: u32,
+}
+
+impl Conn {
+    /// A blank entry for a new connection: state NONE, 3 s timeout
+    /// (`ip_vs_conn_new`).
+    pub fn new(proto: u8, caddr: u32, cport: u16, vaddr: u32, vport: u16, daddr: u32, dport: u16, flags: u16) -> Self {
+        Conn {
+            caddr,
+            vaddr,
+            daddr,
+            cport,
+            vport,
+            dport,
+            flags,
+            proto,
+            state: 0,
+            _pad: 0,
+            dest: NIL,
+            control: NIL,
+            n_control: 0,
+            timeout_ms: 3000,
+            expires: 0,
+            next: NIL,
+            gen: 0,
+        }
+    }
+
+    pub fn is_template(&self) -> bool {
+        self.flags & flags::TEMPLATE != 0
+    }
+
+    /// Forwarding method bits (`IP_VS_FWD_METHOD`).
+    pub fn fwd(&self) -> u16 {
+        self.flags & flags::FWD_MASK
+    }
+
+    /// Timeout as [`Time`].
+    pub fn timeout(&self) -> Time {
+        self.timeout_ms as Time * crate::time::MSEC
+    }
+
+    /// Sets the timeout from a [`Time`] (saturating at u32::MAX ms, ~49 days).
+    pub fn set_timeout(&mut self, t: Time) {
+        self.timeout_ms = (t / crate::time::MSEC).min(u32::MAX as u64) as u32;
+    }
+}
+
+/// Hash of the `(protocol, client address, client port)` key.
+#[inline]
+fn hash_key(proto: u8, caddr: u32, cport: u16, seed: u64) -> u64 {
+    let k = ((caddr as u64) << 32) | ((cport as u64) << 16) | proto as u64;
+    let mut h = (k ^ seed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h ^= h >> 29;
+    h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    h ^ (h >> 32)
+}
+
+/// The connection table.
+#[derive(Debug)]
+pub struct ConnTable {
+    slab: Vec<Conn>,
+    free_head: u32,
+    buckets: Vec<u32>,
+    mask: u64,
+    seed: u64,
+    live: usize,
+    timers: BinaryHeap<Reverse<(Time, u32, u32)>>,
+}
+
+impl Default for ConnTable {
+    fn default() -> Self {
+        Self::with_capacity(1024)
+    }
+}
+
+impl ConnTable {
+    /// A table pre-sized for `capacity` entries (it grows beyond that).
+    pub fn with_capacity(capacity: usize) -> Self {
+        let nb = capacity.max(16).next_power_of_two();
+        ConnTable {
+            slab: Vec::with_capacity(capacity),
+            free_head: NIL,
+            buckets: vec![NIL; nb],
+            mask: (nb - 1) as u64,
+            seed: 0x5EED_1F5E_ED00_0001,
+            live: 0,
+            timers: BinaryHeap::with_capacity(capacity),
+        }
+    }
+
+    /// Number of live entries (connections + templates).
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Bytes of memory held by the table (slab, buckets, timer heap), for the
+    /// bytes-per-connection measurement.
+    pub fn memory_bytes(&self) -> usize {
+        self.slab.capacity() * std::mem::size_of::<Conn>()
+            + self.buckets.capacity() * 4
+            + self.timers.capacity() * std::mem::size_of::<Reverse<(Time, u32, u32)>>()
+    }
+
+    #[inline]
+    fn bucket_of(&self, proto: u8, caddr: u32, cport: u16) -> usize {
+        (hash_key(proto, caddr, cport, self.seed) & self.mask) as usize
+    }
+
+    /// The entry with this id. Panics on an id that was never allocated
+    /// (ids come only from this table).
+    #[inline]
+    pub fn get(&self, id: ConnId) -> &Conn {
+        &self.slab[id.0 as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: ConnId) -> &mut Conn {
+        &mut self.slab[id.0 as usize]
+    }
+
+    /// Inserts a new entry at the head of its chain and arms its timer at
+    /// `conn.expires`. Returns its id.
+    pub fn insert(&mut self, mut conn: Conn) -> ConnId {
+        if self.live + 1 > self.buckets.len() {
+            self.grow();
+        }
+        let id = if self.free_head != NIL {
+            let id = self.free_head;
+            self.free_head = self.slab[id as usize].next;
+            conn.gen = self.slab[id as usize].gen.wrapping_add(1);
+            self.slab[id as usize] = conn;
+            id
+        } else {
+            let id = self.slab.len() as u32;
+            conn.gen = 0;
+            self.slab.push(conn);
+            id
+        };
+        self.link(id);
+        self.live += 1;
+        let c = &self.slab[id as usize];
+        self.timers.push(Reverse((c.expires, id, c.gen)));
+        ConnId(id)
+    }
+
+    fn link(&mut self, id: u32) {
+        let c = &self.slab[id as usize];
+        let b = self.bucket_of(c.proto, c.caddr, c.cport);
+        self.slab[id as usize].next = self.buckets[b];
+        self.buckets[b] = id;
+        self.slab[id as usize].flags |= flags::HASHED;
+    }
+
+    fn unlink(&mut self, id: u32) {
+        let c = self.slab[id as usize];
+        let b = self.bucket_of(c.proto, c.caddr, c.cport);
+        let mut cur = self.buckets[b];
+        let mut prev = NIL;
+        while cur != NIL {
+            if cur == id {
+                let nxt = self.slab[cur as usize].next;
+                if prev == NIL {
+                    self.buckets[b] = nxt;
+                } else {
+                    self.slab[prev as usize].next = nxt;
+                }
+                self.slab[id as usize].flags &= !flags::HASHED;
+                return;
+            }
+            prev = cur;
+            cur = self.slab[cur as usize].next;
+        }
+    }
+
+    /// Changes the hash key fields of an entry (`ip_vs_conn_unhash` +
+    /// edit + `ip_vs_conn_rehash`): it moves to the head of its new chain.
+    pub fn rekey(&mut self, id: ConnId, f: impl FnOnce(&mut Conn)) {
+        self.unlink(id.0);
+        f(&mut self.slab[id.0 as usize]);
+        self.link(id.0);
+    }
+
+    /// Removes an entry from the table and frees its slot.
+    pub fn remove(&mut self, id: ConnId) -> Conn {
+        self.unlink(id.0);
+        let c = self.slab[id.0 as usize];
+        self.slab[id.0 as usize].next = self.free_head;
+        self.slab[id.0 as usize].flags = 0;
+        self.free_head = id.0;
+        self.live -= 1;
+        c
+    }
+
+    /// Doubles the bucket array. Each old chain is re-linked tail first, so
+    /// entries that share a key keep their newest-first order.
+    fn grow(&mut self) {
+        let old = std::mem::take(&mut self.buckets);
+        let nb = old.len() * 2;
+        self.buckets = vec![NIL; nb];
+        self.mask = (nb - 1) as u64;
+        let mut chain: Vec<u32> = Vec::new();
+        for head in old {
+            chain.clear();
+            let mut cur = head;
+            while cur != NIL {
+                chain.push(cur);
+                cur = self.slab[cur as usize].next;
+            }
+            for &id in chain.iter().rev() {
+                self.link(id);
+            }
+        }
+    }
+
+    /// Request lookup `__ip_vs_conn_in_get`: a packet from `caddr:cport`
+    /// to `vaddr:vport`. Templates never match (their cport is 0 and they
+    /// lack NO_CPORT).
+    #[inline]
+    pub fn in_get(&self, proto: u8, caddr: u32, cport: u16, vaddr: u32, vport: u16) -> Option<ConnId> {
+        let mut cur = self.buckets[self.bucket_of(proto, caddr, cport)];
+        while cur != NIL {
+            let c = &self.slab[cur as usize];
+            if c.cport == cport
+                && c.vport == vport
+                && c.caddr == caddr
+                && c.vaddr == vaddr
+                && ((cport == 0) ^ (c.flags & flags::NO_CPORT == 0))
+                && c.proto == proto
+            {
+                return Some(ConnId(cur));
+            }
+            cur = c.next;
+        }
+        None
+    }
+
+    /// Reply lookup `ip_vs_conn_out_get`: a packet from `saddr:sport` (the
+    /// real server, or the VIP for DR/TUN conns) to `daddr:dport` (the
+    /// client), hashed on the destination.
+    #[inline]
+    pub fn out_get(&self, proto: u8, saddr: u32, sport: u16, daddr: u32, dport: u16) -> Option<ConnId> {
+        let mut cur = self.buckets[self.bucket_of(proto, daddr, dport)];
+        while cur != NIL {
+            let c = &self.slab[cur as usize];
+            if c.cport == dport {
+                let (a, p) = if c.fwd() != flags::MASQ { (c.vaddr, c.vport) } else { (c.daddr, c.dport) };
+                if sport == p && c.caddr == daddr && saddr == a && c.proto == proto {
+                    return Some(ConnId(cur));
+                }
+            }
+            cur = c.next;
+        }
+        None
+    }
+
+    /// Template lookup `ip_vs_ct_in_get` for `<proto, caddr, cport, vaddr, vport>`.
+    #[inline]
+    pub fn ct_in_get(&self, proto: u8, caddr: u32, cport: u16, vaddr: u32, vport: u16) -> Option<ConnId> {
+        let mut cur = self.buckets[self.bucket_of(proto, caddr, cport)];
+        while cur != NIL {
+            let c = &self.slab[cur as usize];
+            if c.caddr == caddr
+                && c.vaddr == vaddr
+                && c.vport == vport
+                && c.cport == cport
+                && c.flags & flags::TEMPLATE != 0
+                && c.proto == proto
+            {
+                return Some(ConnId(cur));
+            }
+            cur = c.next;
+        }
+        None
+    }
+
+    /// Re-arms the timer of `id` to fire at `at` (`mod_timer`). Cheap: the
+    /// heap entry is fixed up lazily when it comes due, unless `at` is
+    /// earlier than every deadline the entry already has.
+    #[inline]
+    pub fn arm(&mut self, id: ConnId, at: Time) {
+        let c = &mut self.slab[id.0 as usize];
+        let earlier = at < c.expires;
+        c.expires = at;
+        if earlier {
+            // The existing heap entry is later than the new deadline; push
+            // an extra entry so the timer is not missed. The old one is
+            // discarded when popped (its deadline no longer matches).
+            let gen = c.gen;
+            self.timers.push(Reverse((at, id.0, gen)));
+        }
+    }
+
+    /// Pops the next entry whose timer is due at or before `now`, fixing up
+    /// stale heap entries on the way. The caller runs the expiry logic
+    /// (`ip_vs_conn_expire`) and either re-arms or removes the entry.
+    pub fn pop_due(&mut self, now: Time) -> Option<ConnId> {
+        while let Some(&Reverse((at, id, gen))) = self.timers.peek() {
+            if at > now {
+                return None;
+            }
+            self.timers.pop();
+            let c = &self.slab[id as usize];
+            if c.gen != gen || c.flags & flags::HASHED == 0 {
+                continue; // freed or reallocated since
+            }
+            if c.expires > at {
+                // Re-armed later by traffic: push the real deadline.
+                let e = c.expires;
+                self.timers.push(Reverse((e, id, gen)));
+                continue;
+            }
+            if c.expires < at {
+                // A newer, earlier entry for this conn was already handled.
+                continue;
+            }
+            // Due. The entry now has no timer until the caller either
+            // removes it or calls `rearm_after_pop`.
+            return Some(ConnId(id));
+        }
+        None
+    }
+
+    /// After [`pop_due`](Self::pop_due) returned `id`, the caller re-arms it
+    /// with this (e.g. `expire_later`) instead of [`arm`](Self::arm).
+    pub fn rearm_after_pop(&mut self, id: ConnId, at: Time) {
+        let c = &mut self.slab[id.0 as usize];
+        c.expires = at;
+        let gen = c.gen;
+        self.timers.push(Reverse((at, id.0, gen)));
+    }
+
+    /// Iterates over live entries (any order).
+    pub fn iter(&self) -> impl Iterator<Item = (ConnId, &Conn)> {
+        self.slab
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.flags & flags::HASHED != 0)
+            .map(|(i, c)| (ConnId(i as u32), c))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn(caddr: u32, cport: u16) -> Conn {
+        Conn::new(6, caddr, cport, 0x0a00_0001, 80, 0xc0a8_0001, 8080, flags::MASQ)
+    }
+
+    #[test]
+    fn lookups_by_direction() {
+        let mut t = ConnTable::with_capacity(4);
+        let id = t.insert(conn(0x0101_0101, 40000));
+        assert_eq!(t.in_get(6, 0x0101_0101, 40000, 0x0a00_0001, 80), Some(id));
+        assert_eq!(t.in_get(6, 0x0101_0101, 40000, 0x0a00_0001, 81), None);
+        assert_eq!(t.in_get(17, 0x0101_0101, 40000, 0x0a00_0001, 80), None);
+        // NAT reply comes from the real server's address and port.
+        assert_eq!(t.out_get(6, 0xc0a8_0001, 8080, 0x0101_0101, 40000), Some(id));
+        assert_eq!(t.out_get(6, 0x0a00_0001, 80, 0x0101_0101, 40000), None);
+        t.get_mut(id).flags = flags::DROUTE;
+        // DR/TUN replies would come from the VIP.
+        assert_eq!(t.out_get(6, 0x0a00_0001, 80, 0x0101_0101, 40000), Some(id));
+    }
+
+    #[test]
+    fn newest_first_and_grow_keeps_order() {
+        let mut t = ConnTable::with_capacity(16);
+        let a = t.insert(conn(7, 7));
+        let b = t.insert(conn(7, 7));
+        assert_eq!(t.in_get(6, 7, 7, 0x0a00_0001, 80), Some(b));
+        for i in 0..1000u32 {
+            t.insert(conn(1000 + i, 1));
+        }
+        assert_eq!(t.in_get(6, 7, 7, 0x0a00_0001, 80), Some(b));
+        t.remove(b);
+        assert_eq!(t.in_get(6, 7, 7, 0x0a00_0001, 80), Some(a));
+        assert_eq!(t.len(), 1001);
+        for i in 0..1000u32 {
+            assert!(t.in_get(6, 1000 + i, 1, 0x0a00_0001, 80).is_some());
+        }
+    }
+
+    #[test]
+    fn timers_fire_in_order_and_rearm_lazily() {
+        let mut t = ConnTable::with_capacity(4);
+        let mut c1 = conn(1, 1);
+        c1.expires = 100;
+        let mut c2 = conn(2, 2);
+        c2.expires = 50;
+        let id1 = t.insert(c1);
+        let id2 = t.insert(c2);
+        assert_eq!(t.pop_due(49), None);
+        t.arm(id2, 200); // traffic moved it later
+        assert_eq!(t.pop_due(150), Some(id1));
+        t.remove(id1);
+        assert_eq!(t.pop_due(150), None);
+        assert_eq!(t.pop_due(200), Some(id2));
+        t.rearm_after_pop(id2, 300);
+        assert_eq!(t.pop_due(299), None);
+        t.arm(id2, 250); // earlier than before
+        assert_eq!(t.pop_due(260), Some(id2));
+        t.remove(id2);
+        assert_eq!(t.pop_due(1000), None);
+    }
+
+    #[test]
+    fn reused_slot_ignores_old_timer() {
+        let mut t = ConnTable::with_capacity(4);
+        let mut c = conn(1, 1);
+        c.expires = 10;
+        let id = t.insert(c);
+        t.remove(id);
+        let mut c = conn(2, 2);
+        c.expires = 500;
+        let id2 = t.insert(c);
+        assert_eq!(id, id2, "slot reused");
+        assert_eq!(t.pop_due(100), None);
+        assert_eq!(t.pop_due(500), Some(id2));
+    }
+
+    #[test]
+    fn conn_is_compact() {
+        assert_eq!(std::mem::size_of::<Conn>(), 56);
+    }
+}
