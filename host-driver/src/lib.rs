@@ -1,1 +1,7 @@
-//! lvsnic host driver library.
+//! # lvsnic — host driver and command-line tool
+//!
+//! The `lvsnic` binary runs the director: `replay` feeds a packet capture
+//! through a backend (the golden model today) and writes what the director
+//! transmits; `traffic` writes realistic test captures.
+
+pub mod replay;

@@ -45,6 +45,9 @@ pub struct ConnId(pub u32);
 /// "No link" value for `u32` links.
 pub const NIL: u32 = u32::MAX;
 
+/// `Conn::expires` of an entry whose timer is not armed yet.
+pub const UNARMED: Time = Time::MAX;
+
 /// One connection or persistence template (`struct ip_vs_conn`, reduced to
 /// what the model needs). Addresses are IPv4 in host byte order
 /// (`u32::from(Ipv4Addr)`).
@@ -99,7 +102,7 @@ impl Conn {
             control: NIL,
             n_control: 0,
             timeout_ms: 3000,
-            expires: 0,
+            expires: UNARMED,
             next: NIL,
             gen: 0,
         }
@@ -203,7 +206,8 @@ impl ConnTable {
     }
 
     /// Inserts a new entry at the head of its chain and arms its timer at
-    /// `conn.expires`. Returns its id.
+    /// `conn.expires`, unless that is [`UNARMED`] (the caller arms it later
+    /// with [`arm`](Self::arm)). Returns its id.
     pub fn insert(&mut self, mut conn: Conn) -> ConnId {
         if self.live + 1 > self.buckets.len() {
             self.grow();
@@ -223,7 +227,9 @@ impl ConnTable {
         self.link(id);
         self.live += 1;
         let c = &self.slab[id as usize];
-        self.timers.push(Reverse((c.expires, id, c.gen)));
+        if c.expires != UNARMED {
+            self.timers.push(Reverse((c.expires, id, c.gen)));
+        }
         ConnId(id)
     }
 

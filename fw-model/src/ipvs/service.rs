@@ -1,8 +1,498 @@
-//! Services (in progress).
+//! Virtual services and their real servers, managed as `ip_vs_ctl.c` does:
+//! `ip_vs_add_service`, `ip_vs_edit_service`, `ip_vs_del_service`,
+//! `ip_vs_add_dest` (with revival from the trash), `ip_vs_edit_dest`,
+//! `ip_vs_del_dest`, the dest trash timer, and `ip_vs_service_find`.
+
+use super::{Dest, DestId, Stats};
+use crate::rng::RandomSource;
+use crate::rules::{FwdMethod, Netmask, Protocol, RuleSet, SchedFlags, ServiceKey, ServiceRule, TunnelType, DestRule};
+use crate::sched::{self, SchedPacket, Scheduler, SvcView};
+use crate::time::{secs, Time};
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr};
+
+/// Index of a service in the table's arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub struct ServiceId(pub u32);
-pub struct ServiceTable;
-pub struct Service;
-#[derive(Debug, thiserror::Error)]
-#[error("rule error")]
-pub struct RuleError;
+
+/// FTP control port (`FTPPORT`).
+pub const FTPPORT: u16 = 21;
+/// FTP data port (`FTPDATA`).
+pub const FTPDATA: u16 = 20;
+/// `IP_VS_DEST_TRASH_PERIOD` (ip_vs_ctl.c): 120 s; the trash timer runs
+/// every half period.
+pub const DEST_TRASH_PERIOD: Time = secs(120);
+
+/// A virtual service (`struct ip_vs_service`).
+#[derive(Debug)]
+pub struct Service {
+    pub id: ServiceId,
+    /// The service as configured (its `dests` field is unused: see `order`).
+    pub rule: ServiceRule,
+    pub proto: Protocol,
+    pub vaddr: Ipv4Addr,
+    pub vport: u16,
+    /// Real servers in kernel list order (newest first).
+    pub order: Vec<DestId>,
+    pub sched: Box<dyn Scheduler>,
+    pub stats: Stats,
+    /// False once deleted (the slot stays for connections that refer to it).
+    pub live: bool,
+}
+
+impl Service {
+    /// `IP_VS_SVC_F_PERSISTENT`.
+    pub fn persistent(&self) -> bool {
+        self.rule.persistent.is_some()
+    }
+
+    /// Persistence timeout (`svc->timeout`).
+    pub fn timeout(&self) -> Time {
+        secs(self.rule.persistent.unwrap_or(0) as u64)
+    }
+
+    /// Persistence netmask in host byte order (`svc->netmask`).
+    pub fn netmask(&self) -> u32 {
+        match self.rule.netmask {
+            Netmask::V4(m) => m,
+            Netmask::V6(_) => 0xffff_ffff,
+        }
+    }
+}
+
+/// A rule operation the kernel would refuse, with ipvsadm's wording.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    #[error("Service already exists")]
+    ServiceExists,
+    #[error("No such service")]
+    NoSuchService,
+    #[error("Destination already exists")]
+    DestExists,
+    #[error("No such destination")]
+    NoSuchDest,
+    #[error("Scheduler not found: {0}")]
+    UnknownScheduler(String),
+    #[error("lower threshold is higher than upper threshold")]
+    Thresholds,
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// All services and real servers of a director.
+#[derive(Debug, Default)]
+pub struct ServiceTable {
+    pub services: Vec<Service>,
+    pub dests: Vec<Dest>,
+    /// Live services by (protocol, address, port).
+    index: HashMap<(u8, u32, u16), ServiceId>,
+    ftpsvc_counter: u32,
+    nullsvc_counter: u32,
+    /// Deleted servers, most recently deleted first (`ipvs->dest_trash`).
+    trash: Vec<DestId>,
+    /// `idle_start` per trashed dest (0 = not yet seen idle by the timer).
+    idle_start: HashMap<DestId, Time>,
+    /// When the trash timer fires next, if armed.
+    trash_timer: Option<Time>,
+    /// References held by connections and templates, per dest (`refcnt - 1`).
+    pub refs: Vec<u32>,
+}
+
+/// The director only forwards IPv4 TCP/UDP address services with ipip
+/// tunnels: the checks here name what is not supported.
+fn check_supported_service(rule: &ServiceRule) -> Result<(Protocol, Ipv4Addr, u16), RuleError> {
+    match rule.key {
+        ServiceKey::Fwmark { .. } => Err(RuleError::Unsupported(
+            "fwmark services (-f) are not supported by the lvsnic director (no packet marks on the wire)".into(),
+        )),
+        ServiceKey::Addr { addr: IpAddr::V6(_), .. } => {
+            Err(RuleError::Unsupported("IPv6 services are not supported by the lvsnic director yet".into()))
+        }
+        ServiceKey::Addr { proto: Protocol::Sctp, .. } => {
+            Err(RuleError::Unsupported("SCTP services are not supported by the lvsnic director yet".into()))
+        }
+        ServiceKey::Addr { proto, addr: IpAddr::V4(a), port } => {
+            if rule.pe.is_some() {
+                return Err(RuleError::Unsupported("persistence engines (--pe) are not supported yet".into()));
+            }
+            Ok((proto, a, port))
+        }
+    }
+}
+
+fn check_supported_dest(d: &DestRule) -> Result<Ipv4Addr, RuleError> {
+    let addr = match d.addr {
+        IpAddr::V4(a) => a,
+        IpAddr::V6(_) => return Err(RuleError::Unsupported("IPv6 real servers are not supported yet".into())),
+    };
+    match d.fwd {
+        FwdMethod::Tunnel { tun: TunnelType::Ipip, .. } | FwdMethod::Masq | FwdMethod::Route | FwdMethod::Local => {}
+        FwdMethod::Tunnel { .. } => {
+            return Err(RuleError::Unsupported(
+                "only ipip tunnels are supported (--tun-type gue/gre are not)".into(),
+            ))
+        }
+    }
+    if d.l_threshold > d.u_threshold {
+        return Err(RuleError::Thresholds);
+    }
+    Ok(addr)
+}
+
+impl ServiceTable {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn key_of(proto: Protocol, a: Ipv4Addr, port: u16) -> (u8, u32, u16) {
+        (proto.number(), u32::from(a), port)
+    }
+
+    /// The live service with this key.
+    pub fn lookup_key(&self, key: &ServiceKey) -> Option<ServiceId> {
+        let (proto, a, port) = key.as_ipv4()?;
+        self.index.get(&Self::key_of(proto, a, port)).copied()
+    }
+
+    pub fn service(&self, id: ServiceId) -> &Service {
+        &self.services[id.0 as usize]
+    }
+
+    pub fn dest(&self, id: DestId) -> &Dest {
+        &self.dests[id.index()]
+    }
+
+    pub fn dest_mut(&mut self, id: DestId) -> &mut Dest {
+        &mut self.dests[id.index()]
+    }
+
+    /// The scheduler's view of a service.
+    pub fn view(&self, id: ServiceId) -> SvcView<'_> {
+        let s = &self.services[id.0 as usize];
+        SvcView { dests: &self.dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport }
+    }
+
+    /// Live services in the order they were added.
+    pub fn live_services(&self) -> impl Iterator<Item = &Service> {
+        self.services.iter().filter(|s| s.live)
+    }
+
+    /// `ip_vs_service_find`: exact match, then the FTP service for FTP data
+    /// (TCP to port 20 or an unprivileged port), then the port-0 service.
+    pub fn find(&self, proto: u8, vaddr: u32, vport: u16) -> Option<ServiceId> {
+        if let Some(&id) = self.index.get(&(proto, vaddr, vport)) {
+            return Some(id);
+        }
+        if proto == 6 && self.ftpsvc_counter > 0 && (vport == FTPDATA || vport >= 1024) {
+            if let Some(&id) = self.index.get(&(proto, vaddr, FTPPORT)) {
+                return Some(id);
+            }
+        }
+        if self.nullsvc_counter > 0 {
+            if let Some(&id) = self.index.get(&(proto, vaddr, 0)) {
+                return Some(id);
+            }
+        }
+        None
+    }
+
+    /// Is `addr` the address of any live service (a VIP)?
+    pub fn is_vip(&self, addr: u32) -> bool {
+        self.services.iter().any(|s| s.live && u32::from(s.vaddr) == addr)
+    }
+
+    /// `ip_vs_add_service`.
+    pub fn add_service(&mut self, rule: &ServiceRule, now: Time) -> Result<ServiceId, RuleError> {
+        let (proto, vaddr, vport) = check_supported_service(rule)?;
+        let key = Self::key_of(proto, vaddr, vport);
+        if self.index.contains_key(&key) {
+            return Err(RuleError::ServiceExists);
+        }
+        let id = ServiceId(self.services.len() as u32);
+        let order: Vec<DestId> = Vec::new();
+        let view = SvcView { dests: &self.dests, order: &order, flags: rule.flags, proto, port: vport };
+        let sched = sched::new_scheduler(&rule.scheduler, &view, now)
+            .map_err(|_| RuleError::UnknownScheduler(rule.scheduler.clone()))?;
+        let mut r = rule.clone();
+        r.dests.clear();
+        self.services.push(Service {
+            id,
+            rule: r,
+            proto,
+            vaddr,
+            vport,
+            order,
+            sched,
+            stats: Stats::default(),
+            live: true,
+        });
+        self.index.insert(key, id);
+        if vport == FTPPORT {
+            self.ftpsvc_counter += 1;
+        } else if vport == 0 {
+            self.nullsvc_counter += 1;
+        }
+        Ok(id)
+    }
+
+    /// `ip_vs_edit_service`: flags, timeout, netmask; the scheduler is
+    /// replaced (and its state reset) only when its name changes.
+    pub fn edit_service(&mut self, rule: &ServiceRule, now: Time) -> Result<(), RuleError> {
+        check_supported_service(rule)?;
+        let id = self.lookup_key(&rule.key).ok_or(RuleError::NoSuchService)?;
+        let s = &self.services[id.0 as usize];
+        if s.rule.scheduler != rule.scheduler {
+            let view = SvcView { dests: &self.dests, order: &s.order, flags: rule.flags, proto: s.proto, port: s.vport };
+            let sched = sched::new_scheduler(&rule.scheduler, &view, now)
+                .map_err(|_| RuleError::UnknownScheduler(rule.scheduler.clone()))?;
+            self.services[id.0 as usize].sched = sched;
+        }
+        let s = &mut self.services[id.0 as usize];
+        let dests = std::mem::take(&mut s.rule.dests);
+        s.rule = rule.clone();
+        s.rule.dests = dests;
+        s.rule.dests.clear();
+        Ok(())
+    }
+
+    /// `ip_vs_del_service` / `__ip_vs_del_service`: every server goes to the
+    /// trash; connections keep pointing at them.
+    pub fn del_service(&mut self, key: &ServiceKey, now: Time) -> Result<(), RuleError> {
+        let id = self.lookup_key(key).ok_or(RuleError::NoSuchService)?;
+        let order = std::mem::take(&mut self.services[id.0 as usize].order);
+        for d in order {
+            self.dests[d.index()].available = false;
+            self.trash_dest(d, now);
+        }
+        let s = &mut self.services[id.0 as usize];
+        s.live = false;
+        let key = Self::key_of(s.proto, s.vaddr, s.vport);
+        if s.vport == FTPPORT {
+            self.ftpsvc_counter -= 1;
+        } else if s.vport == 0 {
+            self.nullsvc_counter -= 1;
+        }
+        self.index.remove(&key);
+        Ok(())
+    }
+
+    /// `ip_vs_flush`: delete every service.
+    pub fn clear(&mut self, now: Time) {
+        let keys: Vec<ServiceKey> = self.live_services().map(|s| s.rule.key).collect();
+        for k in keys {
+            let _ = self.del_service(&k, now);
+        }
+    }
+
+    fn find_dest_in(&self, svc: ServiceId, addr: Ipv4Addr, port: u16) -> Option<(usize, DestId)> {
+        self.services[svc.0 as usize]
+            .order
+            .iter()
+            .enumerate()
+            .find(|(_, &d)| self.dests[d.index()].addr == addr && self.dests[d.index()].port == port)
+            .map(|(i, &d)| (i, d))
+    }
+
+    /// `ip_vs_add_dest`: a new server, or a deleted one revived from the
+    /// trash (`ip_vs_trash_get_dest`), inserted at the head of the list.
+    pub fn add_dest(&mut self, key: &ServiceKey, d: &DestRule, now: Time) -> Result<DestId, RuleError> {
+        let svc = self.lookup_key(key).ok_or(RuleError::NoSuchService)?;
+        let addr = check_supported_dest(d)?;
+        if self.find_dest_in(svc, addr, d.port).is_some() {
+            return Err(RuleError::DestExists);
+        }
+        let (proto, vaddr, vport) = {
+            let s = &self.services[svc.0 as usize];
+            (s.proto, s.vaddr, s.vport)
+        };
+        // Trash lookup: same address/port and same virtual service key.
+        let revived = self.trash.iter().position(|&t| {
+            let td = &self.dests[t.index()];
+            let old = &self.services[td.svc.0 as usize];
+            td.addr == addr && td.port == d.port && old.proto == proto && old.vaddr == vaddr && old.vport == vport
+        });
+        let id = match revived {
+            Some(pos) => {
+                let id = self.trash.remove(pos);
+                self.idle_start.remove(&id);
+                if self.dests[id.index()].svc != svc {
+                    // Bound to a new service incarnation: stats restart.
+                    self.dests[id.index()].stats = Stats::default();
+                    self.dests[id.index()].svc = svc;
+                }
+                id
+            }
+            None => {
+                let id = DestId(self.dests.len() as u32);
+                self.dests.push(Dest::new(svc, addr, d.port, d.fwd, d.weight as i32));
+                self.refs.push(0);
+                id
+            }
+        };
+        self.update_dest(svc, id, d, true);
+        Ok(id)
+    }
+
+    /// `__ip_vs_update_dest`.
+    fn update_dest(&mut self, svc: ServiceId, id: DestId, d: &DestRule, add: bool) {
+        {
+            let dest = &mut self.dests[id.index()];
+            if add || d.weight != 0 {
+                dest.last_weight = d.weight as i32;
+            }
+            dest.weight = d.weight as i32;
+            dest.fwd = d.fwd;
+            dest.available = true;
+            if d.u_threshold == 0 || d.u_threshold > dest.u_threshold {
+                dest.overloaded = false;
+            }
+            dest.u_threshold = d.u_threshold;
+            dest.l_threshold = d.l_threshold;
+        }
+        if add {
+            self.services[svc.0 as usize].order.insert(0, id);
+        }
+        let dests = &self.dests;
+        let s = &mut self.services[svc.0 as usize];
+        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport };
+        if add {
+            s.sched.add_dest(&view, id);
+        } else {
+            s.sched.upd_dest(&view, id);
+        }
+    }
+
+    /// `ip_vs_edit_dest`.
+    pub fn edit_dest(&mut self, key: &ServiceKey, d: &DestRule) -> Result<(), RuleError> {
+        let svc = self.lookup_key(key).ok_or(RuleError::NoSuchService)?;
+        let addr = check_supported_dest(d)?;
+        let (_, id) = self.find_dest_in(svc, addr, d.port).ok_or(RuleError::NoSuchDest)?;
+        self.update_dest(svc, id, d, false);
+        Ok(())
+    }
+
+    /// `ip_vs_del_dest`: unlink (scheduler `del_dest`), then to the trash.
+    pub fn del_dest(&mut self, key: &ServiceKey, addr: Ipv4Addr, port: u16, now: Time) -> Result<DestId, RuleError> {
+        let svc = self.lookup_key(key).ok_or(RuleError::NoSuchService)?;
+        let (pos, id) = self.find_dest_in(svc, addr, port).ok_or(RuleError::NoSuchDest)?;
+        self.dests[id.index()].available = false;
+        self.services[svc.0 as usize].order.remove(pos);
+        let dests = &self.dests;
+        let s = &mut self.services[svc.0 as usize];
+        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport };
+        s.sched.del_dest(&view, id, pos);
+        self.trash_dest(id, now);
+        Ok(id)
+    }
+
+    /// `__ip_vs_del_dest`: into the trash; arm the trash timer if the trash
+    /// was empty.
+    fn trash_dest(&mut self, id: DestId, now: Time) {
+        if self.trash.is_empty() {
+            self.trash_timer = Some(now + DEST_TRASH_PERIOD / 2);
+        }
+        self.trash.insert(0, id);
+        self.idle_start.insert(id, 0);
+    }
+
+    /// Runs the dest trash timer (`ip_vs_dest_trash_expire`) for every tick
+    /// due at or before `now`. Freed dests can no longer be revived.
+    pub fn run_trash_timer(&mut self, now: Time) {
+        while let Some(at) = self.trash_timer {
+            if at > now {
+                break;
+            }
+            let mut keep = Vec::with_capacity(self.trash.len());
+            for &d in &self.trash {
+                if self.refs[d.index()] > 0 {
+                    keep.push(d);
+                    continue;
+                }
+                let idle = self.idle_start.get(&d).copied().unwrap_or(0);
+                if idle != 0 {
+                    if at < idle + DEST_TRASH_PERIOD {
+                        keep.push(d);
+                        continue;
+                    }
+                } else {
+                    self.idle_start.insert(d, at.max(1));
+                    keep.push(d);
+                    continue;
+                }
+                self.idle_start.remove(&d);
+            }
+            self.trash = keep;
+            self.trash_timer = if self.trash.is_empty() { None } else { Some(at + DEST_TRASH_PERIOD / 2) };
+        }
+    }
+
+    /// Runs the service's scheduler for a new connection.
+    pub fn schedule(&mut self, svc: ServiceId, pkt: &SchedPacket, now: Time, rng: &mut dyn RandomSource) -> Option<DestId> {
+        let dests = &self.dests;
+        let s = &mut self.services[svc.0 as usize];
+        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport };
+        s.sched.schedule(&view, pkt, now, rng)
+    }
+
+    /// Applies a whole rule set in file order (`ipvsadm -R`).
+    pub fn load(&mut self, rules: &RuleSet, now: Time) -> Result<(), (usize, RuleError)> {
+        for (i, s) in rules.services.iter().enumerate() {
+            self.add_service(s, now).map_err(|e| (i, e))?;
+            for d in &s.dests {
+                self.add_dest(&s.key, d, now).map_err(|e| (i, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The live rules, services in the order added, servers in the order
+    /// `ipvsadm -R` would re-add them (oldest first).
+    pub fn to_rules(&self) -> RuleSet {
+        RuleSet {
+            services: self
+                .live_services()
+                .map(|s| {
+                    let mut r = s.rule.clone();
+                    r.dests = s
+                        .order
+                        .iter()
+                        .rev()
+                        .map(|&d| {
+                            let d = &self.dests[d.index()];
+                            DestRule {
+                                addr: IpAddr::V4(d.addr),
+                                port: d.port,
+                                fwd: d.fwd,
+                                weight: d.weight as u32,
+                                u_threshold: d.u_threshold,
+                                l_threshold: d.l_threshold,
+                            }
+                        })
+                        .collect();
+                    r
+                })
+                .collect(),
+        }
+    }
+
+    /// `ip_vs_zero_service` / `ip_vs_zero_all`: zero the traffic counters.
+    pub fn zero(&mut self, key: Option<&ServiceKey>) -> Result<(), RuleError> {
+        let ids: Vec<ServiceId> = match key {
+            Some(k) => vec![self.lookup_key(k).ok_or(RuleError::NoSuchService)?],
+            None => self.live_services().map(|s| s.id).collect(),
+        };
+        for id in ids {
+            self.services[id.0 as usize].stats = Stats::default();
+            let order = self.services[id.0 as usize].order.clone();
+            for d in order {
+                self.dests[d.index()].stats = Stats::default();
+            }
+        }
+        Ok(())
+    }
+
+    /// Scheduler flags of a service (used by the listing).
+    pub fn flags(&self, id: ServiceId) -> SchedFlags {
+        self.services[id.0 as usize].rule.flags
+    }
+}
