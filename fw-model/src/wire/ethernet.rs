@@ -117,6 +117,16 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
     }
 }
 
+impl<'a, T: AsRef<[u8]> + ?Sized> EthernetFrame<&'a T> {
+    /// [`payload`](EthernetFrame::payload) with the lifetime of the underlying buffer rather than of the
+    /// view, so a view built from it may outlive this one (e.g.
+    /// `Ipv4Packet::new_checked(EthernetFrame::new_checked(f)?.into_payload())`).
+    pub fn into_payload(self) -> &'a [u8] {
+        let b = self.buffer.as_ref();
+        clamp(b, self.header_len(), b.len())
+    }
+}
+
 impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
     /// Sets the destination MAC address.
     pub fn set_dst_addr(&mut self, a: MacAddr) {

@@ -148,6 +148,16 @@ impl<T: AsRef<[u8]>> Icmpv4Packet<T> {
     }
 }
 
+impl<'a, T: AsRef<[u8]> + ?Sized> Icmpv4Packet<&'a T> {
+    /// [`data`](Icmpv4Packet::data) with the lifetime of the underlying buffer rather than of the
+    /// view, so a view built from it may outlive this one (e.g.
+    /// `Ipv4Packet::new_checked(EthernetFrame::new_checked(f)?.into_payload())`).
+    pub fn into_data(self) -> &'a [u8] {
+        let b = self.buffer.as_ref();
+        clamp(b, HEADER_LEN, b.len())
+    }
+}
+
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Icmpv4Packet<T> {
     /// Sets Type.
     pub fn set_msg_type(&mut self, v: u8) {

@@ -242,6 +242,15 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
     }
 }
 
+impl<'a, T: AsRef<[u8]> + ?Sized> Ipv4Packet<&'a T> {
+    /// [`payload`](Ipv4Packet::payload) with the lifetime of the underlying buffer rather than of the
+    /// view, so a view built from it may outlive this one (e.g.
+    /// `Ipv4Packet::new_checked(EthernetFrame::new_checked(f)?.into_payload())`).
+    pub fn into_payload(self) -> &'a [u8] {
+        clamp(self.buffer.as_ref(), self.header_len(), usize::from(self.total_len()))
+    }
+}
+
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
     /// Sets the version nibble.
     pub fn set_version(&mut self, v: u8) {

@@ -198,6 +198,16 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
     }
 }
 
+impl<'a, T: AsRef<[u8]> + ?Sized> TcpPacket<&'a T> {
+    /// [`payload`](TcpPacket::payload) with the lifetime of the underlying buffer rather than of the
+    /// view, so a view built from it may outlive this one (e.g.
+    /// `Ipv4Packet::new_checked(EthernetFrame::new_checked(f)?.into_payload())`).
+    pub fn into_payload(self) -> &'a [u8] {
+        let b = self.buffer.as_ref();
+        clamp(b, self.header_len(), b.len())
+    }
+}
+
 impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpPacket<T> {
     /// Sets Source Port (checksum not updated).
     pub fn set_src_port(&mut self, v: u16) {

@@ -113,6 +113,15 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
     }
 }
 
+impl<'a, T: AsRef<[u8]> + ?Sized> UdpPacket<&'a T> {
+    /// [`payload`](UdpPacket::payload) with the lifetime of the underlying buffer rather than of the
+    /// view, so a view built from it may outlive this one (e.g.
+    /// `Ipv4Packet::new_checked(EthernetFrame::new_checked(f)?.into_payload())`).
+    pub fn into_payload(self) -> &'a [u8] {
+        clamp(self.buffer.as_ref(), HEADER_LEN, usize::from(self.len()))
+    }
+}
+
 impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
     /// Sets Source Port (checksum not updated).
     pub fn set_src_port(&mut self, v: u16) {
