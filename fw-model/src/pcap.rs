@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Classic libpcap capture files
 //! (<https://wiki.wireshark.org/Development/LibpcapFileFormat>), the vector
 //! format of lvsnic: Wireshark opens them.

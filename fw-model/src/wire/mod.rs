@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Packet views and checksums: the packet layer of the golden model.
 //!
 //! The style follows smoltcp's `wire` module: each header has a typed,
@@ -21,6 +22,35 @@
 //! [`parse_frame`] is the one-pass classifier shared by the director and the
 //! hardware model; [`checksum`] holds the Internet checksum (RFC 1071) and
 //! its incremental update (RFC 1624) with Linux IPVS's exact semantics.
+//!
+//! ```
+//! use lvsnic_model::wire::{build, checksum, parse_frame, EthernetRepr, Ipv4Packet, Ipv4Repr,
+//!     MacAddr, TcpPacket, TcpRepr, ETHERTYPE_IPV4, TCP_SYN};
+//! use std::net::Ipv4Addr;
+//!
+//! let eth = EthernetRepr { src: MacAddr([2, 0, 0, 0, 0, 1]), dst: MacAddr([2, 0, 0, 0, 0, 2]),
+//!                          vlan_tci: None, ethertype: ETHERTYPE_IPV4 };
+//! let ip = Ipv4Repr { src_addr: Ipv4Addr::new(198, 51, 100, 7), dst_addr: Ipv4Addr::new(192, 0, 2, 80),
+//!                     protocol: 0, payload_len: 0, ttl: 64, tos: 0, ident: 1, dont_frag: true };
+//! let syn = TcpRepr { src_port: 40000, dst_port: 80, seq_number: 1, ack_number: 0,
+//!                     flags: TCP_SYN, window_len: 64240 };
+//! let mut frame = build::tcp_frame(&eth, &ip, &syn, b"");
+//!
+//! // Classify in one pass.
+//! let info = parse_frame(&frame);
+//! let (v4, l4) = (info.ipv4.unwrap(), info.l4.unwrap());
+//! assert!(info.is_ok() && v4.header_checksum_ok && l4.tcp_flags == TCP_SYN);
+//!
+//! // NAT the destination to a real server with incremental checksum updates.
+//! let rip = Ipv4Addr::new(10, 0, 0, 5);
+//! let mut p = Ipv4Packet::new_checked(&mut frame[v4.l3_offset..]).unwrap();
+//! p.set_dst_addr_incremental(rip);
+//! let mut t = TcpPacket::new_checked(p.payload_mut()).unwrap();
+//! let delta = checksum::delta_addr(v4.dst, rip) + checksum::delta16(80, 8080);
+//! t.set_dst_port(8080);
+//! t.set_checksum(checksum::apply_delta(t.checksum(), delta));
+//! assert!(t.verify_checksum(v4.src, rip));
+//! ```
 
 pub mod arp;
 pub mod build;
