@@ -34,7 +34,7 @@ use crate::rng::SplitMix64;
 use crate::rules::{FwdMethod, Protocol, RuleSet, ServiceKey};
 use crate::sched::SchedPacket;
 use crate::time::{secs, Time, MSEC};
-use crate::wire::{self, FrameInfo, MacAddr, IPPROTO_ICMP, IPPROTO_IPIP, IPPROTO_TCP, IPPROTO_UDP};
+use crate::wire::{self, FrameError, FrameInfo, MacAddr, IPPROTO_ICMP, IPPROTO_IPIP, IPPROTO_TCP, IPPROTO_UDP};
 use crate::xmit;
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
@@ -626,10 +626,10 @@ impl Director {
 
     fn process_inner(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>) -> Action {
         let info = wire::parse_frame(frame);
-        if frame.len() < 14 {
+        if frame.len() < 14 || info.error == Some(FrameError::Runt) {
             return self.host(HostReason::Malformed);
         }
-        let dst_mac = MacAddr::from_bytes(&frame[0..6]).unwrap_or(MacAddr([0; 6]));
+        let dst_mac = MacAddr::from_bytes(&frame[0..6]).unwrap_or(MacAddr::ZERO);
         if dst_mac != self.cfg.mac && !dst_mac.is_multicast() {
             return self.drop(DropReason::OtherHost);
         }
@@ -638,9 +638,12 @@ impl Director {
             wire::ETHERTYPE_IPV4 => {}
             _ => return self.host(HostReason::NonIp),
         }
-        let ip = match &info.ipv4 {
-            Some(ip) if info.error.is_none() || ip.l4.is_some() || ip.is_fragment() || ip.protocol != IPPROTO_TCP && ip.protocol != IPPROTO_UDP => ip,
-            _ => return self.host(HostReason::Malformed),
+        // IPVS does not look at the TCP data offset, only the fixed header.
+        if !matches!(info.error, None | Some(FrameError::TcpBadHeaderLen)) {
+            return self.host(HostReason::Malformed);
+        }
+        let Some(ip) = info.ipv4 else {
+            return self.host(HostReason::Malformed);
         };
         if !ip.header_checksum_ok {
             return self.host(HostReason::Malformed);
@@ -658,7 +661,7 @@ impl Director {
             proto: ip.protocol,
             ttl: ip.ttl,
             df: ip.df,
-            l4: ip.l4.map(|l| (l.offset, l.src_port, l.dst_port, l.tcp_flags)),
+            l4: info.l4.map(|l| (l.offset, l.src_port, l.dst_port, l.tcp_flags)),
         };
         if ip.is_fragment() {
             return self.host(HostReason::Fragment);
