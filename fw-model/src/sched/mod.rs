@@ -10,8 +10,27 @@
 use crate::ipvs::{Dest, DestId};
 use crate::rng::RandomSource;
 use crate::rules::{Protocol, SchedFlags};
-use crate::time::Time;
+use crate::time::{secs, Time};
 use std::net::Ipv4Addr;
+
+pub mod hash;
+pub mod siphash;
+pub mod testing;
+
+pub mod dh;
+pub mod fo;
+pub mod lblc;
+pub mod lblcr;
+pub mod lc;
+pub mod mh;
+pub mod nq;
+pub mod ovf;
+pub mod rr;
+pub mod sed;
+pub mod sh;
+pub mod twos;
+pub mod wlc;
+pub mod wrr;
 
 /// What a scheduler may look at in its service.
 #[derive(Clone, Copy)]
@@ -100,3 +119,60 @@ pub const SCHEDULERS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown scheduler '{0}' (known: rr wrr lc wlc sed nq fo ovf sh dh mh lblc lblcr twos)")]
 pub struct UnknownScheduler(pub String);
+
+/// The sysctls that change scheduler decisions (`/proc/sys/net/ipv4/vs/*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedSysctls {
+    /// `lblc_expiration`: an lblc cache entry unused this long is dropped by
+    /// the next full check (default `24*60*60*HZ`, ip_vs_lblc.c
+    /// `DEFAULT_EXPIRATION`).
+    pub lblc_expiration: Time,
+    /// `lblcr_expiration`: same for lblcr entries, and the age after which an
+    /// lblcr server set with more than one member loses its most loaded member
+    /// (default 24 h, ip_vs_lblcr.c `DEFAULT_EXPIRATION`).
+    pub lblcr_expiration: Time,
+}
+
+impl Default for SchedSysctls {
+    fn default() -> Self {
+        SchedSysctls { lblc_expiration: secs(24 * 60 * 60), lblcr_expiration: secs(24 * 60 * 60) }
+    }
+}
+
+/// Binds scheduler `name` to a service (`ip_vs_bind_scheduler` →
+/// `init_service`), with the service's current list: empty when called from
+/// `ipvsadm -A`, the existing servers when the scheduler is switched with
+/// `ipvsadm -E`. `now` is that moment; lblc/lblcr arm their 60 s garbage
+/// collection timer from it. Default sysctls.
+pub fn new_scheduler(name: &str, svc: &SvcView, now: Time) -> Result<Box<dyn Scheduler>, UnknownScheduler> {
+    new_scheduler_with(name, svc, now, &SchedSysctls::default())
+}
+
+/// [`new_scheduler`] with explicit sysctls.
+pub fn new_scheduler_with(
+    name: &str,
+    svc: &SvcView,
+    now: Time,
+    sysctls: &SchedSysctls,
+) -> Result<Box<dyn Scheduler>, UnknownScheduler> {
+    Ok(match name {
+        "rr" => Box::new(rr::Rr::new(svc)),
+        "wrr" => Box::new(wrr::Wrr::new(svc)),
+        "lc" => Box::new(lc::Lc),
+        "wlc" => Box::new(wlc::Wlc),
+        "sed" => Box::new(sed::Sed),
+        "nq" => Box::new(nq::Nq),
+        "fo" => Box::new(fo::Fo),
+        "ovf" => Box::new(ovf::Ovf),
+        "sh" => Box::new(sh::Sh::new(svc)),
+        "dh" => Box::new(dh::Dh::new(svc)),
+        "mh" => Box::new(mh::Mh::new(svc)),
+        "lblc" => Box::new(lblc::Lblc::new(svc, now, sysctls.lblc_expiration)),
+        "lblcr" => Box::new(lblcr::Lblcr::new(svc, now, sysctls.lblcr_expiration)),
+        "twos" => Box::new(twos::Twos),
+        _ => return Err(UnknownScheduler(name.to_string())),
+    })
+}
+
+#[cfg(test)]
+mod tests;
