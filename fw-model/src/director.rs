@@ -264,7 +264,7 @@ impl Director {
             d.services.add_service(s, start).map_err(|error| DirectorError::Rule { service: name.clone(), error })?;
             for r in &s.dests {
                 d.check_neighbor(r.addr, &name)?;
-                d.services.add_dest(&s.key, r, start).map_err(|error| DirectorError::Rule { service: name.clone(), error })?;
+                d.services.add_dest(&s.key, r).map_err(|error| DirectorError::Rule { service: name.clone(), error })?;
             }
         }
         Ok(d)
@@ -1179,8 +1179,7 @@ impl Director {
     pub fn add_dest(&mut self, key: &ServiceKey, d: &crate::rules::DestRule) -> Result<DestId, DirectorError> {
         let name = service_name(key);
         self.check_neighbor(d.addr, &name)?;
-        let now = self.now;
-        self.services.add_dest(key, d, now).map_err(|error| DirectorError::Rule { service: name, error })
+        self.services.add_dest(key, d).map_err(|error| DirectorError::Rule { service: name, error })
     }
 
     /// Applies `ipvsadm -d`.

@@ -56,7 +56,6 @@ pub enum Direction {
 }
 
 use state::*;
-const NO: u8 = NONE;
 const ES: u8 = ESTABLISHED;
 const SS: u8 = SYN_SENT;
 const SR: u8 = SYN_RECV;

@@ -295,7 +295,7 @@ impl ServiceTable {
 
     /// `ip_vs_add_dest`: a new server, or a deleted one revived from the
     /// trash (`ip_vs_trash_get_dest`), inserted at the head of the list.
-    pub fn add_dest(&mut self, key: &ServiceKey, d: &DestRule, now: Time) -> Result<DestId, RuleError> {
+    pub fn add_dest(&mut self, key: &ServiceKey, d: &DestRule) -> Result<DestId, RuleError> {
         let svc = self.lookup_key(key).ok_or(RuleError::NoSuchService)?;
         let addr = check_supported_dest(d)?;
         if self.find_dest_in(svc, addr, d.port).is_some() {
@@ -439,7 +439,7 @@ impl ServiceTable {
         for (i, s) in rules.services.iter().enumerate() {
             self.add_service(s, now).map_err(|e| (i, e))?;
             for d in &s.dests {
-                self.add_dest(&s.key, d, now).map_err(|e| (i, e))?;
+                self.add_dest(&s.key, d).map_err(|e| (i, e))?;
             }
         }
         Ok(())
