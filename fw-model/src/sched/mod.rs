@@ -6,6 +6,31 @@
 //! list changes with the same callbacks the kernel uses (`add_dest`,
 //! `del_dest`, `upd_dest`) and picks a server for a new connection with
 //! [`Scheduler::schedule`].
+//!
+//! One module per kernel scheduler (`rr`, `wrr`, `lc`, `wlc`, `sed`, `nq`,
+//! `fo`, `ovf`, `sh`, `dh`, `mh`, `lblc`, `lblcr`, `twos`), each naming the
+//! kernel functions it follows; shared pieces in [`hash`] (`hash_32`, `fls`,
+//! `gcd`) and [`siphash`] (the kernel's `hsiphash`); [`testing`] drives a
+//! scheduler the way `ip_vs_ctl.c` does.
+//!
+//! How the owner of a service must drive a scheduler (what the kernel does):
+//! * [`new_scheduler`] when the service is created (`ipvsadm -A`, empty list)
+//!   and when `ipvsadm -E` changes the scheduler *name* (`ip_vs_edit_service`
+//!   rebinds only if the scheduler differs), with the list at that moment.
+//! * [`Scheduler::add_dest`] after a server was put at the head of the list
+//!   (also when a deleted server is revived); its `last_weight` must already
+//!   be its weight (`__ip_vs_update_dest`).
+//! * [`Scheduler::del_dest`] after the server was removed from the list and
+//!   marked unavailable, with its former position.
+//! * [`Scheduler::upd_dest`] after every `ipvsadm -e` of a server (any field),
+//!   with `last_weight` updated to the new weight if that is not 0.
+//! * [`Scheduler::schedule`] with non-decreasing `now` (lblc/lblcr run their
+//!   periodic garbage collection lazily up to `now`).
+//! * `schedule` reads `svc.flags` each time (`sh-port`, `sh-fallback`, ...),
+//!   as the kernel reads `svc->flags`.
+//!
+//! `schedule` does not allocate, except that lblc/lblcr may when they create
+//! a cache entry (the kernel `kmalloc`s one); see `tests.rs`.
 
 use crate::ipvs::{Dest, DestId};
 use crate::rng::RandomSource;

@@ -1,6 +1,9 @@
 //! Power of two choices (`twos`), after `net/netfilter/ipvs/ip_vs_twos.c`
-//! `ip_vs_twos_schedule` (Linux 6.2+), with `get_random_u32_below()` from
-//! `drivers/char/random.c` (`__get_random_u32_below`).
+//! `ip_vs_twos_schedule`, with `get_random_u32_below()` from
+//! `drivers/char/random.c` (`__get_random_u32_below`). (An earlier revision
+//! of ip_vs_twos.c drew `prandom_u32() % total_weight`, a different mapping
+//! from random numbers to servers; the model follows the
+//! `get_random_u32_below` version in mainline.)
 //!
 //! * Walk 1: `total_weight` = sum of the weights > 0 of the non-overloaded
 //!   servers (C `int`); `choice1` = the *last* such server. None → no server,
