@@ -48,7 +48,8 @@ pub struct Dest {
     pub fwd: FwdMethod,
     /// Current weight (kernel `atomic_t weight`), 0..=65535.
     pub weight: i32,
-    /// Weight before the last edit (kernel `last_weight`).
+    /// Latest non-zero weight (kernel `last_weight`: set on add, and on edit
+    /// only when the new weight is not 0; mh uses it).
     pub last_weight: i32,
     /// `-x` upper threshold, 0 = none.
     pub u_threshold: u32,
