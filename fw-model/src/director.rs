@@ -21,8 +21,9 @@
 //!
 //! Deviations, all documented in `docs/architecture.md`: IP fragments are
 //! handed to the host (the kernel reassembles before IPVS); IP IDs the
-//! kernel draws from a randomised generator (ICMP errors, non-DF tunnel
-//! headers) come from one deterministic counter; the global ICMP rate limit
+//! kernel draws from a randomised generator come from a deterministic
+//! counter (ICMP errors) or copy the inner header's ID (non-DF tunnel
+//! headers); the global ICMP rate limit
 //! (randomised in the kernel) is not modelled; ICMP "fragmentation needed"
 //! for tunnels does not lower a cached path MTU.
 
@@ -913,8 +914,11 @@ impl Director {
             }
             cf::DROUTE => xmit::ip_send_check(frame, p.l3),
             cf::TUNNEL => {
-                let id = self.next_ip_id();
-                xmit::ipip_encap(frame, p.l3, self.cfg.ip, daddr, self.cfg.sysctl.pmtu_disc, id);
+                // The kernel draws a non-DF outer ID from its randomised
+                // generator; the model copies the inner ID (documented
+                // deviation: deterministic, and the hardware can do it).
+                let inner_id = u16::from_be_bytes([frame[p.l3 + 4], frame[p.l3 + 5]]);
+                xmit::ipip_encap(frame, p.l3, self.cfg.ip, daddr, self.cfg.sysctl.pmtu_disc, inner_id);
             }
             _ => return self.host(HostReason::LocalRealServer),
         }

@@ -165,7 +165,8 @@ pub fn ecn_encapsulate(tos: u8) -> u8 {
 /// checksum is recomputed, and a 20-byte outer header is inserted after the
 /// Ethernet header: version 4, IHL 5, TOS = ECN-encapsulated inner TOS,
 /// total length, ID (`outer_id`, used only when DF is clear — the kernel's
-/// `ip_select_ident` gives 0 when DF is set), DF copied from the inner
+/// `ip_select_ident` gives 0 when DF is set, a random-keyed ID otherwise;
+/// the director passes the inner packet's ID), DF copied from the inner
 /// header when `pmtu_disc`, TTL = inner TTL, protocol 4, source `src`,
 /// destination `dst`.
 pub fn ipip_encap(frame: &mut Vec<u8>, l3: usize, src: Ipv4Addr, dst: Ipv4Addr, pmtu_disc: bool, outer_id: u16) {

@@ -247,7 +247,8 @@ pub mod expect {
 
     /// IPIP tunnel (`ip_vs_tunnel_xmit`): the inner packet with TTL − 1,
     /// inside a 20-byte header from the director to the real server (TOS
-    /// copied with CE → ECT(0), DF copied, ID 0 when DF else `outer_id`,
+    /// copied with CE → ECT(0), DF copied, ID 0 when DF else `outer_id` (the
+/// model's choice: the inner ID),
     /// TTL = inner TTL).
     pub fn tun(frame: &[u8], rs_ip: Ipv4Addr, rs_mac: MacAddr, outer_id: u16) -> Vec<u8> {
         let mut p = parse(frame);
