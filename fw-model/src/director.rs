@@ -304,16 +304,15 @@ impl Director {
             self.nodest_flush = false;
             self.flush_nodest_conns();
         }
-        while let Some(id) = self.conns.pop_due(now) {
-            self.expire(id);
+        while let Some((id, at)) = self.conns.pop_due(now) {
+            self.expire(id, at);
         }
         self.services.run_trash_timer(now);
     }
 
     /// `ip_vs_conn_expire` for an entry whose timer fired.
-    fn expire(&mut self, id: ConnId) {
+    fn expire(&mut self, id: ConnId, at: Time) {
         let c = *self.conns.get(id);
-        let at = c.expires;
         if c.n_control > 0 {
             // expire_later: the timeout becomes 60 s for good.
             let cm = self.conns.get_mut(id);
@@ -1184,6 +1183,43 @@ impl Director {
         let name = service_name(key);
         self.check_neighbor(d.addr, &name)?;
         self.services.add_dest(key, d).map_err(|error| DirectorError::Rule { service: name, error })
+    }
+
+    /// Applies `ipvsadm -A`.
+    pub fn add_service(&mut self, rule: &crate::rules::ServiceRule) -> Result<ServiceId, DirectorError> {
+        let name = service_name(&rule.key);
+        for r in &rule.dests {
+            self.check_neighbor(r.addr, &name)?;
+        }
+        let now = self.now;
+        let id = self
+            .services
+            .add_service(rule, now)
+            .map_err(|error| DirectorError::Rule { service: name.clone(), error })?;
+        for r in &rule.dests {
+            self.services.add_dest(&rule.key, r).map_err(|error| DirectorError::Rule { service: name.clone(), error })?;
+        }
+        Ok(id)
+    }
+
+    /// Applies `ipvsadm -E`.
+    pub fn edit_service(&mut self, rule: &crate::rules::ServiceRule) -> Result<(), DirectorError> {
+        let now = self.now;
+        self.services.edit_service(rule, now).map_err(|error| DirectorError::Rule { service: service_name(&rule.key), error })
+    }
+
+    /// Applies `ipvsadm -e`.
+    pub fn edit_dest(&mut self, key: &ServiceKey, d: &crate::rules::DestRule) -> Result<(), DirectorError> {
+        self.services.edit_dest(key, d).map_err(|error| DirectorError::Rule { service: service_name(key), error })
+    }
+
+    /// Applies `ipvsadm -C`.
+    pub fn clear(&mut self) {
+        let now = self.now;
+        self.services.clear(now);
+        if self.cfg.sysctl.expire_nodest_conn {
+            self.nodest_flush = true;
+        }
     }
 
     /// Applies `ipvsadm -d`.

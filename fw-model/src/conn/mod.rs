@@ -81,6 +81,10 @@ pub struct Conn {
     next: u32,
     /// Bumped on every allocation so stale heap entries are recognised.
     gen: u32,
+    /// Arm order of the current deadline: among timers due at the same
+    /// time, the most recently armed runs first, as in the kernel's timer
+    /// wheel (`hlist_add_head` on enqueue, `head->first` on expiry).
+    seq: u32,
 }
 
 impl Conn {
@@ -105,6 +109,7 @@ impl Conn {
             expires: UNARMED,
             next: NIL,
             gen: 0,
+            seq: 0,
         }
     }
 
@@ -147,8 +152,12 @@ pub struct ConnTable {
     mask: u64,
     seed: u64,
     live: usize,
-    timers: BinaryHeap<Reverse<(Time, u32, u32)>>,
+    /// (deadline, newest-armed-first, slot, generation)
+    timers: BinaryHeap<Reverse<TimerEntry>>,
+    arm_seq: u32,
 }
+
+type TimerEntry = (Time, Reverse<u32>, u32, u32);
 
 impl Default for ConnTable {
     fn default() -> Self {
@@ -168,6 +177,7 @@ impl ConnTable {
             seed: 0x5EED_1F5E_ED00_0001,
             live: 0,
             timers: BinaryHeap::with_capacity(capacity),
+            arm_seq: 0,
         }
     }
 
@@ -185,7 +195,7 @@ impl ConnTable {
     pub fn memory_bytes(&self) -> usize {
         self.slab.capacity() * std::mem::size_of::<Conn>()
             + self.buckets.capacity() * 4
-            + self.timers.capacity() * std::mem::size_of::<Reverse<(Time, u32, u32)>>()
+            + self.timers.capacity() * std::mem::size_of::<Reverse<TimerEntry>>()
     }
 
     #[inline]
@@ -226,9 +236,11 @@ impl ConnTable {
         };
         self.link(id);
         self.live += 1;
-        let c = &self.slab[id as usize];
-        if c.expires != UNARMED {
-            self.timers.push(Reverse((c.expires, id, c.gen)));
+        if self.slab[id as usize].expires != UNARMED {
+            let seq = self.next_seq();
+            let c = &mut self.slab[id as usize];
+            c.seq = seq;
+            self.timers.push(Reverse((c.expires, Reverse(seq), id, c.gen)));
         }
         ConnId(id)
     }
@@ -363,60 +375,70 @@ impl ConnTable {
         None
     }
 
+    fn next_seq(&mut self) -> u32 {
+        self.arm_seq = self.arm_seq.wrapping_add(1);
+        self.arm_seq
+    }
+
     /// Re-arms the timer of `id` to fire at `at` (`mod_timer`). Cheap: the
     /// heap entry is fixed up lazily when it comes due, unless `at` is
-    /// earlier than every deadline the entry already has.
+    /// earlier than the deadline the entry already has.
     #[inline]
     pub fn arm(&mut self, id: ConnId, at: Time) {
+        let seq = self.next_seq();
         let c = &mut self.slab[id.0 as usize];
-        let earlier = at < c.expires;
+        let not_later = at <= c.expires;
         c.expires = at;
-        if earlier {
-            // The existing heap entry is later than the new deadline; push
-            // an extra entry so the timer is not missed. The old one is
-            // discarded when popped (its deadline no longer matches).
+        c.seq = seq;
+        if not_later {
+            // The existing heap entry (if any) is not earlier than the new
+            // deadline, or has an older arm order: push one for the new
+            // deadline; the old one is discarded when popped.
             let gen = c.gen;
-            self.timers.push(Reverse((at, id.0, gen)));
+            self.timers.push(Reverse((at, Reverse(seq), id.0, gen)));
         }
     }
 
     /// Pops the next entry whose timer is due at or before `now`, fixing up
     /// stale heap entries on the way. The caller runs the expiry logic
-    /// (`ip_vs_conn_expire`) and either re-arms or removes the entry.
-    pub fn pop_due(&mut self, now: Time) -> Option<ConnId> {
-        while let Some(&Reverse((at, id, gen))) = self.timers.peek() {
+    /// (`ip_vs_conn_expire`) and either removes the entry or re-arms it with
+    /// [`rearm_after_pop`](Self::rearm_after_pop).
+    pub fn pop_due(&mut self, now: Time) -> Option<(ConnId, Time)> {
+        while let Some(&Reverse((at, Reverse(seq), id, gen))) = self.timers.peek() {
             if at > now {
                 return None;
             }
             self.timers.pop();
             let c = &self.slab[id as usize];
-            if c.gen != gen || c.flags & flags::HASHED == 0 {
-                continue; // freed or reallocated since
+            if c.gen != gen || c.flags & flags::HASHED == 0 || c.expires == UNARMED {
+                continue; // freed or reallocated since, or disarmed
+            }
+            if c.expires < at || (c.expires == at && c.seq != seq) {
+                continue; // a fresher entry for this conn exists
             }
             if c.expires > at {
-                // Re-armed later by traffic: push the real deadline.
-                let e = c.expires;
-                self.timers.push(Reverse((e, id, gen)));
-                continue;
-            }
-            if c.expires < at {
-                // A newer, earlier entry for this conn was already handled.
+                // Re-armed later by traffic: queue the real deadline.
+                let e = (c.expires, Reverse(c.seq), id, gen);
+                self.timers.push(Reverse(e));
                 continue;
             }
             // Due. The entry now has no timer until the caller either
             // removes it or calls `rearm_after_pop`.
-            return Some(ConnId(id));
+            self.slab[id as usize].expires = UNARMED;
+            return Some((ConnId(id), at));
         }
         None
     }
 
-    /// After [`pop_due`](Self::pop_due) returned `id`, the caller re-arms it
-    /// with this (e.g. `expire_later`) instead of [`arm`](Self::arm).
+    /// After [`pop_due`](Self::pop_due) returned `id`, re-arms it (e.g.
+    /// `expire_later`).
     pub fn rearm_after_pop(&mut self, id: ConnId, at: Time) {
+        let seq = self.next_seq();
         let c = &mut self.slab[id.0 as usize];
         c.expires = at;
+        c.seq = seq;
         let gen = c.gen;
-        self.timers.push(Reverse((at, id.0, gen)));
+        self.timers.push(Reverse((at, Reverse(seq), id.0, gen)));
     }
 
     /// Iterates over live entries (any order).
@@ -479,18 +501,18 @@ mod tests {
         c2.expires = 50;
         let id1 = t.insert(c1);
         let id2 = t.insert(c2);
-        assert_eq!(t.pop_due(49), None);
+        assert_eq!(t.pop_due(49).map(|x| x.0), None);
         t.arm(id2, 200); // traffic moved it later
-        assert_eq!(t.pop_due(150), Some(id1));
+        assert_eq!(t.pop_due(150).map(|x| x.0), Some(id1));
         t.remove(id1);
-        assert_eq!(t.pop_due(150), None);
-        assert_eq!(t.pop_due(200), Some(id2));
+        assert_eq!(t.pop_due(150).map(|x| x.0), None);
+        assert_eq!(t.pop_due(200).map(|x| x.0), Some(id2));
         t.rearm_after_pop(id2, 300);
-        assert_eq!(t.pop_due(299), None);
+        assert_eq!(t.pop_due(299).map(|x| x.0), None);
         t.arm(id2, 250); // earlier than before
-        assert_eq!(t.pop_due(260), Some(id2));
+        assert_eq!(t.pop_due(260).map(|x| x.0), Some(id2));
         t.remove(id2);
-        assert_eq!(t.pop_due(1000), None);
+        assert_eq!(t.pop_due(1000).map(|x| x.0), None);
     }
 
     #[test]
@@ -504,12 +526,31 @@ mod tests {
         c.expires = 500;
         let id2 = t.insert(c);
         assert_eq!(id, id2, "slot reused");
-        assert_eq!(t.pop_due(100), None);
-        assert_eq!(t.pop_due(500), Some(id2));
+        assert_eq!(t.pop_due(100).map(|x| x.0), None);
+        assert_eq!(t.pop_due(500).map(|x| x.0), Some(id2));
     }
 
     #[test]
     fn conn_is_compact() {
-        assert_eq!(std::mem::size_of::<Conn>(), 56);
+        assert_eq!(std::mem::size_of::<Conn>(), 64);
+    }
+
+    #[test]
+    fn equal_deadlines_run_newest_armed_first() {
+        let mut t = ConnTable::with_capacity(4);
+        let a = t.insert(conn(1, 1));
+        let b = t.insert(conn(2, 2));
+        t.arm(a, 100);
+        t.arm(b, 100);
+        assert_eq!(t.pop_due(100).map(|x| x.0), Some(b));
+        assert_eq!(t.pop_due(100).map(|x| x.0), Some(a));
+        // Re-arming a at the same deadline makes it the newest.
+        let c = t.insert(conn(3, 3));
+        t.rearm_after_pop(a, 200);
+        t.arm(c, 200);
+        t.arm(a, 200);
+        assert_eq!(t.pop_due(200).map(|x| x.0), Some(a));
+        assert_eq!(t.pop_due(200).map(|x| x.0), Some(c));
+        assert_eq!(t.pop_due(1000).map(|x| x.0), None);
     }
 }
