@@ -706,13 +706,15 @@ pub struct ConnListing {
 pub fn format_connections(conns: &[ConnListing], persistent_conn: bool) -> String {
     let mut out = String::from("IPVS connection entries\n");
     if persistent_conn {
+        // "pro expire %-11s %-18s %-18s %-18s %-16s %s\n"
         let _ = writeln!(
             out,
-            "pro expire {:<11} {:<18} {:<18} {:<18} {:<16} {}",
-            "state", "source", "virtual", "destination", "pe name", "pe_data"
+            "pro expire {:<11} {:<18} {:<18} {:<18} {:<16} pe_data",
+            "state", "source", "virtual", "destination", "pe name"
         );
     } else {
-        let _ = writeln!(out, "pro expire {:<11} {:<18} {:<18} {}", "state", "source", "virtual", "destination");
+        // "pro expire %-11s %-18s %-18s %s\n"
+        let _ = writeln!(out, "pro expire {:<11} {:<18} {:<18} destination", "state", "source", "virtual");
     }
     for c in conns {
         let expire = format!("{:02}:{:02}", c.expires_secs / 60, c.expires_secs % 60);

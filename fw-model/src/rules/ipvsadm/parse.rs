@@ -1296,7 +1296,10 @@ pub fn parse_command(args: &[&str]) -> Result<Command, CommandError> {
         Cmd::Del => Command::DeleteService(ce.service_key()),
         Cmd::Zero => {
             let all = options & (1u64 << O_SERVICE) == 0
-                || (ce.fwmark == 0 && ce.svc_port == 0 && ce.svc_addr.map_or(true, |a| a.is_unspecified()));
+                || (ce.fwmark == 0 && ce.svc_port == 0 && match ce.svc_addr {
+                    None => true,
+                    Some(a) => a.is_unspecified(),
+                });
             Command::Zero(if all { None } else { Some(ce.service_key()) })
         }
         Cmd::AddDest => Command::AddDest(ce.service_key(), ce.dest_rule()),
