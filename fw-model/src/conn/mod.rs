@@ -16,10 +16,12 @@
 //! again. Memory per connection is measured by the `conn_table` benchmark.
 
 pub mod tcp;
+pub mod timer;
+
+use timer::TimerQueue;
 
 use crate::time::Time;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Connection flags (`IP_VS_CONN_F_*`, include/uapi/linux/ip_vs.h).
 pub mod flags {
@@ -152,12 +154,9 @@ pub struct ConnTable {
     mask: u64,
     seed: u64,
     live: usize,
-    /// (deadline, newest-armed-first, slot, generation)
-    timers: BinaryHeap<Reverse<TimerEntry>>,
+    timers: TimerQueue,
     arm_seq: u32,
 }
-
-type TimerEntry = (Time, Reverse<u32>, u32, u32);
 
 impl Default for ConnTable {
     fn default() -> Self {
@@ -176,7 +175,7 @@ impl ConnTable {
             mask: (nb - 1) as u64,
             seed: 0x5EED_1F5E_ED00_0001,
             live: 0,
-            timers: BinaryHeap::with_capacity(capacity),
+            timers: TimerQueue::new(),
             arm_seq: 0,
         }
     }
@@ -195,7 +194,7 @@ impl ConnTable {
     pub fn memory_bytes(&self) -> usize {
         self.slab.capacity() * std::mem::size_of::<Conn>()
             + self.buckets.capacity() * 4
-            + self.timers.capacity() * std::mem::size_of::<Reverse<TimerEntry>>()
+            + self.timers.memory_bytes()
     }
 
     #[inline]
@@ -240,7 +239,7 @@ impl ConnTable {
             let seq = self.next_seq();
             let c = &mut self.slab[id as usize];
             c.seq = seq;
-            self.timers.push(Reverse((c.expires, Reverse(seq), id, c.gen)));
+            self.timers.push((c.expires, Reverse(seq), id, c.gen));
         }
         ConnId(id)
     }
@@ -312,6 +311,24 @@ impl ConnTable {
                 self.link(id);
             }
         }
+    }
+
+    /// Loads the chain heads of a batch of keys, then the first entry of each
+    /// chain, so the loads of a batch are independent of each other
+    /// and overlap in the memory system (like a bulk hash lookup).
+    pub fn touch_batch(&self, keys: &[(u8, u32, u16)], heads: &mut [u32]) -> u32 {
+        let n = keys.len().min(heads.len());
+        for i in 0..n {
+            let (p, a, port) = keys[i];
+            heads[i] = self.buckets[self.bucket_of(p, a, port)];
+        }
+        let mut x = 0;
+        for &h in &heads[..n] {
+            if h != NIL {
+                x ^= self.slab[h as usize].caddr;
+            }
+        }
+        x
     }
 
     /// Request lookup `__ip_vs_conn_in_get`: a packet from `caddr:cport`
@@ -395,7 +412,7 @@ impl ConnTable {
             // deadline, or has an older arm order: push one for the new
             // deadline; the old one is discarded when popped.
             let gen = c.gen;
-            self.timers.push(Reverse((at, Reverse(seq), id.0, gen)));
+            self.timers.push((at, Reverse(seq), id.0, gen));
         }
     }
 
@@ -404,11 +421,7 @@ impl ConnTable {
     /// (`ip_vs_conn_expire`) and either removes the entry or re-arms it with
     /// [`rearm_after_pop`](Self::rearm_after_pop).
     pub fn pop_due(&mut self, now: Time) -> Option<(ConnId, Time)> {
-        while let Some(&Reverse((at, Reverse(seq), id, gen))) = self.timers.peek() {
-            if at > now {
-                return None;
-            }
-            self.timers.pop();
+        while let Some((at, Reverse(seq), id, gen)) = self.timers.pop_due(now) {
             let c = &self.slab[id as usize];
             if c.gen != gen || c.flags & flags::HASHED == 0 || c.expires == UNARMED {
                 continue; // freed or reallocated since, or disarmed
@@ -419,7 +432,7 @@ impl ConnTable {
             if c.expires > at {
                 // Re-armed later by traffic: queue the real deadline.
                 let e = (c.expires, Reverse(c.seq), id, gen);
-                self.timers.push(Reverse(e));
+                self.timers.push(e);
                 continue;
             }
             // Due. The entry now has no timer until the caller either
@@ -438,7 +451,7 @@ impl ConnTable {
         c.expires = at;
         c.seq = seq;
         let gen = c.gen;
-        self.timers.push(Reverse((at, Reverse(seq), id.0, gen)));
+        self.timers.push((at, Reverse(seq), id.0, gen));
     }
 
     /// Iterates over live entries (any order).

@@ -23,6 +23,37 @@ pub const FTPDATA: u16 = 20;
 /// every half period.
 pub const DEST_TRASH_PERIOD: Time = secs(120);
 
+/// A small multiply-rotate hasher for the service index (the key is a few
+/// integers chosen by the operator, not by the network, so no flooding
+/// resistance is needed; SipHash would cost more than the lookup).
+#[derive(Default, Clone, Copy)]
+pub struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i as u64)
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.write_u64(i as u64)
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64)
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+
 /// A virtual service (`struct ip_vs_service`).
 #[derive(Debug)]
 pub struct Service {
@@ -85,7 +116,7 @@ pub struct ServiceTable {
     pub services: Vec<Service>,
     pub dests: Vec<Dest>,
     /// Live services by (protocol, address, port).
-    index: HashMap<(u8, u32, u16), ServiceId>,
+    index: FastMap<(u8, u32, u16), ServiceId>,
     ftpsvc_counter: u32,
     nullsvc_counter: u32,
     /// Deleted servers, most recently deleted first (`ipvs->dest_trash`).
@@ -96,6 +127,9 @@ pub struct ServiceTable {
     trash_timer: Option<Time>,
     /// References held by connections and templates, per dest (`refcnt - 1`).
     pub refs: Vec<u32>,
+    /// Distinct addresses of live services (VIPs), for the per-packet
+    /// "is this local" test.
+    vips: Vec<u32>,
 }
 
 /// The director only forwards IPv4 TCP/UDP address services with ipip
@@ -197,8 +231,16 @@ impl ServiceTable {
     }
 
     /// Is `addr` the address of any live service (a VIP)?
+    #[inline]
     pub fn is_vip(&self, addr: u32) -> bool {
-        self.services.iter().any(|s| s.live && u32::from(s.vaddr) == addr)
+        self.vips.contains(&addr)
+    }
+
+    fn rebuild_vips(&mut self) {
+        let mut v: Vec<u32> = self.services.iter().filter(|s| s.live).map(|s| u32::from(s.vaddr)).collect();
+        v.sort_unstable();
+        v.dedup();
+        self.vips = v;
     }
 
     /// `ip_vs_add_service`.
@@ -227,6 +269,7 @@ impl ServiceTable {
             live: true,
         });
         self.index.insert(key, id);
+        self.rebuild_vips();
         if vport == FTPPORT {
             self.ftpsvc_counter += 1;
         } else if vport == 0 {
@@ -273,6 +316,7 @@ impl ServiceTable {
             self.nullsvc_counter -= 1;
         }
         self.index.remove(&key);
+        self.rebuild_vips();
         Ok(())
     }
 

@@ -1,5 +1,5 @@
 //! Tests across all schedulers: the registry, robustness under random list
-//! states, no allocation in `schedule`, and a timing probe.
+//! states, no allocation in `schedule`. Timing is in `benches/director.rs`.
 
 use super::testing::{ip, TestService};
 use super::*;
@@ -192,28 +192,5 @@ fn schedule_does_not_allocate() {
             std::hint::black_box(got);
         }
         assert_eq!(allocs() - before, 0, "{name} allocated in schedule");
-    }
-}
-
-/// Timing probe: `cargo test -p lvsnic-model --release sched::tests::timing -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn timing() {
-    for &name in SCHEDULERS {
-        let mut t = ten_servers(name);
-        let mut rng = SplitMix64::new(7);
-        let pkts: Vec<_> = (0..1024)
-            .map(|_| SchedPacket { saddr: std::net::Ipv4Addr::from(rng.next_u32()), sport: rng.next_u32() as u16, ..t.pkt })
-            .collect();
-        for p in &pkts {
-            t.pick_pkt(*p);
-        }
-        let iters = 1_000_000;
-        let start = std::time::Instant::now();
-        for i in 0..iters {
-            std::hint::black_box(t.pick_pkt(pkts[i & 1023]));
-        }
-        let ns = start.elapsed().as_nanos() as f64 / iters as f64;
-        println!("{name:6} {ns:7.1} ns/schedule (10 servers)");
     }
 }
