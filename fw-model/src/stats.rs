@@ -132,3 +132,85 @@ impl Report {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
 }
+
+/// The director's services as `ipvsadm -L` lists them (counters included;
+/// rates are left at zero, the rate estimator is not modelled).
+pub fn listings(d: &Director) -> (crate::rules::ipvsadm::ListingHeader, Vec<crate::rules::ipvsadm::ServiceListing>) {
+    use crate::rules::ipvsadm::{DestListing, ListingHeader, RateView, ServiceListing, StatsView};
+    let sv = |s: &Stats| StatsView { conns: s.conns, inpkts: s.inpkts, outpkts: s.outpkts, inbytes: s.inbytes, outbytes: s.outbytes };
+    let header = ListingHeader { conn_tab_size: 1u32 << d.cfg.sysctl.conn_tab_bits };
+    let services = d
+        .services
+        .live_services()
+        .map(|s| ServiceListing {
+            key: s.rule.key,
+            scheduler: s.rule.scheduler.clone(),
+            flags: s.rule.flags,
+            persistent: s.rule.persistent,
+            netmask: s.rule.netmask,
+            pe: s.rule.pe.clone(),
+            ops: s.rule.ops,
+            stats: sv(&s.stats),
+            rates: RateView::default(),
+            dests: s
+                .order
+                .iter()
+                .map(|&id| {
+                    let r = d.services.dest(id);
+                    DestListing {
+                        addr: std::net::IpAddr::V4(r.addr),
+                        port: r.port,
+                        fwd: r.fwd,
+                        weight: r.weight as u32,
+                        u_threshold: r.u_threshold,
+                        l_threshold: r.l_threshold,
+                        activeconns: r.activeconns as u32,
+                        inactconns: r.inactconns as u32,
+                        persistconns: r.persistconns as u32,
+                        stats: sv(&r.stats),
+                        rates: RateView::default(),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    (header, services)
+}
+
+/// The connection table as `ipvsadm -L -n -c` lists it (`/proc/net/ip_vs_conn`
+/// order is the hash table's; the model lists by slot).
+pub fn connection_listings(d: &Director) -> Vec<crate::rules::ipvsadm::ConnListing> {
+    use crate::conn::tcp::STATE_NAMES;
+    use crate::rules::{ipvsadm::ConnListing, Protocol};
+    use std::net::{IpAddr, Ipv4Addr};
+    let now = d.now();
+    d.conns
+        .iter()
+        .map(|(_, c)| {
+            let proto = match c.proto {
+                17 => Protocol::Udp,
+                132 => Protocol::Sctp,
+                _ => Protocol::Tcp,
+            };
+            let state = match c.proto {
+                6 => STATE_NAMES.get(c.state as usize).copied().unwrap_or("ERR!").to_string(),
+                17 => "UDP".to_string(),
+                _ => "NONE".to_string(),
+            };
+            let left = c.expires.saturating_sub(now) / crate::time::SEC;
+            ConnListing {
+                proto,
+                caddr: IpAddr::V4(Ipv4Addr::from(c.caddr)),
+                cport: c.cport,
+                vaddr: IpAddr::V4(Ipv4Addr::from(c.vaddr)),
+                vport: c.vport,
+                daddr: IpAddr::V4(Ipv4Addr::from(c.daddr)),
+                dport: c.dport,
+                state,
+                expires_secs: left.min(u32::MAX as u64) as u32,
+                pe_name: None,
+                pe_data: None,
+            }
+        })
+        .collect()
+}

@@ -37,14 +37,17 @@ enum Cmd {
         /// Data-plane implementation.
         #[arg(long, value_enum, default_value = "model")]
         backend: Backend,
+        /// Also print the services as `ipvsadm -L -n --stats` and `-L -n` show them at the end.
+        #[arg(long)]
+        list: bool,
     },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Replay { rules, director, input, output, host, stats, backend } => {
-            replay::replay(&ReplayArgs { rules, director, input, output, host, stats, backend }).map_err(|e| e.to_string())
+        Cmd::Replay { rules, director, input, output, host, stats, backend, list } => {
+            replay::replay(&ReplayArgs { rules, director, input, output, host, stats, backend, list }).map_err(|e| e.to_string())
         }
     };
     match r {

@@ -32,6 +32,8 @@ pub struct ReplayArgs {
     pub host: Option<PathBuf>,
     pub stats: Option<PathBuf>,
     pub backend: Backend,
+    /// Also print `ipvsadm -L -n --stats` and `ipvsadm -L -n` of the final state.
+    pub list: bool,
 }
 
 /// A failure the user sees as one line.
@@ -54,6 +56,8 @@ pub struct ReplayOutcome {
     pub tx: Vec<PcapRecord>,
     pub host: Vec<PcapRecord>,
     pub report: Report,
+    /// `ipvsadm -L -n --stats` followed by `ipvsadm -L -n` of the final state.
+    pub listing: String,
 }
 
 fn read_rules(path: &Path) -> Result<lvsnic_model::rules::RuleSet, ReplayError> {
@@ -84,7 +88,11 @@ pub fn run(cfg: DirectorConfig, rules: &lvsnic_model::rules::RuleSet, records: &
         }
     }
     let report = Report::of(&d);
-    Ok(ReplayOutcome { tx, host, report })
+    let (header, services) = lvsnic_model::stats::listings(&d);
+    let stats_opts = ipvsadm::ListOptions { numeric: true, stats: true, ..Default::default() };
+    let plain_opts = ipvsadm::ListOptions { numeric: true, ..Default::default() };
+    let listing = ipvsadm::format_list(&header, &services, &stats_opts) + &ipvsadm::format_list(&header, &services, &plain_opts);
+    Ok(ReplayOutcome { tx, host, report, listing })
 }
 
 /// The whole `lvsnic replay` command. Returns the one-line summary.
@@ -109,6 +117,7 @@ pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
             .map_err(|e| ReplayError::Io { path: s.display().to_string(), source: e })?;
     }
     let r = &out.report;
+    let listing = if args.list { format!("\n{}", out.listing) } else { String::new() };
     Ok(format!(
         "replay ({:?} backend): {} frames in, {} transmitted, {} to host, {} dropped; {} services, {} connections created, {} live",
         args.backend,
@@ -120,5 +129,6 @@ pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
         r.connections.created,
         r.connections.live
     )
-    .to_lowercase())
+    .to_lowercase()
+        + &listing)
 }
