@@ -23,6 +23,7 @@ pub mod rules;
 pub mod ipvs;
 pub mod sched;
 pub mod conn;
+pub mod hw;
 pub mod xmit;
 pub mod config;
 pub mod director;

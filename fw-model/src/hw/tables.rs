@@ -1,0 +1,187 @@
+//! Flow and action table entries and their 128-bit layouts
+//! (docs/hardware.md §4).
+
+use crate::wire::MacAddr;
+
+/// The 5-tuple a flow entry matches (as the packet is received).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FlowKey {
+    pub proto: u8,
+    pub saddr: u32,
+    pub daddr: u32,
+    pub sport: u16,
+    pub dport: u16,
+}
+
+impl FlowKey {
+    /// The Toeplitz hashes of the two ways.
+    pub fn hashes(&self) -> (u32, u32) {
+        let inp = super::toeplitz::hash_input(self.saddr, self.daddr, self.sport, self.dport);
+        (super::toeplitz::toeplitz(&super::toeplitz::KEY0, &inp), super::toeplitz::toeplitz(&super::toeplitz::KEY1, &inp))
+    }
+}
+
+/// A flow table slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct FlowEntry {
+    pub valid: bool,
+    pub ack_fast: bool,
+    pub proto: u8,
+    pub saddr: u32,
+    pub daddr: u32,
+    pub sport: u16,
+    pub dport: u16,
+    pub action: u16,
+}
+
+impl FlowEntry {
+    pub fn new(key: FlowKey, action: u16, ack_fast: bool) -> Self {
+        FlowEntry {
+            valid: true,
+            ack_fast,
+            proto: key.proto,
+            saddr: key.saddr,
+            daddr: key.daddr,
+            sport: key.sport,
+            dport: key.dport,
+            action,
+        }
+    }
+
+    pub fn key(&self) -> FlowKey {
+        FlowKey { proto: self.proto, saddr: self.saddr, daddr: self.daddr, sport: self.sport, dport: self.dport }
+    }
+
+    pub fn to_bits(&self) -> u128 {
+        (self.valid as u128)
+            | (self.ack_fast as u128) << 1
+            | (self.proto as u128) << 8
+            | (self.saddr as u128) << 16
+            | (self.daddr as u128) << 48
+            | (self.sport as u128) << 80
+            | (self.dport as u128) << 96
+            | (self.action as u128) << 112
+    }
+
+    /// Decodes a slot (reserved bits ignored, as the hardware does).
+    pub fn from_bits(b: u128) -> Self {
+        FlowEntry {
+            valid: b & 1 != 0,
+            ack_fast: b >> 1 & 1 != 0,
+            proto: (b >> 8) as u8,
+            saddr: (b >> 16) as u32,
+            daddr: (b >> 48) as u32,
+            sport: (b >> 80) as u16,
+            dport: (b >> 96) as u16,
+            action: (b >> 112) as u16,
+        }
+    }
+}
+
+/// What an action does (`op`, bits 1:0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ActionOp {
+    /// Direct routing: MAC rewrite.
+    Route = 0,
+    /// NAT request: destination address and port.
+    NatDnat = 1,
+    /// NAT reply: source address and port.
+    NatSnat = 2,
+    /// IPIP encapsulation.
+    Tunnel = 3,
+}
+
+/// An action table entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ActionEntry {
+    pub op: ActionOp,
+    pub mac: MacAddr,
+    pub addr: u32,
+    pub port: u16,
+    pub l4_delta: u16,
+}
+
+impl ActionEntry {
+    pub fn to_bits(&self) -> u128 {
+        let mac = self.mac.0.iter().fold(0u128, |a, &b| a << 8 | b as u128);
+        (self.op as u128) | mac << 16 | (self.addr as u128) << 64 | (self.port as u128) << 96 | (self.l4_delta as u128) << 112
+    }
+
+    pub fn from_bits(b: u128) -> Self {
+        let op = match b & 3 {
+            0 => ActionOp::Route,
+            1 => ActionOp::NatDnat,
+            2 => ActionOp::NatSnat,
+            _ => ActionOp::Tunnel,
+        };
+        let m = (b >> 16) as u64;
+        let mut mac = [0u8; 6];
+        for (i, x) in mac.iter_mut().enumerate() {
+            *x = (m >> (40 - 8 * i)) as u8;
+        }
+        ActionEntry { op, mac: MacAddr(mac), addr: (b >> 64) as u32, port: (b >> 96) as u16, l4_delta: (b >> 112) as u16 }
+    }
+
+    /// The folded L4 checksum delta for rewriting `(old_addr, old_port)`
+    /// into `(new_addr, new_port)`: `~old_addr_hi + ~old_addr_lo +
+    /// new_addr_hi + new_addr_lo + ~old_port + new_port`, end-around carry.
+    pub fn nat_delta(old_addr: u32, old_port: u16, new_addr: u32, new_port: u16) -> u16 {
+        let d = crate::wire::checksum::delta32(old_addr, new_addr) as u64
+            + crate::wire::checksum::delta16(old_port, new_port) as u64;
+        fold16(d)
+    }
+}
+
+/// End-around-carry fold to 16 bits (no complement).
+pub fn fold16(mut s: u64) -> u16 {
+    while s > 0xFFFF {
+        s = (s & 0xFFFF) + (s >> 16);
+    }
+    s as u16
+}
+
+/// The contract's L4 checksum update: `~fold16(0xFFFF + (~old & 0xFFFF) + delta)`.
+pub fn apply_l4_delta(old: u16, delta: u16) -> u16 {
+    !fold16(0xFFFF + (!old) as u64 + delta as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::checksum;
+
+    #[test]
+    fn entries_round_trip_their_bit_layout() {
+        let f = FlowEntry { valid: true, ack_fast: true, proto: 6, saddr: 0xC0A80001, daddr: 0x0A000064, sport: 40000, dport: 80, action: 0x1234 };
+        let b = f.to_bits();
+        assert_eq!(b & 0xff, 0b11);
+        assert_eq!((b >> 8) & 0xff, 6);
+        assert_eq!((b >> 16) as u32, 0xC0A80001);
+        assert_eq!((b >> 112) as u16, 0x1234);
+        assert_eq!(FlowEntry::from_bits(b), f);
+        let a = ActionEntry { op: ActionOp::Tunnel, mac: MacAddr([0x02, 0x11, 0x22, 0x33, 0x44, 0x55]), addr: 0xC0A80A05, port: 8080, l4_delta: 0xBEEF };
+        let b = a.to_bits();
+        assert_eq!((b >> 56) as u8, 0x02, "MAC byte 0 in bits 63:56");
+        assert_eq!((b >> 16) as u8, 0x55);
+        assert_eq!(ActionEntry::from_bits(b), a);
+    }
+
+    /// The contract's formula equals the kernel-semantics update the golden
+    /// model uses (`checksum::apply_delta` with the unfolded delta), for
+    /// every old checksum value and a spread of address/port changes.
+    #[test]
+    fn delta_formula_matches_the_golden_update() {
+        let mut rng = crate::rng::SplitMix64::new(5);
+        for _ in 0..2000 {
+            let (oa, na) = (rng.next_u64() as u32, rng.next_u64() as u32);
+            let (op, np) = (rng.next_u64() as u16, rng.next_u64() as u16);
+            let d = ActionEntry::nat_delta(oa, op, na, np);
+            let raw = checksum::delta32(oa, na) + checksum::delta16(op, np);
+            for old in [0u16, 1, 0x7fff, 0xfffe, 0xffff, rng.next_u64() as u16] {
+                assert_eq!(apply_l4_delta(old, d), checksum::apply_delta(old, raw), "old {old:#x}");
+            }
+        }
+        // Extreme: nothing changes and the old checksum is 0xFFFF.
+        assert_eq!(apply_l4_delta(0xffff, 0), checksum::apply_delta(0xffff, 0));
+    }
+}
