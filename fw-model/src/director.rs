@@ -227,6 +227,28 @@ pub struct Director {
     /// Next-hop MAC per real server (`DestId`), resolved once from the
     /// neighbor table like the kernel's cached route in `dest->dest_dst`.
     dest_mac: Vec<MacAddr>,
+    /// Connections whose timer was forced to now (`ip_vs_conn_expire_now`):
+    /// they expire whatever activity the hardware reports.
+    forced_expiry: std::collections::HashSet<ConnId>,
+}
+
+/// Connections served outside the director's packet path (by the
+/// hardware), as [`Director::advance_with`] sees them.
+pub trait Offload {
+    /// When a packet of connection `id` was last forwarded elsewhere, if ever.
+    fn last_use(&mut self, id: ConnId, conn: &Conn) -> Option<Time>;
+    /// Connection `id` is being removed from the table.
+    fn removed(&mut self, id: ConnId, conn: &Conn);
+}
+
+/// No offload: the director sees every packet.
+pub struct NoOffload;
+
+impl Offload for NoOffload {
+    fn last_use(&mut self, _: ConnId, _: &Conn) -> Option<Time> {
+        None
+    }
+    fn removed(&mut self, _: ConnId, _: &Conn) {}
 }
 
 fn fwd_flags(fwd: FwdMethod) -> u16 {
@@ -263,6 +285,7 @@ impl Director {
             nodest_flush: false,
             last_conn: None,
             dest_mac: Vec::new(),
+            forced_expiry: std::collections::HashSet::new(),
         };
         for s in &rules.services {
             let name = service_name(&s.key);
@@ -300,6 +323,13 @@ impl Director {
     /// expiry (`ip_vs_conn_expire`), the dest trash timer, the
     /// `expire_nodest_conn` flush. Time never goes backwards.
     pub fn advance(&mut self, now: Time) {
+        self.advance_with(now, &mut NoOffload);
+    }
+
+    /// [`advance`](Self::advance) for a director whose connections may also
+    /// be served elsewhere (the hardware): before a connection expires,
+    /// `off` is asked when it was last used there, and told when it is removed.
+    pub fn advance_with(&mut self, now: Time, off: &mut dyn Offload) {
         if now > self.now {
             self.now = now;
         }
@@ -309,14 +339,24 @@ impl Director {
             self.flush_nodest_conns();
         }
         while let Some((id, at)) = self.conns.pop_due(now) {
-            self.expire(id, at);
+            self.expire(id, at, off);
         }
         self.services.run_trash_timer(now);
     }
 
     /// `ip_vs_conn_expire` for an entry whose timer fired.
-    fn expire(&mut self, id: ConnId, at: Time) {
+    fn expire(&mut self, id: ConnId, at: Time, off: &mut dyn Offload) {
         let c = *self.conns.get(id);
+        if !self.forced_expiry.remove(&id) {
+            // Packets the hardware forwarded would have re-armed the timer.
+            if let Some(t) = off.last_use(id, &c) {
+                let due = t + c.timeout();
+                if due > at {
+                    self.conns.rearm_after_pop(id, due);
+                    return;
+                }
+            }
+        }
         if c.n_control > 0 {
             // expire_later: the timeout becomes 60 s for good.
             let cm = self.conns.get_mut(id);
@@ -329,6 +369,7 @@ impl Director {
             t.n_control = t.n_control.saturating_sub(1);
         }
         self.unbind_dest(&c);
+        off.removed(id, &c);
         self.conns.remove(id);
         self.counters.conns_expired += 1;
     }
@@ -337,6 +378,7 @@ impl Director {
     /// the packet being processed).
     fn expire_now(&mut self, id: ConnId) {
         let now = self.now;
+        self.forced_expiry.insert(id);
         self.conns.arm(id, now);
     }
 
@@ -451,6 +493,31 @@ impl Director {
         s.outbytes += len;
         self.total.outpkts += 1;
         self.total.outbytes += len;
+    }
+
+    /// Adds packets the hardware forwarded for real server `dest` to the
+    /// IPVS statistics (`reply`: real server → client).
+    pub fn credit_offloaded(&mut self, dest: DestId, reply: bool, pkts: u64, bytes: u64) {
+        let d = &mut self.services.dests[dest.index()];
+        let svc = d.svc;
+        let add = |s: &mut Stats| {
+            if reply {
+                s.outpkts += pkts;
+                s.outbytes += bytes;
+            } else {
+                s.inpkts += pkts;
+                s.inbytes += bytes;
+            }
+        };
+        add(&mut d.stats);
+        add(&mut self.services.services[svc.0 as usize].stats);
+        add(&mut self.total);
+    }
+
+    /// Adds frames the hardware forwarded to the frame counters.
+    pub fn credit_forwarded_frames(&mut self, n: u64) {
+        self.counters.frames_in += n;
+        self.counters.frames_tx += n;
     }
 
     fn conn_stats(&mut self, dest: DestId, svc: ServiceId) {
@@ -654,6 +721,12 @@ impl Director {
     /// by `extra`; on [`Action::ToHost`] it is unchanged.
     pub fn process(&mut self, ts: Time, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>) -> Action {
         self.advance(ts);
+        self.process_now(frame, extra)
+    }
+
+    /// [`process`](Self::process) at the current time, without running
+    /// timers (the caller ran [`advance_with`](Self::advance_with)).
+    pub fn process_now(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>) -> Action {
         self.counters.frames_in += 1;
         self.last_conn = None;
         let a = self.process_inner(frame, extra);

@@ -5,3 +5,6 @@
 //! transmits; `traffic` writes realistic test captures.
 
 pub mod replay;
+pub mod datapath;
+pub mod flows;
+pub mod slowpath;

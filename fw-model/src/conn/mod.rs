@@ -202,6 +202,11 @@ impl ConnTable {
         (hash_key(proto, caddr, cport, self.seed) & self.mask) as usize
     }
 
+    /// Whether `id` is a live entry.
+    pub fn is_live(&self, id: ConnId) -> bool {
+        self.slab.get(id.0 as usize).is_some_and(|c| c.flags & flags::HASHED != 0)
+    }
+
     /// The entry with this id. Panics on an id that was never allocated
     /// (ids come only from this table).
     #[inline]

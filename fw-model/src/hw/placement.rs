@@ -21,6 +21,9 @@ pub const MAX_BFS_NODES: usize = 512;
 pub struct SlotWrite {
     pub index: usize,
     pub entry: FlowEntry,
+    /// For a displaced entry, the slot it moves from (still holding it
+    /// until a later write of the same insertion overwrites it).
+    pub from: Option<usize>,
 }
 
 /// Why an insertion failed.
@@ -83,11 +86,10 @@ impl FlowPlacer {
         let cands = self.candidates(&key);
         if let Some(&free) = cands.iter().find(|&&i| !self.slots[i].valid) {
             self.put(free, entry);
-            return Ok(vec![SlotWrite { index: free, entry }]);
+            return Ok(vec![SlotWrite { index: free, entry, from: None }]);
         }
-        // Breadth-first search over displacements: node = slot, parent = the
-        // slot whose entry would move into it... we record for each visited
-        // slot the slot it was reached from.
+        // Breadth-first search over displacements: for each slot reached,
+        // remember the slot whose entry would move into it.
         let mut parent: HashMap<usize, Option<usize>> = HashMap::new();
         let mut queue = std::collections::VecDeque::new();
         for &c in &cands {
@@ -123,11 +125,11 @@ impl FlowPlacer {
         while let Some(Some(src)) = parent.get(&dst).copied() {
             let moved = self.slots[src];
             self.put(dst, moved);
-            writes.push(SlotWrite { index: dst, entry: moved });
+            writes.push(SlotWrite { index: dst, entry: moved, from: Some(src) });
             dst = src;
         }
         self.put(dst, entry);
-        writes.push(SlotWrite { index: dst, entry });
+        writes.push(SlotWrite { index: dst, entry, from: None });
         Ok(writes)
     }
 
@@ -146,14 +148,14 @@ impl FlowPlacer {
     pub fn update(&mut self, entry: FlowEntry) -> Option<SlotWrite> {
         let i = *self.where_.get(&entry.key())?;
         self.slots[i] = entry;
-        Some(SlotWrite { index: i, entry })
+        Some(SlotWrite { index: i, entry, from: None })
     }
 
     /// Removes a key; returns the write that invalidates its slot.
     pub fn remove(&mut self, key: &FlowKey) -> Option<SlotWrite> {
         let i = self.where_.remove(key)?;
         self.slots[i] = FlowEntry::default();
-        Some(SlotWrite { index: i, entry: FlowEntry::default() })
+        Some(SlotWrite { index: i, entry: FlowEntry::default(), from: None })
     }
 }
 

@@ -1,0 +1,33 @@
+//! The data plane as the host sees it: frames in, forwarded or excepted
+//! frames out, injected frames, and the register interface
+//! (docs/hardware.md). Implemented by the hardware model (`model` backend)
+//! and by the verilated RTL (`sim` backend).
+
+use lvsnic_model::hw::{Csr, HwOutput, HwPipeline};
+use lvsnic_model::time::Time;
+
+/// One data plane instance.
+pub trait Datapath: Csr {
+    /// Offers one received frame (`s_axis_rx`, tuser = `ts`, `seq`) and
+    /// returns what came out for it.
+    fn rx(&mut self, frame: &[u8], ts: Time, seq: u32) -> Result<HwOutput, DatapathError>;
+    /// Sends a frame from the host (`s_axis_inject`); returns it as it left
+    /// on `m_axis_tx`.
+    fn inject(&mut self, frame: &[u8], seq: u32) -> Result<Vec<u8>, DatapathError>;
+}
+
+/// A data plane that misbehaved.
+#[derive(Debug, thiserror::Error)]
+pub enum DatapathError {
+    #[error("data plane: {0}")]
+    Device(String),
+}
+
+impl Datapath for HwPipeline {
+    fn rx(&mut self, frame: &[u8], ts: Time, seq: u32) -> Result<HwOutput, DatapathError> {
+        Ok(self.process(frame, ts, seq))
+    }
+    fn inject(&mut self, frame: &[u8], _seq: u32) -> Result<Vec<u8>, DatapathError> {
+        Ok(HwPipeline::inject(self, frame))
+    }
+}

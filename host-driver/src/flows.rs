@@ -1,0 +1,388 @@
+//! Offloading connections to the data plane: which flow and action
+//! entries a connection needs, placing them in the cuckoo table, keeping
+//! them in step with the connection's state, reading their activity back
+//! for expiry, and crediting the hardware's counters to IPVS statistics.
+
+use lvsnic_model::conn::tcp::{self, Direction};
+use lvsnic_model::conn::{flags as cf, Conn, ConnId, NIL};
+use lvsnic_model::director::{Director, Offload};
+use lvsnic_model::hw::placement::{FlowPlacer, SlotWrite};
+use lvsnic_model::hw::regs::*;
+use lvsnic_model::hw::tables::{ActionEntry, ActionOp, FlowEntry, FlowKey};
+use lvsnic_model::hw::{Csr, HwParams};
+use lvsnic_model::ipvs::DestId;
+use lvsnic_model::time::Time;
+use lvsnic_model::wire::TCP_ACK;
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+
+/// The flows one connection needs in hardware.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wanted {
+    pub req: (FlowKey, ActionEntry, bool),
+    pub rep: Option<(FlowKey, ActionEntry, bool)>,
+    pub dest: DestId,
+}
+
+/// Whether an ACK-only TCP segment leaves the state unchanged.
+fn ack_stable(c: &Conn, dir: Direction, secure_tcp: bool) -> bool {
+    if c.proto != 6 {
+        return true;
+    }
+    let tr = tcp::next_state(c.state, dir, c.flags & cf::NOOUTPUT != 0, TCP_ACK, secure_tcp);
+    tr.new_state == c.state && !tr.clear_nooutput
+}
+
+/// The hardware flows connection `id` needs, or None if it must stay in
+/// software (templates, one-packet, local or unavailable servers).
+pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
+    let c = d.conns.get(id);
+    if c.is_template() || c.flags & cf::ONE_PACKET != 0 || c.dest == NIL || !(c.proto == 6 || c.proto == 17) {
+        return None;
+    }
+    let dest = DestId(c.dest);
+    let r = d.services.dest(dest);
+    if !r.available {
+        return None;
+    }
+    let secure = d.cfg.sysctl.secure_tcp;
+    let req_key = FlowKey { proto: c.proto, saddr: c.caddr, daddr: c.vaddr, sport: c.cport, dport: c.vport };
+    let mac = d.cfg.next_hop_mac(Ipv4Addr::from(c.daddr));
+    let (req_action, rep) = match c.fwd() {
+        cf::MASQ => {
+            let a = ActionEntry {
+                op: ActionOp::NatDnat,
+                mac,
+                addr: c.daddr,
+                port: c.dport,
+                l4_delta: ActionEntry::nat_delta(c.vaddr, c.vport, c.daddr, c.dport),
+            };
+            let rk = FlowKey { proto: c.proto, saddr: c.daddr, daddr: c.caddr, sport: c.dport, dport: c.cport };
+            let ra = ActionEntry {
+                op: ActionOp::NatSnat,
+                mac: d.cfg.next_hop_mac(Ipv4Addr::from(c.caddr)),
+                addr: c.vaddr,
+                port: c.vport,
+                l4_delta: ActionEntry::nat_delta(c.daddr, c.dport, c.vaddr, c.vport),
+            };
+            (a, Some((rk, ra, ack_stable(c, Direction::Output, secure))))
+        }
+        cf::DROUTE => (ActionEntry { op: ActionOp::Route, mac, addr: 0, port: 0, l4_delta: 0 }, None),
+        cf::TUNNEL => (ActionEntry { op: ActionOp::Tunnel, mac, addr: c.daddr, port: 0, l4_delta: 0 }, None),
+        _ => return None,
+    };
+    if Ipv4Addr::from(c.daddr) == d.cfg.ip {
+        return None;
+    }
+    Some(Wanted { req: (req_key, req_action, ack_stable(c, Direction::Input, secure)), rep, dest })
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Installed {
+    wanted: Wanted,
+    req_action: u16,
+    rep_action: Option<u16>,
+    /// Latest `last_hit` seen for the connection's flows (0: none).
+    last_use: Time,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct ActionSlot {
+    key: (DestId, bool, u128),
+    refs: u32,
+    /// Counters already credited to the statistics.
+    credited: (u64, u64),
+}
+
+/// Hardware flow state of the host.
+pub struct FlowManager {
+    params: HwParams,
+    placer: FlowPlacer,
+    conns: HashMap<ConnId, Installed>,
+    by_key: HashMap<FlowKey, ConnId>,
+    actions: Vec<Option<ActionSlot>>,
+    action_index: HashMap<(DestId, bool, u128), u16>,
+    free_actions: Vec<u16>,
+    /// Activity saved from slots rewritten by cuckoo moves.
+    moved_hits: HashMap<FlowKey, Time>,
+    /// Flows that did not fit (the connection stays in software).
+    pub table_full: u64,
+    /// Frames the hardware forwarded, credited so far (`CNT_FWD`).
+    pub forwarded_credited: u64,
+}
+
+impl FlowManager {
+    pub fn new(params: HwParams) -> Self {
+        let n = params.actions();
+        FlowManager {
+            params,
+            placer: FlowPlacer::new(params),
+            conns: HashMap::new(),
+            by_key: HashMap::new(),
+            actions: vec![None; n],
+            action_index: HashMap::new(),
+            // Index 0 stays unused so an all-zero entry never points at a live action.
+            free_actions: (1..n as u16).rev().collect(),
+            moved_hits: HashMap::new(),
+            table_full: 0,
+            forwarded_credited: 0,
+        }
+    }
+
+    /// Offloaded connections.
+    pub fn len(&self) -> usize {
+        self.conns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.conns.is_empty()
+    }
+
+    fn write_slot(hw: &mut dyn Csr, w: &SlotWrite) {
+        let b = w.entry.to_bits();
+        for k in 0..4 {
+            hw.write32(FLOW_DATA + 4 * k, (b >> (32 * k)) as u32);
+        }
+        hw.write32(FLOW_INDEX, w.index as u32);
+        hw.write32(FLOW_CMD, CMD_WRITE);
+    }
+
+    fn read_hit(hw: &mut dyn Csr, index: usize) -> Time {
+        hw.write32(FLOW_INDEX, index as u32);
+        hw.write32(FLOW_CMD, CMD_READ);
+        let lo = hw.read32(FLOW_HIT_LO) as u64;
+        let hi = hw.read32(FLOW_HIT_HI) as u64;
+        hi << 32 | lo
+    }
+
+    fn read_action_counters(hw: &mut dyn Csr, index: u16) -> (u64, u64) {
+        hw.write32(ACT_INDEX, index as u32);
+        hw.write32(ACT_CMD, CMD_READ);
+        let r = |hw: &mut dyn Csr, lo: u32, hi: u32| (hw.read32(hi) as u64) << 32 | hw.read32(lo) as u64;
+        (r(hw, ACT_PKTS_LO, ACT_PKTS_HI), r(hw, ACT_BYTES_LO, ACT_BYTES_HI))
+    }
+
+    fn acquire_action(&mut self, hw: &mut dyn Csr, dest: DestId, reply: bool, a: ActionEntry) -> Option<u16> {
+        let key = (dest, reply, a.to_bits());
+        if let Some(&i) = self.action_index.get(&key) {
+            if let Some(s) = self.actions[i as usize].as_mut() {
+                s.refs += 1;
+            }
+            return Some(i);
+        }
+        let i = self.free_actions.pop()?;
+        let b = a.to_bits();
+        for k in 0..4 {
+            hw.write32(ACT_DATA + 4 * k, (b >> (32 * k)) as u32);
+        }
+        hw.write32(ACT_INDEX, i as u32);
+        hw.write32(ACT_CMD, CMD_WRITE);
+        self.actions[i as usize] = Some(ActionSlot { key, refs: 1, credited: (0, 0) });
+        self.action_index.insert(key, i);
+        Some(i)
+    }
+
+    fn release_action(&mut self, hw: &mut dyn Csr, d: &mut Director, i: u16) {
+        let Some(s) = self.actions[i as usize].as_mut() else { return };
+        s.refs -= 1;
+        if s.refs == 0 {
+            self.credit_action(hw, d, i);
+            if let Some(s) = self.actions[i as usize].take() {
+                self.action_index.remove(&s.key);
+            }
+            self.free_actions.push(i);
+        }
+    }
+
+    /// Adds what action `i` counted since the last credit to its real
+    /// server's, service's and the director's statistics.
+    fn credit_action(&mut self, hw: &mut dyn Csr, d: &mut Director, i: u16) {
+        let Some(s) = self.actions[i as usize].as_mut() else { return };
+        let (pkts, bytes) = Self::read_action_counters(hw, i);
+        let (dp, db) = (pkts - s.credited.0, bytes - s.credited.1);
+        s.credited = (pkts, bytes);
+        if dp == 0 {
+            return;
+        }
+        let (dest, reply, _) = s.key;
+        d.credit_offloaded(dest, reply, dp, db);
+    }
+
+    /// Credits every live action's counters (before reporting).
+    pub fn credit_all(&mut self, hw: &mut dyn Csr, d: &mut Director) {
+        for i in 0..self.actions.len() as u16 {
+            if self.actions[i as usize].is_some() {
+                self.credit_action(hw, d, i);
+            }
+        }
+        let fwd = {
+            hw.read32(CNT_BASE + 8 * CNT_FWD) as u64 | (hw.read32(CNT_BASE + 8 * CNT_FWD + 4) as u64) << 32
+        };
+        d.credit_forwarded_frames(fwd - self.forwarded_credited);
+        self.forwarded_credited = fwd;
+    }
+
+    fn place(&mut self, hw: &mut dyn Csr, entry: FlowEntry, id: ConnId) -> bool {
+        match self.placer.insert(entry) {
+            Ok(writes) => {
+                for w in &writes {
+                    // A cuckoo move resets the moved entry's `last_hit`: keep it.
+                    if let Some(old) = w.from {
+                        let h = Self::read_hit(hw, old);
+                        let m = self.moved_hits.entry(w.entry.key()).or_insert(0);
+                        *m = (*m).max(h);
+                    }
+                    Self::write_slot(hw, w);
+                }
+                self.by_key.insert(entry.key(), id);
+                true
+            }
+            Err(_) => {
+                self.table_full += 1;
+                false
+            }
+        }
+    }
+
+    /// Brings connection `id`'s hardware flows in line with its state.
+    pub fn sync(&mut self, hw: &mut dyn Csr, d: &mut Director, id: ConnId) {
+        let want = if d.conns.is_live(id) { wanted(d, id) } else { None };
+        let have = self.conns.get(&id).copied();
+        match (have, want) {
+            (None, None) => {}
+            (Some(h), None) => self.uninstall(hw, d, id, h),
+            (Some(h), Some(w)) if h.wanted == w => {}
+            (Some(h), Some(w)) if h.wanted.req.0 == w.req.0 && h.wanted.req.1 == w.req.1 && h.wanted.rep.map(|r| (r.0, r.1)) == w.rep.map(|r| (r.0, r.1)) => {
+                // Only the ack_fast bits changed: rewrite in place.
+                if let Some(wr) = self.placer.update(FlowEntry::new(w.req.0, h.req_action, w.req.2)) {
+                    Self::write_slot(hw, &wr);
+                }
+                if let (Some(r), Some(ra)) = (w.rep, h.rep_action) {
+                    if let Some(wr) = self.placer.update(FlowEntry::new(r.0, ra, r.2)) {
+                        Self::write_slot(hw, &wr);
+                    }
+                }
+                self.conns.insert(id, Installed { wanted: w, ..h });
+            }
+            (Some(h), Some(w)) => {
+                self.uninstall(hw, d, id, h);
+                self.install(hw, d, id, w);
+            }
+            (None, Some(w)) => self.install(hw, d, id, w),
+        }
+    }
+
+    fn install(&mut self, hw: &mut dyn Csr, d: &mut Director, id: ConnId, w: Wanted) {
+        if self.by_key.contains_key(&w.req.0) || w.rep.is_some_and(|r| self.by_key.contains_key(&r.0)) {
+            return; // another connection owns the key (a replaced one, not yet expired)
+        }
+        let Some(ra) = self.acquire_action(hw, w.dest, false, w.req.1) else {
+            self.table_full += 1;
+            return;
+        };
+        let rep_action = match w.rep {
+            Some(r) => match self.acquire_action(hw, w.dest, true, r.1) {
+                Some(i) => Some(i),
+                None => {
+                    self.release_action(hw, d, ra);
+                    self.table_full += 1;
+                    return;
+                }
+            },
+            None => None,
+        };
+        if !self.place(hw, FlowEntry::new(w.req.0, ra, w.req.2), id) {
+            self.release_action(hw, d, ra);
+            if let Some(x) = rep_action {
+                self.release_action(hw, d, x);
+            }
+            return;
+        }
+        if let (Some(r), Some(x)) = (w.rep, rep_action) {
+            if !self.place(hw, FlowEntry::new(r.0, x, r.2), id) {
+                if let Some(wr) = self.placer.remove(&w.req.0) {
+                    Self::write_slot(hw, &wr);
+                }
+                self.by_key.remove(&w.req.0);
+                self.release_action(hw, d, ra);
+                self.release_action(hw, d, x);
+                return;
+            }
+        }
+        self.conns.insert(id, Installed { wanted: w, req_action: ra, rep_action, last_use: 0 });
+    }
+
+    fn uninstall(&mut self, hw: &mut dyn Csr, d: &mut Director, id: ConnId, h: Installed) {
+        let keys = std::iter::once(h.wanted.req.0).chain(h.wanted.rep.map(|r| r.0));
+        for k in keys {
+            if let Some(wr) = self.placer.remove(&k) {
+                Self::write_slot(hw, &wr);
+            }
+            self.by_key.remove(&k);
+            self.moved_hits.remove(&k);
+        }
+        self.release_action(hw, d, h.req_action);
+        if let Some(x) = h.rep_action {
+            self.release_action(hw, d, x);
+        }
+        self.conns.remove(&id);
+    }
+
+    /// Latest hardware activity of connection `id`'s flows.
+    fn activity(&mut self, hw: &mut dyn Csr, id: ConnId) -> Option<Time> {
+        let h = self.conns.get(&id).copied()?;
+        let mut t = h.last_use;
+        for k in std::iter::once(h.wanted.req.0).chain(h.wanted.rep.map(|r| r.0)) {
+            if let Some(i) = self.placer.slot_of(&k) {
+                t = t.max(Self::read_hit(hw, i));
+            }
+            if let Some(&m) = self.moved_hits.get(&k) {
+                t = t.max(m);
+            }
+        }
+        if let Some(x) = self.conns.get_mut(&id) {
+            x.last_use = t;
+        }
+        (t > 0).then_some(t)
+    }
+
+    /// Removes every offloaded connection of real server `dest` (deleted).
+    pub fn drop_dest(&mut self, hw: &mut dyn Csr, d: &mut Director, dest: DestId) {
+        let ids: Vec<ConnId> = self.conns.iter().filter(|(_, h)| h.wanted.dest == dest).map(|(&id, _)| id).collect();
+        for id in ids {
+            if let Some(h) = self.conns.get(&id).copied() {
+                self.uninstall(hw, d, id, h);
+            }
+        }
+    }
+}
+
+/// [`Offload`] view of the flows over a register interface, for
+/// [`Director::advance_with`].
+pub struct OffloadView<'a> {
+    pub flows: &'a mut FlowManager,
+    pub hw: &'a mut dyn Csr,
+    /// Connections removed during the advance (their flows are uninstalled
+    /// afterwards, when the director can be borrowed again).
+    pub removed: Vec<ConnId>,
+}
+
+impl Offload for OffloadView<'_> {
+    fn last_use(&mut self, id: ConnId, _conn: &Conn) -> Option<Time> {
+        self.flows.activity(self.hw, id)
+    }
+    fn removed(&mut self, id: ConnId, _conn: &Conn) {
+        self.removed.push(id);
+    }
+}
+
+impl FlowManager {
+    /// Uninstalls the flows of connections the director removed.
+    pub fn forget(&mut self, hw: &mut dyn Csr, d: &mut Director, ids: &[ConnId]) {
+        for &id in ids {
+            if let Some(h) = self.conns.get(&id).copied() {
+                self.uninstall(hw, d, id, h);
+            }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! The host slow path: every frame the data plane hands up is decided by
+//! the golden model (schedulers, connection table, transmitters); the
+//! resulting frames are injected, and the connection's flows are installed
+//! or updated in the data plane so its next packets stay in hardware.
+
+use crate::datapath::{Datapath, DatapathError};
+use crate::flows::{FlowManager, OffloadView};
+use lvsnic_model::director::{Action, Director};
+use lvsnic_model::hw::regs::*;
+use lvsnic_model::hw::{HwOutput, HwParams};
+use lvsnic_model::time::Time;
+use lvsnic_model::wire::MacAddr;
+
+/// What the director did with one received frame.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FrameResult {
+    /// Frames transmitted on the wire, in order.
+    pub tx: Vec<Vec<u8>>,
+    /// The frame, if it went to the director's own stack.
+    pub host: Option<Vec<u8>>,
+    /// Whether the data plane forwarded it without the host.
+    pub in_hardware: bool,
+}
+
+/// Golden model + flow manager in front of a data plane.
+pub struct SlowPath<D: Datapath> {
+    pub director: Director,
+    pub flows: FlowManager,
+    pub dp: D,
+    seq: u32,
+}
+
+impl<D: Datapath> SlowPath<D> {
+    /// Programs the data plane's registers from the director's
+    /// configuration (MAC, IP, MTU, VIPs) and enables it.
+    pub fn new(director: Director, mut dp: D, params: HwParams) -> Result<Self, DatapathError> {
+        let id = dp.read32(ID);
+        if id != ID_VALUE {
+            return Err(DatapathError::Device(format!("unexpected ID register {id:#010x} (expected {ID_VALUE:#010x})")));
+        }
+        let cfg = &director.cfg;
+        let m: MacAddr = cfg.mac;
+        dp.write32(MAC_HI, (m.0[0] as u32) << 8 | m.0[1] as u32);
+        dp.write32(MAC_LO, u32::from_be_bytes([m.0[2], m.0[3], m.0[4], m.0[5]]));
+        dp.write32(IP, u32::from(cfg.ip));
+        dp.write32(MTU, cfg.mtu as u32);
+        let mut s = SlowPath { director, flows: FlowManager::new(params), dp, seq: 0 };
+        s.sync_vips(params.vip_count);
+        let pmtu = if s.director.cfg.sysctl.pmtu_disc { CTRL_PMTU_DISC } else { 0 };
+        s.dp.write32(CTRL, CTRL_ENABLE | pmtu);
+        Ok(s)
+    }
+
+    /// Writes the VIP table (the first `vip_count` distinct VIPs).
+    pub fn sync_vips(&mut self, vip_count: u32) {
+        let mut vips: Vec<u32> = self.director.services.live_services().map(|s| u32::from(s.vaddr)).collect();
+        vips.sort_unstable();
+        vips.dedup();
+        let mut valid = 0u32;
+        for (i, v) in vips.iter().take(vip_count as usize).enumerate() {
+            self.dp.write32(VIP_BASE + 4 * i as u32, *v);
+            valid |= 1 << i;
+        }
+        self.dp.write32(VIP_VALID, valid);
+    }
+
+    /// Runs the director's timers up to `ts`, asking the data plane for the
+    /// activity of offloaded connections, and removes expired flows.
+    pub fn advance(&mut self, ts: Time) {
+        let mut view = OffloadView { flows: &mut self.flows, hw: &mut self.dp, removed: Vec::new() };
+        self.director.advance_with(ts, &mut view);
+        let removed = std::mem::take(&mut view.removed);
+        self.flows.forget(&mut self.dp, &mut self.director, &removed);
+    }
+
+    /// One received frame, end to end.
+    pub fn frame(&mut self, ts: Time, frame: &[u8]) -> Result<FrameResult, DatapathError> {
+        self.advance(ts);
+        self.seq = self.seq.wrapping_add(1);
+        let seq = self.seq;
+        match self.dp.rx(frame, ts, seq)? {
+            HwOutput::Forward { frame, .. } => Ok(FrameResult { tx: vec![frame], host: None, in_hardware: true }),
+            HwOutput::ToHost { frame, .. } | HwOutput::Aborted { frame, .. } => self.exception(frame, seq),
+        }
+    }
+
+    /// A frame the data plane handed up: the golden model decides.
+    fn exception(&mut self, frame: Vec<u8>, seq: u32) -> Result<FrameResult, DatapathError> {
+        let mut f = frame;
+        let mut extra = Vec::new();
+        let action = self.director.process_now(&mut f, &mut extra);
+        let mut r = FrameResult::default();
+        match action {
+            Action::Transmit => {
+                r.tx.push(self.dp.inject(&f, seq)?);
+                for e in extra {
+                    r.tx.push(self.dp.inject(&e, seq)?);
+                }
+            }
+            Action::ToHost(_) => r.host = Some(f),
+            Action::Drop(_) => {}
+        }
+        if let Some(id) = self.director.last_conn {
+            self.flows.sync(&mut self.dp, &mut self.director, id);
+        }
+        Ok(r)
+    }
+
+    /// Credits the data plane's counters to the director's statistics (call
+    /// before reading them).
+    pub fn settle(&mut self) {
+        self.flows.credit_all(&mut self.dp, &mut self.director);
+    }
+}
