@@ -146,7 +146,7 @@ pub(super) fn arp(l2: &L2, op: ArpOperation, sender: (MacAddr, Ipv4Addr), target
 /// `l3`, fixing IHL, Total Length and the header checksum. The L4 checksum
 /// does not cover IP options, so it stays right.
 fn insert_ip_options(f: &mut Vec<u8>, l3: usize, opts: &[u8]) {
-    debug_assert!(opts.len() % 4 == 0 && opts.len() <= 40);
+    debug_assert!(opts.len() & 3 == 0 && opts.len() <= 40);
     let at = l3 + 20;
     f.splice(at..at, opts.iter().copied());
     let mut p = Ipv4Packet::new_unchecked(&mut f[l3..]);
@@ -159,7 +159,7 @@ fn insert_ip_options(f: &mut Vec<u8>, l3: usize, opts: &[u8]) {
 /// Splits the unpadded IPv4 frame `f` (header at `l3`, no options) into two
 /// fragments, the first carrying `first` bytes of payload (a multiple of 8).
 pub(super) fn fragment_in_two(f: &[u8], l3: usize, first: usize) -> [Vec<u8>; 2] {
-    debug_assert!(first % 8 == 0);
+    debug_assert!(first & 7 == 0);
     let tot = u16::from_be_bytes([f[l3 + 2], f[l3 + 3]]) as usize;
     let payload = &f[l3 + 20..l3 + tot];
     let mk = |data: &[u8], offset: usize, more: bool| {
@@ -309,6 +309,56 @@ pub(super) fn dns_query(id: u16, name: &str, qtype: u16) -> Vec<u8> {
     push_qname(&mut v, name);
     v.extend_from_slice(&qtype.to_be_bytes());
     v.extend_from_slice(&[0, 1]);
+    v
+}
+
+/// A DNS query padded to `total` bytes with an EDNS(0) OPT record carrying
+/// a Padding option (RFC 6891, RFC 7830); at least the unpadded size.
+pub(super) fn dns_query_padded(id: u16, name: &str, qtype: u16, total: usize) -> Vec<u8> {
+    let mut v = dns_query(id, name, qtype);
+    v[10..12].copy_from_slice(&1u16.to_be_bytes()); // ARCOUNT
+    let pad = total.saturating_sub(v.len() + 11 + 4);
+    v.extend_from_slice(&[0, 0, 41, 0x10, 0x00, 0, 0, 0, 0]); // root, OPT, 4096-byte payload
+    v.extend_from_slice(&((4 + pad) as u16).to_be_bytes());
+    v.extend_from_slice(&[0, 12]);
+    v.extend_from_slice(&(pad as u16).to_be_bytes());
+    v.resize(v.len() + pad, 0);
+    v
+}
+
+/// An SSH binary packet (RFC 4253 section 6) holding a KEXINIT (section
+/// 7.1) with OpenSSH-like algorithm lists.
+pub(super) fn ssh_kexinit(r: &mut SplitMix64) -> Vec<u8> {
+    let mut payload = vec![20u8];
+    payload.extend_from_slice(&r.next_u64().to_be_bytes());
+    payload.extend_from_slice(&r.next_u64().to_be_bytes());
+    let lists: [&str; 10] = [
+        "curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,diffie-hellman-group14-sha256,ext-info-c",
+        "ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256",
+        "chacha20-poly1305@openssh.com,aes128-ctr,aes256-ctr,aes128-gcm@openssh.com",
+        "chacha20-poly1305@openssh.com,aes128-ctr,aes256-ctr,aes128-gcm@openssh.com",
+        "umac-64-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-256",
+        "umac-64-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-256",
+        "none,zlib@openssh.com",
+        "none,zlib@openssh.com",
+        "",
+        "",
+    ];
+    for l in lists {
+        payload.extend_from_slice(&(l.len() as u32).to_be_bytes());
+        payload.extend_from_slice(l.as_bytes());
+    }
+    payload.extend_from_slice(&[0, 0, 0, 0, 0]);
+    // 4 to 11 bytes of padding so that length fields and all are a multiple of 8.
+    let mut pad = 8 - (5 + payload.len()) % 8;
+    if pad < 4 {
+        pad += 8;
+    }
+    let mut v = Vec::with_capacity(5 + payload.len() + pad);
+    v.extend_from_slice(&((1 + payload.len() + pad) as u32).to_be_bytes());
+    v.push(pad as u8);
+    v.extend_from_slice(&payload);
+    v.resize(v.len() + pad, 0);
     v
 }
 

@@ -320,8 +320,9 @@ impl<'a> Sim<'a> {
                 let windows_like = r.chance(1, 4);
                 let hops = between(r, 2, 24) as u8;
                 let ttl = if windows_like { 128 } else { 64 } - hops;
-                // Round trip 2 ms .. ~400 ms, roughly log-uniform (integers only).
-                let rtt = (2 * MSEC << r.below(7)) + r.below(2 * MSEC << 6) / 4;
+                // Round trip 2 ms .. 256 ms, roughly log-uniform (integers only).
+                let base = (2 * MSEC) << r.below(7);
+                let rtt = base + r.below(base);
                 let window = [64240u16, 65535, 502, 2052, 1026, 8192][r.below(6) as usize];
                 let next_port = between(r, PORT_LO as u64, PORT_HI as u64) as u16;
                 let vlan = 100 + r.below(8) as u16;
@@ -415,6 +416,11 @@ impl<'a> Sim<'a> {
         }
         self.counts.persistent_bursts = bursts as u64;
         plans.sort_by_key(|p| p.0);
+        // The first session starts at `start`.
+        let shift = plans[0].0 - spec.start;
+        for p in &mut plans {
+            p.0 -= shift;
+        }
 
         let mut per_client = vec![0usize; spec.clients];
         for p in &plans {
@@ -1383,8 +1389,13 @@ impl<'a> Sim<'a> {
     /// An address of the director's /24 that is nobody we know.
     fn unrelated_ip(&mut self) -> Ipv4Addr {
         let o = self.cfg.ip.octets();
-        loop {
-            let a = Ipv4Addr::new(o[0], o[1], o[2], between(&mut self.rng, 2, 250) as u8);
+        for tries in 0.. {
+            let a = if tries < 1000 {
+                Ipv4Addr::new(o[0], o[1], o[2], between(&mut self.rng, 2, 250) as u8)
+            } else {
+                // A crowded /24: TEST-NET-1 then.
+                Ipv4Addr::new(192, 0, 2, between(&mut self.rng, 2, 250) as u8)
+            };
             if a != self.cfg.ip
                 && a != self.gateway_ip
                 && !self.cfg.neighbors.contains_key(&a)
@@ -1393,6 +1404,7 @@ impl<'a> Sim<'a> {
                 return a;
             }
         }
+        unreachable!("an unrelated address is always found")
     }
 
     fn gw_l2(&self) -> L2 {
@@ -1459,11 +1471,7 @@ impl<'a> Sim<'a> {
             0 => (TCP_SYN, vec![], fb::client_syn_options(self.mss).to_vec()),
             1 => (TCP_ACK, vec![], vec![]),
             2 => (TCP_ACK | TCP_PSH, b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n".to_vec(), vec![]),
-            3 => {
-                let mut kex = vec![0u8, 0, 5, 0xdc, 4, 20];
-                self.filler.extend(&mut kex, o.seq as usize, 1494);
-                (TCP_ACK | TCP_PSH, kex, vec![])
-            }
+            3 => (TCP_ACK | TCP_PSH, fb::ssh_kexinit(&mut self.rng), vec![]),
             _ => (TCP_FIN | TCP_ACK, vec![], vec![]),
         };
         let t = TcpRepr {
@@ -1502,10 +1510,10 @@ impl<'a> Sim<'a> {
         };
         let o = &self.others[idx as usize];
         let l3 = self.other_l3(o, vip, None, false);
-        let len = between(&mut self.rng, 1600, 2900) as usize;
-        let mut payload = fb::dns_query(o.ident, "big.example.com", 255);
-        let more = len - payload.len();
-        self.filler.extend(&mut payload, len, more);
+        // Two fragments: the first as large as the MTU allows.
+        let first = ((self.cfg.mtu as usize).min(1500) - 20) / 8 * 8;
+        let len = between(&mut self.rng, first as u64 + 100, 2 * first as u64 - 16) as usize;
+        let payload = fb::dns_query_padded(o.ident, "big.example.com", 255, len);
         let l2 = self.gw_l2();
         let full = crate::wire::build::udp_frame(
             &crate::wire::EthernetRepr { src: l2.src, dst: l2.dst, vlan_tci: None, ethertype: 0 },
@@ -1522,7 +1530,6 @@ impl<'a> Sim<'a> {
             &crate::wire::UdpRepr { src_port: o.port, dst_port: vport },
             &payload,
         );
-        let first = ((self.cfg.mtu as usize).min(1500) - 20) / 8 * 8;
         let [a, b] = fb::fragment_in_two(&full, 14, first);
         let (ts, _, _) = self.emit(now, a, Category::Fragment, None);
         self.emit(ts + 2 * US, b, Category::Fragment, None);
@@ -1641,12 +1648,11 @@ impl<'a> Sim<'a> {
         let l3 = self.other_l3(o, vip, ttl, df);
         let big = cat == Category::OversizeDfTunnel;
         if proto == IPPROTO_UDP {
-            let mut payload = fb::dns_query(o.ident, "probe.example.com", 1);
-            if big {
-                let want = self.cfg.mtu as usize - 28;
-                let more = want.saturating_sub(payload.len());
-                self.filler.extend(&mut payload, o.seq as usize, more);
-            }
+            let payload = if big {
+                fb::dns_query_padded(o.ident, "probe.example.com", 1, self.cfg.mtu as usize - 28)
+            } else {
+                fb::dns_query(o.ident, "probe.example.com", 1)
+            };
             return fb::udp(&l2, &l3, o.port, vport, &payload, false);
         }
         let opts = fb::client_syn_options(self.mss);
