@@ -377,8 +377,6 @@ impl<'a> Sim<'a> {
             return Err(TrafficError::NoServices);
         }
         let r = &mut self.rng;
-        let n_reuse = if tcp.is_empty() { 0 } else { quota(spec.port_reuse_fraction, n / 2) };
-        let n_primary = n - n_reuse;
         let hot = (spec.clients / 20).max(1) as u64;
         let udp_thr = per_2_32(spec.udp_fraction);
         let burst_thr = per_2_32(spec.persistent_burst_fraction);
@@ -386,7 +384,7 @@ impl<'a> Sim<'a> {
         // (start, svc, client, burst)
         let mut plans: Vec<(Time, usize, usize, Option<u32>)> = Vec::with_capacity(n);
         let mut bursts = 0u32;
-        while plans.len() < n_primary {
+        while plans.len() < n {
             let use_udp = if tcp.is_empty() {
                 true
             } else if udp.is_empty() {
@@ -398,7 +396,7 @@ impl<'a> Sim<'a> {
             let svc = list[r.below(list.len() as u64) as usize];
             let client = if r.chance(1, 4) { r.below(hot) } else { r.below(spec.clients as u64) } as usize;
             let start = spec.start + r.below(spec.duration + 1);
-            let room = n_primary - plans.len();
+            let room = n - plans.len();
             let burst = self.svcs[svc].persistent
                 && room >= 2
                 && burst_thr > 0
@@ -426,7 +424,7 @@ impl<'a> Sim<'a> {
         for p in &plans {
             per_client[p.2] += 1;
         }
-        if let Some(m) = per_client.iter().copied().max().filter(|&m| m + n_reuse > MAX_SESSIONS_PER_CLIENT) {
+        if let Some(m) = per_client.iter().copied().max().filter(|&m| m > MAX_SESSIONS_PER_CLIENT) {
             return Err(TrafficError::Spec(format!(
                 "{m} connections from one client exceed {MAX_SESSIONS_PER_CLIENT}: use more clients"
             )));
@@ -455,18 +453,35 @@ impl<'a> Sim<'a> {
             s.info.kind = SessionKind::Idle;
             s.exchanges = s.exchanges.max(2);
         }
-        // Port reuse: followers of sessions the client closes first.
-        let preds: Vec<usize> = live_tcp.iter().copied().filter(|&i| self.sess[i].close != Close::ClientRst && self.sess[i].close != Close::ServerRst && self.sess[i].info.kind == SessionKind::Normal).collect();
-        let preds = pick(r, preds, n_reuse);
-        for p in preds {
-            let id = self.sess.len() as u32;
-            let (svc, client) = (self.sess[p].svc as usize, self.sess[p].client as usize);
-            let mut f = self.new_session(id, 0, svc, client, None);
-            f.info.kind = SessionKind::PortReuse;
-            f.info.reuses = Some(p as u32);
-            self.sess[p].close = Close::ClientFin;
-            self.sess[p].follower = Some(id);
-            self.sess.push(f);
+        // Port reuse: pairs of plain TCP sessions; the later one becomes a
+        // follower of the earlier, which the client closes first: it opens
+        // from the same client port 61-90 s after that close.
+        let plain: Vec<usize> = live_tcp
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let s = &self.sess[i];
+                s.info.kind == SessionKind::Normal && matches!(s.close, Close::ClientFin | Close::ServerFin)
+            })
+            .collect();
+        let k = quota(spec.port_reuse_fraction, n).min(plain.len() / 2);
+        let mut pairs = pick(r, plain, 2 * k);
+        for pair in pairs.chunks_exact_mut(2) {
+            pair.sort_unstable();
+            let (p, f) = (pair[0], pair[1]);
+            let (svc, client, vport, service) = {
+                let ps = &mut self.sess[p];
+                ps.close = Close::ClientFin;
+                ps.follower = Some(f as u32);
+                (ps.svc, ps.client, ps.vport, ps.info.service)
+            };
+            let fs = &mut self.sess[f];
+            fs.info.kind = SessionKind::PortReuse;
+            fs.info.reuses = Some(p as u32);
+            fs.info.client = sock(self.clients[client as usize].addr, 0);
+            fs.info.service = service;
+            fs.info.burst = None;
+            (fs.svc, fs.client, fs.vport) = (svc, client, vport);
         }
         let r = &mut self.rng;
         let all: Vec<usize> = (0..self.sess.len()).collect();
@@ -491,9 +506,11 @@ impl<'a> Sim<'a> {
         for i in pick(r, udp_ids.clone(), quota(spec.icmp_error_fraction, udp_ids.len())) {
             self.sess[i].info.client_icmp_error = true;
         }
-        for i in 0..n_primary {
-            let t = self.sess[i].info.start;
-            self.push(t, Ev::Start(i as u32));
+        for i in 0..n {
+            if self.sess[i].info.kind != SessionKind::PortReuse {
+                let t = self.sess[i].info.start;
+                self.push(t, Ev::Start(i as u32));
+            }
         }
         Ok(())
     }
@@ -570,11 +587,12 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// The client's next ephemeral port: sequential from a random start,
+    /// wrapping, so a port comes back only after 28 232 others.
     fn alloc_port(&mut self, client: u32) -> u16 {
-        let step = 1 + self.rng.below(2) as u16;
         let c = &mut self.clients[client as usize];
         let p = c.next_port;
-        c.next_port = if p as u32 + step as u32 > PORT_HI as u32 { PORT_LO } else { p + step };
+        c.next_port = if p == PORT_HI { PORT_LO } else { p + 1 };
         p
     }
 
