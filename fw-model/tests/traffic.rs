@@ -135,7 +135,8 @@ fn pinned_digests() {
     .unwrap();
     let spec = TrafficSpec { seed: 42, connections: 60, clients: 10, ..TrafficSpec::default() };
     let recs = generate(&spec, &cfg(), &rules).unwrap();
-    let flows = established_flows(&FlowSpec { flows: 20, packets: 200, ..FlowSpec::default() }, &cfg(), &rules).unwrap();
+    let flows =
+        established_flows(&FlowSpec { flows: 20, packets: 200, ..FlowSpec::default() }, &cfg(), &rules).unwrap();
     assert_eq!(
         (recs.len(), fnv(&recs).as_str(), flows.len(), fnv(&flows).as_str()),
         (1892, "29b6ef0eba554f69", 250, "8888c1e54af8f33a"),
@@ -281,7 +282,10 @@ fn fresh_director_does_what_the_generator_saw_and_meant() {
     }
     // The generator's director and the fresh one agree.
     let (g, f) = (&cap.counts.director, &d.counters);
-    assert_eq!((g.frames_in, g.frames_tx, g.frames_host, g.frames_dropped), (f.frames_in, f.frames_tx, f.frames_host, f.frames_dropped));
+    assert_eq!(
+        (g.frames_in, g.frames_tx, g.frames_host, g.frames_dropped),
+        (f.frames_in, f.frames_tx, f.frames_host, f.frames_dropped)
+    );
     assert_eq!((g.host, g.drop, &g.icmp_sent), (f.host, f.drop, &f.icmp_sent));
     assert_eq!((g.arp_replies, g.conns_created, g.conns_expired), (f.arp_replies, f.conns_created, f.conns_expired));
 
@@ -310,13 +314,17 @@ fn fresh_director_does_what_the_generator_saw_and_meant() {
     assert_eq!(drop(DropReason::OtherHost), n(Category::OtherMac));
     assert_eq!(drop(DropReason::FragNeeded), n(Category::OversizeDfTunnel));
     assert_eq!(f.icmp_sent.get(&(3, 4)).copied().unwrap_or(0), n(Category::OversizeDfTunnel));
-    assert_eq!(
-        f.icmp_sent.get(&(11, 0)).copied().unwrap_or(0) + f.icmp_rate_limited,
-        n(Category::Ttl1),
-    );
+    assert_eq!(f.icmp_sent.get(&(11, 0)).copied().unwrap_or(0) + f.icmp_rate_limited, n(Category::Ttl1),);
     assert_eq!(drop(DropReason::TtlExceeded), n(Category::Ttl1));
-    assert_eq!(f.frames_host, host(HostReason::Arp) + cap.counts.malformed_frames + host(HostReason::Fragment)
-        + host(HostReason::NonIp) + host(HostReason::Local) + host(HostReason::NotSyn));
+    assert_eq!(
+        f.frames_host,
+        host(HostReason::Arp)
+            + cap.counts.malformed_frames
+            + host(HostReason::Fragment)
+            + host(HostReason::NonIp)
+            + host(HostReason::Local)
+            + host(HostReason::NotSyn)
+    );
 }
 
 #[test]
@@ -467,8 +475,7 @@ fn sessions_behave() {
     // Half-open NAT sessions: the server's SYN-ACKs (retransmitted), no ACK.
     let ho = ss.iter().position(|s| s.kind == SessionKind::HalfOpen && s.forwarding == Some(FwdMethod::Masq));
     if let Some(h) = ho {
-        let cats: Vec<Category> =
-            cap.tags.iter().filter(|t| t.session == Some(h as u32)).map(|t| t.category).collect();
+        let cats: Vec<Category> = cap.tags.iter().filter(|t| t.session == Some(h as u32)).map(|t| t.category).collect();
         assert_eq!(cats, [Category::TcpClient, Category::TcpServer, Category::TcpServer, Category::TcpServer]);
     }
 }
@@ -566,7 +573,10 @@ fn refused_connections_give_up_or_retry() {
     assert_eq!(cap.counts.handshakes, 0);
     for t in &cap.tags {
         assert!(
-            matches!(t.outcome, Outcome::IcmpError(DropReason::NoRealServer) | Outcome::Dropped(DropReason::NoRealServer)),
+            matches!(
+                t.outcome,
+                Outcome::IcmpError(DropReason::NoRealServer) | Outcome::Dropped(DropReason::NoRealServer)
+            ),
             "{t:?}"
         );
     }
@@ -594,7 +604,10 @@ fn other_configurations() {
         }
     }
     // Only UDP services; only one TCP NAT service.
-    for text in ["-A -u 10.0.0.100:53 -s rr\n-a -u 10.0.0.100:53 -r 192.168.10.1:53 -m\n", "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m\n"] {
+    for text in [
+        "-A -u 10.0.0.100:53 -s rr\n-a -u 10.0.0.100:53 -r 192.168.10.1:53 -m\n",
+        "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m\n",
+    ] {
         let r = parse_rules(text).unwrap();
         let cap = generate_capture(&TrafficSpec { connections: 50, ..moderate() }, &cfg(), &r).unwrap();
         assert_eq!(cap.counts.connections, 50);
@@ -642,7 +655,11 @@ fn established_flows_are_established() {
         assert!(l4_checksum_ok(&r.data));
     }
     let (outcomes, d) = replay(&recs);
-    assert!(outcomes.iter().all(|o| *o == Outcome::Forwarded), "{:?}", outcomes.iter().find(|o| **o != Outcome::Forwarded));
+    assert!(
+        outcomes.iter().all(|o| *o == Outcome::Forwarded),
+        "{:?}",
+        outcomes.iter().find(|o| **o != Outcome::Forwarded)
+    );
     assert_eq!(d.counters.conns_created - d.counters.templates_created, 200);
     // Data frames carry the payload and consistent numbers: a client's
     // sequence grows by the payload each time.
@@ -672,7 +689,8 @@ fn established_flows_are_established() {
 #[test]
 fn ten_thousand_connections() {
     let t0 = std::time::Instant::now();
-    let spec = TrafficSpec { seed: 3, connections: 10_000, clients: 2000, duration: 600 * SEC, ..TrafficSpec::default() };
+    let spec =
+        TrafficSpec { seed: 3, connections: 10_000, clients: 2000, duration: 600 * SEC, ..TrafficSpec::default() };
     let cap = generate_capture(&spec, &cfg(), &rules()).unwrap();
     let took = t0.elapsed();
     println!("10k connections: {} frames, {} bytes in {took:?}", cap.records.len(), cap.counts.bytes);

@@ -167,7 +167,8 @@ fn write(path: &Path, recs: &[PcapRecord], res: Resolution) -> Result<(), Traffi
 mod tests {
     use super::*;
 
-    const DIRECTOR: &str = "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n\
+    const DIRECTOR: &str =
+        "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n\
         [neighbors]\n\"192.168.10.1\" = \"02:00:00:00:10:01\"\n\"192.168.10.2\" = \"02:00:00:00:10:02\"\n";
     const RULES: &str = "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:8080 -m -w 1\n\
         -a -t 10.0.0.100:80 -r 192.168.10.2:8080 -m -w 1\n-A -u 10.0.0.100:53 -s rr\n\

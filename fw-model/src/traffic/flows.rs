@@ -87,7 +87,11 @@ const L4_OFF: usize = 34;
 /// incrementally (RFC 1624), consistent with each other (ack numbers follow
 /// the other side's data). Flows whose SYN the director does not forward
 /// are left out of the data phase.
-pub fn established_flows(spec: &FlowSpec, cfg: &DirectorConfig, rules: &RuleSet) -> Result<Vec<PcapRecord>, TrafficError> {
+pub fn established_flows(
+    spec: &FlowSpec,
+    cfg: &DirectorConfig,
+    rules: &RuleSet,
+) -> Result<Vec<PcapRecord>, TrafficError> {
     let mss = cfg.mtu.saturating_sub(40).clamp(536, 1460) as usize;
     let bad = |m: String| Err(TrafficError::Spec(m));
     if spec.clients == 0 || spec.clients > MAX_CLIENTS {
@@ -165,7 +169,14 @@ pub fn established_flows(spec: &FlowSpec, cfg: &DirectorConfig, rules: &RuleSet)
         let c_isn = r.next_u64() as u32;
         let s_isn = r.next_u64() as u32;
         let first = if tcp {
-            let t = TcpRepr { src_port: cport, dst_port: vport, seq_number: c_isn, ack_number: 0, flags: TCP_SYN, window_len: 64240 };
+            let t = TcpRepr {
+                src_port: cport,
+                dst_port: vport,
+                seq_number: c_isn,
+                ack_number: 0,
+                flags: TCP_SYN,
+                window_len: 64240,
+            };
             fb::tcp(&client_l2, &cl3(&mut c_id), &t, &fb::client_syn_options(mss as u16), &[], &[])
         } else {
             fb::udp(&client_l2, &cl3(&mut c_id), cport, vport, &payload, false)
@@ -198,7 +209,14 @@ pub fn established_flows(spec: &FlowSpec, cfg: &DirectorConfig, rules: &RuleSet)
                     continue;
                 }
             }
-            let t = TcpRepr { src_port: cport, dst_port: vport, seq_number: c_seq, ack_number: s_seq, flags: TCP_ACK, window_len: 502 };
+            let t = TcpRepr {
+                src_port: cport,
+                dst_port: vport,
+                seq_number: c_seq,
+                ack_number: s_seq,
+                flags: TCP_ACK,
+                window_len: 502,
+            };
             let f = fb::tcp(&client_l2, &cl3(&mut c_id), &t, &[], &[], &[]);
             if run(&mut d, f, &mut out) != Outcome::Forwarded {
                 continue;
@@ -211,14 +229,29 @@ pub fn established_flows(spec: &FlowSpec, cfg: &DirectorConfig, rules: &RuleSet)
         }
         let flags = TCP_ACK | if payload.is_empty() { 0 } else { TCP_PSH };
         let (client_tpl, server_tpl) = if tcp {
-            let t = TcpRepr { src_port: cport, dst_port: vport, seq_number: c_seq, ack_number: s_seq, flags, window_len: 502 };
+            let t = TcpRepr {
+                src_port: cport,
+                dst_port: vport,
+                seq_number: c_seq,
+                ack_number: s_seq,
+                flags,
+                window_len: 502,
+            };
             let ct = fb::tcp(&client_l2, &cl3(&mut c_id), &t, &[], &[], &payload);
-            let t = TcpRepr { src_port: c.dport, dst_port: cport, seq_number: s_seq, ack_number: c_seq, flags, window_len: 509 };
+            let t = TcpRepr {
+                src_port: c.dport,
+                dst_port: cport,
+                seq_number: s_seq,
+                ack_number: c_seq,
+                flags,
+                window_len: 509,
+            };
             let st = if nat { fb::tcp(&server_l2, &sl3(&mut s_id), &t, &[], &[], &payload) } else { Vec::new() };
             (ct, st)
         } else {
             let ct = fb::udp(&client_l2, &cl3(&mut c_id), cport, vport, &payload, false);
-            let st = if nat { fb::udp(&server_l2, &sl3(&mut s_id), c.dport, cport, &payload, false) } else { Vec::new() };
+            let st =
+                if nat { fb::udp(&server_l2, &sl3(&mut s_id), c.dport, cport, &payload, false) } else { Vec::new() };
             (ct, st)
         };
         flows.push(Flow { tcp, nat, client_tpl, server_tpl, c_seq, s_seq, c_id, s_id, sent_c: 0, sent_s: 0, turns: 0 });

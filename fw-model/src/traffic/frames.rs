@@ -115,7 +115,8 @@ pub(super) fn tcp(l2: &L2, l3: &L3, t: &TcpRepr, tcp_opts: &[u8], ip_opts: &[u8]
 /// A UDP/IPv4 frame, padded; `zero_checksum` stores 0 ("no checksum",
 /// RFC 768) instead of the computed checksum.
 pub(super) fn udp(l2: &L2, l3: &L3, sport: u16, dport: u16, payload: &[u8], zero_checksum: bool) -> Vec<u8> {
-    let mut f = build::udp_frame(&l2.repr(ETHERTYPE_IPV4), &l3.repr(), &UdpRepr { src_port: sport, dst_port: dport }, payload);
+    let mut f =
+        build::udp_frame(&l2.repr(ETHERTYPE_IPV4), &l3.repr(), &UdpRepr { src_port: sport, dst_port: dport }, payload);
     if zero_checksum {
         let c = l2.len() + 20 + 6;
         f[c..c + 2].copy_from_slice(&[0, 0]);
@@ -136,7 +137,8 @@ pub(super) fn icmp(l2: &L2, l3: &L3, i: &Icmpv4Repr, data: &[u8], ip_opts: &[u8]
 
 /// An ARP frame, padded.
 pub(super) fn arp(l2: &L2, op: ArpOperation, sender: (MacAddr, Ipv4Addr), target: (MacAddr, Ipv4Addr)) -> Vec<u8> {
-    let a = ArpRepr { operation: op, sender_mac: sender.0, sender_ip: sender.1, target_mac: target.0, target_ip: target.1 };
+    let a =
+        ArpRepr { operation: op, sender_mac: sender.0, sender_ip: sender.1, target_mac: target.0, target_ip: target.1 };
     let mut f = build::arp_frame(&l2.repr(0), &a);
     pad_min(&mut f);
     f
@@ -276,8 +278,10 @@ pub(super) fn http_request(host: Ipv4Addr, path_id: u64, size: u32, upload: bool
         let body = (size as usize).saturating_sub(hl).max(1);
         return Msg { head: head(body), len: (hl + body) as u32, off: 0, blank_line_end: false };
     }
-    let head = format!("GET /item/{path_id:x} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: lvsnic-traffic/1\r\nAccept: */*\r\nCookie: s=")
-        .into_bytes();
+    let head = format!(
+        "GET /item/{path_id:x} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: lvsnic-traffic/1\r\nAccept: */*\r\nCookie: s="
+    )
+    .into_bytes();
     let len = (size as usize).max(head.len() + 4);
     // The cookie runs into the filler; the blank line ends the message.
     Msg { head, len: len as u32, off: 0, blank_line_end: true }
@@ -286,7 +290,8 @@ pub(super) fn http_request(host: Ipv4Addr, path_id: u64, size: u32, upload: bool
 /// An HTTP/1.1 response of `size` bytes.
 pub(super) fn http_response(size: u32) -> Msg {
     let head = |body: usize| {
-        format!("HTTP/1.1 200 OK\r\nServer: rs\r\nContent-Type: text/html\r\nContent-Length: {body:>8}\r\n\r\n").into_bytes()
+        format!("HTTP/1.1 200 OK\r\nServer: rs\r\nContent-Type: text/html\r\nContent-Length: {body:>8}\r\n\r\n")
+            .into_bytes()
     };
     let hl = head(0).len();
     let body = (size as usize).saturating_sub(hl);
@@ -447,7 +452,15 @@ pub(super) fn ipv6_echo(src_mac: MacAddr, dst_mac: MacAddr, r: &mut SplitMix64) 
     ipv6_frame(src_mac, dst_mac, src, dst, 58, 64, icmp)
 }
 
-fn ipv6_frame(src_mac: MacAddr, dst_mac: MacAddr, src: [u8; 16], dst: [u8; 16], next: u8, hop: u8, mut l4: Vec<u8>) -> Vec<u8> {
+fn ipv6_frame(
+    src_mac: MacAddr,
+    dst_mac: MacAddr,
+    src: [u8; 16],
+    dst: [u8; 16],
+    next: u8,
+    hop: u8,
+    mut l4: Vec<u8>,
+) -> Vec<u8> {
     if next == 58 {
         // ICMPv6 checksum over the pseudo-header (RFC 8200 section 8.1).
         let mut ph = Vec::with_capacity(40);

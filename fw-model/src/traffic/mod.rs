@@ -229,7 +229,9 @@ impl TrafficSpec {
         // pcap seconds are 32-bit: leave a day for the sessions.
         let limit = (u32::MAX as u64 - 86_400) * SEC;
         if self.start.saturating_add(self.duration) > limit {
-            return Err(TrafficError::Spec("start + duration is beyond what a pcap timestamp holds (year 2106)".into()));
+            return Err(TrafficError::Spec(
+                "start + duration is beyond what a pcap timestamp holds (year 2106)".into(),
+            ));
         }
         if self.idle_gap.is_some_and(|g| g > 86_400 * SEC / 2) {
             return Err(TrafficError::Spec("idle gap longer than 12 hours".into()));
@@ -411,8 +413,8 @@ pub enum SessionKind {
 /// How a session ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SessionEnd {
-    /// Not ended (the simulation always runs sessions to their end, so only
-    /// seen on a follower whose predecessor never ended).
+    /// Not ended (the simulation runs every session to its end, so a
+    /// finished capture has none).
     Open,
     /// Client sent the first FIN.
     ClientClose,
@@ -524,9 +526,11 @@ pub struct TrafficCounts {
     pub df_frames: u64,
     /// UDP frames with a zero checksum.
     pub zero_checksum_frames: u64,
-    /// IPv4 frames arriving with TTL ≥ 100 (Windows-like clients).
+    /// IPv4 frames arriving with TTL above 64 (Windows-like clients, initial
+    /// TTL 128).
     pub ttl128_frames: u64,
-    /// Client frames arriving with TTL 2..=64 (Linux-like clients).
+    /// IPv4 frames arriving with TTL 2..=64 (Linux-like clients and the real
+    /// servers, initial TTL 64).
     pub ttl64_frames: u64,
     /// The generator's director counters after the last frame (a fresh
     /// director replaying the capture ends with the same).

@@ -15,8 +15,8 @@ use crate::conn::tcp::state as tcp_state;
 use crate::time::MSEC;
 use crate::wire::icmp::{ICMP_DEST_UNREACH, ICMP_ECHO_REQUEST, ICMP_UNREACH_PORT};
 use crate::wire::{
-    parse_frame, ArpOperation, Icmpv4Repr, MacAddr, TcpRepr, IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP, TCP_ACK,
-    TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN,
+    parse_frame, ArpOperation, Icmpv4Repr, MacAddr, TcpRepr, IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP, TCP_ACK, TCP_FIN,
+    TCP_PSH, TCP_RST, TCP_SYN,
 };
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -334,8 +334,18 @@ impl<'a> Sim<'a> {
     fn build_decks(&mut self) {
         use Category::*;
         let mut other = vec![
-            ArpVip, ArpDirector, ArpOther, IcmpEchoVip, IcmpEchoDirector, Ipv6, OtherEthertype, OtherMac, Broadcast,
-            Ttl1, Fragment, IpOptions,
+            ArpVip,
+            ArpDirector,
+            ArpOther,
+            IcmpEchoVip,
+            IcmpEchoDirector,
+            Ipv6,
+            OtherEthertype,
+            OtherMac,
+            Broadcast,
+            Ttl1,
+            Fragment,
+            IpOptions,
         ];
         if self.director_tcp_port.is_some() {
             other.push(TcpToDirector);
@@ -1709,12 +1719,7 @@ impl<'a> Sim<'a> {
             window_len: 64240,
         };
         let good = crate::wire::build::tcp_frame(
-            &crate::wire::EthernetRepr {
-                src: self.cfg.gateway_mac,
-                dst: self.cfg.mac,
-                vlan_tci: None,
-                ethertype: 0,
-            },
+            &crate::wire::EthernetRepr { src: self.cfg.gateway_mac, dst: self.cfg.mac, vlan_tci: None, ethertype: 0 },
             &crate::wire::Ipv4Repr {
                 src_addr: l3.src,
                 dst_addr: l3.dst,
