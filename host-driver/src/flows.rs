@@ -96,7 +96,6 @@ struct ActionSlot {
 
 /// Hardware flow state of the host.
 pub struct FlowManager {
-    params: HwParams,
     placer: FlowPlacer,
     conns: HashMap<ConnId, Installed>,
     by_key: HashMap<FlowKey, ConnId>,
@@ -115,7 +114,6 @@ impl FlowManager {
     pub fn new(params: HwParams) -> Self {
         let n = params.actions();
         FlowManager {
-            params,
             placer: FlowPlacer::new(params),
             conns: HashMap::new(),
             by_key: HashMap::new(),

@@ -9,7 +9,9 @@
 //! to the director's own stack go to HOST.pcap.
 
 use lvsnic_model::config::DirectorConfig;
+use crate::slowpath::SlowPath;
 use lvsnic_model::director::{Action, Director};
+use lvsnic_model::hw::{HwParams, HwPipeline};
 use lvsnic_model::pcap::{self, PcapRecord};
 use lvsnic_model::rules::ipvsadm;
 use lvsnic_model::stats::Report;
@@ -18,9 +20,16 @@ use std::path::{Path, PathBuf};
 /// Which implementation of the data plane runs the capture.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Backend {
-    /// The golden model in software.
+    /// The hardware model (`lvsnic_model::hw`) forwards established flows;
+    /// the host slow path (golden model) handles what it hands up.
     Model,
+    /// The golden model alone, every frame in software (the reference the
+    /// other backends are compared with).
+    Golden,
 }
+
+/// Table sizes of the modelled data plane used by `--backend model`.
+pub const MODEL_PARAMS: HwParams = HwParams { data_width: 64, flow_buckets_log2: 16, action_log2: 12, vip_count: 32 };
 
 /// Inputs and outputs of one replay.
 #[derive(Clone, Debug)]
@@ -49,6 +58,8 @@ pub enum ReplayError {
     Director(#[from] lvsnic_model::director::DirectorError),
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
+    #[error("{0}")]
+    Device(String),
 }
 
 /// What a replay produced.
@@ -58,6 +69,10 @@ pub struct ReplayOutcome {
     pub report: Report,
     /// `ipvsadm -L -n --stats` followed by `ipvsadm -L -n` of the final state.
     pub listing: String,
+    /// Frames the data plane forwarded without the host (0 for `golden`).
+    pub in_hardware: u64,
+    /// Connections whose flows did not fit in the hardware tables.
+    pub table_full: u64,
 }
 
 fn read_rules(path: &Path) -> Result<lvsnic_model::rules::RuleSet, ReplayError> {
@@ -66,8 +81,53 @@ fn read_rules(path: &Path) -> Result<lvsnic_model::rules::RuleSet, ReplayError> 
     ipvsadm::parse_rules(&text).map_err(|e| ReplayError::Rules { path: p, msg: e.to_string() })
 }
 
-/// Runs `records` through a fresh director.
-pub fn run(cfg: DirectorConfig, rules: &lvsnic_model::rules::RuleSet, records: &[PcapRecord]) -> Result<ReplayOutcome, ReplayError> {
+/// Runs `records` through a fresh director on `backend`.
+pub fn run(backend: Backend, cfg: DirectorConfig, rules: &lvsnic_model::rules::RuleSet, records: &[PcapRecord]) -> Result<ReplayOutcome, ReplayError> {
+    match backend {
+        Backend::Golden => run_golden(cfg, rules, records),
+        Backend::Model => {
+            let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
+            let d = Director::new(cfg, rules, start)?;
+            let dp = HwPipeline::new(MODEL_PARAMS);
+            let sp = SlowPath::new(d, dp, MODEL_PARAMS).map_err(|e| ReplayError::Device(e.to_string()))?;
+            run_split(sp, records)
+        }
+    }
+}
+
+/// Runs `records` through a slow path in front of a data plane.
+pub fn run_split<D: crate::datapath::Datapath>(mut sp: SlowPath<D>, records: &[PcapRecord]) -> Result<ReplayOutcome, ReplayError> {
+    let mut tx = Vec::with_capacity(records.len());
+    let mut host = Vec::new();
+    let mut in_hw = 0u64;
+    for r in records {
+        let out = sp.frame(r.ts_ns, &r.data).map_err(|e| ReplayError::Device(e.to_string()))?;
+        in_hw += out.in_hardware as u64;
+        for f in out.tx {
+            tx.push(PcapRecord { ts_ns: r.ts_ns, orig_len: f.len() as u32, data: f });
+        }
+        if out.host.is_some() {
+            host.push(r.clone());
+        }
+    }
+    sp.settle();
+    let mut out = finish(&sp.director, tx, host)?;
+    out.in_hardware = in_hw;
+    out.table_full = sp.flows.table_full;
+    Ok(out)
+}
+
+fn finish(d: &Director, tx: Vec<PcapRecord>, host: Vec<PcapRecord>) -> Result<ReplayOutcome, ReplayError> {
+    let report = Report::of(d);
+    let (header, services) = lvsnic_model::stats::listings(d);
+    let stats_opts = ipvsadm::ListOptions { numeric: true, stats: true, ..Default::default() };
+    let plain_opts = ipvsadm::ListOptions { numeric: true, ..Default::default() };
+    let listing = ipvsadm::format_list(&header, &services, &stats_opts) + &ipvsadm::format_list(&header, &services, &plain_opts);
+    Ok(ReplayOutcome { tx, host, report, listing, in_hardware: 0, table_full: 0 })
+}
+
+/// Runs `records` through the golden model alone.
+pub fn run_golden(cfg: DirectorConfig, rules: &lvsnic_model::rules::RuleSet, records: &[PcapRecord]) -> Result<ReplayOutcome, ReplayError> {
     let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
     let mut d = Director::new(cfg, rules, start)?;
     let mut tx = Vec::with_capacity(records.len());
@@ -87,12 +147,7 @@ pub fn run(cfg: DirectorConfig, rules: &lvsnic_model::rules::RuleSet, records: &
             Action::Drop(_) => {}
         }
     }
-    let report = Report::of(&d);
-    let (header, services) = lvsnic_model::stats::listings(&d);
-    let stats_opts = ipvsadm::ListOptions { numeric: true, stats: true, ..Default::default() };
-    let plain_opts = ipvsadm::ListOptions { numeric: true, ..Default::default() };
-    let listing = ipvsadm::format_list(&header, &services, &stats_opts) + &ipvsadm::format_list(&header, &services, &plain_opts);
-    Ok(ReplayOutcome { tx, host, report, listing })
+    finish(&d, tx, host)
 }
 
 /// The whole `lvsnic replay` command. Returns the one-line summary.
@@ -101,9 +156,7 @@ pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
     let rules = read_rules(&args.rules)?;
     let inp = args.input.display().to_string();
     let records = pcap::read_file(&args.input).map_err(|e| ReplayError::Pcap { path: inp.clone(), msg: e.to_string() })?;
-    let out = match args.backend {
-        Backend::Model => run(cfg, &rules, &records)?,
-    };
+    let out = run(args.backend, cfg, &rules, &records)?;
     let write = |path: &Path, recs: &[PcapRecord]| -> Result<(), ReplayError> {
         pcap::write_file(path, pcap::Resolution::Nano, recs.iter().cloned())
             .map_err(|e| ReplayError::Pcap { path: path.display().to_string(), msg: e.to_string() })
@@ -117,6 +170,11 @@ pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
             .map_err(|e| ReplayError::Io { path: s.display().to_string(), source: e })?;
     }
     let r = &out.report;
+    let hw = if args.backend == Backend::Golden {
+        String::new()
+    } else {
+        format!(" ({} frames in hardware)", out.in_hardware)
+    };
     let listing = if args.list { format!("\n{}", out.listing) } else { String::new() };
     Ok(format!(
         "replay ({:?} backend): {} frames in, {} transmitted, {} to host, {} dropped; {} services, {} connections created, {} live",
@@ -130,5 +188,6 @@ pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
         r.connections.live
     )
     .to_lowercase()
+        + &hw
         + &listing)
 }
