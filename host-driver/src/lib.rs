@@ -8,3 +8,4 @@ pub mod replay;
 pub mod datapath;
 pub mod flows;
 pub mod slowpath;
+pub mod vectors;

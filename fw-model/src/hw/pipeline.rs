@@ -313,6 +313,62 @@ impl HwPipeline {
         frame.to_vec()
     }
 
+    /// The flow table as 128-bit slot images, in slot-index order.
+    pub fn flow_image(&self) -> &[u128] {
+        &self.flows
+    }
+
+    /// The action table as 128-bit images, in index order.
+    pub fn action_image(&self) -> &[u128] {
+        &self.actions
+    }
+
+    /// Zeroes every counter and `last_hit`, as loading the tables after a
+    /// reset leaves them (the register writes of [`state_writes`](Self::state_writes)).
+    pub fn clear_activity(&mut self) {
+        self.counters.iter_mut().for_each(|c| *c = 0);
+        self.act_pkts.iter_mut().for_each(|c| *c = 0);
+        self.act_bytes.iter_mut().for_each(|c| *c = 0);
+        self.last_hit.iter_mut().for_each(|c| *c = 0);
+    }
+
+    /// Valid flow entries.
+    pub fn flow_count(&self) -> usize {
+        self.flows.iter().filter(|&&b| b & 1 != 0).count()
+    }
+
+    /// The register writes that bring a core out of reset into this
+    /// state's configuration and tables (counters and `last_hit` aside):
+    /// MAC, IP, MTU, VIPs, every non-empty flow slot and action, CTRL last.
+    pub fn state_writes(&self) -> Vec<(u32, u32)> {
+        let mut w = vec![
+            (MAC_HI, (self.mac.0[0] as u32) << 8 | self.mac.0[1] as u32),
+            (MAC_LO, u32::from_be_bytes([self.mac.0[2], self.mac.0[3], self.mac.0[4], self.mac.0[5]])),
+            (IP, self.ip),
+            (MTU, self.mtu as u32),
+        ];
+        for (i, v) in self.vips.iter().enumerate() {
+            w.push((VIP_BASE + 4 * i as u32, *v));
+        }
+        w.push((VIP_VALID, self.vip_valid));
+        let table = |w: &mut Vec<(u32, u32)>, img: &[u128], data: u32, index: u32, cmd: u32| {
+            for (i, &b) in img.iter().enumerate() {
+                if b == 0 {
+                    continue;
+                }
+                for k in 0..4 {
+                    w.push((data + 4 * k, (b >> (32 * k)) as u32));
+                }
+                w.push((index, i as u32));
+                w.push((cmd, CMD_WRITE));
+            }
+        };
+        table(&mut w, &self.flows, FLOW_DATA, FLOW_INDEX, FLOW_CMD);
+        table(&mut w, &self.actions, ACT_DATA, ACT_INDEX, ACT_CMD);
+        w.push((CTRL, self.ctrl));
+        w
+    }
+
     /// A counter's value (`CNT[n]`).
     pub fn counter(&self, n: u32) -> u64 {
         self.counters.get(n as usize).copied().unwrap_or(0)
