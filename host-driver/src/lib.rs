@@ -6,6 +6,7 @@
 
 pub mod replay;
 pub mod datapath;
+pub mod regmap;
 pub mod flows;
 pub mod slowpath;
 pub mod vectors;

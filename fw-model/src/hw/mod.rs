@@ -11,6 +11,7 @@ pub mod fuzz;
 pub mod pipeline;
 pub mod placement;
 pub mod regs;
+pub mod regs_gen;
 pub mod tables;
 pub mod toeplitz;
 

@@ -1,41 +1,29 @@
-//! Register addresses (docs/hardware.md §6).
+//! Register addresses (docs/hardware.md §6). The addresses, fields and
+//! reset values come from the single source `hw/regmap/lvsnic.rdl` through
+//! the generated [`regs_gen`](super::regs_gen); this module adds the names
+//! the code uses and the command/counter numbers.
 
-pub const ID: u32 = 0x000;
-pub const VERSION: u32 = 0x004;
-pub const CAPS0: u32 = 0x008;
-pub const CAPS1: u32 = 0x00C;
-pub const CTRL: u32 = 0x010;
-pub const MAC_LO: u32 = 0x014;
-pub const MAC_HI: u32 = 0x018;
-pub const IP: u32 = 0x01C;
-pub const MTU: u32 = 0x020;
-pub const VIP_VALID: u32 = 0x024;
-pub const VIP_BASE: u32 = 0x100;
-pub const FLOW_DATA: u32 = 0x200;
-pub const FLOW_INDEX: u32 = 0x210;
-pub const FLOW_CMD: u32 = 0x214;
-pub const FLOW_STATUS: u32 = 0x218;
-pub const FLOW_RDATA: u32 = 0x220;
-pub const FLOW_HIT_LO: u32 = 0x230;
-pub const FLOW_HIT_HI: u32 = 0x234;
-pub const ACT_DATA: u32 = 0x300;
-pub const ACT_INDEX: u32 = 0x310;
-pub const ACT_CMD: u32 = 0x314;
-pub const ACT_STATUS: u32 = 0x318;
-pub const ACT_RDATA: u32 = 0x320;
-pub const ACT_PKTS_LO: u32 = 0x330;
-pub const ACT_PKTS_HI: u32 = 0x334;
-pub const ACT_BYTES_LO: u32 = 0x338;
-pub const ACT_BYTES_HI: u32 = 0x33C;
-pub const CNT_BASE: u32 = 0x400;
+pub use super::regs_gen::{
+    ACT_BYTES_HI, ACT_BYTES_LO, ACT_CMD, ACT_INDEX, ACT_PKTS_HI, ACT_PKTS_LO, ACT_STATUS, CAPS0, CAPS1, CNT_BASE, CTRL,
+    FLOW_CMD, FLOW_HIT_HI, FLOW_HIT_LO, FLOW_INDEX, FLOW_STATUS, ID, IP, MAC_HI, MAC_LO, MTU, VERSION, VIP_BASE, VIP_VALID,
+};
+
+/// Staging entry of the flow table (4 words).
+pub const FLOW_DATA: u32 = super::regs_gen::FLOW_DATA_BASE;
+/// Flow entry read back (4 words).
+pub const FLOW_RDATA: u32 = super::regs_gen::FLOW_RDATA_BASE;
+/// Staging action (4 words).
+pub const ACT_DATA: u32 = super::regs_gen::ACT_DATA_BASE;
+/// Action read back (4 words).
+pub const ACT_RDATA: u32 = super::regs_gen::ACT_RDATA_BASE;
 
 /// `ID` register value ("LVSN").
-pub const ID_VALUE: u32 = 0x4C56_534E;
+pub const ID_VALUE: u32 = super::regs_gen::ID_RESET;
 /// `VERSION` register value (1.0).
-pub const VERSION_VALUE: u32 = 0x0001_0000;
+pub const VERSION_VALUE: u32 = super::regs_gen::VERSION_RESET;
 
-pub const CTRL_ENABLE: u32 = 1 << 0;
-pub const CTRL_PMTU_DISC: u32 = 1 << 1;
+pub const CTRL_ENABLE: u32 = super::regs_gen::CTRL_ENABLE_MASK;
+pub const CTRL_PMTU_DISC: u32 = super::regs_gen::CTRL_PMTU_DISC_MASK;
 
 pub const CMD_WRITE: u32 = 1;
 pub const CMD_READ: u32 = 2;
@@ -47,4 +35,20 @@ pub const CNT_HOST: u32 = 2;
 pub const CNT_INJECT: u32 = 3;
 pub const CNT_REASON_BASE: u32 = 32;
 /// Number of counters.
-pub const CNT_COUNT: u32 = 64;
+pub const CNT_COUNT: u32 = super::regs_gen::CNT_LEN;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_from_the_single_source_match_the_contract() {
+        assert_eq!((ID, VERSION, CTRL, MTU, VIP_VALID), (0x000, 0x004, 0x010, 0x020, 0x024));
+        assert_eq!((VIP_BASE, FLOW_DATA, FLOW_INDEX, FLOW_CMD, FLOW_RDATA, FLOW_HIT_LO), (0x100, 0x200, 0x210, 0x214, 0x220, 0x230));
+        assert_eq!((ACT_DATA, ACT_INDEX, ACT_CMD, ACT_RDATA, ACT_PKTS_LO, ACT_BYTES_HI), (0x300, 0x310, 0x314, 0x320, 0x330, 0x33C));
+        assert_eq!((CNT_BASE, CNT_COUNT), (0x400, 64));
+        assert_eq!((ID_VALUE, VERSION_VALUE, CTRL_ENABLE, CTRL_PMTU_DISC), (0x4C56534E, 0x0001_0000, 1, 2));
+        assert_eq!(super::super::regs_gen::CTRL_RESET, CTRL_PMTU_DISC);
+        assert_eq!(super::super::regs_gen::MTU_RESET, 1500);
+    }
+}
