@@ -162,7 +162,7 @@ pub enum Action {
 }
 
 /// Director-wide counters (beyond the IPVS per-service statistics).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
     pub frames_in: u64,
     pub frames_tx: u64,

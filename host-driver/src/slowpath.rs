@@ -5,7 +5,9 @@
 
 use crate::datapath::{Datapath, DatapathError};
 use crate::flows::{FlowManager, OffloadView};
-use lvsnic_model::director::{Action, Director};
+use lvsnic_model::director::{Action, Director, DirectorError};
+use lvsnic_model::rules::{DestRule, ServiceKey, ServiceRule};
+use std::net::Ipv4Addr;
 use lvsnic_model::hw::regs::*;
 use lvsnic_model::hw::{HwOutput, HwParams};
 use lvsnic_model::time::Time;
@@ -104,6 +106,59 @@ impl<D: Datapath> SlowPath<D> {
             self.flows.sync(&mut self.dp, &mut self.director, id);
         }
         Ok(r)
+    }
+
+    /// `ipvsadm -a`.
+    pub fn add_dest(&mut self, key: &ServiceKey, d: &DestRule) -> Result<(), DirectorError> {
+        self.director.add_dest(key, d).map(|_| ())
+    }
+
+    /// `ipvsadm -e`: existing connections (and their hardware flows) keep
+    /// their real server and forwarding method.
+    pub fn edit_dest(&mut self, key: &ServiceKey, d: &DestRule) -> Result<(), DirectorError> {
+        self.director.edit_dest(key, d)
+    }
+
+    /// `ipvsadm -d`: the real server's hardware flows are removed, so its
+    /// connections' packets come to the golden model (which drops them or
+    /// reschedules, per `expire_nodest_conn`).
+    pub fn del_dest(&mut self, key: &ServiceKey, addr: Ipv4Addr, port: u16) -> Result<(), DirectorError> {
+        let dest = self.director.services.lookup_key(key).and_then(|svc| {
+            self.director.services.service(svc).order.iter().copied().find(|&d| {
+                let r = self.director.services.dest(d);
+                r.addr == addr && r.port == port
+            })
+        });
+        self.director.del_dest(key, addr, port)?;
+        if let Some(dest) = dest {
+            self.flows.drop_dest(&mut self.dp, &mut self.director, dest);
+        }
+        Ok(())
+    }
+
+    /// `ipvsadm -A`.
+    pub fn add_service(&mut self, rule: &ServiceRule) -> Result<(), DirectorError> {
+        self.director.add_service(rule)?;
+        let n = self.dp.read32(CAPS1) >> 16 & 0xff;
+        self.sync_vips(n);
+        Ok(())
+    }
+
+    /// `ipvsadm -D`: every real server of the service goes, with its flows.
+    pub fn del_service(&mut self, key: &ServiceKey) -> Result<(), DirectorError> {
+        let dests: Vec<_> = self
+            .director
+            .services
+            .lookup_key(key)
+            .map(|svc| self.director.services.service(svc).order.clone())
+            .unwrap_or_default();
+        self.director.del_service(key)?;
+        for d in dests {
+            self.flows.drop_dest(&mut self.dp, &mut self.director, d);
+        }
+        let n = self.dp.read32(CAPS1) >> 16 & 0xff;
+        self.sync_vips(n);
+        Ok(())
     }
 
     /// Credits the data plane's counters to the director's statistics (call

@@ -65,6 +65,117 @@ pub fn director(rules: &str, extra: &str) -> Director {
     Director::new(config(extra), &rules, T0).expect("test director")
 }
 
+/// A director under test: the golden model alone, or the hardware model
+/// with the host slow path (`hw model + host == golden`). Reads go to the
+/// golden model inside (`Deref`); frames and rule changes go through the
+/// whole stack.
+pub struct Dut {
+    pub name: &'static str,
+    kind: DutKind,
+}
+
+enum DutKind {
+    Golden(Director),
+    Model(Box<lvsnic::slowpath::SlowPath<lvsnic_model::hw::HwPipeline>>),
+}
+
+/// Table sizes of the modelled data plane in tests (small, so cuckoo
+/// displacement and action sharing are exercised).
+pub const TEST_PARAMS: lvsnic_model::hw::HwParams =
+    lvsnic_model::hw::HwParams { data_width: 64, flow_buckets_log2: 6, action_log2: 6, vip_count: 16 };
+
+/// Number of backends the conformance tests run on.
+pub const BACKENDS: usize = 2;
+
+/// Backend `b` (0 golden, 1 model) with `rules` and `extra` config, at [`T0`].
+pub fn dut(b: usize, rules: &str, extra: &str) -> Dut {
+    match b {
+        0 => Dut { name: "golden", kind: DutKind::Golden(director(rules, extra)) },
+        _ => {
+            let hw = lvsnic_model::hw::HwPipeline::new(TEST_PARAMS);
+            let sp = lvsnic::slowpath::SlowPath::new(director(rules, extra), hw, TEST_PARAMS).expect("model data plane");
+            Dut { name: "model", kind: DutKind::Model(Box::new(sp)) }
+        }
+    }
+}
+
+impl std::ops::Deref for Dut {
+    type Target = Director;
+    fn deref(&self) -> &Director {
+        match &self.kind {
+            DutKind::Golden(d) => d,
+            DutKind::Model(sp) => &sp.director,
+        }
+    }
+}
+
+impl Dut {
+    /// Feeds one frame at time `t`.
+    pub fn feed(&mut self, t: Time, frame: &[u8]) -> Out {
+        match &mut self.kind {
+            DutKind::Golden(d) => feed(d, t, frame),
+            DutKind::Model(sp) => {
+                let r = sp.frame(t, frame).expect("data plane");
+                if !r.tx.is_empty() {
+                    Out::Tx(r.tx)
+                } else if let Some(h) = r.host {
+                    Out::Host(h)
+                } else {
+                    Out::Drop
+                }
+            }
+        }
+    }
+
+    /// Runs timers up to `t`.
+    pub fn advance(&mut self, t: Time) {
+        match &mut self.kind {
+            DutKind::Golden(d) => d.advance(t),
+            DutKind::Model(sp) => sp.advance(t),
+        }
+    }
+
+    pub fn edit_dest(&mut self, key: &lvsnic_model::rules::ServiceKey, r: &lvsnic_model::rules::DestRule) -> Result<(), lvsnic_model::director::DirectorError> {
+        match &mut self.kind {
+            DutKind::Golden(d) => d.edit_dest(key, r),
+            DutKind::Model(sp) => sp.edit_dest(key, r),
+        }
+    }
+
+    pub fn add_dest(&mut self, key: &lvsnic_model::rules::ServiceKey, r: &lvsnic_model::rules::DestRule) -> Result<(), lvsnic_model::director::DirectorError> {
+        match &mut self.kind {
+            DutKind::Golden(d) => d.add_dest(key, r).map(|_| ()),
+            DutKind::Model(sp) => sp.add_dest(key, r),
+        }
+    }
+
+    pub fn del_dest(&mut self, key: &lvsnic_model::rules::ServiceKey, addr: Ipv4Addr, port: u16) -> Result<(), lvsnic_model::director::DirectorError> {
+        match &mut self.kind {
+            DutKind::Golden(d) => d.del_dest(key, addr, port),
+            DutKind::Model(sp) => sp.del_dest(key, addr, port),
+        }
+    }
+
+    /// Credits what the hardware counted to the statistics (before reading them).
+    pub fn settle(&mut self) {
+        if let DutKind::Model(sp) = &mut self.kind {
+            sp.settle();
+        }
+    }
+
+    /// Frames the hardware forwarded without the host so far (model only).
+    pub fn in_hardware(&mut self) -> u64 {
+        match &mut self.kind {
+            DutKind::Golden(_) => 0,
+            DutKind::Model(sp) => {
+                use lvsnic_model::hw::Csr;
+                sp.dp.read32(lvsnic_model::hw::regs::CNT_BASE + 8)
+                    as u64
+            }
+        }
+    }
+}
+
 /// What came out for one input frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Out {

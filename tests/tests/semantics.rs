@@ -29,107 +29,115 @@ const NAT2: &str = "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10
 
 #[test]
 fn persistence_sticks_to_the_template_and_masks_clients() {
-    let rules = "-A -t 10.0.0.100:80 -s rr -p 60 -M 255.255.255.0\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n-a -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 1\n";
-    let mut d = director(rules, "");
-    assert_eq!(target_of(feed(&mut d, T0, &syn(ip("198.51.100.7"), 1000, 80))), rs(2));
-    // Another port of the same client, and a client in the same /24: same server.
-    assert_eq!(target_of(feed(&mut d, T0 + SEC, &syn(ip("198.51.100.7"), 1001, 80))), rs(2));
-    assert_eq!(target_of(feed(&mut d, T0 + 2 * SEC, &syn(ip("198.51.100.200"), 1000, 80))), rs(2));
-    // A client in another /24 is scheduled: rr moves on.
-    assert_eq!(target_of(feed(&mut d, T0 + 3 * SEC, &syn(ip("198.51.101.7"), 1000, 80))), rs(1));
-    assert_eq!(d.services.dest(d.services.live_services().next().unwrap().order[0]).persistconns, 1);
+    for b in 0..BACKENDS {
+        let rules = "-A -t 10.0.0.100:80 -s rr -p 60 -M 255.255.255.0\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n-a -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 1\n";
+        let mut d = dut(b, rules, "");
+        assert_eq!(target_of(d.feed(T0, &syn(ip("198.51.100.7"), 1000, 80))), rs(2));
+        // Another port of the same client, and a client in the same /24: same server.
+        assert_eq!(target_of(d.feed(T0 + SEC, &syn(ip("198.51.100.7"), 1001, 80))), rs(2));
+        assert_eq!(target_of(d.feed(T0 + 2 * SEC, &syn(ip("198.51.100.200"), 1000, 80))), rs(2));
+        // A client in another /24 is scheduled: rr moves on.
+        assert_eq!(target_of(d.feed(T0 + 3 * SEC, &syn(ip("198.51.101.7"), 1000, 80))), rs(1));
+        assert_eq!(d.services.dest(d.services.live_services().next().unwrap().order[0]).persistconns, 1);
+    }
 }
 
 #[test]
 fn template_outlives_its_timeout_while_it_controls_connections() {
-    // SYN at T0: template (60 s) and connection (SYN_RECV, 60 s) both due at
-    // T0+60. The connection was armed last, so it expires first; then the
-    // template controls nothing and expires too: at T0+61 the client is
-    // scheduled afresh (rr moves to the other server).
-    let rules = "-A -t 10.0.0.100:80 -s rr -p 60\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n-a -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 1\n";
-    let c = ip("198.51.100.7");
-    let mut d = director(rules, "");
-    assert_eq!(target_of(feed(&mut d, T0, &syn(c, 1000, 80))), rs(2));
-    assert_eq!(target_of(feed(&mut d, T0 + 61 * SEC, &syn(c, 1001, 80))), rs(1));
+    for b in 0..BACKENDS {
+        // SYN at T0: template (60 s) and connection (SYN_RECV, 60 s) both due at
+        // T0+60. The connection was armed last, so it expires first; then the
+        // template controls nothing and expires too: at T0+61 the client is
+        // scheduled afresh (rr moves to the other server).
+        let rules = "-A -t 10.0.0.100:80 -s rr -p 60\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n-a -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 1\n";
+        let c = ip("198.51.100.7");
+        let mut d = dut(b, rules, "");
+        assert_eq!(target_of(d.feed(T0, &syn(c, 1000, 80))), rs(2));
+        assert_eq!(target_of(d.feed(T0 + 61 * SEC, &syn(c, 1001, 80))), rs(1));
 
-    // An established connection (900 s) outlives the template's 60 s: the
-    // template is kept in 60 s steps while it controls it (expire_later),
-    // and goes one step after the connection is gone.
-    let mut d = director(rules, "");
-    assert_eq!(target_of(feed(&mut d, T0, &syn(c, 1000, 80))), rs(2));
-    let ack = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_ACK, 101, 1, b"");
-    feed(&mut d, T0 + SEC, &ack);
-    d.advance(T0 + 61 * SEC);
-    assert_eq!(d.conns.len(), 2, "template kept while it controls the connection");
-    d.advance(T0 + 600 * SEC);
-    assert_eq!(d.conns.len(), 2);
-    let rst = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_RST, 101, 1, b"");
-    feed(&mut d, T0 + 700 * SEC, &rst); // CLOSE, 10 s
-    d.advance(T0 + 715 * SEC);
-    assert_eq!(d.conns.len(), 1, "connection gone at 710 s, template waits for its next step");
-    d.advance(T0 + 719 * SEC);
-    assert_eq!(d.conns.len(), 1);
-    d.advance(T0 + 720 * SEC);
-    assert_eq!(d.conns.len(), 0, "template expires at 60 + 11 * 60 s");
+        // An established connection (900 s) outlives the template's 60 s: the
+        // template is kept in 60 s steps while it controls it (expire_later),
+        // and goes one step after the connection is gone.
+        let mut d = dut(b, rules, "");
+        assert_eq!(target_of(d.feed(T0, &syn(c, 1000, 80))), rs(2));
+        let ack = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_ACK, 101, 1, b"");
+        d.feed(T0 + SEC, &ack);
+        d.advance(T0 + 61 * SEC);
+        assert_eq!(d.conns.len(), 2, "template kept while it controls the connection");
+        d.advance(T0 + 600 * SEC);
+        assert_eq!(d.conns.len(), 2);
+        let rst = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_RST, 101, 1, b"");
+        d.feed(T0 + 700 * SEC, &rst); // CLOSE, 10 s
+        d.advance(T0 + 715 * SEC);
+        assert_eq!(d.conns.len(), 1, "connection gone at 710 s, template waits for its next step");
+        d.advance(T0 + 719 * SEC);
+        assert_eq!(d.conns.len(), 1);
+        d.advance(T0 + 720 * SEC);
+        assert_eq!(d.conns.len(), 0, "template expires at 60 + 11 * 60 s");
+    }
 }
 
 #[test]
 fn connection_timeouts_follow_the_tcp_state_and_udp_timeout() {
-    let c = ip("198.51.100.7");
-    // A SYN-only connection (SYN_RECV, 60 s): a retransmitted SYN at 59 s
-    // hits it, after 60 s a SYN is a new connection.
-    let mut d = director(NAT2, "");
-    assert_eq!(target_of(feed(&mut d, T0, &syn(c, 1000, 80))), rs(2));
-    assert_eq!(target_of(feed(&mut d, T0 + 59 * SEC, &syn(c, 1000, 80))), rs(2));
-    assert_eq!(d.conns.len(), 1);
-    assert_eq!(target_of(feed(&mut d, T0 + 119 * SEC + 1, &syn(c, 1000, 80))), rs(1));
-    // UDP: 300 s by default, `--set` style timeouts from DIRECTOR.toml.
-    let udp_rules = "-A -u 10.0.0.100:53 -s rr\n-a -u 10.0.0.100:53 -r 192.168.10.1:53 -m -w 1\n-a -u 10.0.0.100:53 -r 192.168.10.2:53 -m -w 1\n";
-    let q = udp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 5000, 53, b"q", false);
-    let mut d = director(udp_rules, "[timeouts]\nudp = 10\n");
-    assert_eq!(target_of(feed(&mut d, T0, &q)), rs(2));
-    assert_eq!(target_of(feed(&mut d, T0 + 9 * SEC, &q)), rs(2));
-    assert_eq!(target_of(feed(&mut d, T0 + 19 * SEC + 1, &q)), rs(1));
-    let mut d = director(udp_rules, "");
-    assert_eq!(target_of(feed(&mut d, T0, &q)), rs(2));
-    assert_eq!(target_of(feed(&mut d, T0 + 299 * SEC, &q)), rs(2));
-    assert_eq!(target_of(feed(&mut d, T0 + 600 * SEC, &q)), rs(1));
-    assert_eq!(d.counters.conns_expired, 1);
+    for b in 0..BACKENDS {
+        let c = ip("198.51.100.7");
+        // A SYN-only connection (SYN_RECV, 60 s): a retransmitted SYN at 59 s
+        // hits it, after 60 s a SYN is a new connection.
+        let mut d = dut(b, NAT2, "");
+        assert_eq!(target_of(d.feed(T0, &syn(c, 1000, 80))), rs(2));
+        assert_eq!(target_of(d.feed(T0 + 59 * SEC, &syn(c, 1000, 80))), rs(2));
+        assert_eq!(d.conns.len(), 1);
+        assert_eq!(target_of(d.feed(T0 + 119 * SEC + 1, &syn(c, 1000, 80))), rs(1));
+        // UDP: 300 s by default, `--set` style timeouts from DIRECTOR.toml.
+        let udp_rules = "-A -u 10.0.0.100:53 -s rr\n-a -u 10.0.0.100:53 -r 192.168.10.1:53 -m -w 1\n-a -u 10.0.0.100:53 -r 192.168.10.2:53 -m -w 1\n";
+        let q = udp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 5000, 53, b"q", false);
+        let mut d = dut(b, udp_rules, "[timeouts]\nudp = 10\n");
+        assert_eq!(target_of(d.feed(T0, &q)), rs(2));
+        assert_eq!(target_of(d.feed(T0 + 9 * SEC, &q)), rs(2));
+        assert_eq!(target_of(d.feed(T0 + 19 * SEC + 1, &q)), rs(1));
+        let mut d = dut(b, udp_rules, "");
+        assert_eq!(target_of(d.feed(T0, &q)), rs(2));
+        assert_eq!(target_of(d.feed(T0 + 299 * SEC, &q)), rs(2));
+        assert_eq!(target_of(d.feed(T0 + 600 * SEC, &q)), rs(1));
+        assert_eq!(d.counters.conns_expired, 1);
+    }
 }
 
 #[test]
 fn syn_reuses_a_time_wait_connection_port() {
-    // conn_reuse_mode 1: a SYN hitting a TIME_WAIT connection expires it and
-    // is scheduled as a new connection.
-    let c = ip("198.51.100.7");
-    let mut d = director(NAT2, "");
-    assert_eq!(target_of(feed(&mut d, T0, &syn(c, 1000, 80))), rs(2));
-    let synack = tcp(rs_mac(2), DIRECTOR_MAC, Ip::new(rs(2), c), 80, 1000, TCP_SYN | TCP_ACK, 1, 101, b"");
-    feed(&mut d, T0 + 1, &synack);
-    let ack = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_ACK, 101, 2, b"");
-    feed(&mut d, T0 + 2, &ack);
-    let fin = |flags, from_rs: bool| {
-        if from_rs {
-            tcp(rs_mac(2), DIRECTOR_MAC, Ip::new(rs(2), c), 80, 1000, flags, 2, 102, b"")
-        } else {
-            tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, flags, 101, 3, b"")
-        }
-    };
-    use lvsnic_model::wire::TCP_FIN;
-    feed(&mut d, T0 + 3, &fin(TCP_FIN | TCP_ACK, false)); // ES -> CLOSE_WAIT
-    feed(&mut d, T0 + 4, &fin(TCP_FIN | TCP_ACK, true)); // CW -> TIME_WAIT
-    let (id, conn) = d.conns.iter().next().unwrap();
-    assert_eq!(conn.state, lvsnic_model::conn::tcp::state::TIME_WAIT);
-    let _ = id;
-    // Without reuse the SYN would hit the TIME_WAIT conn (rs 2); with it rr moves on.
-    assert_eq!(target_of(feed(&mut d, T0 + 5, &syn(c, 1000, 80))), rs(1));
-    let mut d2 = director(NAT2, "[sysctl]\nconn_reuse_mode = 0\n");
-    assert_eq!(target_of(feed(&mut d2, T0, &syn(c, 1000, 80))), rs(2));
-    feed(&mut d2, T0 + 1, &synack);
-    feed(&mut d2, T0 + 2, &ack);
-    feed(&mut d2, T0 + 3, &fin(TCP_FIN | TCP_ACK, false));
-    feed(&mut d2, T0 + 4, &fin(TCP_FIN | TCP_ACK, true));
-    assert_eq!(target_of(feed(&mut d2, T0 + 5, &syn(c, 1000, 80))), rs(2));
+    for b in 0..BACKENDS {
+        // conn_reuse_mode 1: a SYN hitting a TIME_WAIT connection expires it and
+        // is scheduled as a new connection.
+        let c = ip("198.51.100.7");
+        let mut d = dut(b, NAT2, "");
+        assert_eq!(target_of(d.feed(T0, &syn(c, 1000, 80))), rs(2));
+        let synack = tcp(rs_mac(2), DIRECTOR_MAC, Ip::new(rs(2), c), 80, 1000, TCP_SYN | TCP_ACK, 1, 101, b"");
+        d.feed(T0 + 1, &synack);
+        let ack = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_ACK, 101, 2, b"");
+        d.feed(T0 + 2, &ack);
+        let fin = |flags, from_rs: bool| {
+            if from_rs {
+                tcp(rs_mac(2), DIRECTOR_MAC, Ip::new(rs(2), c), 80, 1000, flags, 2, 102, b"")
+            } else {
+                tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, flags, 101, 3, b"")
+            }
+        };
+        use lvsnic_model::wire::TCP_FIN;
+        d.feed(T0 + 3, &fin(TCP_FIN | TCP_ACK, false)); // ES -> CLOSE_WAIT
+        d.feed(T0 + 4, &fin(TCP_FIN | TCP_ACK, true)); // CW -> TIME_WAIT
+        let (id, conn) = d.conns.iter().next().unwrap();
+        assert_eq!(conn.state, lvsnic_model::conn::tcp::state::TIME_WAIT);
+        let _ = id;
+        // Without reuse the SYN would hit the TIME_WAIT conn (rs 2); with it rr moves on.
+        assert_eq!(target_of(d.feed(T0 + 5, &syn(c, 1000, 80))), rs(1));
+        let mut d2 = dut(b, NAT2, "[sysctl]\nconn_reuse_mode = 0\n");
+        assert_eq!(target_of(d2.feed(T0, &syn(c, 1000, 80))), rs(2));
+        d2.feed(T0 + 1, &synack);
+        d2.feed(T0 + 2, &ack);
+        d2.feed(T0 + 3, &fin(TCP_FIN | TCP_ACK, false));
+        d2.feed(T0 + 4, &fin(TCP_FIN | TCP_ACK, true));
+        assert_eq!(target_of(d2.feed(T0 + 5, &syn(c, 1000, 80))), rs(2));
+    }
 }
 
 fn key80() -> ServiceKey {
@@ -142,136 +150,146 @@ fn dest(n: u8, weight: u32) -> DestRule {
 
 #[test]
 fn quiescent_server_keeps_its_connections_and_templates() {
-    let c = ip("198.51.100.7");
-    let mut d = director(NAT2, "");
-    let first = syn(c, 1000, 80);
-    assert_eq!(target_of(feed(&mut d, T0, &first)), rs(2));
-    d.edit_dest(&key80(), &dest(2, 0)).unwrap();
-    // Existing connection still goes to rs 2; new ones only to rs 1.
-    assert_eq!(target_of(feed(&mut d, T0 + 1, &first)), rs(2));
-    for p in 0..4 {
-        assert_eq!(target_of(feed(&mut d, T0 + 2 + p, &syn(c, 2000 + p as u16, 80))), rs(1));
-    }
-    // Persistence: a client with a template on a weight-0 server keeps
-    // getting it (expire_quiescent_template = 0), unless the sysctl is set.
-    let prules = "-A -t 10.0.0.100:80 -s rr -p 300\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n-a -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 1\n";
-    for (sysctl, expected) in [("", rs(2)), ("[sysctl]\nexpire_quiescent_template = 1\n", rs(1))] {
-        let mut d = director(prules, sysctl);
-        assert_eq!(target_of(feed(&mut d, T0, &syn(c, 1000, 80))), rs(2));
+    for b in 0..BACKENDS {
+        let c = ip("198.51.100.7");
+        let mut d = dut(b, NAT2, "");
+        let first = syn(c, 1000, 80);
+        assert_eq!(target_of(d.feed(T0, &first)), rs(2));
         d.edit_dest(&key80(), &dest(2, 0)).unwrap();
-        assert_eq!(target_of(feed(&mut d, T0 + SEC, &syn(c, 1001, 80))), expected);
+        // Existing connection still goes to rs 2; new ones only to rs 1.
+        assert_eq!(target_of(d.feed(T0 + 1, &first)), rs(2));
+        for p in 0..4 {
+            assert_eq!(target_of(d.feed(T0 + 2 + p, &syn(c, 2000 + p as u16, 80))), rs(1));
+        }
+        // Persistence: a client with a template on a weight-0 server keeps
+        // getting it (expire_quiescent_template = 0), unless the sysctl is set.
+        let prules = "-A -t 10.0.0.100:80 -s rr -p 300\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n-a -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 1\n";
+        for (sysctl, expected) in [("", rs(2)), ("[sysctl]\nexpire_quiescent_template = 1\n", rs(1))] {
+            let mut d = dut(b, prules, sysctl);
+            assert_eq!(target_of(d.feed(T0, &syn(c, 1000, 80))), rs(2));
+            d.edit_dest(&key80(), &dest(2, 0)).unwrap();
+            assert_eq!(target_of(d.feed(T0 + SEC, &syn(c, 1001, 80))), expected);
+        }
     }
 }
 
 #[test]
 fn deleted_server_drops_or_expires_its_connections() {
-    let c = ip("198.51.100.7");
-    let first = syn(c, 1000, 80);
-    let ack = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_ACK, 101, 1, b"x");
-    // expire_nodest_conn = 0: packets of the connection are dropped silently.
-    let mut d = director(NAT2, "");
-    assert_eq!(target_of(feed(&mut d, T0, &first)), rs(2));
-    d.del_dest(&key80(), rs(2), 80).unwrap();
-    assert_eq!(feed(&mut d, T0 + 1, &ack), Out::Drop);
-    assert_eq!(feed(&mut d, T0 + 2, &ack), Out::Drop);
-    // A new SYN from another port goes to the remaining server.
-    assert_eq!(target_of(feed(&mut d, T0 + 3, &syn(c, 1001, 80))), rs(1));
-    // expire_nodest_conn = 1: the deleted server's connections are flushed,
-    // so the stray ACK is no longer part of a connection (host stack).
-    let mut d = director(NAT2, "[sysctl]\nexpire_nodest_conn = 1\n");
-    assert_eq!(target_of(feed(&mut d, T0, &first)), rs(2));
-    d.del_dest(&key80(), rs(2), 80).unwrap();
-    assert!(matches!(feed(&mut d, T0 + 1, &ack), Out::Host(_)));
-    assert_eq!(target_of(feed(&mut d, T0 + 2, &first)), rs(1));
-    // Re-adding the server revives it with its statistics (trash).
-    let mut d = director(NAT2, "");
-    feed(&mut d, T0, &first);
-    d.del_dest(&key80(), rs(2), 80).unwrap();
-    d.add_dest(&key80(), &dest(2, 1)).unwrap();
-    let id = d.services.live_services().next().unwrap().order[0];
-    assert_eq!(d.services.dest(id).addr, rs(2));
-    assert_eq!(d.services.dest(id).stats.conns, 1, "revived from the trash with its counters");
-    assert_eq!(target_of(feed(&mut d, T0 + 1, &ack)), rs(2), "and its connection resumes");
+    for b in 0..BACKENDS {
+        let c = ip("198.51.100.7");
+        let first = syn(c, 1000, 80);
+        let ack = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_ACK, 101, 1, b"x");
+        // expire_nodest_conn = 0: packets of the connection are dropped silently.
+        let mut d = dut(b, NAT2, "");
+        assert_eq!(target_of(d.feed(T0, &first)), rs(2));
+        d.del_dest(&key80(), rs(2), 80).unwrap();
+        assert_eq!(d.feed(T0 + 1, &ack), Out::Drop);
+        assert_eq!(d.feed(T0 + 2, &ack), Out::Drop);
+        // A new SYN from another port goes to the remaining server.
+        assert_eq!(target_of(d.feed(T0 + 3, &syn(c, 1001, 80))), rs(1));
+        // expire_nodest_conn = 1: the deleted server's connections are flushed,
+        // so the stray ACK is no longer part of a connection (host stack).
+        let mut d = dut(b, NAT2, "[sysctl]\nexpire_nodest_conn = 1\n");
+        assert_eq!(target_of(d.feed(T0, &first)), rs(2));
+        d.del_dest(&key80(), rs(2), 80).unwrap();
+        assert!(matches!(d.feed(T0 + 1, &ack), Out::Host(_)));
+        assert_eq!(target_of(d.feed(T0 + 2, &first)), rs(1));
+        // Re-adding the server revives it with its statistics (trash).
+        let mut d = dut(b, NAT2, "");
+        d.feed(T0, &first);
+        d.del_dest(&key80(), rs(2), 80).unwrap();
+        d.add_dest(&key80(), &dest(2, 1)).unwrap();
+        let id = d.services.live_services().next().unwrap().order[0];
+        assert_eq!(d.services.dest(id).addr, rs(2));
+        assert_eq!(d.services.dest(id).stats.conns, 1, "revived from the trash with its counters");
+        assert_eq!(target_of(d.feed(T0 + 1, &ack)), rs(2), "and its connection resumes");
+    }
 }
 
 #[test]
 fn icmp_time_exceeded_port_unreachable_and_frag_needed() {
-    let c = ip("198.51.100.7");
-    let mut d = director(NAT2, "");
-    // TTL 1: ICMP time exceeded from the VIP, quoting the packet as received.
-    let mut i = Ip::new(c, VIP);
-    i.ttl = 1;
-    i.tos = 0x10;
-    let s = tcp(GATEWAY_MAC, DIRECTOR_MAC, i, 1000, 80, TCP_SYN, 1, 0, b"");
-    assert_eq!(one_tx(feed(&mut d, T0, &s)), expect::icmp_error(&s, 11, 0, 0, VIP, GATEWAY_MAC, 0));
-    // No available server: port unreachable (TCP too), from the VIP.
-    let mut d = director("-A -t 10.0.0.100:80 -s wlc\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 0\n", "");
-    let s = syn(c, 1000, 80);
-    assert_eq!(one_tx(feed(&mut d, T0, &s)), expect::icmp_error(&s, 3, 3, 0, VIP, GATEWAY_MAC, 0));
-    // Per-destination rate limit: a burst of 6, then one per second.
-    for k in 1..6 {
-        assert!(matches!(feed(&mut d, T0 + k, &s), Out::Tx(_)), "burst message {k}");
+    for b in 0..BACKENDS {
+        let c = ip("198.51.100.7");
+        let mut d = dut(b, NAT2, "");
+        // TTL 1: ICMP time exceeded from the VIP, quoting the packet as received.
+        let mut i = Ip::new(c, VIP);
+        i.ttl = 1;
+        i.tos = 0x10;
+        let s = tcp(GATEWAY_MAC, DIRECTOR_MAC, i, 1000, 80, TCP_SYN, 1, 0, b"");
+        assert_eq!(one_tx(d.feed(T0, &s)), expect::icmp_error(&s, 11, 0, 0, VIP, GATEWAY_MAC, 0));
+        // No available server: port unreachable (TCP too), from the VIP.
+        let mut d = dut(b, "-A -t 10.0.0.100:80 -s wlc\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 0\n", "");
+        let s = syn(c, 1000, 80);
+        assert_eq!(one_tx(d.feed(T0, &s)), expect::icmp_error(&s, 3, 3, 0, VIP, GATEWAY_MAC, 0));
+        // Per-destination rate limit: a burst of 6, then one per second.
+        for k in 1..6 {
+            assert!(matches!(d.feed(T0 + k, &s), Out::Tx(_)), "burst message {k}");
+        }
+        assert_eq!(d.feed(T0 + 10, &s), Out::Drop);
+        assert!(matches!(d.feed(T0 + SEC + 10, &s), Out::Tx(_)));
+        assert_eq!(d.counters.icmp_rate_limited, 1);
+        // Tunnel: DF and too big after encapsulation → fragmentation needed
+        // carrying mtu − 20, quoting the packet with its TTL already decremented.
+        let mut d = dut(b, "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.5:80 -i -w 1\n", "");
+        let big = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_SYN, 1, 0, &vec![7u8; 1460]);
+        let mut quoted = big.clone();
+        quoted[14 + 8] -= 1;
+        lvsnic_model::xmit::ip_send_check(&mut quoted, 14);
+        assert_eq!(one_tx(d.feed(T0, &big)), expect::icmp_error(&quoted, 3, 4, 1480, VIP, GATEWAY_MAC, 0));
     }
-    assert_eq!(feed(&mut d, T0 + 10, &s), Out::Drop);
-    assert!(matches!(feed(&mut d, T0 + SEC + 10, &s), Out::Tx(_)));
-    assert_eq!(d.counters.icmp_rate_limited, 1);
-    // Tunnel: DF and too big after encapsulation → fragmentation needed
-    // carrying mtu − 20, quoting the packet with its TTL already decremented.
-    let mut d = director("-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.5:80 -i -w 1\n", "");
-    let big = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_SYN, 1, 0, &vec![7u8; 1460]);
-    let mut quoted = big.clone();
-    quoted[14 + 8] -= 1;
-    lvsnic_model::xmit::ip_send_check(&mut quoted, 14);
-    assert_eq!(one_tx(feed(&mut d, T0, &big)), expect::icmp_error(&quoted, 3, 4, 1480, VIP, GATEWAY_MAC, 0));
 }
 
 #[test]
 fn arp_for_vips_and_the_director_only() {
-    use lvsnic_model::wire::build::arp_frame;
-    use lvsnic_model::wire::{ArpOperation, ArpRepr, EthernetRepr, MacAddr};
-    let mut d = director(NAT2, "");
-    let asker = MacAddr([0x02, 0xaa, 0, 0, 0, 1]);
-    let req = |target: Ipv4Addr| {
-        arp_frame(
-            &EthernetRepr { src: asker, dst: MacAddr::BROADCAST, vlan_tci: None, ethertype: 0x0806 },
-            &ArpRepr { operation: ArpOperation::Request, sender_mac: asker, sender_ip: ip("10.0.0.254"), target_mac: MacAddr::ZERO, target_ip: target },
-        )
-    };
-    for target in [VIP, DIRECTOR_IP] {
-        let reply = one_tx(feed(&mut d, T0, &req(target)));
-        let expected = arp_frame(
-            &EthernetRepr { src: DIRECTOR_MAC, dst: asker, vlan_tci: None, ethertype: 0x0806 },
-            &ArpRepr { operation: ArpOperation::Reply, sender_mac: DIRECTOR_MAC, sender_ip: target, target_mac: asker, target_ip: ip("10.0.0.254") },
-        );
-        assert_eq!(reply, expected);
+    for b in 0..BACKENDS {
+        use lvsnic_model::wire::build::arp_frame;
+        use lvsnic_model::wire::{ArpOperation, ArpRepr, EthernetRepr, MacAddr};
+        let mut d = dut(b, NAT2, "");
+        let asker = MacAddr([0x02, 0xaa, 0, 0, 0, 1]);
+        let req = |target: Ipv4Addr| {
+            arp_frame(
+                &EthernetRepr { src: asker, dst: MacAddr::BROADCAST, vlan_tci: None, ethertype: 0x0806 },
+                &ArpRepr { operation: ArpOperation::Request, sender_mac: asker, sender_ip: ip("10.0.0.254"), target_mac: MacAddr::ZERO, target_ip: target },
+            )
+        };
+        for target in [VIP, DIRECTOR_IP] {
+            let reply = one_tx(d.feed(T0, &req(target)));
+            let expected = arp_frame(
+                &EthernetRepr { src: DIRECTOR_MAC, dst: asker, vlan_tci: None, ethertype: 0x0806 },
+                &ArpRepr { operation: ArpOperation::Reply, sender_mac: DIRECTOR_MAC, sender_ip: target, target_mac: asker, target_ip: ip("10.0.0.254") },
+            );
+            assert_eq!(reply, expected);
+        }
+        assert!(matches!(d.feed(T0, &req(ip("10.0.0.50"))), Out::Host(_)));
+        assert_eq!(d.counters.arp_replies, 2);
     }
-    assert!(matches!(feed(&mut d, T0, &req(ip("10.0.0.50"))), Out::Host(_)));
-    assert_eq!(d.counters.arp_replies, 2);
 }
 
 #[test]
 fn what_goes_to_the_host_stack() {
-    let c = ip("198.51.100.7");
-    let mut d = director(NAT2, "");
-    let cases: Vec<(&str, Vec<u8>)> = vec![
-        ("ssh to the director", tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, DIRECTOR_IP), 1000, 22, TCP_SYN, 1, 0, b"")),
-        ("VIP port without service", syn(c, 1000, 443)),
-        ("stray ACK to the VIP", tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_ACK, 1, 1, b"")),
-        ("RST to the VIP", tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_RST, 1, 1, b"")),
-        ("FTP data source port", syn(c, 20, 80)),
-        ("not for us, routed", tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, ip("8.8.8.8")), 1000, 80, TCP_SYN, 1, 0, b"")),
-    ];
-    for (what, f) in cases {
-        assert_eq!(feed(&mut d, T0, &f), Out::Host(f.clone()), "{what}");
+    for b in 0..BACKENDS {
+        let c = ip("198.51.100.7");
+        let mut d = dut(b, NAT2, "");
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("ssh to the director", tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, DIRECTOR_IP), 1000, 22, TCP_SYN, 1, 0, b"")),
+            ("VIP port without service", syn(c, 1000, 443)),
+            ("stray ACK to the VIP", tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_ACK, 1, 1, b"")),
+            ("RST to the VIP", tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_RST, 1, 1, b"")),
+            ("FTP data source port", syn(c, 20, 80)),
+            ("not for us, routed", tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, ip("8.8.8.8")), 1000, 80, TCP_SYN, 1, 0, b"")),
+        ];
+        for (what, f) in cases {
+            assert_eq!(d.feed(T0, &f), Out::Host(f.clone()), "{what}");
+        }
+        // Malformed: a runt and a bad header checksum.
+        assert_eq!(d.feed(T0, &[1, 2, 3]), Out::Host(vec![1, 2, 3]));
+        let mut bad = syn(c, 1000, 80);
+        bad[14 + 10] ^= 0xff;
+        assert_eq!(d.feed(T0, &bad), Out::Host(bad.clone()));
+        // Another host's MAC is dropped by the NIC filter.
+        let mut other = syn(c, 1000, 80);
+        other[0..6].copy_from_slice(&[0x02, 9, 9, 9, 9, 9]);
+        assert_eq!(d.feed(T0, &other), Out::Drop);
+        assert_eq!(d.conns.len(), 0, "nothing above created a connection");
     }
-    // Malformed: a runt and a bad header checksum.
-    assert_eq!(feed(&mut d, T0, &[1, 2, 3]), Out::Host(vec![1, 2, 3]));
-    let mut bad = syn(c, 1000, 80);
-    bad[14 + 10] ^= 0xff;
-    assert_eq!(feed(&mut d, T0, &bad), Out::Host(bad.clone()));
-    // Another host's MAC is dropped by the NIC filter.
-    let mut other = syn(c, 1000, 80);
-    other[0..6].copy_from_slice(&[0x02, 9, 9, 9, 9, 9]);
-    assert_eq!(feed(&mut d, T0, &other), Out::Drop);
-    assert_eq!(d.conns.len(), 0, "nothing above created a connection");
 }
