@@ -2,10 +2,18 @@
 //!
 //! The `lvsnic` binary runs the director: `replay` feeds a packet capture
 //! through a backend (the golden model today) and writes what the director
-//! transmits; `traffic` writes realistic test captures.
+//! transmits; `traffic` writes realistic test captures; `daemon` runs the
+//! director with its control socket, which `lvsnic` followed by ipvsadm's
+//! own syntax drives (`cli`, `control`); `keepalived` imports keepalived
+//! virtual servers.
 
 pub mod replay;
 pub mod datapath;
 pub mod flows;
 pub mod slowpath;
 pub mod vectors;
+pub mod cli;
+pub mod control;
+pub mod daemon;
+pub mod keepalived;
+pub mod limits;
