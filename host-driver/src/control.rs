@@ -33,6 +33,9 @@
 //! status 255, where a kernel would have accepted it.
 
 use crate::datapath::{Datapath, DatapathError};
+use crate::flows::OffloadView;
+use lvsnic_model::conn::{Conn, ConnId};
+use lvsnic_model::director::Offload;
 use crate::limits::{self, Limiter, Limits};
 use crate::slowpath::{FrameResult, SlowPath};
 use lvsnic_model::director::{Action, DirectorError};
@@ -493,7 +496,19 @@ impl<D: Datapath> Control<D> {
         self.sp.settle();
         let d = &self.sp.director;
         let text = if opts.connections {
-            format_connections(&connection_listings(d), opts.persistent_conn)
+            // Packets the data plane forwarded re-arm a connection's timer
+            // as they would in the kernel: show the expiry they imply.
+            let conns: Vec<(ConnId, Conn)> = d.conns.iter().map(|(id, c)| (id, *c)).collect();
+            let mut rows = connection_listings(d);
+            let now = d.now();
+            let mut view = OffloadView { flows: &mut self.sp.flows, hw: &mut self.sp.dp, removed: Vec::new() };
+            for ((id, c), row) in conns.iter().zip(rows.iter_mut()) {
+                if let Some(t) = view.last_use(*id, c) {
+                    let exp = (t + c.timeout()).max(c.expires);
+                    row.expires_secs = (exp.saturating_sub(now) / lvsnic_model::time::SEC).min(u32::MAX as u64) as u32;
+                }
+            }
+            format_connections(&rows, opts.persistent_conn)
         } else if opts.service.is_some() {
             let (h, s) = listings(d);
             format_list(&h, &s, opts)
