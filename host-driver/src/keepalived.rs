@@ -167,7 +167,26 @@ impl Reader {
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         for (i, raw) in text.lines().enumerate() {
             let loc = Loc { file: path.to_path_buf(), line: i + 1 };
-            let w = match words(decomment(raw)) {
+            let line = decomment(raw);
+            // `include` is recognised before braces split the line (a glob may hold `{a,b}`).
+            let ws: Vec<&str> = line.split_whitespace().collect();
+            if ws.first() == Some(&"include") {
+                if ws.len() != 2 {
+                    self.errors.push(Diag { loc, msg: "include needs exactly one file name or pattern".into() });
+                    continue;
+                }
+                let name = ws[1].trim_matches('"');
+                let pat = if Path::new(name).is_absolute() { PathBuf::from(name) } else { dir.join(name) };
+                let files = glob(&pat.to_string_lossy());
+                if files.is_empty() {
+                    self.warnings.push(Diag { loc: loc.clone(), msg: format!("no config files matched '{name}'") });
+                }
+                for f in files {
+                    self.read_file(&f, Some(&loc), depth + 1);
+                }
+                continue;
+            }
+            let w = match words(line) {
                 Ok(w) => w,
                 Err(e) => {
                     self.errors.push(Diag { loc, msg: e });
@@ -175,21 +194,6 @@ impl Reader {
                 }
             };
             if w.is_empty() {
-                continue;
-            }
-            if w[0] == "include" {
-                if w.len() != 2 {
-                    self.errors.push(Diag { loc, msg: "include needs exactly one file name or pattern".into() });
-                    continue;
-                }
-                let pat = if Path::new(&w[1]).is_absolute() { PathBuf::from(&w[1]) } else { dir.join(&w[1]) };
-                let files = glob(&pat.to_string_lossy());
-                if files.is_empty() {
-                    self.warnings.push(Diag { loc: loc.clone(), msg: format!("no config files matched '{}'", w[1]) });
-                }
-                for f in files {
-                    self.read_file(&f, Some(&loc), depth + 1);
-                }
                 continue;
             }
             // Braces split the line: `a b { c }` is `a b`, `{`, `c`, `}`.
@@ -403,7 +407,8 @@ struct Rs {
     lth: u32,
     inhibit: bool,
     alpha: Option<bool>,
-    checkers: usize,
+    /// Checkers found (where, what), reported once the server's state is known.
+    checkers: Vec<(Loc, String)>,
     loc: Loc,
 }
 
@@ -871,7 +876,11 @@ fn virtual_server(
             d.weight = r.weight;
             d.u_threshold = r.uth;
             d.l_threshold = r.lth;
-            let down = r.alpha.unwrap_or(alpha) && r.checkers > 0;
+            let down = r.alpha.unwrap_or(alpha) && !r.checkers.is_empty();
+            for (cloc, what) in &r.checkers {
+                let state = if down { "the server stays down (alpha)" } else { "the server is taken as up" };
+                ctx.warn(cloc, format!("{what}: {state}"));
+            }
             if down {
                 if r.inhibit {
                     ctx.warn(&r.loc, format!("real server {} starts down (alpha) and no checker runs here: added with weight 0 (inhibit_on_failure)", r.addr));
@@ -914,7 +923,7 @@ fn real_server(ctx: &mut Ctx, k: &Node, vs_name: &str) -> Option<Rs> {
         None => None,
         Some(_) => Some(ctx.num(k, 2, 0, 65535)? as u16),
     };
-    let mut r = Rs { addr, port, weight: 1, fwd: None, uth: 0, lth: 0, inhibit: false, alpha: None, checkers: 0, loc: k.loc.clone() };
+    let mut r = Rs { addr, port, weight: 1, fwd: None, uth: 0, lth: 0, inhibit: false, alpha: None, checkers: Vec::new(), loc: k.loc.clone() };
     let name = match port {
         Some(p) => format!("{a} {p}"),
         None => a.to_string(),
@@ -940,8 +949,7 @@ fn real_server(ctx: &mut Ctx, k: &Node, vs_name: &str) -> Option<Rs> {
             "inhibit_on_failure" => r.inhibit = ctx.bool_opt(x),
             "alpha" => r.alpha = Some(ctx.bool_opt(x)),
             c if CHECKERS.contains(&c) => {
-                r.checkers += 1;
-                ctx.warn(&x.loc, format!("{c} of real server {name} (virtual_server {vs_name}) is not run: the server is taken as up"));
+                r.checkers.push((x.loc.clone(), format!("{c} of real server {name} (virtual_server {vs_name}) is not run")));
                 continue;
             }
             k2 if RS_INERT.contains(&k2) => {}
