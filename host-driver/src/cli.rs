@@ -38,10 +38,7 @@ pub fn socket_path(explicit: Option<&Path>) -> PathBuf {
 
 /// ipvsadm's `version()` line, for lvsnic.
 pub fn version(prog: &str) -> String {
-    format!(
-        "{prog} v{} (ipvsadm v1.31 command syntax and output, IPVS v1.2.1)\n",
-        env!("CARGO_PKG_VERSION")
-    )
+    format!("{prog} v{} (ipvsadm v1.31 command syntax and output, IPVS v1.2.1)\n", env!("CARGO_PKG_VERSION"))
 }
 
 /// ipvsadm's `usage_exit()` text, with `prog` for the program name.

@@ -34,16 +34,16 @@
 
 use crate::datapath::{Datapath, DatapathError};
 use crate::flows::OffloadView;
-use lvsnic_model::conn::{Conn, ConnId};
-use lvsnic_model::director::Offload;
 use crate::limits::{self, Limiter, Limits};
 use crate::slowpath::{FrameResult, SlowPath};
+use lvsnic_model::conn::{Conn, ConnId};
+use lvsnic_model::director::Offload;
 use lvsnic_model::director::{Action, DirectorError};
 use lvsnic_model::hw::HwOutput;
 use lvsnic_model::ipvs::{DestId, RuleError};
 use lvsnic_model::rules::ipvsadm::{
-    format_connections, format_daemon, format_list, format_save, format_timeout, parse_command, Command,
-    CommandError, ListOptions, KNOWN_PES, KNOWN_SCHEDULERS,
+    format_connections, format_daemon, format_list, format_save, format_timeout, parse_command, Command, CommandError,
+    ListOptions, KNOWN_PES, KNOWN_SCHEDULERS,
 };
 use lvsnic_model::rules::{ServiceKey, ServiceRule};
 use lvsnic_model::stats::{connection_listings, listings, Report};
@@ -102,15 +102,65 @@ pub struct Control<D: Datapath> {
 const SHORT_NOARG: &str = "AEDCLlZaedhvRSmigncX6o";
 const SHORT_ARG: &str = "tufsMrwxyb";
 const LONG_NOARG: &[&str] = &[
-    "add-service", "edit-service", "delete-service", "clear", "list", "zero", "add-server", "edit-server",
-    "delete-server", "set", "help", "version", "restore", "save", "masquerading", "ipip", "gatewaying", "numeric",
-    "connection", "timeout", "daemon", "stats", "rate", "thresholds", "persistent-conn", "nosort", "sort", "exact",
-    "ipv6", "ops", "tun-info", "tun-nocsum", "tun-csum", "tun-remcsum", "persistent",
+    "add-service",
+    "edit-service",
+    "delete-service",
+    "clear",
+    "list",
+    "zero",
+    "add-server",
+    "edit-server",
+    "delete-server",
+    "set",
+    "help",
+    "version",
+    "restore",
+    "save",
+    "masquerading",
+    "ipip",
+    "gatewaying",
+    "numeric",
+    "connection",
+    "timeout",
+    "daemon",
+    "stats",
+    "rate",
+    "thresholds",
+    "persistent-conn",
+    "nosort",
+    "sort",
+    "exact",
+    "ipv6",
+    "ops",
+    "tun-info",
+    "tun-nocsum",
+    "tun-csum",
+    "tun-remcsum",
+    "persistent",
 ];
 const LONG_ARG: &[&str] = &[
-    "start-daemon", "stop-daemon", "tcp-service", "udp-service", "sctp-service", "fwmark-service", "scheduler",
-    "netmask", "real-server", "weight", "u-threshold", "l-threshold", "mcast-interface", "syncid", "pe",
-    "sched-flags", "mcast-group", "mcast-port", "mcast-ttl", "sync-maxlen", "tun-type", "tun-port",
+    "start-daemon",
+    "stop-daemon",
+    "tcp-service",
+    "udp-service",
+    "sctp-service",
+    "fwmark-service",
+    "scheduler",
+    "netmask",
+    "real-server",
+    "weight",
+    "u-threshold",
+    "l-threshold",
+    "mcast-interface",
+    "syncid",
+    "pe",
+    "sched-flags",
+    "mcast-group",
+    "mcast-port",
+    "mcast-ttl",
+    "sync-maxlen",
+    "tun-type",
+    "tun-port",
 ];
 
 /// Whether popt fails on the very first option of `words` (ipvsadm then
@@ -447,7 +497,8 @@ impl<D: Datapath> Control<D> {
                     return Self::kernel_err(out, "No such destination");
                 };
                 let d = &self.sp.director.services;
-                let Some(dest) = d.service(id).order.iter().copied().find(|&x| d.dest(x).addr == a && d.dest(x).port == port)
+                let Some(dest) =
+                    d.service(id).order.iter().copied().find(|&x| d.dest(x).addr == a && d.dest(x).port == port)
                 else {
                     return Self::kernel_err(out, "No such destination");
                 };

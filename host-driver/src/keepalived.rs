@@ -365,29 +365,81 @@ fn tree(lines: &[Line], errors: &mut Vec<Diag>) -> Vec<Node> {
 // Interpretation
 
 const CHECKERS: &[&str] = &[
-    "HTTP_GET", "SSL_GET", "TCP_CHECK", "SMTP_CHECK", "DNS_CHECK", "MISC_CHECK", "BFD_CHECK", "UDP_CHECK",
-    "PING_CHECK", "FILE_CHECK",
+    "HTTP_GET",
+    "SSL_GET",
+    "TCP_CHECK",
+    "SMTP_CHECK",
+    "DNS_CHECK",
+    "MISC_CHECK",
+    "BFD_CHECK",
+    "UDP_CHECK",
+    "PING_CHECK",
+    "FILE_CHECK",
 ];
 
 /// Top-level keywords of keepalived that are not about LVS (skipped).
 const OTHER_TOP: &[&str] = &[
-    "global_defs", "static_ipaddress", "static_routes", "static_rules", "vrrp_script", "vrrp_sync_group",
-    "vrrp_instance", "vrrp_track_process", "vrrp_track_file", "track_file", "track_process", "garp_group",
-    "linkbeat_interfaces", "net_namespace", "net_namespace_ipvs", "use_pid_dir", "instance", "SSL", "bfd_instance",
-    "namespace_with_ipsets", "vrrp_garp_interval",
+    "global_defs",
+    "static_ipaddress",
+    "static_routes",
+    "static_rules",
+    "vrrp_script",
+    "vrrp_sync_group",
+    "vrrp_instance",
+    "vrrp_track_process",
+    "vrrp_track_file",
+    "track_file",
+    "track_process",
+    "garp_group",
+    "linkbeat_interfaces",
+    "net_namespace",
+    "net_namespace_ipvs",
+    "use_pid_dir",
+    "instance",
+    "SSL",
+    "bfd_instance",
+    "namespace_with_ipsets",
+    "vrrp_garp_interval",
 ];
 
 /// Virtual-server keywords that change nothing in the rules (health
 /// checking, notification, SNMP...).
 const VS_INERT: &[&str] = &[
-    "delay_loop", "retry", "delay_before_retry", "warmup", "connect_timeout", "ha_suspend", "smtp_alert",
-    "virtualhost", "alpha", "omega", "quorum_up", "quorum_down", "hysteresis", "weight", "inhibit_on_failure",
-    "sorry_server_inhibit", "hashed", "ip_family", "quorum", "nb_get_retry",
+    "delay_loop",
+    "retry",
+    "delay_before_retry",
+    "warmup",
+    "connect_timeout",
+    "ha_suspend",
+    "smtp_alert",
+    "virtualhost",
+    "alpha",
+    "omega",
+    "quorum_up",
+    "quorum_down",
+    "hysteresis",
+    "weight",
+    "inhibit_on_failure",
+    "sorry_server_inhibit",
+    "hashed",
+    "ip_family",
+    "quorum",
+    "nb_get_retry",
 ];
 
 const RS_INERT: &[&str] = &[
-    "notify_up", "notify_down", "retry", "delay_before_retry", "warmup", "delay_loop", "smtp_alert", "virtualhost",
-    "connect_timeout", "nb_get_retry", "alpha", "inhibit_on_failure",
+    "notify_up",
+    "notify_down",
+    "retry",
+    "delay_before_retry",
+    "warmup",
+    "delay_loop",
+    "smtp_alert",
+    "virtualhost",
+    "connect_timeout",
+    "nb_get_retry",
+    "alpha",
+    "inhibit_on_failure",
 ];
 
 #[derive(Clone, Debug)]
@@ -864,7 +916,13 @@ fn virtual_server(
             };
             let mut port = port.unwrap_or(vport);
             if !is_fwmark && f.method != "NAT" && port != vport {
-                ctx.warn(loc, format!("{} server {addr} port {port} becomes {vport}: {} forwarding keeps the service port", f.method, f.method));
+                ctx.warn(
+                    loc,
+                    format!(
+                        "{} server {addr} port {port} becomes {vport}: {} forwarding keeps the service port",
+                        f.method, f.method
+                    ),
+                );
                 port = vport;
             }
             DestRule { addr, port, fwd: fwdm, weight: 1, u_threshold: 0, l_threshold: 0 }
@@ -886,7 +944,10 @@ fn virtual_server(
                     ctx.warn(&r.loc, format!("real server {} starts down (alpha) and no checker runs here: added with weight 0 (inhibit_on_failure)", r.addr));
                     d.weight = 0;
                 } else {
-                    ctx.warn(&r.loc, format!("real server {} starts down (alpha) and no checker runs here: not added", r.addr));
+                    ctx.warn(
+                        &r.loc,
+                        format!("real server {} starts down (alpha) and no checker runs here: not added", r.addr),
+                    );
                     continue;
                 }
             } else {
@@ -923,7 +984,18 @@ fn real_server(ctx: &mut Ctx, k: &Node, vs_name: &str) -> Option<Rs> {
         None => None,
         Some(_) => Some(ctx.num(k, 2, 0, 65535)? as u16),
     };
-    let mut r = Rs { addr, port, weight: 1, fwd: None, uth: 0, lth: 0, inhibit: false, alpha: None, checkers: Vec::new(), loc: k.loc.clone() };
+    let mut r = Rs {
+        addr,
+        port,
+        weight: 1,
+        fwd: None,
+        uth: 0,
+        lth: 0,
+        inhibit: false,
+        alpha: None,
+        checkers: Vec::new(),
+        loc: k.loc.clone(),
+    };
     let name = match port {
         Some(p) => format!("{a} {p}"),
         None => a.to_string(),
@@ -949,7 +1021,8 @@ fn real_server(ctx: &mut Ctx, k: &Node, vs_name: &str) -> Option<Rs> {
             "inhibit_on_failure" => r.inhibit = ctx.bool_opt(x),
             "alpha" => r.alpha = Some(ctx.bool_opt(x)),
             c if CHECKERS.contains(&c) => {
-                r.checkers.push((x.loc.clone(), format!("{c} of real server {name} (virtual_server {vs_name}) is not run")));
+                r.checkers
+                    .push((x.loc.clone(), format!("{c} of real server {name} (virtual_server {vs_name}) is not run")));
                 continue;
             }
             k2 if RS_INERT.contains(&k2) => {}
@@ -1016,7 +1089,11 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
         return 0;
     }
     let path = crate::cli::socket_path(socket);
-    let req = Request::Ipvsadm { prog: Some(prog.to_string()), argv: vec!["-R".into()], stdin: Some(restore_script(&imp.rules)) };
+    let req = Request::Ipvsadm {
+        prog: Some(prog.to_string()),
+        argv: vec!["-R".into()],
+        stdin: Some(restore_script(&imp.rules)),
+    };
     match proto::call(&path, &req) {
         Ok(r) => crate::cli::emit(&r) as u8,
         Err(e) => {
@@ -1034,7 +1111,10 @@ mod tests {
     fn lexing() {
         assert_eq!(decomment("a b # c"), "a b ");
         assert_eq!(decomment("a \"x # y\" ! c"), "a \"x # y\" ");
-        assert_eq!(words("real_server 1.2.3.4 80{weight 3}").unwrap(), ["real_server", "1.2.3.4", "80", "{", "weight", "3", "}"]);
+        assert_eq!(
+            words("real_server 1.2.3.4 80{weight 3}").unwrap(),
+            ["real_server", "1.2.3.4", "80", "{", "weight", "3", "}"]
+        );
         assert_eq!(words("path \"/a b\"").unwrap(), ["path", "/a b"]);
         assert!(words("x \"open").is_err());
     }

@@ -233,7 +233,10 @@ mod tests {
         assert!(parse_director("[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n[limits]\nrate = 3\n")
             .unwrap_err()
             .contains("unknown key `rate'"));
-        let (_, l) = parse_director("[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n").unwrap();
+        let (_, l) = parse_director(
+            "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n",
+        )
+        .unwrap();
         assert_eq!(l, Limits::default());
     }
 

@@ -158,7 +158,7 @@ fn vectors(
 /// A request to the daemon from a subcommand: prints the reply, returns its status.
 fn call(socket: Option<&std::path::Path>, req: &Request) -> u8 {
     let path = lvsnic::cli::socket_path(socket);
-    match proto::call(&path, &req) {
+    match proto::call(&path, req) {
         Ok(r) => lvsnic::cli::emit(&r) as u8,
         Err(e) => {
             eprintln!("lvsnic: can't reach the daemon: {e}");

@@ -106,8 +106,14 @@ fn listings_and_save_are_byte_exact() {
     assert_eq!(d.run(&["-L", "-n", "--stats"]).stdout, expect_stats);
     // --rate: the same layout, every rate 0 (the estimator is not modelled).
     let rates = d.run(&["-L", "-n", "--rate"]).stdout;
-    assert!(rates.starts_with(&format!("{HEAD}{:<33} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "Prot LocalAddress:Port", "CPS", "InPPS", "OutPPS", "InBPS", "OutBPS")));
-    assert!(rates.contains(&format!("  -> {:<28} {:>8} {:>8} {:>8}{:>9}{:>9}\n", "192.168.10.1:80", 0, 0, 0, 0, 0)), "{rates}");
+    assert!(rates.starts_with(&format!(
+        "{HEAD}{:<33} {:>8} {:>8} {:>8} {:>8} {:>8}\n",
+        "Prot LocalAddress:Port", "CPS", "InPPS", "OutPPS", "InBPS", "OutBPS"
+    )));
+    assert!(
+        rates.contains(&format!("  -> {:<28} {:>8} {:>8} {:>8}{:>9}{:>9}\n", "192.168.10.1:80", 0, 0, 0, 0, 0)),
+        "{rates}"
+    );
 
     // --thresholds: "  -> %-28s %-10u %-10u %-10u %-10u"
     let th = d.run(&["-L", "-n", "--thresholds", "-t", "10.0.0.101:443"]).stdout;
@@ -123,7 +129,11 @@ fn listings_and_save_are_byte_exact() {
     let one = d.run(&["-L", "-n", "-t", "10.0.0.100:80"]).stdout;
     assert_eq!(
         one,
-        format!("{TITLE}TCP  10.0.0.100:80 rr\n{}{}", dest("192.168.10.1:80", "Masq", 1, 0, 0), dest("192.168.10.2:8080", "Masq", 3, 0, 0))
+        format!(
+            "{TITLE}TCP  10.0.0.100:80 rr\n{}{}",
+            dest("192.168.10.1:80", "Masq", 1, 0, 0),
+            dest("192.168.10.2:8080", "Masq", 3, 0, 0)
+        )
     );
 
     // --timeout, --set (0 keeps a value), --daemon (none runs).
@@ -192,12 +202,20 @@ fn errors_are_printed_as_ipvsadm_prints_them() {
         (&["-d", "-t", "10.0.0.100:80", "-r", "192.168.10.8:80"], 255, "No such destination\n"),
         (&["-A", "-t", "10.0.0.9:80", "-s", "bogus"], 255, "Scheduler or persistence engine not found\n"),
         (&["-E", "-t", "10.0.0.100:80", "-s", "bogus"], 255, "Scheduler or persistence engine not found\n"),
-        (&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.6:80", "-m", "-x", "5", "-y", "10"], 255, "Numerical result out of range\n"),
+        (
+            &["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.6:80", "-m", "-x", "5", "-y", "10"],
+            255,
+            "Numerical result out of range\n",
+        ),
         // fail(2, ...): ipvsadm's own checks, status 2.
         (&["-A", "-t", "10.0.0.9:80", "-w", "2"], 2, "Illegal 'weight' option with the 'add-service' command\n"),
         (&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.1:80", "-w", "70000"], 2, "illegal weight specified\n"),
         (&["-A", "-t", "10.0.0.9:0", "-s", "rr"], 2, "Zero port specified for non-persistent service\n"),
-        (&["-a", "-t", "10.0.0.100:80"], 2, "You need to supply the 'real-server' option for the 'add-server' command\n"),
+        (
+            &["-a", "-t", "10.0.0.100:80"],
+            2,
+            "You need to supply the 'real-server' option for the 'add-server' command\n",
+        ),
         (&["--set", "1", "2"], 2, "--set option requires 3 timeout values\n"),
         (&["-L", "-n", "-c", "--stats"], 2, "options conflicts in the list command\n"),
         (&["-A", "-A"], 2, "invalid option `-A'\n"),
@@ -217,7 +235,11 @@ fn errors_are_printed_as_ipvsadm_prints_them() {
     assert_eq!(r.code, 255);
     assert_eq!(r.stderr, format!("Try `{LVSNIC} -h' or '{LVSNIC} --help' for more information.\n"));
     // What the lvsnic director cannot do: one line, status 255.
-    for args in [&["-A", "-f", "1", "-s", "rr"][..], &["-A", "--sctp-service", "10.0.0.9:80"], &["-a", "-t", "10.0.0.100:80", "-r", "192.168.99.1:80", "-m"]] {
+    for args in [
+        &["-A", "-f", "1", "-s", "rr"][..],
+        &["-A", "--sctp-service", "10.0.0.9:80"],
+        &["-a", "-t", "10.0.0.100:80", "-r", "192.168.99.1:80", "-m"],
+    ] {
         let r = d.run(args);
         assert_eq!(r.code, 255, "{args:?}: {r:?}");
         assert_eq!(r.stderr.lines().count(), 1, "{r:?}");
@@ -233,7 +255,10 @@ fn errors_are_printed_as_ipvsadm_prints_them() {
     let r = d.run_in(&["-R"], "-A -t 10.0.0.104:80 -w 1\n-A -t 10.0.0.105:80 -s rr\n");
     assert_eq!((r.code, r.stderr.as_str()), (2, "Illegal 'weight' option with the 'add-service' command\n"));
     let keys = d.run(&["-S", "-n"]).stdout;
-    assert!(keys.contains("10.0.0.102:80") && keys.contains("10.0.0.103:80") && !keys.contains("10.0.0.105:80"), "{keys}");
+    assert!(
+        keys.contains("10.0.0.102:80") && keys.contains("10.0.0.103:80") && !keys.contains("10.0.0.105:80"),
+        "{keys}"
+    );
 }
 
 #[test]
@@ -261,7 +286,13 @@ fn one_daemon_per_socket_clean_shutdown_and_stale_socket() {
     let d = Daemon::start(&dir, &director_toml(), &[]);
     // A second daemon on the same socket is refused, and leaves it alone.
     let o = std::process::Command::new(LVSNIC)
-        .args(["daemon", "--director", dir.join("director.toml").to_str().unwrap(), "--socket", d.sock.to_str().unwrap()])
+        .args([
+            "daemon",
+            "--director",
+            dir.join("director.toml").to_str().unwrap(),
+            "--socket",
+            d.sock.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
@@ -304,7 +335,13 @@ fn bad_configuration_is_one_line() {
     let rules = write(&dir, "rules", "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -w 70000\n");
     let dcfg = write(&dir, "director.toml", &director_toml());
     let run = |args: &[&str]| {
-        let o = std::process::Command::new(LVSNIC).arg("daemon").args(args).arg("--socket").arg(dir.join("s")).output().unwrap();
+        let o = std::process::Command::new(LVSNIC)
+            .arg("daemon")
+            .args(args)
+            .arg("--socket")
+            .arg(dir.join("s"))
+            .output()
+            .unwrap();
         (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
     };
     let (c, e) = run(&["--director", dcfg.to_str().unwrap(), "--rules", rules.to_str().unwrap()]);

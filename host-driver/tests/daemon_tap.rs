@@ -29,10 +29,20 @@ impl PacketSocket {
             sll.sll_family = libc::AF_PACKET as u16;
             sll.sll_protocol = proto as u16;
             sll.sll_ifindex = idx as i32;
-            let rc = libc::bind(fd, &sll as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as u32);
+            let rc = libc::bind(
+                fd,
+                &sll as *const _ as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            );
             assert_eq!(rc, 0, "bind: {}", std::io::Error::last_os_error());
             let tv = libc::timeval { tv_sec: 0, tv_usec: 200_000 };
-            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv as *const _ as *const libc::c_void, std::mem::size_of::<libc::timeval>() as u32);
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                &tv as *const _ as *const libc::c_void,
+                std::mem::size_of::<libc::timeval>() as u32,
+            );
             PacketSocket(fd)
         }
     }
@@ -50,9 +60,16 @@ impl PacketSocket {
             let mut from: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
             let mut len = std::mem::size_of::<libc::sockaddr_ll>() as u32;
             let n = unsafe {
-                libc::recvfrom(self.0, buf.as_mut_ptr() as *mut libc::c_void, buf.len(), 0, &mut from as *mut _ as *mut libc::sockaddr, &mut len)
+                libc::recvfrom(
+                    self.0,
+                    buf.as_mut_ptr() as *mut libc::c_void,
+                    buf.len(),
+                    0,
+                    &mut from as *mut _ as *mut libc::sockaddr,
+                    &mut len,
+                )
             };
-            if n > 0 && from.sll_pkttype != libc::PACKET_OUTGOING as u8 && &buf[..n as usize] == want {
+            if n > 0 && from.sll_pkttype != libc::PACKET_OUTGOING && &buf[..n as usize] == want {
                 return true;
             }
         }
@@ -110,7 +127,10 @@ fn tap_wire_end_to_end() {
     let model = st["now_ns"].as_u64().unwrap();
     assert!(now.abs_diff(model) < 60_000_000_000, "model time {model} vs {now}");
     let list = d.run(&["-L", "-n"]).stdout;
-    assert!(list.contains(&format!("  -> {:<28} {:<7} {:<6} {:<10} {:<10}\n", "192.168.10.1:80", "Masq", 1, 1, 0)), "{list}");
+    assert!(
+        list.contains(&format!("  -> {:<28} {:<7} {:<6} {:<10} {:<10}\n", "192.168.10.1:80", "Masq", 1, 1, 0)),
+        "{list}"
+    );
     let (code, log) = d.stop();
     assert_eq!(code, 0, "{log}");
 }

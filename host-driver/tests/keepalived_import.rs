@@ -349,13 +349,29 @@ fn includes_relative_and_glob_with_comments() {
         "keepalived.conf",
         "global_defs { router_id X }   # comment\ninclude conf.d/*.conf\ninclude nothing/*.conf\n",
     );
-    write(&dir.join("etc/conf.d"), "a.conf", "virtual_server 10.0.0.1 80 { ! a\n lb_algo rr\n real_server 10.1.0.1 80 { weight 2 } }\n");
+    write(
+        &dir.join("etc/conf.d"),
+        "a.conf",
+        "virtual_server 10.0.0.1 80 { ! a\n lb_algo rr\n real_server 10.1.0.1 80 { weight 2 } }\n",
+    );
     write(&dir.join("etc/conf.d"), "b.conf", "include ../extra/{x,y}.conf\n");
     write(&dir.join("etc/conf.d"), "c.conf.bak", "virtual_server 10.0.0.99 80 { lb_algo rr }\n");
-    write(&dir.join("etc/extra"), "x.conf", "virtual_server 10.0.0.2 80 {\n lb_algo rr\n real_server 10.1.0.2 80 {\n  weight 1 # one\n }\n}\n");
-    write(&dir.join("etc/extra"), "y.conf", "virtual_server 10.0.0.3 80 { lb_algo \"wrr\"\n  real_server 10.1.0.3 80 { } }\n");
+    write(
+        &dir.join("etc/extra"),
+        "x.conf",
+        "virtual_server 10.0.0.2 80 {\n lb_algo rr\n real_server 10.1.0.2 80 {\n  weight 1 # one\n }\n}\n",
+    );
+    write(
+        &dir.join("etc/extra"),
+        "y.conf",
+        "virtual_server 10.0.0.3 80 { lb_algo \"wrr\"\n  real_server 10.1.0.3 80 { } }\n",
+    );
     // Run from elsewhere: includes are relative to the including file.
-    let o = Command::new(LVSNIC).current_dir(std::env::temp_dir()).args(["keepalived", main.to_str().unwrap()]).output().unwrap();
+    let o = Command::new(LVSNIC)
+        .current_dir(std::env::temp_dir())
+        .args(["keepalived", main.to_str().unwrap()])
+        .output()
+        .unwrap();
     let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert!(o.status.success(), "{err}");
     assert_eq!(
@@ -370,10 +386,18 @@ fn includes_relative_and_glob_with_comments() {
 #[test]
 fn syntax_errors_and_unknown_keywords_with_line_numbers() {
     let dir = tmpdir("ka-errors");
-    let unbalanced = write(&dir, "open.conf", "virtual_server 10.0.0.1 80 {\n  lb_algo rr\n  real_server 10.1.0.1 80 {\n    weight 1\n}\n");
+    let unbalanced = write(
+        &dir,
+        "open.conf",
+        "virtual_server 10.0.0.1 80 {\n  lb_algo rr\n  real_server 10.1.0.1 80 {\n    weight 1\n}\n",
+    );
     let r = conv(&unbalanced);
     assert_eq!((r.code, r.stdout.as_str()), (1, ""));
-    assert!(r.stderr.contains(&format!("{}:1: error: missing '}}' for the block opened here", unbalanced.display())), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("{}:1: error: missing '}}' for the block opened here", unbalanced.display())),
+        "{}",
+        r.stderr
+    );
 
     let extra = write(&dir, "extra.conf", "virtual_server 10.0.0.1 80 {\n  lb_algo rr\n}\n}\n");
     let r = conv(&extra);

@@ -163,7 +163,7 @@ impl ControlSocket {
         }
         let listener = UnixListener::bind(path).map_err(io_err(format!("binding {p}")))?;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(io_err(format!("chmod {p}")))?;
-        listener.set_nonblocking(true).map_err(io_err(format!("{p}")))?;
+        listener.set_nonblocking(true).map_err(io_err(p.clone()))?;
         let m = std::fs::metadata(path).map_err(io_err(p.clone()))?;
         Ok(ControlSocket { listener, path: path.to_path_buf(), ino: (m.dev(), m.ino()) })
     }
@@ -245,8 +245,7 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
         None => (Wire::None, false, sys::realtime_ns()),
         Some(WireSpec::Pcap { input, output, host }) => {
             let ip = input.display().to_string();
-            let mut records =
-                pcap::read_file(input).map_err(|e| DaemonError::Pcap { path: ip, msg: e.to_string() })?;
+            let mut records = pcap::read_file(input).map_err(|e| DaemonError::Pcap { path: ip, msg: e.to_string() })?;
             records.sort_by_key(|r| r.ts_ns);
             let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
             let w = PcapWire {
@@ -480,7 +479,10 @@ impl<D: Datapath> Daemon<D> {
             w.next += 1;
             n += 1;
             let r = self.ctl.frame(ts, &rec).map_err(|e| DaemonError::Device(e.to_string()))?;
-            let perr = |e: lvsnic_model::pcap::PcapError| DaemonError::Pcap { path: "output capture".into(), msg: e.to_string() };
+            let perr = |e: lvsnic_model::pcap::PcapError| DaemonError::Pcap {
+                path: "output capture".into(),
+                msg: e.to_string(),
+            };
             for f in &r.tx {
                 w.out.write_record(ts, f).map_err(perr)?;
             }
@@ -488,14 +490,12 @@ impl<D: Datapath> Daemon<D> {
                 if let Some(hp) = &mut w.host {
                     hp.write_record(ts, &h).map_err(perr)?;
                 }
-                match &mut self.host_tap {
-                    Some(t) => {
-                        if !t.send(&h).unwrap_or(false) {
-                            self.host_dropped += 1;
-                        }
-                    }
-                    None if w.host.is_none() => self.host_dropped += 1,
-                    None => {}
+                let sent = match &mut self.host_tap {
+                    Some(t) => t.send(&h).unwrap_or(false),
+                    None => w.host.is_some(),
+                };
+                if !sent {
+                    self.host_dropped += 1;
                 }
             }
         }
@@ -562,7 +562,9 @@ impl<D: Datapath> Daemon<D> {
                 }
                 Wire::Pcap(w) => {
                     let ts = self.ctl.sp.director.now();
-                    w.out.write_record(ts, &f).map_err(|e| DaemonError::Pcap { path: "output".into(), msg: e.to_string() })?;
+                    w.out
+                        .write_record(ts, &f)
+                        .map_err(|e| DaemonError::Pcap { path: "output".into(), msg: e.to_string() })?;
                 }
                 Wire::None => self.tx_dropped += 1,
             }

@@ -86,8 +86,8 @@ pub enum ProtoError {
 
 /// Sends one request to the daemon at `path` and waits for its reply.
 pub fn call(path: &Path, req: &Request) -> Result<Reply, ProtoError> {
-    let mut s = UnixStream::connect(path)
-        .map_err(|e| ProtoError::Connect { path: path.display().to_string(), source: e })?;
+    let mut s =
+        UnixStream::connect(path).map_err(|e| ProtoError::Connect { path: path.display().to_string(), source: e })?;
     s.set_read_timeout(Some(Duration::from_secs(600)))?;
     let mut line = serde_json::to_string(req).map_err(|e| ProtoError::BadReply(e.to_string()))?;
     line.push('\n');

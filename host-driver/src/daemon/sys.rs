@@ -45,7 +45,8 @@ pub fn request_shutdown() {
 /// poll(2) for readability on `fds`; returns which are readable. An
 /// interrupted poll returns all false.
 pub fn poll_readable(fds: &[RawFd], timeout_ms: i32) -> io::Result<Vec<bool>> {
-    let mut p: Vec<libc::pollfd> = fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+    let mut p: Vec<libc::pollfd> =
+        fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
     // SAFETY: `p` is a valid array of `p.len()` pollfd structures.
     let rc = unsafe { libc::poll(p.as_mut_ptr(), p.len() as libc::nfds_t, timeout_ms) };
     if rc < 0 {
