@@ -481,3 +481,36 @@ virtual_server 10.0.0.101 53 {
     assert_eq!(r.code, 255);
     assert!(r.stderr.contains("Service already exists"), "{}", r.stderr);
 }
+
+#[test]
+fn virtual_server_groups() {
+    let dir = tmpdir("ka-group");
+    let f = write(
+        &dir,
+        "k.conf",
+        "virtual_server group WEB {\n  lb_algo rr\n  lb_kind DR\n  real_server 10.1.0.1 80 { weight 2 }\n}\n\
+         virtual_server_group WEB {\n  10.0.0.10-11 80\n  10.0.0.20 80\n}\n\
+         virtual_server group NOPE {\n  lb_algo rr\n}\n",
+    );
+    let r = conv(&f);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains(&format!("{}:10: error: virtual_server group NOPE: no such virtual_server_group", f.display())),
+        "{}",
+        r.stderr
+    );
+    let f = write(
+        &dir,
+        "ok.conf",
+        &std::fs::read_to_string(&f).unwrap().replace("virtual_server group NOPE {\n  lb_algo rr\n}\n", ""),
+    );
+    let r = conv(&f);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        r.stdout,
+        "-A -t 10.0.0.10:80 -s rr\n-a -t 10.0.0.10:80 -r 10.1.0.1:80 -g -w 2\n\
+         -A -t 10.0.0.11:80 -s rr\n-a -t 10.0.0.11:80 -r 10.1.0.1:80 -g -w 2\n\
+         -A -t 10.0.0.20:80 -s rr\n-a -t 10.0.0.20:80 -r 10.1.0.1:80 -g -w 2\n"
+    );
+}
