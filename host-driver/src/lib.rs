@@ -2,7 +2,10 @@
 //!
 //! The `lvsnic` binary runs the director: `replay` feeds a packet capture
 //! through a backend (the golden model today) and writes what the director
-//! transmits; `traffic` writes realistic test captures.
+//! transmits; `traffic` writes realistic test captures; `daemon` runs the
+//! director with its control socket, which `lvsnic` followed by ipvsadm's
+//! own syntax drives (`cli`, `control`); `keepalived` imports keepalived
+//! virtual servers.
 
 pub mod replay;
 pub mod datapath;
@@ -10,3 +13,8 @@ pub mod regmap;
 pub mod flows;
 pub mod slowpath;
 pub mod vectors;
+pub mod cli;
+pub mod control;
+pub mod daemon;
+pub mod keepalived;
+pub mod limits;

@@ -1,6 +1,11 @@
-//! The `lvsnic` command.
+//! The `lvsnic` command: subcommands (`replay`, `traffic`, `vectors`,
+//! `daemon`, `status`, `wire`, `keepalived`), or, when the first argument
+//! starts with `-` (or there is none), an ipvsadm command line for the
+//! daemon (see `lvsnic::cli`).
 
 use clap::{Parser, Subcommand};
+use lvsnic::daemon::proto::{self, Request};
+use lvsnic::daemon::{DaemonArgs, DaemonBackend, Pace, WireSpec};
 use lvsnic::replay::{self, Backend, ReplayArgs};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -67,6 +72,56 @@ enum Cmd {
         #[arg(long, default_value_t = 16)]
         vip_count: u32,
     },
+    /// Run the director: control socket, exception loop over a wire.
+    Daemon {
+        /// Data-plane implementation.
+        #[arg(long, value_enum, default_value = "model")]
+        backend: DaemonBackend,
+        /// Director configuration (TOML).
+        #[arg(long, default_value = "/etc/lvsnic/director.toml")]
+        director: PathBuf,
+        /// Control socket (default: $LVSNIC_SOCKET, else /run/lvsnic.sock).
+        #[arg(long)]
+        socket: Option<PathBuf>,
+        /// Rules to start with (`ipvsadm -S -n` format).
+        #[arg(long)]
+        rules: Option<PathBuf>,
+        /// Frames: `pcap:IN.pcap,OUT.pcap[,HOST.pcap]` or `tap:NAME`.
+        #[arg(long)]
+        wire: Option<WireSpec>,
+        /// How a pcap wire is played.
+        #[arg(long, value_enum, default_value = "asap")]
+        pace: Pace,
+        /// TAP device for the director's own network stack.
+        #[arg(long)]
+        host_tap: Option<String>,
+    },
+    /// Print the daemon's counters (JSON).
+    Status {
+        #[arg(long)]
+        socket: Option<PathBuf>,
+    },
+    /// Run frames of a daemon's `--pace step` pcap wire (all that are left by default).
+    Wire {
+        #[arg(long)]
+        socket: Option<PathBuf>,
+        /// Run this many frames.
+        #[arg(long)]
+        frames: Option<u64>,
+        /// Run every frame stamped at or before this time (ns since the epoch).
+        #[arg(long)]
+        until_ns: Option<u64>,
+    },
+    /// Convert keepalived.conf virtual servers to `ipvsadm -S -n` rules (or load them).
+    Keepalived {
+        /// keepalived configuration file.
+        file: PathBuf,
+        /// Load the rules into the running daemon instead of printing them.
+        #[arg(long)]
+        load: bool,
+        #[arg(long)]
+        socket: Option<PathBuf>,
+    },
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -100,9 +155,36 @@ fn vectors(
     ))
 }
 
+/// A request to the daemon from a subcommand: prints the reply, returns its status.
+fn call(socket: Option<&std::path::Path>, req: &Request) -> u8 {
+    let path = lvsnic::cli::socket_path(socket);
+    match proto::call(&path, req) {
+        Ok(r) => lvsnic::cli::emit(&r) as u8,
+        Err(e) => {
+            eprintln!("lvsnic: can't reach the daemon: {e}");
+            2
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    let mut argv = std::env::args();
+    let prog = argv.next().unwrap_or_else(|| "lvsnic".into());
+    let args: Vec<String> = argv.collect();
+    if lvsnic::cli::is_ipvsadm_mode(&args) {
+        return ExitCode::from(lvsnic::cli::run_ipvsadm(&prog, &args) as u8);
+    }
     let cli = Cli::parse();
     let r = match cli.cmd {
+        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap } => {
+            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap })
+                .map_err(|e| e.to_string())
+        }
+        Cmd::Status { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Status)),
+        Cmd::Wire { socket, frames, until_ns } => {
+            return ExitCode::from(call(socket.as_deref(), &Request::Wire { frames, until_ns }))
+        }
+        Cmd::Keepalived { file, load, socket } => return ExitCode::from(lvsnic::keepalived::run(&prog, &file, load, socket.as_deref())),
         Cmd::Replay { rules, director, input, output, host, stats, backend, list } => {
             replay::replay(&ReplayArgs { rules, director, input, output, host, stats, backend, list }).map_err(|e| e.to_string())
         }

@@ -1,0 +1,616 @@
+//! The control plane of the daemon: ipvsadm commands applied to the running
+//! director (golden model + flow manager + data plane), between frames.
+//!
+//! [`Control::ipvsadm`] takes an ipvsadm argument list (and, for `-R`, the
+//! text ipvsadm would read from standard input) and returns what ipvsadm
+//! would print on stdout and stderr and its exit status:
+//!
+//! * listings (`-L`/`-l` with `-n -c --stats --rate --thresholds
+//!   --persistent-conn --tun-info --timeout --daemon --exact --nosort`,
+//!   `-L -t VIP:port`, and no arguments at all) and `-S` use the byte-exact
+//!   printers of `lvsnic_model::rules::ipvsadm`; rates print 0 (the kernel's
+//!   rate estimator is not modelled);
+//! * rule changes (`-A -E -D -C -a -e -d -Z --set`) go to the golden model
+//!   with the kernel's checks in the kernel's order; deleting real servers
+//!   (`-d`, and `-D`/`-C` for every server of the services) removes their
+//!   offloaded flows from the data plane so it stops forwarding them, and
+//!   every change rewrites the data plane's VIP table;
+//! * errors are printed as ipvsadm prints them (ipvsadm.c): `fail()`
+//!   messages verbatim with status 2, libipvs `ipvs_strerror()` messages
+//!   for what the kernel refuses with status 255 (`process_options` returns
+//!   -1), popt errors as `OPTION: reason` with status 255, "Try `PROG -h'
+//!   or 'PROG --help' for more information." with status 255 when there is
+//!   no command, and "No such service" with status 1 for `-L` of a missing
+//!   service;
+//! * `-R` runs each line as ipvsadm's `restore_table` does: a `fail()`
+//!   ends the restore (status 2), kernel and popt errors are printed and the
+//!   restore goes on, and the status is that of the last line. Lines whose
+//!   first word starts with `#` are comments (as in `parse_rules`).
+//!
+//! What the lvsnic director cannot do (fwmark, IPv6 and SCTP services,
+//! persistence engines, GUE/GRE tunnels, real servers without a
+//! `[neighbors]` entry, the sync daemon) is refused with one clear line and
+//! status 255, where a kernel would have accepted it.
+
+use crate::datapath::{Datapath, DatapathError};
+use crate::flows::OffloadView;
+use crate::limits::{self, Limiter, Limits};
+use crate::slowpath::{FrameResult, SlowPath};
+use lvsnic_model::conn::{Conn, ConnId};
+use lvsnic_model::director::Offload;
+use lvsnic_model::director::{Action, DirectorError};
+use lvsnic_model::hw::HwOutput;
+use lvsnic_model::ipvs::{DestId, RuleError};
+use lvsnic_model::rules::ipvsadm::{
+    format_connections, format_daemon, format_list, format_save, format_timeout, parse_command, Command, CommandError,
+    ListOptions, KNOWN_PES, KNOWN_SCHEDULERS,
+};
+use lvsnic_model::rules::{ServiceKey, ServiceRule};
+use lvsnic_model::stats::{connection_listings, listings, Report};
+use lvsnic_model::time::Time;
+use serde::Serialize;
+use std::net::IpAddr;
+
+/// ipvsadm's `fail(2, ...)`.
+pub const EXIT_FAIL: i32 = 2;
+/// `process_options` returning -1 (kernel or popt error), as an exit status.
+pub const EXIT_ERR: i32 = 255;
+/// `exit(1)` of the listing functions.
+pub const EXIT_LIST: i32 = 1;
+
+/// What one ipvsadm invocation printed and returned.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+    pub exit: i32,
+}
+
+/// Counters of the exception loop.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct LoopCounters {
+    /// Frames received from the wire.
+    pub frames: u64,
+    /// Of those, forwarded by the data plane without the host.
+    pub in_hardware: u64,
+    /// Handed up by the data plane (exceptions).
+    pub exceptions: u64,
+    /// New-connection exceptions dropped by the rate limit.
+    pub rate_limited: u64,
+    /// Frames transmitted on the wire.
+    pub transmitted: u64,
+    /// Frames given to the director's own stack.
+    pub to_host: u64,
+}
+
+/// How an ipvsadm run ended: `process_options` returned, or `exit()` was called.
+enum Done {
+    Ret(i32),
+    Exit(i32),
+}
+
+/// The director as the daemon runs it.
+pub struct Control<D: Datapath> {
+    pub sp: SlowPath<D>,
+    /// VIP table entries of the data plane.
+    pub vip_count: u32,
+    pub limiter: Limiter,
+    pub counters: LoopCounters,
+    seq: u32,
+}
+
+const SHORT_NOARG: &str = "AEDCLlZaedhvRSmigncX6o";
+const SHORT_ARG: &str = "tufsMrwxyb";
+const LONG_NOARG: &[&str] = &[
+    "add-service",
+    "edit-service",
+    "delete-service",
+    "clear",
+    "list",
+    "zero",
+    "add-server",
+    "edit-server",
+    "delete-server",
+    "set",
+    "help",
+    "version",
+    "restore",
+    "save",
+    "masquerading",
+    "ipip",
+    "gatewaying",
+    "numeric",
+    "connection",
+    "timeout",
+    "daemon",
+    "stats",
+    "rate",
+    "thresholds",
+    "persistent-conn",
+    "nosort",
+    "sort",
+    "exact",
+    "ipv6",
+    "ops",
+    "tun-info",
+    "tun-nocsum",
+    "tun-csum",
+    "tun-remcsum",
+    "persistent",
+];
+const LONG_ARG: &[&str] = &[
+    "start-daemon",
+    "stop-daemon",
+    "tcp-service",
+    "udp-service",
+    "sctp-service",
+    "fwmark-service",
+    "scheduler",
+    "netmask",
+    "real-server",
+    "weight",
+    "u-threshold",
+    "l-threshold",
+    "mcast-interface",
+    "syncid",
+    "pe",
+    "sched-flags",
+    "mcast-group",
+    "mcast-port",
+    "mcast-ttl",
+    "sync-maxlen",
+    "tun-type",
+    "tun-port",
+];
+
+/// Whether popt fails on the very first option of `words` (ipvsadm then
+/// answers with "Try ..." only, `tryhelp_exit`).
+fn first_option_fails(words: &[&str]) -> bool {
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        if w == "--" {
+            return true;
+        }
+        if !w.starts_with('-') || w == "-" {
+            i += 1;
+            continue;
+        }
+        let has_next = i + 1 < words.len();
+        if let Some(body) = w.strip_prefix("--") {
+            let (name, arg) = match body.split_once('=') {
+                Some((n, _)) => (n, true),
+                None => (body, false),
+            };
+            if LONG_ARG.contains(&name) {
+                return !arg && !has_next;
+            }
+            return !LONG_NOARG.contains(&name);
+        }
+        let mut chars = w[1..].chars();
+        let c = chars.next().unwrap_or(' ');
+        if SHORT_ARG.contains(c) {
+            return chars.as_str().is_empty() && !has_next;
+        }
+        return !(SHORT_NOARG.contains(c) || c == 'p');
+    }
+    true
+}
+
+fn dir_err_line(e: &DirectorError) -> String {
+    match e {
+        DirectorError::Rule { error: RuleError::Unsupported(m), .. } => m.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl<D: Datapath> Control<D> {
+    pub fn new(sp: SlowPath<D>, vip_count: u32, limits: Limits) -> Self {
+        Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default(), seq: 0 }
+    }
+
+    /// Runs the director's timers up to `ts` (frames do it themselves; the
+    /// daemon calls it when idle in live mode and before requests).
+    pub fn advance(&mut self, ts: Time) {
+        self.sp.advance(ts);
+    }
+
+    /// One frame from the wire at `ts`: the data plane forwards it, or hands
+    /// it up; a new-connection exception passes the service's rate limit,
+    /// then the golden model decides and the connection's flows are synced.
+    pub fn frame(&mut self, ts: Time, frame: &[u8]) -> Result<FrameResult, DatapathError> {
+        self.sp.advance(ts);
+        self.seq = self.seq.wrapping_add(1);
+        let seq = self.seq;
+        self.counters.frames += 1;
+        let r = match self.sp.dp.rx(frame, ts, seq)? {
+            HwOutput::Forward { frame, .. } => {
+                self.counters.in_hardware += 1;
+                FrameResult { tx: vec![frame], host: None, in_hardware: true }
+            }
+            HwOutput::ToHost { frame, .. } | HwOutput::Aborted { frame, .. } => {
+                self.counters.exceptions += 1;
+                if let Some(svc) = limits::new_conn_service(&self.sp.director, &frame) {
+                    if !self.limiter.admit(svc, ts) {
+                        self.counters.rate_limited += 1;
+                        return Ok(FrameResult::default());
+                    }
+                }
+                self.exception(frame, seq)?
+            }
+        };
+        self.counters.transmitted += r.tx.len() as u64;
+        self.counters.to_host += r.host.is_some() as u64;
+        Ok(r)
+    }
+
+    /// The golden model decides on a frame the data plane handed up.
+    fn exception(&mut self, frame: Vec<u8>, seq: u32) -> Result<FrameResult, DatapathError> {
+        let mut f = frame;
+        let mut extra = Vec::new();
+        let action = self.sp.director.process_now(&mut f, &mut extra);
+        let mut r = FrameResult::default();
+        match action {
+            Action::Transmit => {
+                r.tx.push(self.sp.dp.inject(&f, seq)?);
+                for e in extra {
+                    r.tx.push(self.sp.dp.inject(&e, seq)?);
+                }
+            }
+            Action::ToHost(_) => r.host = Some(f),
+            Action::Drop(_) => {}
+        }
+        if let Some(id) = self.sp.director.last_conn {
+            self.sp.flows.sync(&mut self.sp.dp, &mut self.sp.director, id);
+        }
+        Ok(r)
+    }
+
+    /// A frame the director's own stack sends: injected, returned as it
+    /// leaves on the wire.
+    pub fn host_tx(&mut self, frame: &[u8]) -> Result<Vec<u8>, DatapathError> {
+        self.seq = self.seq.wrapping_add(1);
+        let f = self.sp.dp.inject(frame, self.seq)?;
+        self.counters.transmitted += 1;
+        Ok(f)
+    }
+
+    /// The daemon's state as JSON (`lvsnic status`): the director report
+    /// (as `replay --stats` writes it), the loop counters, the rate limit
+    /// and the offload state.
+    pub fn status_json(&mut self) -> String {
+        self.sp.settle();
+        let report = Report::of(&self.sp.director);
+        #[derive(Serialize)]
+        struct Offload {
+            connections: usize,
+            table_full: u64,
+        }
+        #[derive(Serialize)]
+        struct LimitsView {
+            new_conn_per_sec: Option<u64>,
+            burst: u64,
+            limited: u64,
+            services: std::collections::BTreeMap<String, limits::BucketCounters>,
+        }
+        #[derive(Serialize)]
+        struct Status<'a> {
+            now_ns: Time,
+            director: &'a Report,
+            exception_loop: LoopCounters,
+            offload: Offload,
+            limits: LimitsView,
+        }
+        let s = Status {
+            now_ns: self.sp.director.now(),
+            director: &report,
+            exception_loop: self.counters,
+            offload: Offload { connections: self.sp.flows.len(), table_full: self.sp.flows.table_full },
+            limits: LimitsView {
+                new_conn_per_sec: self.limiter.limits.new_conn_per_sec,
+                burst: self.limiter.limits.burst(),
+                limited: self.limiter.limited_total,
+                services: self.limiter.counters(),
+            },
+        };
+        serde_json::to_string_pretty(&s).unwrap_or_default() + "\n"
+    }
+
+    /// One ipvsadm invocation: `prog` is the program name ipvsadm would
+    /// print in its messages (its `argv[0]`), `args` the arguments after
+    /// it, `stdin` what `-R` reads.
+    pub fn ipvsadm(&mut self, prog: &str, args: &[String], stdin: Option<&str>) -> Output {
+        let mut out = Output::default();
+        let words: Vec<&str> = args.iter().map(String::as_str).collect();
+        out.exit = if words.is_empty() {
+            self.list(&ListOptions::default(), &mut out);
+            0
+        } else {
+            match self.run_words(prog, &words, stdin.unwrap_or(""), false, &mut out) {
+                Done::Ret(c) | Done::Exit(c) => c,
+            }
+        };
+        out
+    }
+
+    fn tryhelp(prog: &str, out: &mut Output) -> Done {
+        out.stderr.push_str(&format!("Try `{prog} -h' or '{prog} --help' for more information.\n"));
+        Done::Exit(EXIT_ERR)
+    }
+
+    /// `process_options()` for one argument list.
+    fn run_words(&mut self, prog: &str, words: &[&str], stdin: &str, reading_stdin: bool, out: &mut Output) -> Done {
+        let cmd = match parse_command(words) {
+            Ok(c) => c,
+            Err(CommandError::Usage(_)) => return Self::tryhelp(prog, out),
+            Err(CommandError::BadOption { option, reason }) => {
+                if first_option_fails(words) {
+                    return Self::tryhelp(prog, out);
+                }
+                out.stderr.push_str(&format!("{option}: {reason}\n"));
+                return Done::Ret(EXIT_ERR);
+            }
+            Err(CommandError::Invalid(m)) => {
+                out.stderr.push_str(&m);
+                // fail(2, "-6 used before -f\n") prints its own newline too.
+                out.stderr.push_str(if m == "-6 used before -f" { "\n\n" } else { "\n" });
+                return Done::Exit(EXIT_FAIL);
+            }
+            Err(e @ CommandError::NotNumeric { .. }) => {
+                out.stderr.push_str(&format!("{e}\n"));
+                return Done::Exit(EXIT_FAIL);
+            }
+        };
+        let r = self.execute(prog, cmd, stdin, reading_stdin, out);
+        self.sp.sync_vips(self.vip_count);
+        r
+    }
+
+    fn kernel_err(out: &mut Output, msg: impl std::fmt::Display) -> Done {
+        out.stderr.push_str(&format!("{msg}\n"));
+        Done::Ret(EXIT_ERR)
+    }
+
+    fn execute(&mut self, prog: &str, cmd: Command, stdin: &str, reading_stdin: bool, out: &mut Output) -> Done {
+        match cmd {
+            Command::List(opts) => {
+                if let Some(key) = &opts.service {
+                    if !opts.connections && self.sp.director.services.lookup_key(key).is_none() {
+                        out.stderr.push_str("No such service\n");
+                        return Done::Exit(EXIT_LIST);
+                    }
+                }
+                self.list(&opts, out);
+                Done::Ret(0)
+            }
+            Command::Save { .. } => {
+                out.stdout.push_str(&format_save(&self.sp.director.services.to_rules()));
+                Done::Ret(0)
+            }
+            Command::Restore => {
+                if reading_stdin {
+                    return Self::tryhelp(prog, out);
+                }
+                self.restore(prog, stdin, out)
+            }
+            Command::Help => {
+                out.stdout.push_str(&crate::cli::usage(prog));
+                Done::Exit(0)
+            }
+            Command::Version => {
+                out.stdout.push_str(&crate::cli::version(prog));
+                Done::Exit(0)
+            }
+            Command::StartDaemon(_) | Command::StopDaemon(_) => {
+                Self::kernel_err(out, "The connection synchronization daemon is not supported by lvsnic")
+            }
+            Command::SetTimeouts { tcp, tcpfin, udp } => {
+                self.sp.director.cfg.timeouts.set(tcp, tcpfin, udp);
+                Done::Ret(0)
+            }
+            Command::Zero(key) => {
+                self.sp.settle();
+                let d = &mut self.sp.director;
+                match d.services.zero(key.as_ref()) {
+                    Ok(()) => {
+                        if key.is_none() {
+                            d.total = Default::default();
+                        }
+                        Done::Ret(0)
+                    }
+                    Err(_) => Self::kernel_err(out, "No such service"),
+                }
+            }
+            Command::Clear => {
+                let dests: Vec<DestId> =
+                    self.sp.director.services.live_services().flat_map(|s| s.order.iter().copied()).collect();
+                self.sp.director.clear();
+                self.drop_flows(&dests);
+                Done::Ret(0)
+            }
+            Command::AddService(rule) => {
+                if self.sp.director.services.lookup_key(&rule.key).is_some() {
+                    return Self::kernel_err(out, "Service already exists");
+                }
+                if let Some(e) = Self::check_sched(&rule) {
+                    return Self::kernel_err(out, e);
+                }
+                match self.sp.director.add_service(&rule) {
+                    Ok(_) => Done::Ret(0),
+                    Err(DirectorError::Rule { error: RuleError::UnknownScheduler(_), .. }) => {
+                        Self::kernel_err(out, "Scheduler or persistence engine not found")
+                    }
+                    Err(e) => Self::kernel_err(out, dir_err_line(&e)),
+                }
+            }
+            Command::EditService(rule) => {
+                if self.sp.director.services.lookup_key(&rule.key).is_none() {
+                    return Self::kernel_err(out, "No such service");
+                }
+                if let Some(e) = Self::check_sched(&rule) {
+                    return Self::kernel_err(out, e);
+                }
+                match self.sp.director.edit_service(&rule) {
+                    Ok(()) => Done::Ret(0),
+                    Err(DirectorError::Rule { error: RuleError::UnknownScheduler(_), .. }) => {
+                        Self::kernel_err(out, "Scheduler or persistence engine not found")
+                    }
+                    Err(e) => Self::kernel_err(out, dir_err_line(&e)),
+                }
+            }
+            Command::DeleteService(key) => {
+                let Some(id) = self.sp.director.services.lookup_key(&key) else {
+                    return Self::kernel_err(out, "No such service");
+                };
+                let dests = self.sp.director.services.service(id).order.clone();
+                match self.sp.director.del_service(&key) {
+                    Ok(()) => {
+                        self.drop_flows(&dests);
+                        Done::Ret(0)
+                    }
+                    Err(e) => Self::kernel_err(out, dir_err_line(&e)),
+                }
+            }
+            Command::AddDest(key, dest) => {
+                if self.sp.director.services.lookup_key(&key).is_none() {
+                    return Self::kernel_err(out, "Service not defined");
+                }
+                match self.sp.director.add_dest(&key, &dest) {
+                    Ok(_) => Done::Ret(0),
+                    Err(e) => Self::dest_err(out, &e),
+                }
+            }
+            Command::EditDest(key, dest) => {
+                if self.sp.director.services.lookup_key(&key).is_none() {
+                    return Self::kernel_err(out, "Service not defined");
+                }
+                match self.sp.director.edit_dest(&key, &dest) {
+                    Ok(()) => Done::Ret(0),
+                    Err(e) => Self::dest_err(out, &e),
+                }
+            }
+            Command::DeleteDest(key, addr, port) => {
+                let Some(id) = self.sp.director.services.lookup_key(&key) else {
+                    return Self::kernel_err(out, "Service not defined");
+                };
+                let IpAddr::V4(a) = addr else {
+                    return Self::kernel_err(out, "No such destination");
+                };
+                let d = &self.sp.director.services;
+                let Some(dest) =
+                    d.service(id).order.iter().copied().find(|&x| d.dest(x).addr == a && d.dest(x).port == port)
+                else {
+                    return Self::kernel_err(out, "No such destination");
+                };
+                match self.sp.director.del_dest(&key, a, port) {
+                    Ok(()) => {
+                        self.drop_flows(&[dest]);
+                        Done::Ret(0)
+                    }
+                    Err(e) => Self::dest_err(out, &e),
+                }
+            }
+        }
+    }
+
+    /// The kernel's ENOENT for an unknown scheduler or persistence engine.
+    fn check_sched(rule: &ServiceRule) -> Option<&'static str> {
+        let unknown_pe = rule.pe.as_ref().is_some_and(|p| !KNOWN_PES.contains(&p.as_str()));
+        (!KNOWN_SCHEDULERS.contains(&rule.scheduler.as_str()) || unknown_pe)
+            .then_some("Scheduler or persistence engine not found")
+    }
+
+    fn dest_err(out: &mut Output, e: &DirectorError) -> Done {
+        let msg = match e {
+            DirectorError::Rule { error, .. } => match error {
+                RuleError::NoSuchService => "Service not defined".to_string(),
+                RuleError::DestExists => "Destination already exists".to_string(),
+                RuleError::NoSuchDest => "No such destination".to_string(),
+                // ip_vs_add_dest/ip_vs_edit_dest: -ERANGE, which libipvs leaves to strerror().
+                RuleError::Thresholds => "Numerical result out of range".to_string(),
+                _ => dir_err_line(e),
+            },
+            other => dir_err_line(other),
+        };
+        Self::kernel_err(out, msg)
+    }
+
+    /// Removes the offloaded flows of deleted real servers.
+    fn drop_flows(&mut self, dests: &[DestId]) {
+        for &d in dests {
+            self.sp.flows.drop_dest(&mut self.sp.dp, &mut self.sp.director, d);
+        }
+    }
+
+    /// `list_conn` / `list_service` / `list_timeout` / `list_daemon` / `list_all`.
+    fn list(&mut self, opts: &ListOptions, out: &mut Output) {
+        self.sp.settle();
+        let d = &self.sp.director;
+        let text = if opts.connections {
+            // Packets the data plane forwarded re-arm a connection's timer
+            // as they would in the kernel: show the expiry they imply.
+            let conns: Vec<(ConnId, Conn)> = d.conns.iter().map(|(id, c)| (id, *c)).collect();
+            let mut rows = connection_listings(d);
+            let now = d.now();
+            let mut view = OffloadView { flows: &mut self.sp.flows, hw: &mut self.sp.dp, removed: Vec::new() };
+            for ((id, c), row) in conns.iter().zip(rows.iter_mut()) {
+                if let Some(t) = view.last_use(*id, c) {
+                    let exp = (t + c.timeout()).max(c.expires);
+                    row.expires_secs = (exp.saturating_sub(now) / lvsnic_model::time::SEC).min(u32::MAX as u64) as u32;
+                }
+            }
+            format_connections(&rows, opts.persistent_conn)
+        } else if opts.service.is_some() {
+            let (h, s) = listings(d);
+            format_list(&h, &s, opts)
+        } else if opts.timeout {
+            let (t, f, u) = d.cfg.timeouts.get();
+            format_timeout(t, f, u)
+        } else if opts.daemon {
+            format_daemon(&[])
+        } else {
+            let (h, s) = listings(d);
+            format_list(&h, &s, opts)
+        };
+        out.stdout.push_str(&text);
+    }
+
+    /// `restore_table()`: each line of `text` as one ipvsadm command.
+    fn restore(&mut self, prog: &str, text: &str, out: &mut Output) -> Done {
+        let mut result = 0;
+        for line in text.split('\n') {
+            let words = lvsnic_model::rules::ipvsadm::split_line(line);
+            if words.is_empty() || words[0].starts_with('#') {
+                continue;
+            }
+            match self.run_words(prog, &words, "", true, out) {
+                Done::Ret(c) => result = c,
+                Done::Exit(c) => return Done::Exit(c),
+            }
+        }
+        Done::Ret(result)
+    }
+
+    /// The live rules as a service key list (for tests and status).
+    pub fn service_keys(&self) -> Vec<ServiceKey> {
+        self.sp.director.services.live_services().map(|s| s.rule.key).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_option_detection() {
+        assert!(first_option_fails(&["-Q"]));
+        assert!(first_option_fails(&["--bogus"]));
+        assert!(first_option_fails(&["-t"]));
+        assert!(first_option_fails(&["--start-daemon"]));
+        assert!(!first_option_fails(&["-A", "-Q"]));
+        assert!(!first_option_fails(&["-t", "1.2.3.4:80"]));
+        assert!(!first_option_fails(&["--tcp-service=1.2.3.4:80"]));
+        assert!(!first_option_fails(&["-Ln"]));
+        assert!(!first_option_fails(&["-p"]));
+    }
+}

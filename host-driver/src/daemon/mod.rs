@@ -1,0 +1,588 @@
+//! `lvsnic daemon`: holds the director, serves the control socket and runs
+//! the exception loop over a wire.
+//!
+//! ```text
+//! lvsnic daemon --backend model [--director DIRECTOR.toml] [--socket PATH] [--rules FILE]
+//!               [--wire pcap:IN.pcap,OUT.pcap[,HOST.pcap] [--pace asap|realtime|step] | --wire tap:NAME]
+//!               [--host-tap NAME]
+//! ```
+//!
+//! * State: a [`Control`] (golden model + flow manager in front of a
+//!   [`Datapath`]). `--backend model` is the hardware model
+//!   (`lvsnic_model::hw::HwPipeline`); other backends plug in by building
+//!   another `Datapath` in [`run`] — the loop is generic over it.
+//! * Control: the Unix socket of [`proto`] (default `/run/lvsnic.sock`,
+//!   `--socket` or `LVSNIC_SOCKET` override). Requests are applied between
+//!   frames. A second daemon on a socket that answers is refused with a
+//!   clear error; a stale socket file (nobody listening) is replaced.
+//! * Wire `pcap:IN,OUT[,HOST]`: the frames of IN in timestamp order (stable
+//!   for equal stamps), model time = frame timestamps; transmitted frames go
+//!   to OUT stamped with the time of the frame that caused them, frames for
+//!   the director's own stack to HOST (if given) and to `--host-tap` (if
+//!   given). `--pace asap` (default) runs the capture at once, `realtime`
+//!   keeps its inter-frame gaps, `step` runs frames only when a `wire`
+//!   request asks (for tests that change rules at exact points of a
+//!   capture). The daemon keeps serving after the capture ends.
+//! * Wire `tap:NAME`: Ethernet frames on TAP device NAME (created if
+//!   needed, link set up), model time = arrival time (CLOCK_REALTIME ns);
+//!   transmitted frames are written back to it. Frames for the director's
+//!   own stack go to `--host-tap` if given (and what the stack sends there
+//!   is transmitted on the wire), else they are counted and dropped.
+//!   Timers run every 100 ms when idle.
+//! * SIGINT/SIGTERM (or a `shutdown` request): the loop stops, output
+//!   captures are flushed, the socket file is removed.
+
+pub mod proto;
+pub mod sys;
+
+use crate::control::{Control, Output};
+use crate::datapath::Datapath;
+use crate::limits;
+use crate::replay::MODEL_PARAMS;
+use crate::slowpath::SlowPath;
+use lvsnic_model::director::Director;
+use lvsnic_model::hw::HwPipeline;
+use lvsnic_model::pcap::{self, PcapRecord, PcapWriter, Resolution};
+use lvsnic_model::time::Time;
+use proto::{Reply, Request};
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Data-plane implementation the daemon drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DaemonBackend {
+    /// The hardware model in software.
+    Model,
+}
+
+/// How a pcap wire is played.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pace {
+    /// As fast as possible, at start.
+    #[default]
+    Asap,
+    /// With the capture's inter-frame gaps.
+    Realtime,
+    /// Only when a `wire` request asks.
+    Step,
+}
+
+/// Where frames come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WireSpec {
+    Pcap { input: PathBuf, output: PathBuf, host: Option<PathBuf> },
+    Tap(String),
+}
+
+impl std::str::FromStr for WireSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if let Some(rest) = s.strip_prefix("pcap:") {
+            let parts: Vec<&str> = rest.split(',').collect();
+            if !(2..=3).contains(&parts.len()) || parts.iter().any(|p| p.is_empty()) {
+                return Err("expected pcap:IN.pcap,OUT.pcap[,HOST.pcap]".into());
+            }
+            return Ok(WireSpec::Pcap {
+                input: parts[0].into(),
+                output: parts[1].into(),
+                host: parts.get(2).map(PathBuf::from),
+            });
+        }
+        if let Some(name) = s.strip_prefix("tap:") {
+            if name.is_empty() {
+                return Err("expected tap:NAME".into());
+            }
+            return Ok(WireSpec::Tap(name.to_string()));
+        }
+        Err("expected pcap:IN.pcap,OUT.pcap or tap:NAME".into())
+    }
+}
+
+/// Everything `lvsnic daemon` takes.
+#[derive(Clone, Debug)]
+pub struct DaemonArgs {
+    pub backend: DaemonBackend,
+    pub director: PathBuf,
+    pub socket: Option<PathBuf>,
+    pub rules: Option<PathBuf>,
+    pub wire: Option<WireSpec>,
+    pub pace: Pace,
+    pub host_tap: Option<String>,
+}
+
+/// A failure the user sees as one line.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("{0}")]
+    Config(#[from] lvsnic_model::config::ConfigError),
+    #[error("{path}: {msg}")]
+    Rules { path: String, msg: String },
+    #[error("{path}: {msg}")]
+    Pcap { path: String, msg: String },
+    #[error("{0}")]
+    Director(#[from] lvsnic_model::director::DirectorError),
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+    #[error("another lvsnic daemon is already listening on {0}")]
+    AlreadyRunning(String),
+    #[error("{0} exists and is not a socket")]
+    NotASocket(String),
+    #[error("{0}")]
+    Device(String),
+}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
+    let what = what.into();
+    move |source| DaemonError::Io { what, source }
+}
+
+/// The bound control socket; removes its file when dropped (if still ours).
+pub struct ControlSocket {
+    listener: UnixListener,
+    path: PathBuf,
+    ino: (u64, u64),
+}
+
+impl ControlSocket {
+    /// Binds `path`, refusing when a daemon already answers there.
+    pub fn bind(path: &Path) -> Result<Self, DaemonError> {
+        let p = path.display().to_string();
+        if let Ok(m) = std::fs::symlink_metadata(path) {
+            if !m.file_type().is_socket() {
+                return Err(DaemonError::NotASocket(p));
+            }
+            if UnixStream::connect(path).is_ok() {
+                return Err(DaemonError::AlreadyRunning(p));
+            }
+            std::fs::remove_file(path).map_err(io_err(format!("removing stale socket {p}")))?;
+        }
+        let listener = UnixListener::bind(path).map_err(io_err(format!("binding {p}")))?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(io_err(format!("chmod {p}")))?;
+        listener.set_nonblocking(true).map_err(io_err(p.clone()))?;
+        let m = std::fs::metadata(path).map_err(io_err(p.clone()))?;
+        Ok(ControlSocket { listener, path: path.to_path_buf(), ino: (m.dev(), m.ino()) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for ControlSocket {
+    fn drop(&mut self) {
+        if let Ok(m) = std::fs::metadata(&self.path) {
+            if (m.dev(), m.ino()) == self.ino {
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
+    }
+}
+
+type PcapOut = PcapWriter<BufWriter<File>>;
+
+fn pcap_out(path: &Path) -> Result<PcapOut, DaemonError> {
+    let f = File::create(path).map_err(io_err(path.display().to_string()))?;
+    PcapWriter::new(BufWriter::new(f), Resolution::Nano, 1, 65535)
+        .map_err(|e| DaemonError::Pcap { path: path.display().to_string(), msg: e.to_string() })
+}
+
+/// A pcap wire being played.
+struct PcapWire {
+    records: Vec<PcapRecord>,
+    next: usize,
+    out: PcapOut,
+    host: Option<PcapOut>,
+    pace: Pace,
+    /// Realtime pacing: wall clock and capture time of the first frame.
+    origin: Option<(Instant, Time)>,
+    /// Step pacing: frames to run / stamp to run to.
+    budget: u64,
+    until: Option<Time>,
+}
+
+/// The wire the loop runs over.
+enum Wire {
+    None,
+    Pcap(Box<PcapWire>),
+    Tap(sys::Tap),
+}
+
+/// The daemon's whole state.
+struct Daemon<D: Datapath> {
+    ctl: Control<D>,
+    wire: Wire,
+    host_tap: Option<sys::Tap>,
+    /// Frames for the host stack dropped (no --host-tap) or not written.
+    host_dropped: u64,
+    /// Frames the TAP could not take.
+    tx_dropped: u64,
+    live: bool,
+}
+
+/// Runs `lvsnic daemon` until SIGINT/SIGTERM; returns the closing summary.
+pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
+    let (mut cfg, limits) = limits::load_director(&args.director)?;
+    let rules = match &args.rules {
+        None => Default::default(),
+        Some(p) => {
+            let ps = p.display().to_string();
+            let text = std::fs::read_to_string(p).map_err(io_err(ps.clone()))?;
+            let script = lvsnic_model::rules::ipvsadm::parse_rules_full(&text)
+                .map_err(|e| DaemonError::Rules { path: ps, msg: e.to_string() })?;
+            if let Some(t) = script.timeouts {
+                cfg.timeouts.set(t.tcp, t.tcpfin, t.udp);
+            }
+            script.rules
+        }
+    };
+    // The wire first: its first frame sets the model's start time.
+    let (wire, live, start) = match &args.wire {
+        None => (Wire::None, false, sys::realtime_ns()),
+        Some(WireSpec::Pcap { input, output, host }) => {
+            let ip = input.display().to_string();
+            let mut records = pcap::read_file(input).map_err(|e| DaemonError::Pcap { path: ip, msg: e.to_string() })?;
+            records.sort_by_key(|r| r.ts_ns);
+            let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
+            let w = PcapWire {
+                records,
+                next: 0,
+                out: pcap_out(output)?,
+                host: host.as_deref().map(pcap_out).transpose()?,
+                pace: args.pace,
+                origin: None,
+                budget: 0,
+                until: None,
+            };
+            (Wire::Pcap(Box::new(w)), false, start)
+        }
+        Some(WireSpec::Tap(name)) => {
+            let t = sys::Tap::open(name).map_err(io_err(format!("TAP device {name}")))?;
+            (Wire::Tap(t), true, sys::realtime_ns())
+        }
+    };
+    let host_tap = match &args.host_tap {
+        None => None,
+        Some(n) => Some(sys::Tap::open(n).map_err(io_err(format!("TAP device {n}")))?),
+    };
+    let director = Director::new(cfg, &rules, start)?;
+    match args.backend {
+        DaemonBackend::Model => {
+            let dp = HwPipeline::new(MODEL_PARAMS);
+            let sp = SlowPath::new(director, dp, MODEL_PARAMS).map_err(|e| DaemonError::Device(e.to_string()))?;
+            let ctl = Control::new(sp, MODEL_PARAMS.vip_count, limits);
+            serve(Daemon { ctl, wire, host_tap, host_dropped: 0, tx_dropped: 0, live }, args)
+        }
+    }
+}
+
+fn serve<D: Datapath>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, DaemonError> {
+    let path = crate::cli::socket_path(args.socket.as_deref());
+    let sock = ControlSocket::bind(&path)?;
+    sys::install_signal_handlers().map_err(io_err("installing signal handlers"))?;
+    let wire_desc = match (&args.wire, &d.wire) {
+        (Some(WireSpec::Pcap { input, .. }), Wire::Pcap(w)) => {
+            format!("pcap {} ({} frames, pace {:?})", input.display(), w.records.len(), w.pace).to_lowercase()
+        }
+        (Some(WireSpec::Tap(n)), _) => format!("tap {n}"),
+        _ => "none".into(),
+    };
+    eprintln!(
+        "lvsnic daemon: {:?} backend, {} services, wire {wire_desc}, listening on {}",
+        args.backend,
+        d.ctl.service_keys().len(),
+        sock.path().display()
+    );
+    let mut buf = vec![0u8; 65536];
+    let mut last_tick = Instant::now();
+    while !sys::shutdown_requested() {
+        let mut fds = vec![sock.listener.as_raw_fd()];
+        if let Wire::Tap(t) = &d.wire {
+            fds.push(t.fd());
+        }
+        if let Some(h) = &d.host_tap {
+            fds.push(h.fd());
+        }
+        let timeout = d.poll_timeout();
+        let ready = sys::poll_readable(&fds, timeout).map_err(io_err("poll"))?;
+        if ready[0] {
+            d.accept_all(&sock.listener)?;
+        }
+        d.run_wire(&mut buf)?;
+        if d.live && last_tick.elapsed() >= Duration::from_millis(100) {
+            d.ctl.advance(sys::realtime_ns());
+            last_tick = Instant::now();
+        }
+    }
+    d.flush()?;
+    drop(sock);
+    let c = d.ctl.counters;
+    Ok(format!(
+        "lvsnic daemon: stopped; {} frames in ({} in hardware), {} transmitted, {} to host, {} rate limited",
+        c.frames, c.in_hardware, c.transmitted, c.to_host, c.rate_limited
+    ))
+}
+
+impl<D: Datapath> Daemon<D> {
+    fn poll_timeout(&self) -> i32 {
+        match &self.wire {
+            Wire::Pcap(w) if w.next < w.records.len() => match w.pace {
+                Pace::Asap => 0,
+                Pace::Step if w.budget > 0 || w.until.is_some() => 0,
+                Pace::Step => 200,
+                Pace::Realtime => match w.origin {
+                    None => 0,
+                    Some((t0, c0)) => {
+                        let due = Duration::from_nanos(w.records[w.next].ts_ns.saturating_sub(c0));
+                        let el = t0.elapsed();
+                        if due <= el {
+                            0
+                        } else {
+                            ((due - el).as_millis() as i32).clamp(1, 200)
+                        }
+                    }
+                },
+            },
+            Wire::Tap(_) => 100,
+            _ => 200,
+        }
+    }
+
+    fn accept_all(&mut self, l: &UnixListener) -> Result<(), DaemonError> {
+        loop {
+            match l.accept() {
+                Ok((s, _)) => self.handle(s),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(()),
+                Err(e) => return Err(DaemonError::Io { what: "accept".into(), source: e }),
+            }
+        }
+    }
+
+    /// One client: one request line, one reply line.
+    fn handle(&mut self, s: UnixStream) {
+        let _ = s.set_nonblocking(false);
+        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+        let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
+        let mut line = String::new();
+        let read = BufReader::new((&s).take(proto::MAX_REQUEST)).read_line(&mut line);
+        let reply = match read {
+            Err(e) => bad(format!("reading the request: {e}")),
+            Ok(_) => match serde_json::from_str::<Request>(&line) {
+                Err(e) => bad(format!("bad request: {e}")),
+                Ok(req) => self.request(req),
+            },
+        };
+        let mut text = serde_json::to_string(&reply).unwrap_or_default();
+        text.push('\n');
+        let _ = (&s).write_all(text.as_bytes());
+    }
+
+    fn request(&mut self, req: Request) -> Reply {
+        if self.live {
+            self.ctl.advance(sys::realtime_ns());
+        }
+        match req {
+            Request::Ipvsadm { prog, argv, stdin } => {
+                self.ctl.ipvsadm(prog.as_deref().unwrap_or("lvsnic"), &argv, stdin.as_deref())
+            }
+            Request::Status => {
+                let mut j: serde_json::Value =
+                    serde_json::from_str(&self.ctl.status_json()).unwrap_or(serde_json::Value::Null);
+                if let Some(o) = j.as_object_mut() {
+                    o.insert("host_dropped".into(), self.host_dropped.into());
+                    o.insert("tx_dropped".into(), self.tx_dropped.into());
+                    if let Wire::Pcap(w) = &self.wire {
+                        o.insert("pcap_frames_left".into(), ((w.records.len() - w.next) as u64).into());
+                    }
+                }
+                Output { stdout: serde_json::to_string_pretty(&j).unwrap_or_default() + "\n", ..Default::default() }
+            }
+            Request::Wire { frames, until_ns } => match &mut self.wire {
+                Wire::Pcap(w) if w.pace == Pace::Step => {
+                    let before = w.next;
+                    match (frames, until_ns) {
+                        (None, None) => w.budget = u64::MAX,
+                        (f, u) => {
+                            w.budget = f.unwrap_or(0);
+                            w.until = u;
+                        }
+                    }
+                    let mut buf = Vec::new();
+                    if let Err(e) = self.run_wire(&mut buf) {
+                        return Output { stderr: format!("{e}\n"), exit: 1, ..Default::default() };
+                    }
+                    let _ = self.flush();
+                    let Wire::Pcap(w) = &self.wire else { unreachable!() };
+                    Output {
+                        stdout: format!("{} frames run, {} left\n", w.next - before, w.records.len() - w.next),
+                        ..Default::default()
+                    }
+                }
+                _ => bad("wire requests need a pcap wire with --pace step".into()),
+            },
+            Request::Shutdown => {
+                sys::request_shutdown();
+                Output { stdout: "lvsnic daemon: shutting down\n".into(), ..Default::default() }
+            }
+        }
+    }
+
+    /// Runs what the wire has for now.
+    fn run_wire(&mut self, buf: &mut Vec<u8>) -> Result<(), DaemonError> {
+        match &mut self.wire {
+            Wire::None => Ok(()),
+            Wire::Pcap(_) => self.run_pcap(),
+            Wire::Tap(_) => {
+                if buf.len() < 65536 {
+                    buf.resize(65536, 0);
+                }
+                self.run_tap(buf)
+            }
+        }?;
+        self.run_host_tap(buf)
+    }
+
+    fn run_pcap(&mut self) -> Result<(), DaemonError> {
+        let Wire::Pcap(w) = &mut self.wire else { return Ok(()) };
+        let was_running = w.next < w.records.len();
+        let mut n = 0;
+        while w.next < w.records.len() && !sys::shutdown_requested() {
+            let ts = w.records[w.next].ts_ns;
+            match w.pace {
+                Pace::Asap => {
+                    if n == 256 {
+                        break; // let the control socket in
+                    }
+                }
+                Pace::Step => {
+                    let by_until = w.until.is_some_and(|u| ts <= u);
+                    if !by_until && w.budget == 0 {
+                        break;
+                    }
+                    if !by_until {
+                        w.budget -= 1;
+                    }
+                }
+                Pace::Realtime => {
+                    let (t0, c0) = *w.origin.get_or_insert((Instant::now(), ts));
+                    if n == 256 || Duration::from_nanos(ts.saturating_sub(c0)) > t0.elapsed() {
+                        break;
+                    }
+                }
+            }
+            let rec = std::mem::take(&mut w.records[w.next].data);
+            w.next += 1;
+            n += 1;
+            let r = self.ctl.frame(ts, &rec).map_err(|e| DaemonError::Device(e.to_string()))?;
+            let perr = |e: lvsnic_model::pcap::PcapError| DaemonError::Pcap {
+                path: "output capture".into(),
+                msg: e.to_string(),
+            };
+            for f in &r.tx {
+                w.out.write_record(ts, f).map_err(perr)?;
+            }
+            if let Some(h) = r.host {
+                if let Some(hp) = &mut w.host {
+                    hp.write_record(ts, &h).map_err(perr)?;
+                }
+                let sent = match &mut self.host_tap {
+                    Some(t) => t.send(&h).unwrap_or(false),
+                    None => w.host.is_some(),
+                };
+                if !sent {
+                    self.host_dropped += 1;
+                }
+            }
+        }
+        if w.pace == Pace::Step {
+            w.budget = 0;
+            w.until = None;
+        }
+        if was_running && w.next >= w.records.len() {
+            self.flush()?;
+            eprintln!("lvsnic daemon: capture done ({} frames)", self.ctl.counters.frames);
+        }
+        Ok(())
+    }
+
+    fn run_tap(&mut self, buf: &mut [u8]) -> Result<(), DaemonError> {
+        for _ in 0..256 {
+            let Wire::Tap(t) = &mut self.wire else { return Ok(()) };
+            let n = match t.recv(buf).map_err(io_err(format!("reading {}", t.name())))? {
+                None => return Ok(()),
+                Some(n) => n,
+            };
+            let ts = sys::realtime_ns();
+            let r = self.ctl.frame(ts, &buf[..n]).map_err(|e| DaemonError::Device(e.to_string()))?;
+            let Wire::Tap(t) = &mut self.wire else { return Ok(()) };
+            for f in &r.tx {
+                if !t.send(f).map_err(io_err(format!("writing {}", t.name())))? {
+                    self.tx_dropped += 1;
+                }
+            }
+            if let Some(h) = r.host {
+                match &mut self.host_tap {
+                    Some(ht) => {
+                        if !ht.send(&h).unwrap_or(false) {
+                            self.host_dropped += 1;
+                        }
+                    }
+                    None => self.host_dropped += 1,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What the director's own stack sends (on `--host-tap`) goes out on the wire.
+    fn run_host_tap(&mut self, buf: &mut Vec<u8>) -> Result<(), DaemonError> {
+        if self.host_tap.is_none() {
+            return Ok(());
+        }
+        if buf.len() < 65536 {
+            buf.resize(65536, 0);
+        }
+        for _ in 0..256 {
+            let Some(ht) = &mut self.host_tap else { return Ok(()) };
+            let n = match ht.recv(buf).map_err(io_err(format!("reading {}", ht.name())))? {
+                None => return Ok(()),
+                Some(n) => n,
+            };
+            let f = self.ctl.host_tx(&buf[..n]).map_err(|e| DaemonError::Device(e.to_string()))?;
+            match &mut self.wire {
+                Wire::Tap(t) => {
+                    if !t.send(&f).unwrap_or(false) {
+                        self.tx_dropped += 1;
+                    }
+                }
+                Wire::Pcap(w) => {
+                    let ts = self.ctl.sp.director.now();
+                    w.out
+                        .write_record(ts, &f)
+                        .map_err(|e| DaemonError::Pcap { path: "output".into(), msg: e.to_string() })?;
+                }
+                Wire::None => self.tx_dropped += 1,
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), DaemonError> {
+        if let Wire::Pcap(w) = &mut self.wire {
+            w.out.flush().map_err(|e| DaemonError::Pcap { path: "output".into(), msg: e.to_string() })?;
+            if let Some(h) = &mut w.host {
+                h.flush().map_err(|e| DaemonError::Pcap { path: "host".into(), msg: e.to_string() })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn bad(msg: String) -> Reply {
+    Output { stdout: String::new(), stderr: format!("lvsnic daemon: {msg}\n"), exit: 2 }
+}

@@ -1,0 +1,121 @@
+//! The control socket protocol.
+//!
+//! A Unix stream socket (default `/run/lvsnic.sock`, mode 0600). A client
+//! connects, writes **one request**: a JSON object on one line ending in
+//! `\n`, and reads **one reply**: a JSON object on one line ending in `\n`;
+//! then the daemon closes the connection. Requests are applied between
+//! frames, one at a time, in the order they are accepted.
+//!
+//! Requests (`op` names the kind):
+//!
+//! ```text
+//! {"op":"ipvsadm","argv":["-L","-n","--stats"]}
+//! {"op":"ipvsadm","argv":["-R"],"stdin":"-A -t 10.0.0.1:80 -s rr\n...","prog":"lvsnic"}
+//! {"op":"status"}
+//! {"op":"wire","frames":10}        (pcap wire, --pace step: run the next 10 frames)
+//! {"op":"wire","until_ns":1700000000500000000}   (... every frame stamped up to then)
+//! {"op":"wire"}                    (... every frame left)
+//! {"op":"shutdown"}
+//! ```
+//!
+//! `argv` is the ipvsadm argument list without the program name; `stdin`
+//! is what `-R` reads; `prog` is the program name used in messages such as
+//! "Try `lvsnic -h' ..." (default `lvsnic`).
+//!
+//! Every reply has the same shape: what the command prints on standard
+//! output and standard error, and its exit status.
+//!
+//! ```text
+//! {"stdout":"IP Virtual Server version 1.2.1 (size=4096)\n...","stderr":"","exit":0}
+//! {"stdout":"","stderr":"Service already exists\n","exit":255}
+//! ```
+//!
+//! `status` replies with a JSON document in `stdout` (the director report
+//! `lvsnic replay --stats` writes, plus the exception loop's counters, the
+//! rate limit's counters and the offload state). A malformed request gets
+//! exit status 2 and a one-line `stderr`.
+
+use crate::control::Output;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+/// One request on the control socket.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// An ipvsadm command line.
+    Ipvsadm {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prog: Option<String>,
+        argv: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stdin: Option<String>,
+    },
+    /// The daemon's counters as JSON.
+    Status,
+    /// Run frames of a `--pace step` pcap wire.
+    Wire {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        frames: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        until_ns: Option<u64>,
+    },
+    /// Stop the daemon (as SIGTERM does).
+    Shutdown,
+}
+
+/// One reply: stdout, stderr, exit status.
+pub type Reply = Output;
+
+/// Largest request the daemon reads (a `-R` of a big rule file fits).
+pub const MAX_REQUEST: u64 = 64 << 20;
+
+/// A failed exchange with the daemon.
+#[derive(Debug, thiserror::Error)]
+pub enum ProtoError {
+    #[error("{path}: {source}")]
+    Connect { path: String, source: std::io::Error },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("bad reply from the daemon: {0}")]
+    BadReply(String),
+}
+
+/// Sends one request to the daemon at `path` and waits for its reply.
+pub fn call(path: &Path, req: &Request) -> Result<Reply, ProtoError> {
+    let mut s =
+        UnixStream::connect(path).map_err(|e| ProtoError::Connect { path: path.display().to_string(), source: e })?;
+    s.set_read_timeout(Some(Duration::from_secs(600)))?;
+    let mut line = serde_json::to_string(req).map_err(|e| ProtoError::BadReply(e.to_string()))?;
+    line.push('\n');
+    s.write_all(line.as_bytes())?;
+    s.flush()?;
+    let mut r = BufReader::new(s);
+    let mut reply = String::new();
+    r.read_line(&mut reply)?;
+    if reply.is_empty() {
+        return Err(ProtoError::BadReply("connection closed without a reply".into()));
+    }
+    serde_json::from_str(&reply).map_err(|e| ProtoError::BadReply(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_format() {
+        let r = Request::Ipvsadm { prog: None, argv: vec!["-L".into(), "-n".into()], stdin: None };
+        assert_eq!(serde_json::to_string(&r).unwrap(), r#"{"op":"ipvsadm","argv":["-L","-n"]}"#);
+        assert_eq!(serde_json::from_str::<Request>(r#"{"op":"status"}"#).unwrap(), Request::Status);
+        assert_eq!(
+            serde_json::from_str::<Request>(r#"{"op":"wire","frames":3}"#).unwrap(),
+            Request::Wire { frames: Some(3), until_ns: None }
+        );
+        let o = Output { stdout: "x\n".into(), stderr: String::new(), exit: 255 };
+        assert_eq!(serde_json::to_string(&o).unwrap(), r#"{"stdout":"x\n","stderr":"","exit":255}"#);
+    }
+}

@@ -1,0 +1,262 @@
+//! Per-service rate limit on new-connection exceptions.
+//!
+//! Every frame that would make the golden model schedule a new connection
+//! (a TCP SYN without ACK/RST, any first UDP datagram, to a live service,
+//! with no connection yet) passes one token bucket per virtual service at
+//! the entry of the slow path, before the golden model sees it. A frame
+//! that finds the bucket empty is dropped and counted, as an overloaded
+//! director drops SYNs it cannot take: a SYN flood on one service then
+//! costs the exception loop one header parse per frame, and neither
+//! established connections (forwarded by the data plane, or handed up
+//! without being new) nor other services are starved.
+//!
+//! Configured in `DIRECTOR.toml`:
+//!
+//! ```toml
+//! [limits]
+//! new_conn_per_sec = 5000   # tokens per second and per service (absent: no limit)
+//! burst = 10000             # bucket size (default: new_conn_per_sec, at least 1)
+//! ```
+//!
+//! The `[limits]` table is read here and removed before the rest of the
+//! file goes to [`DirectorConfig::parse`] (which knows nothing of it); the
+//! other lines keep their numbers, so its errors still point at the file.
+
+use lvsnic_model::config::{ConfigError, DirectorConfig};
+use lvsnic_model::director::Director;
+use lvsnic_model::time::{Time, SEC};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+use std::path::Path;
+
+/// The `[limits]` table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    /// New connections per second admitted per service; `None` = unlimited.
+    pub new_conn_per_sec: Option<u64>,
+    /// Bucket depth in connections.
+    pub burst: Option<u64>,
+}
+
+impl Limits {
+    /// Effective bucket depth.
+    pub fn burst(&self) -> u64 {
+        self.burst.or(self.new_conn_per_sec).unwrap_or(0).max(1)
+    }
+}
+
+/// Reads `DIRECTOR.toml`: the director configuration and its `[limits]`.
+pub fn load_director(path: &Path) -> Result<(DirectorConfig, Limits), ConfigError> {
+    let p = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io { path: p.clone(), source: e })?;
+    parse_director(&text).map_err(|msg| ConfigError::Invalid { path: p, msg })
+}
+
+/// [`load_director`] on text; the error is one line.
+pub fn parse_director(text: &str) -> Result<(DirectorConfig, Limits), String> {
+    let (rest, limits_text) = split_limits(text);
+    let limits = match limits_text {
+        None => Limits::default(),
+        Some(t) => parse_limits(&t)?,
+    };
+    let cfg = DirectorConfig::parse(&rest)?;
+    Ok((cfg, limits))
+}
+
+/// Blanks the lines of a `[limits]` table (keeping line numbers) and
+/// returns them separately.
+fn split_limits(text: &str) -> (String, Option<String>) {
+    let mut rest = String::with_capacity(text.len());
+    let mut limits: Option<String> = None;
+    let mut inside = false;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        if t.starts_with('[') {
+            let name = t.trim_start_matches('[').split(']').next().unwrap_or("").trim();
+            inside = name == "limits" && !t.starts_with("[[");
+        }
+        if inside {
+            limits.get_or_insert_with(String::new).push_str(line);
+            rest.push_str(if line.ends_with('\n') { "\n" } else { "" });
+        } else {
+            rest.push_str(line);
+        }
+    }
+    (rest, limits)
+}
+
+fn parse_limits(text: &str) -> Result<Limits, String> {
+    let v: toml::Table = text.parse().map_err(|e: toml::de::Error| e.message().replace('\n', " "))?;
+    let t = match v.get("limits") {
+        Some(toml::Value::Table(t)) => t,
+        _ => return Err("[limits] must be a table".into()),
+    };
+    let mut l = Limits::default();
+    for (k, v) in t {
+        let n = match v {
+            toml::Value::Integer(n) if *n > 0 => *n as u64,
+            _ => return Err(format!("[limits] {k}: must be a positive integer")),
+        };
+        match k.as_str() {
+            "new_conn_per_sec" => l.new_conn_per_sec = Some(n),
+            "burst" => l.burst = Some(n),
+            _ => return Err(format!("[limits] unknown key `{k}' (expected new_conn_per_sec, burst)")),
+        }
+    }
+    if l.burst.is_some() && l.new_conn_per_sec.is_none() {
+        return Err("[limits] burst needs new_conn_per_sec".into());
+    }
+    Ok(l)
+}
+
+/// A virtual service as the limiter keys it.
+pub type SvcKey = (u8, Ipv4Addr, u16);
+
+#[derive(Clone, Copy, Debug)]
+struct Bucket {
+    /// Credit in token-nanoseconds (`SEC` per token, scaled by the rate).
+    credit: u128,
+    last: Time,
+}
+
+/// Counters of one service's bucket.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct BucketCounters {
+    pub admitted: u64,
+    pub limited: u64,
+}
+
+/// Token buckets, one per service, filled by frame time.
+#[derive(Clone, Debug, Default)]
+pub struct Limiter {
+    pub limits: Limits,
+    buckets: BTreeMap<SvcKey, Bucket>,
+    counters: BTreeMap<SvcKey, BucketCounters>,
+    pub limited_total: u64,
+}
+
+impl Limiter {
+    pub fn new(limits: Limits) -> Self {
+        Limiter { limits, ..Default::default() }
+    }
+
+    /// Takes a token of service `svc` at time `now`: false when the bucket is empty.
+    pub fn admit(&mut self, svc: SvcKey, now: Time) -> bool {
+        let Some(rate) = self.limits.new_conn_per_sec else { return true };
+        let cap = self.limits.burst() as u128 * SEC as u128;
+        let b = self.buckets.entry(svc).or_insert(Bucket { credit: cap, last: now });
+        let dt = now.saturating_sub(b.last) as u128;
+        b.last = b.last.max(now);
+        b.credit = (b.credit + dt * rate as u128).min(cap);
+        let c = self.counters.entry(svc).or_default();
+        if b.credit >= SEC as u128 {
+            b.credit -= SEC as u128;
+            c.admitted += 1;
+            true
+        } else {
+            c.limited += 1;
+            self.limited_total += 1;
+            false
+        }
+    }
+
+    /// Per-service counters, named as `ipvsadm -L` names services.
+    pub fn counters(&self) -> BTreeMap<String, BucketCounters> {
+        self.counters
+            .iter()
+            .map(|((p, a, port), c)| {
+                let proto = match p {
+                    6 => "TCP",
+                    17 => "UDP",
+                    _ => "?",
+                };
+                (format!("{proto} {a}:{port}"), *c)
+            })
+            .collect()
+    }
+}
+
+/// The service a frame handed up by the data plane would open a new
+/// connection on, if it would (see the module docs).
+pub fn new_conn_service(d: &Director, frame: &[u8]) -> Option<SvcKey> {
+    if frame.len() < 34 || frame[12..14] != [0x08, 0x00] || frame[0..6] != d.cfg.mac.0 {
+        return None;
+    }
+    let l3 = 14;
+    if frame[l3] >> 4 != 4 {
+        return None;
+    }
+    let ihl = ((frame[l3] & 0x0f) as usize) * 4;
+    let frag = u16::from_be_bytes([frame[l3 + 6], frame[l3 + 7]]);
+    if ihl < 20 || frag & 0x3fff != 0 {
+        return None;
+    }
+    let proto = frame[l3 + 9];
+    let l4 = l3 + ihl;
+    let need = if proto == 6 { 14 } else { 4 };
+    if !(proto == 6 || proto == 17) || frame.len() < l4 + need {
+        return None;
+    }
+    let saddr = u32::from_be_bytes(frame[l3 + 12..l3 + 16].try_into().ok()?);
+    let daddr = u32::from_be_bytes(frame[l3 + 16..l3 + 20].try_into().ok()?);
+    if !d.services.is_vip(daddr) {
+        return None;
+    }
+    let sport = u16::from_be_bytes([frame[l4], frame[l4 + 1]]);
+    let dport = u16::from_be_bytes([frame[l4 + 2], frame[l4 + 3]]);
+    if proto == 6 {
+        let flags = frame[l4 + 13];
+        let (syn, ack, rst) = (flags & 0x02 != 0, flags & 0x10 != 0, flags & 0x04 != 0);
+        if rst || !(d.cfg.sysctl.sloppy_tcp || (syn && !ack)) {
+            return None;
+        }
+    }
+    let svc = d.services.find(proto, daddr, dport)?;
+    if d.conns.in_get(proto, saddr, sport, daddr, dport).is_some() {
+        return None;
+    }
+    let s = d.services.service(svc);
+    Some((proto, s.vaddr, s.vport))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_section_is_split_out_keeping_line_numbers() {
+        let text = "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n\n[limits]\nnew_conn_per_sec = 100\nburst = 20\n\n[timeouts]\ntcp = 60\n";
+        let (cfg, l) = parse_director(text).unwrap();
+        assert_eq!(l, Limits { new_conn_per_sec: Some(100), burst: Some(20) });
+        assert_eq!(cfg.timeouts.get().0, 60);
+        assert!(parse_director("[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n[limits]\nrate = 3\n")
+            .unwrap_err()
+            .contains("unknown key `rate'"));
+        let (_, l) = parse_director(
+            "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n",
+        )
+        .unwrap();
+        assert_eq!(l, Limits::default());
+    }
+
+    #[test]
+    fn bucket_refills_at_the_configured_rate() {
+        let mut lim = Limiter::new(Limits { new_conn_per_sec: Some(10), burst: Some(2) });
+        let k = (6, Ipv4Addr::new(10, 0, 0, 100), 80);
+        let t0 = 1_000 * SEC;
+        assert!(lim.admit(k, t0));
+        assert!(lim.admit(k, t0));
+        assert!(!lim.admit(k, t0));
+        // 10/s: one token after 100 ms, not before.
+        assert!(!lim.admit(k, t0 + 99_000_000));
+        assert!(lim.admit(k, t0 + 100_000_000));
+        // Another service has its own bucket.
+        assert!(lim.admit((6, Ipv4Addr::new(10, 0, 0, 101), 80), t0));
+        assert_eq!(lim.limited_total, 2);
+        assert_eq!(lim.counters()["TCP 10.0.0.100:80"], BucketCounters { admitted: 3, limited: 2 });
+        // Unlimited by default.
+        let mut free = Limiter::default();
+        assert!((0..1000).all(|_| free.admit(k, t0)));
+    }
+}

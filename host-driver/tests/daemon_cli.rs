@@ -1,0 +1,355 @@
+//! `lvsnic` as ipvsadm against a running daemon: listings and saves byte
+//! for byte against texts built here from ipvsadm's printf formats, `-R`
+//! round trips, ipvsadm's error messages and exit statuses, daemon
+//! lifecycle (second daemon refused, clean shutdown, stale socket).
+
+#[path = "daemon_harness.rs"]
+mod harness;
+
+use harness::*;
+use lvsnic_tests::director_toml;
+
+const RULES: &str = "\
+-A -t 10.0.0.100:80 -s rr
+-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1
+-a -t 10.0.0.100:80 -r 192.168.10.2:8080 -m -w 3
+-A -u 10.0.0.53:53 -s wlc -p 360 -M 255.255.255.0
+-a -u 10.0.0.53:53 -r 192.168.10.3:53 -g -w 2
+-A -t 10.0.0.101:443 -s sh -b sh-fallback,sh-port
+-a -t 10.0.0.101:443 -r 192.168.10.4:443 -i -w 1 -x 100 -y 50
+-A -t 192.168.0.10:80 -s wlc
+-a -t 192.168.0.10:80 -r 192.168.10.5:80 -m -w 0
+";
+
+/// `ipvsadm -S -n` of RULES: services sorted by libipvs's comparison
+/// (TCP before UDP; 192.168.0.10 before 10.0.0.100 because the address
+/// difference wraps negative in an int), servers by address, thresholds
+/// not saved, ipip tunnels with `--tun-type ipip`.
+const SAVED: &str = "\
+-A -t 192.168.0.10:80 -s wlc
+-a -t 192.168.0.10:80 -r 192.168.10.5:80 -m -w 0
+-A -t 10.0.0.100:80 -s rr
+-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1
+-a -t 10.0.0.100:80 -r 192.168.10.2:8080 -m -w 3
+-A -t 10.0.0.101:443 -s sh -b sh-fallback,sh-port
+-a -t 10.0.0.101:443 -r 192.168.10.4:443 -i -w 1 --tun-type ipip
+-A -u 10.0.0.53:53 -s wlc -p 360 -M 255.255.255.0
+-a -u 10.0.0.53:53 -r 192.168.10.3:53 -g -w 2
+";
+
+const HEAD: &str = "IP Virtual Server version 1.2.1 (size=4096)\n";
+const TITLE: &str =
+    "Prot LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n";
+
+/// `"  -> %-28s %-7s %-6d %-10u %-10u\n"`
+fn dest(addr: &str, fwd: &str, w: i32, act: u32, inact: u32) -> String {
+    format!("  -> {addr:<28} {fwd:<7} {w:<6} {act:<10} {inact:<10}\n")
+}
+
+/// `"%-33s"` then five `"%9llu"`.
+fn stats_line(name: &str, v: [u64; 5]) -> String {
+    let mut s = format!("{name:<33}");
+    for x in v {
+        s.push_str(&format!("{x:>9}"));
+    }
+    s + "\n"
+}
+
+fn start(name: &str) -> Daemon {
+    let dir = tmpdir(name);
+    let rules = write(&dir, "rules", RULES);
+    Daemon::start(&dir, &director_toml(), &["--rules", rules.to_str().unwrap()])
+}
+
+#[test]
+fn listings_and_save_are_byte_exact() {
+    let d = start("formats");
+    let expect_list = format!(
+        "{HEAD}{TITLE}TCP  192.168.0.10:80 wlc\n{}TCP  10.0.0.100:80 rr\n{}{}TCP  10.0.0.101:443 sh (sh-fallback,sh-port)\n{}UDP  10.0.0.53:53 wlc persistent 360 mask 255.255.255.0\n{}",
+        dest("192.168.10.5:80", "Masq", 0, 0, 0),
+        dest("192.168.10.1:80", "Masq", 1, 0, 0),
+        dest("192.168.10.2:8080", "Masq", 3, 0, 0),
+        dest("192.168.10.4:443", "Tunnel", 1, 0, 0),
+        dest("192.168.10.3:53", "Route", 2, 0, 0),
+    );
+    let r = d.run(&["-L", "-n"]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert_eq!(r.stdout, expect_list);
+    // `-l`, clustered `-Ln`, long options and bare `lvsnic` list the same.
+    for args in [&["-l", "-n"][..], &["-Ln"], &["--list", "--numeric"], &[]] {
+        assert_eq!(d.run(args).stdout, expect_list, "{args:?}");
+    }
+
+    let r = d.run(&["-S", "-n"]);
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, SAVED, ""));
+    assert_eq!(d.run(&["--save"]).stdout, SAVED);
+
+    let z = [0u64; 5];
+    let expect_stats = format!(
+        "{HEAD}{:<33} {:>8} {:>8} {:>8} {:>8} {:>8}\n  -> RemoteAddress:Port\n{}{}{}{}{}{}{}{}{}",
+        "Prot LocalAddress:Port",
+        "Conns",
+        "InPkts",
+        "OutPkts",
+        "InBytes",
+        "OutBytes",
+        stats_line("TCP  192.168.0.10:80", z),
+        stats_line("  -> 192.168.10.5:80", z),
+        stats_line("TCP  10.0.0.100:80", z),
+        stats_line("  -> 192.168.10.1:80", z),
+        stats_line("  -> 192.168.10.2:8080", z),
+        stats_line("TCP  10.0.0.101:443", z),
+        stats_line("  -> 192.168.10.4:443", z),
+        stats_line("UDP  10.0.0.53:53", z),
+        stats_line("  -> 192.168.10.3:53", z),
+    );
+    assert_eq!(d.run(&["-L", "-n", "--stats"]).stdout, expect_stats);
+    // --rate: the same layout, every rate 0 (the estimator is not modelled).
+    let rates = d.run(&["-L", "-n", "--rate"]).stdout;
+    assert!(rates.starts_with(&format!(
+        "{HEAD}{:<33} {:>8} {:>8} {:>8} {:>8} {:>8}\n",
+        "Prot LocalAddress:Port", "CPS", "InPPS", "OutPPS", "InBPS", "OutBPS"
+    )));
+    assert!(
+        rates.contains(&format!("  -> {:<28} {:>8} {:>8} {:>8}{:>9}{:>9}\n", "192.168.10.1:80", 0, 0, 0, 0, 0)),
+        "{rates}"
+    );
+
+    // --thresholds: "  -> %-28s %-10u %-10u %-10u %-10u"
+    let th = d.run(&["-L", "-n", "--thresholds", "-t", "10.0.0.101:443"]).stdout;
+    assert_eq!(
+        th,
+        format!(
+            "{:<33} {:<10} {:<10} {:<10} {:<10}\n  -> RemoteAddress:Port\nTCP  10.0.0.101:443 sh (sh-fallback,sh-port)\n  -> {:<28} {:<10} {:<10} {:<10} {:<10}\n",
+            "Prot LocalAddress:Port", "Uthreshold", "Lthreshold", "ActiveConn", "InActConn", "192.168.10.4:443", 100, 50, 0, 0
+        )
+    );
+
+    // One service: no version line.
+    let one = d.run(&["-L", "-n", "-t", "10.0.0.100:80"]).stdout;
+    assert_eq!(
+        one,
+        format!(
+            "{TITLE}TCP  10.0.0.100:80 rr\n{}{}",
+            dest("192.168.10.1:80", "Masq", 1, 0, 0),
+            dest("192.168.10.2:8080", "Masq", 3, 0, 0)
+        )
+    );
+
+    // --timeout, --set (0 keeps a value), --daemon (none runs).
+    assert_eq!(d.run(&["-L", "--timeout"]).stdout, "Timeout (tcp tcpfin udp): 900 120 300\n");
+    d.ok(&["--set", "60", "0", "30"]);
+    assert_eq!(d.run(&["-L", "-n", "--timeout"]).stdout, "Timeout (tcp tcpfin udp): 60 120 30\n");
+    assert_eq!(d.run(&["-L", "--daemon"]), Ran { code: 0, stdout: String::new(), stderr: String::new() });
+
+    // -L -n -c with no connections: the two title lines.
+    assert_eq!(
+        d.run(&["-L", "-n", "-c"]).stdout,
+        "IPVS connection entries\npro expire state       source             virtual            destination\n"
+    );
+    let (code, log) = d.stop();
+    assert_eq!(code, 0, "{log}");
+}
+
+#[test]
+fn rule_changes_then_restore_of_a_save_reproduces_it() {
+    let d = start("restore");
+    d.ok(&["-E", "-t", "10.0.0.100:80", "-s", "wrr"]);
+    d.ok(&["-e", "-t", "10.0.0.100:80", "-r", "192.168.10.2:8080", "-m", "-w", "5"]);
+    d.ok(&["-d", "-t", "10.0.0.101:443", "-r", "192.168.10.4"]);
+    d.ok(&["-D", "-t", "192.168.0.10:80"]);
+    d.ok(&["-A", "-u", "10.0.0.54:5060", "-s", "rr", "-o"]);
+    d.ok(&["-a", "-u", "10.0.0.54:5060", "-r", "192.168.10.6", "-m"]);
+    let saved = "\
+-A -t 10.0.0.100:80 -s wrr
+-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1
+-a -t 10.0.0.100:80 -r 192.168.10.2:8080 -m -w 5
+-A -t 10.0.0.101:443 -s sh -b sh-fallback,sh-port
+-A -u 10.0.0.53:53 -s wlc -p 360 -M 255.255.255.0
+-a -u 10.0.0.53:53 -r 192.168.10.3:53 -g -w 2
+-A -u 10.0.0.54:5060 -s rr -o
+-a -u 10.0.0.54:5060 -r 192.168.10.6:5060 -m -w 1
+";
+    assert_eq!(d.run(&["-S", "-n"]).stdout, saved);
+    // Save, clear, restore: the same save.
+    d.ok(&["-C"]);
+    assert_eq!(d.run(&["-S", "-n"]).stdout, "");
+    assert_eq!(d.run(&["-L", "-n"]).stdout, format!("{HEAD}{TITLE}"));
+    let r = d.run_in(&["-R"], saved);
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "", ""));
+    assert_eq!(d.run(&["-S", "-n"]).stdout, saved);
+    // The original rules file (another order, thresholds, `ipvsadm` words,
+    // comments) restores to SAVED.
+    d.ok(&["--clear"]);
+    let script = format!("# from a script\n{}", RULES.replace("-A -u", "ipvsadm -A -u"));
+    let r = d.run_in(&["--restore"], &script);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert_eq!(d.run(&["-S", "-n"]).stdout, SAVED);
+}
+
+#[test]
+fn errors_are_printed_as_ipvsadm_prints_them() {
+    let d = start("errors");
+    let cases: &[(&[&str], i32, &str)] = &[
+        // libipvs ipvs_strerror() for what the kernel refuses: status 255.
+        (&["-A", "-t", "10.0.0.100:80"], 255, "Service already exists\n"),
+        (&["-E", "-t", "10.9.9.9:80", "-s", "rr"], 255, "No such service\n"),
+        (&["-D", "-t", "10.9.9.9:80"], 255, "No such service\n"),
+        (&["-Z", "-t", "10.9.9.9:80"], 255, "No such service\n"),
+        (&["-a", "-t", "10.9.9.9:80", "-r", "192.168.10.1"], 255, "Service not defined\n"),
+        (&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.1:80", "-m"], 255, "Destination already exists\n"),
+        (&["-e", "-t", "10.0.0.100:80", "-r", "192.168.10.7:80", "-m"], 255, "No such destination\n"),
+        (&["-d", "-t", "10.0.0.100:80", "-r", "192.168.10.8:80"], 255, "No such destination\n"),
+        (&["-A", "-t", "10.0.0.9:80", "-s", "bogus"], 255, "Scheduler or persistence engine not found\n"),
+        (&["-E", "-t", "10.0.0.100:80", "-s", "bogus"], 255, "Scheduler or persistence engine not found\n"),
+        (
+            &["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.6:80", "-m", "-x", "5", "-y", "10"],
+            255,
+            "Numerical result out of range\n",
+        ),
+        // fail(2, ...): ipvsadm's own checks, status 2.
+        (&["-A", "-t", "10.0.0.9:80", "-w", "2"], 2, "Illegal 'weight' option with the 'add-service' command\n"),
+        (&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.1:80", "-w", "70000"], 2, "illegal weight specified\n"),
+        (&["-A", "-t", "10.0.0.9:0", "-s", "rr"], 2, "Zero port specified for non-persistent service\n"),
+        (
+            &["-a", "-t", "10.0.0.100:80"],
+            2,
+            "You need to supply the 'real-server' option for the 'add-server' command\n",
+        ),
+        (&["--set", "1", "2"], 2, "--set option requires 3 timeout values\n"),
+        (&["-L", "-n", "-c", "--stats"], 2, "options conflicts in the list command\n"),
+        (&["-A", "-A"], 2, "invalid option `-A'\n"),
+        (&["-A", "-t", "10.0.0.9:80", "-s", "rr", "foo"], 2, "unexpected argument foo\n"),
+        // popt errors after the command: status 255.
+        (&["-A", "-Q"], 255, "-Q: unknown option\n"),
+        (&["-A", "-t"], 255, "-t: missing argument\n"),
+        // -L of a missing service: exit(1).
+        (&["-L", "-n", "-t", "10.9.9.9:80"], 1, "No such service\n"),
+    ];
+    for (args, code, err) in cases {
+        let r = d.run(args);
+        assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (*code, "", *err), "lvsnic {args:?}");
+    }
+    // No command: "Try `PROG -h' ..." with PROG as invoked, status 255.
+    let r = d.run(&["-Q"]);
+    assert_eq!(r.code, 255);
+    assert_eq!(r.stderr, format!("Try `{LVSNIC} -h' or '{LVSNIC} --help' for more information.\n"));
+    // What the lvsnic director cannot do: one line, status 255.
+    for args in [
+        &["-A", "-f", "1", "-s", "rr"][..],
+        &["-A", "--sctp-service", "10.0.0.9:80"],
+        &["-a", "-t", "10.0.0.100:80", "-r", "192.168.99.1:80", "-m"],
+    ] {
+        let r = d.run(args);
+        assert_eq!(r.code, 255, "{args:?}: {r:?}");
+        assert_eq!(r.stderr.lines().count(), 1, "{r:?}");
+    }
+    // Nothing changed.
+    assert_eq!(d.run(&["-S", "-n"]).stdout, SAVED);
+    // -R: kernel errors are printed and the restore goes on; the status is the last line's.
+    let r = d.run_in(&["-R"], "-A -t 10.0.0.100:80 -s rr\n-A -t 10.0.0.102:80 -s rr\n");
+    assert_eq!((r.code, r.stderr.as_str()), (0, "Service already exists\n"));
+    let r = d.run_in(&["-R"], "-A -t 10.0.0.103:80 -s rr\n-A -t 10.0.0.100:80 -s rr\n");
+    assert_eq!((r.code, r.stderr.as_str()), (255, "Service already exists\n"));
+    // ... and a fail() ends it.
+    let r = d.run_in(&["-R"], "-A -t 10.0.0.104:80 -w 1\n-A -t 10.0.0.105:80 -s rr\n");
+    assert_eq!((r.code, r.stderr.as_str()), (2, "Illegal 'weight' option with the 'add-service' command\n"));
+    let keys = d.run(&["-S", "-n"]).stdout;
+    assert!(
+        keys.contains("10.0.0.102:80") && keys.contains("10.0.0.103:80") && !keys.contains("10.0.0.105:80"),
+        "{keys}"
+    );
+}
+
+#[test]
+fn help_and_version_work_without_a_daemon_and_a_missing_daemon_is_one_clear_error() {
+    let dir = tmpdir("nodaemon");
+    let sock = dir.join("none.sock");
+    let r = lvsnic_at(&sock, &["-h"], None);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains(&format!("  {LVSNIC} -A|E virtual-service [-s scheduler]")), "{}", r.stdout);
+    assert!(r.stdout.contains("--set tcp tcpfin udp        set connection timeout values"));
+    let r = lvsnic_at(&sock, &["-v"], None);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("ipvsadm v1.31"));
+    for args in [&["-L", "-n"][..], &[]] {
+        let r = lvsnic_at(&sock, args, None);
+        assert_eq!(r.code, 2, "{r:?}");
+        assert!(r.stderr.contains(sock.to_str().unwrap()), "{r:?}");
+        assert_eq!(r.stdout, "");
+    }
+}
+
+#[test]
+fn one_daemon_per_socket_clean_shutdown_and_stale_socket() {
+    let dir = tmpdir("lifecycle");
+    let d = Daemon::start(&dir, &director_toml(), &[]);
+    // A second daemon on the same socket is refused, and leaves it alone.
+    let o = std::process::Command::new(LVSNIC)
+        .args([
+            "daemon",
+            "--director",
+            dir.join("director.toml").to_str().unwrap(),
+            "--socket",
+            d.sock.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(e.trim_end(), format!("lvsnic: another lvsnic daemon is already listening on {}", d.sock.display()));
+    d.ok(&["-A", "-t", "10.0.0.100:80", "-s", "rr"]);
+    let sock = d.sock.clone();
+    let (code, log) = d.stop();
+    assert_eq!(code, 0, "{log}");
+    let out = std::fs::read_to_string(dir.join("daemon.out")).unwrap();
+    assert!(out.starts_with("lvsnic daemon: stopped;"), "{log} {out}");
+    assert!(!sock.exists(), "socket removed on SIGTERM");
+
+    // A stale socket file (nobody listening) is replaced.
+    drop(std::os::unix::net::UnixListener::bind(&sock).unwrap());
+    assert!(sock.exists());
+    let d = Daemon::start(&dir, &director_toml(), &[]);
+    assert_eq!(d.run(&["-S", "-n"]).stdout, "", "a fresh director");
+    // SIGINT stops it too.
+    let sock = d.sock.clone();
+    let status = d.status();
+    assert_eq!(status["director"]["services"].as_array().unwrap().len(), 0);
+    drop(d);
+    assert!(!sock.exists());
+
+    // A file that is not a socket is not removed.
+    std::fs::write(&sock, "x").unwrap();
+    let o = std::process::Command::new(LVSNIC)
+        .args(["daemon", "--director", dir.join("director.toml").to_str().unwrap(), "--socket", sock.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is not a socket"));
+    assert_eq!(std::fs::read_to_string(&sock).unwrap(), "x");
+}
+
+#[test]
+fn bad_configuration_is_one_line() {
+    let dir = tmpdir("badcfg");
+    let rules = write(&dir, "rules", "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -w 70000\n");
+    let dcfg = write(&dir, "director.toml", &director_toml());
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(LVSNIC)
+            .arg("daemon")
+            .args(args)
+            .arg("--socket")
+            .arg(dir.join("s"))
+            .output()
+            .unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let (c, e) = run(&["--director", dcfg.to_str().unwrap(), "--rules", rules.to_str().unwrap()]);
+    assert_eq!(c, Some(1));
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("line 2") && e.contains("illegal weight specified"), "{e}");
+    let bad = write(&dir, "bad.toml", &(director_toml() + "[limits]\nnew_conn_per_sec = 0\n"));
+    let (c, e) = run(&["--director", bad.to_str().unwrap()]);
+    assert_eq!(c, Some(1));
+    assert!(e.contains("new_conn_per_sec") && e.lines().count() == 1, "{e}");
+}

@@ -1,0 +1,145 @@
+//! Helpers for the daemon tests (included by them with `#[path]`): start
+//! `lvsnic daemon` on a private socket, run `lvsnic` client commands
+//! against it, stop it with SIGTERM.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const LVSNIC: &str = env!("CARGO_BIN_EXE_lvsnic");
+
+/// A fresh directory for one test.
+pub fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lvsnic-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// What a command printed and returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ran {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `lvsnic ARGS` with `LVSNIC_SOCKET=sock`, feeding `stdin`.
+pub fn lvsnic_at(sock: &Path, args: &[&str], stdin: Option<&str>) -> Ran {
+    let mut c = Command::new(LVSNIC)
+        .args(args)
+        .env("LVSNIC_SOCKET", sock)
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run lvsnic");
+    if let Some(s) = stdin {
+        c.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+    }
+    let o = c.wait_with_output().unwrap();
+    Ran {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// A running daemon.
+pub struct Daemon {
+    child: Option<Child>,
+    pub dir: PathBuf,
+    pub sock: PathBuf,
+    pub log: PathBuf,
+}
+
+impl Daemon {
+    /// Starts `lvsnic daemon --director DIR/director.toml --socket DIR/lvsnic.sock ARGS`.
+    pub fn start(dir: &Path, director_toml: &str, args: &[&str]) -> Daemon {
+        let director = write(dir, "director.toml", director_toml);
+        let sock = dir.join("lvsnic.sock");
+        let log = dir.join("daemon.log");
+        let child = Command::new(LVSNIC)
+            .arg("daemon")
+            .arg("--director")
+            .arg(&director)
+            .arg("--socket")
+            .arg(&sock)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(dir.join("daemon.out")).unwrap())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("start lvsnic daemon");
+        let mut d = Daemon { child: Some(child), dir: dir.to_path_buf(), sock, log };
+        d.wait_ready();
+        d
+    }
+
+    fn wait_ready(&mut self) {
+        let t0 = Instant::now();
+        loop {
+            if std::os::unix::net::UnixStream::connect(&self.sock).is_ok() {
+                return;
+            }
+            if let Some(st) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!("daemon exited ({st}): {}", std::fs::read_to_string(&self.log).unwrap_or_default());
+            }
+            assert!(t0.elapsed() < Duration::from_secs(20), "daemon did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `lvsnic ARGS` against this daemon.
+    pub fn run(&self, args: &[&str]) -> Ran {
+        lvsnic_at(&self.sock, args, None)
+    }
+
+    /// `lvsnic ARGS < stdin` against this daemon.
+    pub fn run_in(&self, args: &[&str], stdin: &str) -> Ran {
+        lvsnic_at(&self.sock, args, Some(stdin))
+    }
+
+    /// Runs an ipvsadm command that must succeed silently.
+    pub fn ok(&self, args: &[&str]) {
+        let r = self.run(args);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "lvsnic {args:?}: {r:?}");
+    }
+
+    /// `lvsnic status` as JSON.
+    pub fn status(&self) -> serde_json::Value {
+        let r = lvsnic_at(&self.sock, &["status", "--socket", self.sock.to_str().unwrap()], None);
+        assert_eq!(r.code, 0, "{r:?}");
+        serde_json::from_str(&r.stdout).unwrap()
+    }
+
+    /// Sends SIGTERM and waits: exit status and the daemon's stderr.
+    pub fn stop(mut self) -> (i32, String) {
+        let mut c = self.child.take().unwrap();
+        // SAFETY-free: kill(2) on our own child's pid.
+        unsafe {
+            libc::kill(c.id() as i32, libc::SIGTERM);
+        }
+        let st = c.wait().unwrap();
+        (st.code().unwrap_or(-1), std::fs::read_to_string(&self.log).unwrap_or_default())
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            unsafe {
+                libc::kill(c.id() as i32, libc::SIGTERM);
+            }
+            let _ = c.wait();
+        }
+    }
+}

@@ -1,0 +1,516 @@
+//! `lvsnic keepalived`: realistic keepalived.conf files to `ipvsadm -S -n`
+//! text (expected texts written here from keepalived's semantics and
+//! ipvsadm's save format), diagnostics with file and line, includes, and
+//! `--load` into a running daemon.
+
+#[path = "daemon_harness.rs"]
+mod harness;
+
+use harness::*;
+use std::path::Path;
+use std::process::Command;
+
+fn keepalived(args: &[&str]) -> Ran {
+    let o = Command::new(LVSNIC).arg("keepalived").args(args).output().unwrap();
+    Ran {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn conv(path: &Path) -> Ran {
+    keepalived(&[path.to_str().unwrap()])
+}
+
+/// The example of the spec (shared/ipvs/ipvsadm-and-keepalived.md §5).
+const SPEC_SAMPLE: &str = "\
+virtual_server 10.10.10.2 80 {
+    delay_loop 6
+    lb_algo wrr                # == lvs_sched wrr
+    lb_kind DR                 # == lvs_method DR
+    persistence_timeout 50
+    persistence_granularity 255.255.255.0
+    protocol TCP
+
+    sorry_server 192.168.200.200 80
+
+    real_server 192.168.200.2 80 {
+        weight 3
+        inhibit_on_failure
+        HTTP_GET {
+            url {
+              path /health
+              status_code 200
+            }
+            connect_timeout 3
+            retry 3
+            delay_before_retry 3
+        }
+    }
+    real_server 192.168.200.3 80 {
+        weight 1
+        TCP_CHECK {
+            connect_port 80
+            connect_timeout 3
+        }
+    }
+}
+";
+
+#[test]
+fn spec_sample() {
+    let dir = tmpdir("ka-spec");
+    let f = write(&dir, "keepalived.conf", SPEC_SAMPLE);
+    let r = conv(&f);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        r.stdout,
+        "-A -t 10.10.10.2:80 -s wrr -p 50 -M 255.255.255.0\n\
+         -a -t 10.10.10.2:80 -r 192.168.200.2:80 -g -w 3\n\
+         -a -t 10.10.10.2:80 -r 192.168.200.3:80 -g -w 1\n"
+    );
+    let fp = f.display();
+    let w: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(w.len(), 3, "{}", r.stderr);
+    assert!(w[0].starts_with(&format!("{fp}:14: warning: HTTP_GET of real server 192.168.200.2 80")), "{}", w[0]);
+    assert!(w[0].ends_with("is not run: the server is taken as up"));
+    assert!(w[1].starts_with(&format!("{fp}:26: warning: TCP_CHECK of real server 192.168.200.3 80")), "{}", w[1]);
+    assert!(w[2].starts_with(&format!("{fp}:9: warning: sorry_server 192.168.200.200 80 not added")), "{}", w[2]);
+}
+
+/// In the style of keepalived's doc/samples/keepalived.conf.sample.
+const SAMPLE_STYLE: &str = r#"! Configuration File for keepalived
+
+global_defs {
+   notification_email {
+     acassen@firewall.loc
+     failover@firewall.loc
+   }
+   notification_email_from Alexandre.Cassen@firewall.loc
+   smtp_server 192.168.200.1
+   smtp_connect_timeout 30
+   router_id LVS_DEVEL
+}
+
+vrrp_instance VI_1 {
+    state MASTER
+    interface eth0
+    virtual_router_id 51
+    priority 100
+    advert_int 1
+    authentication {
+        auth_type PASS
+        auth_pass 1111
+    }
+    virtual_ipaddress {
+        192.168.200.16
+        192.168.200.17
+    }
+}
+
+virtual_server 192.168.200.100 443 {
+    delay_loop 6
+    lb_algo rr
+    lb_kind NAT
+    persistence_timeout 50
+    protocol TCP
+
+    real_server 192.168.201.100 443 {
+        weight 1
+        SSL_GET {
+            url {
+              path /
+              digest ff20ad2481f97b1754ef3e12ecd3a9cc
+            }
+            url {
+              path /mrtg/
+              digest 9b3a0c85a887a256d6939da88aabd8cd
+            }
+            connect_timeout 3
+            retry 3
+            delay_before_retry 3
+        }
+    }
+}
+
+virtual_server 10.10.10.2 1358 {
+    delay_loop 6
+    lb_algo rr
+    lb_kind NAT
+    persistence_timeout 50
+    protocol TCP
+
+    sorry_server 192.168.200.200 1358
+
+    real_server 192.168.200.2 1358 {
+        weight 1
+        HTTP_GET {
+            url {
+              path /testurl/test.jsp
+              digest 640205b7b0fc66c1ea91c463fac6334d
+            }
+            connect_timeout 3
+            retry 3
+            delay_before_retry 3
+        }
+    }
+
+    real_server 192.168.200.3 1358 {
+        weight 1
+        HTTP_GET {
+            url {
+              path /testurl/test.jsp
+              digest 640205b7b0fc66c1ea91c463fac6334c
+            }
+            connect_timeout 3
+            retry 3
+            delay_before_retry 3
+        }
+    }
+}
+
+virtual_server 10.10.10.3 1358 {
+    delay_loop 3
+    lb_algo rr
+    lb_kind NAT
+    persistence_timeout 50
+    protocol TCP
+
+    real_server 192.168.200.4 1358 {
+        weight 1
+        HTTP_GET {
+            url { path /testurl/test.jsp ; digest 640205b7b0fc66c1ea91c463fac6334d }
+            connect_timeout 3
+        }
+    }
+
+    real_server 192.168.200.5 1358 {
+        weight 1
+        MISC_CHECK {
+            misc_path "/usr/local/bin/check.sh 192.168.200.5"
+            misc_timeout 5
+        }
+    }
+}
+"#;
+
+#[test]
+fn sample_style_configuration() {
+    let dir = tmpdir("ka-sample");
+    let f = write(&dir, "keepalived.conf", SAMPLE_STYLE);
+    let r = conv(&f);
+    assert_eq!(r.code, 0, "{r:?}");
+    // Sorted as ipvsadm -S sorts (192.168.200.100 before 10.x: the int
+    // difference wraps), NAT by default of lb_kind NAT.
+    assert_eq!(
+        r.stdout,
+        "-A -t 192.168.200.100:443 -s rr -p 50\n\
+         -a -t 192.168.200.100:443 -r 192.168.201.100:443 -m -w 1\n\
+         -A -t 10.10.10.2:1358 -s rr -p 50\n\
+         -a -t 10.10.10.2:1358 -r 192.168.200.2:1358 -m -w 1\n\
+         -a -t 10.10.10.2:1358 -r 192.168.200.3:1358 -m -w 1\n\
+         -A -t 10.10.10.3:1358 -s rr -p 50\n\
+         -a -t 10.10.10.3:1358 -r 192.168.200.4:1358 -m -w 1\n\
+         -a -t 10.10.10.3:1358 -r 192.168.200.5:1358 -m -w 1\n"
+    );
+    let fp = f.display().to_string();
+    // 1-based line of the n-th line containing `needle`.
+    let line_of = |needle: &str, n: usize| {
+        SAMPLE_STYLE.lines().enumerate().filter(|(_, l)| l.contains(needle)).nth(n).map(|(i, _)| i + 1).unwrap()
+    };
+    for (line, what) in [
+        (line_of("vrrp_instance", 0), "vrrp_instance ignored"),
+        (line_of("SSL_GET", 0), "SSL_GET of real server 192.168.201.100 443"),
+        (line_of("HTTP_GET", 0), "HTTP_GET of real server 192.168.200.2 1358"),
+        (line_of("HTTP_GET", 1), "HTTP_GET of real server 192.168.200.3 1358"),
+        (line_of("HTTP_GET", 2), "HTTP_GET of real server 192.168.200.4 1358"),
+        (line_of("MISC_CHECK", 0), "MISC_CHECK of real server 192.168.200.5 1358 (virtual_server 10.10.10.3 1358)"),
+        (line_of("sorry_server", 0), "sorry_server 192.168.200.200 1358 not added"),
+    ] {
+        assert!(r.stderr.contains(&format!("{fp}:{line}: warning: {what}")), "line {line} {what}:\n{}", r.stderr);
+    }
+    assert_eq!(r.stderr.lines().count(), 7, "{}", r.stderr);
+}
+
+#[test]
+fn keepalived_defaults_and_keywords() {
+    let dir = tmpdir("ka-defaults");
+    let f = write(
+        &dir,
+        "k.conf",
+        "\
+# keepalived defaults: NAT, wlc (warned), TCP, weight 1
+virtual_server 10.0.0.1 80 {
+    real_server 10.1.0.1 80 {
+    }
+    real_server 10.1.0.2 8080
+    {
+        weight 4
+        uthreshold 100
+        lthreshold 10
+    }
+}
+virtual_server 10.0.0.2 53 {
+    lvs_sched rr
+    lvs_method DR
+    protocol udp
+    ops
+    persistence_timeout
+    real_server 10.1.0.3 5353 {
+        weight 2
+    }
+    real_server 10.1.0.4 53 {
+        lvs_method TUN type gue port 6080 csum
+    }
+    real_server 10.1.0.5 53 {
+        lvs_method NAT
+    }
+}
+virtual_server 10.0.0.3 443 {
+    lb_algo sh
+    sh-port
+    persistence_granularity 255.255.0.0
+    flag-3
+    real_server 10.1.0.6 443 {
+        weight 1
+        alpha
+        inhibit_on_failure
+        TCP_CHECK {
+            connect_timeout 2
+        }
+    }
+    real_server 10.1.0.7 443 {
+        alpha
+        TCP_CHECK {
+        }
+    }
+    real_server 10.1.0.8 443 {
+        alpha     ! no checker: up
+    }
+}
+virtual_server fwmark 7 {
+    lb_algo mh
+    mh-fallback
+    lb_kind TUN
+    real_server 10.1.0.9 0 {
+    }
+}
+virtual_server 10.0.0.4 80 {
+    lb_algo lc
+    sorry_server 10.9.9.9 8080
+    sorry_server_lvs_method NAT
+}
+",
+    );
+    let r = conv(&f);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        r.stdout,
+        "\
+-A -t 10.0.0.1:80 -s wlc
+-a -t 10.0.0.1:80 -r 10.1.0.1:80 -m -w 1
+-a -t 10.0.0.1:80 -r 10.1.0.2:8080 -m -w 4
+-A -t 10.0.0.3:443 -s sh -p 360 -M 255.255.0.0 -b sh-port
+-a -t 10.0.0.3:443 -r 10.1.0.6:443 -m -w 0
+-a -t 10.0.0.3:443 -r 10.1.0.8:443 -m -w 1
+-A -t 10.0.0.4:80 -s lc
+-a -t 10.0.0.4:80 -r 10.9.9.9:8080 -m -w 1
+-A -u 10.0.0.2:53 -s rr -p 360 -o
+-a -u 10.0.0.2:53 -r 10.1.0.3:53 -g -w 2
+-a -u 10.0.0.2:53 -r 10.1.0.4:53 -i -w 1 --tun-type gue --tun-port 6080 --tun-csum
+-a -u 10.0.0.2:53 -r 10.1.0.5:53 -m -w 1
+-A -f 7 -s mh -b mh-fallback
+-a -f 7 -r 10.1.0.9:0 -i -w 1 --tun-type ipip
+"
+    );
+    let e = &r.stderr;
+    let fp = f.display().to_string();
+    for needle in [
+        format!("{fp}:2: warning: virtual_server 10.0.0.1 80: no lb_algo/lvs_sched, using wlc"),
+        format!("{fp}:18: warning: DR server 10.1.0.3 port 5353 becomes 53"),
+        format!("{fp}:37: warning: TCP_CHECK of real server 10.1.0.6 443 (virtual_server 10.0.0.3 443) is not run: the server stays down (alpha)"),
+        format!("{fp}:33: warning: real server 10.1.0.6 starts down (alpha) and no checker runs here: added with weight 0 (inhibit_on_failure)"),
+        format!("{fp}:41: warning: real server 10.1.0.7 starts down (alpha) and no checker runs here: not added"),
+    ] {
+        assert!(e.contains(&needle), "missing `{needle}` in:\n{e}");
+    }
+    // Sorted as ipvsadm sorts: fwmark services after address services;
+    // flag-3 (SCHED3) is set but ipvsadm only names sh-fallback/sh-port for sh.
+}
+
+#[test]
+fn includes_relative_and_glob_with_comments() {
+    let dir = tmpdir("ka-include");
+    std::fs::create_dir_all(dir.join("etc/conf.d")).unwrap();
+    std::fs::create_dir_all(dir.join("etc/extra")).unwrap();
+    let main = write(
+        &dir.join("etc"),
+        "keepalived.conf",
+        "global_defs { router_id X }   # comment\ninclude conf.d/*.conf\ninclude nothing/*.conf\n",
+    );
+    write(
+        &dir.join("etc/conf.d"),
+        "a.conf",
+        "virtual_server 10.0.0.1 80 { ! a\n lb_algo rr\n real_server 10.1.0.1 80 { weight 2 } }\n",
+    );
+    write(&dir.join("etc/conf.d"), "b.conf", "include ../extra/{x,y}.conf\n");
+    write(&dir.join("etc/conf.d"), "c.conf.bak", "virtual_server 10.0.0.99 80 { lb_algo rr }\n");
+    write(
+        &dir.join("etc/extra"),
+        "x.conf",
+        "virtual_server 10.0.0.2 80 {\n lb_algo rr\n real_server 10.1.0.2 80 {\n  weight 1 # one\n }\n}\n",
+    );
+    write(
+        &dir.join("etc/extra"),
+        "y.conf",
+        "virtual_server 10.0.0.3 80 { lb_algo \"wrr\"\n  real_server 10.1.0.3 80 { } }\n",
+    );
+    // Run from elsewhere: includes are relative to the including file.
+    let o = Command::new(LVSNIC)
+        .current_dir(std::env::temp_dir())
+        .args(["keepalived", main.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{err}");
+    assert_eq!(
+        out,
+        "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 10.1.0.1:80 -m -w 2\n\
+         -A -t 10.0.0.2:80 -s rr\n-a -t 10.0.0.2:80 -r 10.1.0.2:80 -m -w 1\n\
+         -A -t 10.0.0.3:80 -s wrr\n-a -t 10.0.0.3:80 -r 10.1.0.3:80 -m -w 1\n"
+    );
+    assert_eq!(err.trim_end(), format!("{}:3: warning: no config files matched 'nothing/*.conf'", main.display()));
+}
+
+#[test]
+fn syntax_errors_and_unknown_keywords_with_line_numbers() {
+    let dir = tmpdir("ka-errors");
+    let unbalanced = write(
+        &dir,
+        "open.conf",
+        "virtual_server 10.0.0.1 80 {\n  lb_algo rr\n  real_server 10.1.0.1 80 {\n    weight 1\n}\n",
+    );
+    let r = conv(&unbalanced);
+    assert_eq!((r.code, r.stdout.as_str()), (1, ""));
+    assert!(
+        r.stderr.contains(&format!("{}:1: error: missing '}}' for the block opened here", unbalanced.display())),
+        "{}",
+        r.stderr
+    );
+
+    let extra = write(&dir, "extra.conf", "virtual_server 10.0.0.1 80 {\n  lb_algo rr\n}\n}\n");
+    let r = conv(&extra);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains(&format!("{}:4: error: extra '}}' found", extra.display())), "{}", r.stderr);
+
+    let missing = write(
+        &dir,
+        "missing.conf",
+        "virtual_server 10.0.0.1 80 {\n  lb_algo\n  frobnicate 3\n  real_server 10.1.0.1 80 {\n    weight\n    colour blue\n  }\n  real_server 10.1.0.2 80 {\n    weight 70000\n  }\n}\nvirtual_server 10.0.0.2 {\n  lb_algo rr\n}\nbogus_top {\n}\n",
+    );
+    let r = conv(&missing);
+    assert_eq!((r.code, r.stdout.as_str()), (1, ""));
+    let p = missing.display().to_string();
+    for needle in [
+        format!("{p}:2: error: lb_algo: missing value"),
+        format!("{p}:3: warning: unknown keyword 'frobnicate' in virtual_server 10.0.0.1 80"),
+        format!("{p}:5: error: weight: missing value"),
+        format!("{p}:6: warning: unknown keyword 'colour' in real_server 10.1.0.1 80"),
+        format!("{p}:9: error: weight: invalid value '70000' (expected 0..65535)"),
+        format!("{p}:12: error: Zero port specified for non-persistent service"),
+        format!("{p}:15: warning: unknown keyword 'bogus_top'"),
+    ] {
+        assert!(r.stderr.contains(&needle), "missing `{needle}` in:\n{}", r.stderr);
+    }
+    assert!(r.stderr.ends_with("4 error(s), no rules produced\n"), "{}", r.stderr);
+
+    let quote = write(&dir, "quote.conf", "virtual_server 10.0.0.1 80 {\n  lb_algo \"rr\n}\n");
+    let r = conv(&quote);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains(&format!("{}:2: error: unterminated quote", quote.display())), "{}", r.stderr);
+
+    let r = keepalived(&[dir.join("nope.conf").to_str().unwrap()]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("cannot read"), "{}", r.stderr);
+}
+
+#[test]
+fn load_into_the_daemon() {
+    let dir = tmpdir("ka-load");
+    let conf = write(
+        &dir,
+        "keepalived.conf",
+        "\
+virtual_server 10.0.0.100 80 {
+    lb_algo wlc
+    lb_kind NAT
+    real_server 192.168.10.1 80 {
+        weight 2
+        uthreshold 300
+        lthreshold 200
+        TCP_CHECK { connect_timeout 3 }
+    }
+    real_server 192.168.10.2 80 {
+        weight 1
+    }
+}
+virtual_server 10.0.0.101 53 {
+    lb_algo rr
+    lb_kind DR
+    protocol UDP
+    persistence_timeout 120
+    real_server 192.168.10.3 53 {
+    }
+}
+",
+    );
+    let d = Daemon::start(&dir, &lvsnic_tests::director_toml(), &[]);
+    let printed = conv(&conf);
+    assert_eq!(printed.code, 0);
+    let r = keepalived(&[conf.to_str().unwrap(), "--load", "--socket", d.sock.to_str().unwrap()]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{r:?}");
+    assert!(r.stderr.contains("TCP_CHECK of real server 192.168.10.1 80"), "{}", r.stderr);
+    // What the daemon now saves is what the converter printed.
+    assert_eq!(d.run(&["-S", "-n"]).stdout, printed.stdout);
+    // Thresholds, which -S does not show, were loaded.
+    let th = d.run(&["-L", "-n", "--thresholds", "-t", "10.0.0.100:80"]).stdout;
+    assert!(th.contains(&format!("  -> {:<28} {:<10} {:<10} ", "192.168.10.1:80", 300, 200)), "{th}");
+    // Loading twice: the kernel's answer, as ipvsadm -R prints it.
+    let r = keepalived(&[conf.to_str().unwrap(), "--load", "--socket", d.sock.to_str().unwrap()]);
+    assert_eq!(r.code, 255);
+    assert!(r.stderr.contains("Service already exists"), "{}", r.stderr);
+}
+
+#[test]
+fn virtual_server_groups() {
+    let dir = tmpdir("ka-group");
+    let f = write(
+        &dir,
+        "k.conf",
+        "virtual_server group WEB {\n  lb_algo rr\n  lb_kind DR\n  real_server 10.1.0.1 80 { weight 2 }\n}\n\
+         virtual_server_group WEB {\n  10.0.0.10-11 80\n  10.0.0.20 80\n}\n\
+         virtual_server group NOPE {\n  lb_algo rr\n}\n",
+    );
+    let r = conv(&f);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains(&format!("{}:10: error: virtual_server group NOPE: no such virtual_server_group", f.display())),
+        "{}",
+        r.stderr
+    );
+    let f = write(
+        &dir,
+        "ok.conf",
+        &std::fs::read_to_string(&f).unwrap().replace("virtual_server group NOPE {\n  lb_algo rr\n}\n", ""),
+    );
+    let r = conv(&f);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        r.stdout,
+        "-A -t 10.0.0.10:80 -s rr\n-a -t 10.0.0.10:80 -r 10.1.0.1:80 -g -w 2\n\
+         -A -t 10.0.0.11:80 -s rr\n-a -t 10.0.0.11:80 -r 10.1.0.1:80 -g -w 2\n\
+         -A -t 10.0.0.20:80 -s rr\n-a -t 10.0.0.20:80 -r 10.1.0.1:80 -g -w 2\n"
+    );
+}
