@@ -6,6 +6,7 @@
 //!   1. `$LVSNIC_RTL_F` (absolute, or relative to the repository root);
 //!   2. `hw/rtl/lvsnic_core.f` (the real core);
 //!   3. `sim/testdata/stub_rtl/lvsnic_core.f` (a stand-in to test the harness).
+//!
 //! Paths inside a `.f` are resolved against the `.f`'s directory, then the
 //! repository root. `$LVSNIC_VERILATOR_FLAGS` adds Verilator options.
 //!
@@ -33,8 +34,12 @@ fn die(msg: &str) -> ! {
 
 fn main() {
     let t0 = Instant::now();
-    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let repo = manifest.parent().map(Path::to_path_buf).unwrap_or_else(|| manifest.clone());
+    let manifest =
+        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let repo = manifest
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| manifest.clone());
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let csrc = manifest.join("csrc");
 
@@ -118,7 +123,10 @@ fn main() {
                     .env_remove("VERILATOR_ROOT")
                     .output();
                 match res {
-                    Err(e) => Err(format!("lvsnic-sim: cannot run {}: {e}", verilator.display())),
+                    Err(e) => Err(format!(
+                        "lvsnic-sim: cannot run {}: {e}",
+                        verilator.display()
+                    )),
                     Ok(o) if !o.status.success() => Err(format!(
                         "lvsnic-sim: Verilator failed on the RTL (DATA_WIDTH={w}):\n{}{}",
                         String::from_utf8_lossy(&o.stdout),
@@ -162,7 +170,12 @@ fn main() {
              #define LVSNIC_HAS_ARPROT {}\n",
             has_awprot as u8, has_arprot as u8,
         );
-        for key in ["VM_CLASSES_FAST", "VM_SUPPORT_FAST", "VM_CLASSES_SLOW", "VM_SUPPORT_SLOW"] {
+        for key in [
+            "VM_CLASSES_FAST",
+            "VM_SUPPORT_FAST",
+            "VM_CLASSES_SLOW",
+            "VM_SUPPORT_SLOW",
+        ] {
             for f in lists.get(key).into_iter().flatten() {
                 text += &format!("#include \"{}\"\n", mdir.join(format!("{f}.cpp")).display());
             }
@@ -179,8 +192,15 @@ fn main() {
             }
         }
         for (k, v) in mk_scalars(&mk) {
-            if ["VM_TRACE", "VM_TRACE_FST", "VM_TRACE_VCD", "VM_TRACE_SAIF", "VM_COVERAGE", "VM_TIMING"]
-                .contains(&k.as_str())
+            if [
+                "VM_TRACE",
+                "VM_TRACE_FST",
+                "VM_TRACE_VCD",
+                "VM_TRACE_SAIF",
+                "VM_COVERAGE",
+                "VM_TIMING",
+            ]
+            .contains(&k.as_str())
             {
                 vm_defines.insert(k, v);
             }
@@ -213,7 +233,12 @@ fn main() {
         for (k, v) in &vm_defines {
             b.define(k, v.as_str());
         }
-        for f in ["-Wno-unused-parameter", "-Wno-unused-variable", "-Wno-shadow", "-fno-var-tracking"] {
+        for f in [
+            "-Wno-unused-parameter",
+            "-Wno-unused-variable",
+            "-Wno-shadow",
+            "-fno-var-tracking",
+        ] {
             b.flag_if_supported(f);
         }
     };
@@ -259,8 +284,11 @@ fn main() {
         );
         let mut files = vec![rt_main];
         // fst first (largest), the rest after.
-        let mut rest: Vec<PathBuf> =
-            globals.iter().filter(|g| *g != "verilated").map(|g| vinclude.join(format!("{g}.cpp"))).collect();
+        let mut rest: Vec<PathBuf> = globals
+            .iter()
+            .filter(|g| *g != "verilated")
+            .map(|g| vinclude.join(format!("{g}.cpp")))
+            .collect();
         rest.sort_by_key(|p| !p.ends_with("verilated_fst_c.cpp"));
         files.extend(rest);
         if link.fallback_lz4 {
@@ -298,14 +326,18 @@ fn main() {
 
 /// FNV-1a, 64 bits: a cache key, not a security property.
 fn fnv64(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 // ---------------------------------------------------------------- tools
 
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }
 
 fn find_verilator(repo: &Path) -> Option<PathBuf> {
@@ -326,7 +358,12 @@ fn verilator_root(verilator: &Path) -> PathBuf {
         .args(["--getenv", "VERILATOR_ROOT"])
         .env_remove("VERILATOR_ROOT")
         .output()
-        .unwrap_or_else(|e| die(&format!("lvsnic-sim: cannot run {}: {e}", verilator.display())));
+        .unwrap_or_else(|e| {
+            die(&format!(
+                "lvsnic-sim: cannot run {}: {e}",
+                verilator.display()
+            ))
+        });
     let s = String::from_utf8_lossy(&o.stdout).trim().to_owned();
     if !o.status.success() || s.is_empty() {
         die(&format!(
@@ -345,7 +382,10 @@ fn choose_filelist(repo: &Path, manifest: &Path) -> (PathBuf, &'static str) {
         let p = PathBuf::from(v);
         let p = if p.is_absolute() { p } else { repo.join(p) };
         if !p.is_file() {
-            die(&format!("lvsnic-sim: LVSNIC_RTL_F={}: no such file", p.display()));
+            die(&format!(
+                "lvsnic-sim: LVSNIC_RTL_F={}: no such file",
+                p.display()
+            ));
         }
         return (p, "LVSNIC_RTL_F");
     }
@@ -374,18 +414,26 @@ fn resolve(tok: &str, base: &Path, repo: &Path) -> Option<PathBuf> {
     if p.is_absolute() {
         return p.exists().then(|| p.to_path_buf());
     }
-    [base.join(p), repo.join(p)].into_iter().find(|c| c.exists())
+    [base.join(p), repo.join(p)]
+        .into_iter()
+        .find(|c| c.exists())
 }
 
 fn parse_filelist(flist: &Path, repo: &Path) -> RtlArgs {
-    let mut r = RtlArgs { args: Vec::new(), watch: Vec::new() };
+    let mut r = RtlArgs {
+        args: Vec::new(),
+        watch: Vec::new(),
+    };
     parse_filelist_into(flist, repo, &mut r, 0);
     r
 }
 
 fn parse_filelist_into(flist: &Path, repo: &Path, r: &mut RtlArgs, depth: u32) {
     if depth > 8 {
-        die(&format!("lvsnic-sim: {}: -f nesting too deep", flist.display()));
+        die(&format!(
+            "lvsnic-sim: {}: -f nesting too deep",
+            flist.display()
+        ));
     }
     let text = read(flist);
     let base = flist.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -398,7 +446,10 @@ fn parse_filelist_into(flist: &Path, repo: &Path, r: &mut RtlArgs, depth: u32) {
         toks.extend(line.split_whitespace().map(str::to_owned));
     }
     let bad = |t: &str| -> ! {
-        die(&format!("lvsnic-sim: {}: cannot find `{t}`", flist.display()))
+        die(&format!(
+            "lvsnic-sim: {}: cannot find `{t}`",
+            flist.display()
+        ))
     };
     let mut it = toks.into_iter();
     while let Some(t) = it.next() {
@@ -439,12 +490,14 @@ fn parse_filelist_into(flist: &Path, repo: &Path, r: &mut RtlArgs, depth: u32) {
 // ---------------------------------------------------------------- generated files
 
 fn read(p: &Path) -> String {
-    fs::read_to_string(p).unwrap_or_else(|e| die(&format!("lvsnic-sim: cannot read {}: {e}", p.display())))
+    fs::read_to_string(p)
+        .unwrap_or_else(|e| die(&format!("lvsnic-sim: cannot read {}: {e}", p.display())))
 }
 
 fn write_if_changed(p: &Path, text: &str) {
     if fs::read_to_string(p).ok().as_deref() != Some(text) {
-        fs::write(p, text).unwrap_or_else(|e| die(&format!("lvsnic-sim: cannot write {}: {e}", p.display())));
+        fs::write(p, text)
+            .unwrap_or_else(|e| die(&format!("lvsnic-sim: cannot write {}: {e}", p.display())));
     }
 }
 
@@ -512,8 +565,16 @@ fn parse_ports(h: &str) -> BTreeMap<String, Port> {
         if fields.len() < 3 {
             continue;
         }
-        let (Ok(msb), Ok(lsb)) = (fields[1].parse::<u32>(), fields[2].parse::<u32>()) else { continue };
-        m.insert(fields[0].to_owned(), Port { output, width: msb.saturating_sub(lsb) + 1 });
+        let (Ok(msb), Ok(lsb)) = (fields[1].parse::<u32>(), fields[2].parse::<u32>()) else {
+            continue;
+        };
+        m.insert(
+            fields[0].to_owned(),
+            Port {
+                output,
+                width: msb.saturating_sub(lsb) + 1,
+            },
+        );
     }
     m
 }
@@ -541,7 +602,8 @@ fn check_ports(ports: &BTreeMap<String, Port>, w: u32, flist: &Path) -> (bool, b
         ("s_axil_arready", true, 1), ("s_axil_rdata", true, 32), ("s_axil_rresp", true, 2),
         ("s_axil_rvalid", true, 1), ("s_axil_rready", false, 1),
     ];
-    let optional: &[(&str, bool, u32)] = &[("s_axil_awprot", false, 3), ("s_axil_arprot", false, 3)];
+    let optional: &[(&str, bool, u32)] =
+        &[("s_axil_awprot", false, 3), ("s_axil_arprot", false, 3)];
     let mut problems = Vec::new();
     let dir = |o: bool| if o { "output" } else { "input" };
     for &(name, output, width) in want.iter().chain(optional) {
@@ -574,7 +636,10 @@ fn check_ports(ports: &BTreeMap<String, Port>, w: u32, flist: &Path) -> (bool, b
             problems.join("; ")
         ));
     }
-    (ports.contains_key("s_axil_awprot"), ports.contains_key("s_axil_arprot"))
+    (
+        ports.contains_key("s_axil_awprot"),
+        ports.contains_key("s_axil_arprot"),
+    )
 }
 
 // ---------------------------------------------------------------- zlib / lz4
@@ -587,7 +652,10 @@ struct Link {
 }
 
 fn cxx() -> String {
-    env::var("CXX").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "c++".into())
+    env::var("CXX")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "c++".into())
 }
 
 /// Does `#include <h>` preprocess with the C++ compiler?
@@ -610,7 +678,10 @@ fn has_header(h: &str) -> bool {
 
 /// Full path of a library file the compiler driver would find, if any.
 fn find_lib(name: &str) -> Option<PathBuf> {
-    let o = Command::new(cxx()).arg(format!("-print-file-name={name}")).output().ok()?;
+    let o = Command::new(cxx())
+        .arg(format!("-print-file-name={name}"))
+        .output()
+        .ok()?;
     let p = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
     (p.is_absolute() && p.exists()).then_some(p)
 }
@@ -622,7 +693,11 @@ fn compression_libs(out: &Path, csrc: &Path) -> Link {
     if !has_header("zlib.h") || find_lib("libz.so").or_else(|| find_lib("libz.a")).is_none() {
         die("lvsnic-sim: zlib development files not found (needed for FST traces); apt-get install zlib1g-dev");
     }
-    let mut link = Link { libs: vec!["z".into()], include: None, fallback_lz4: false };
+    let mut link = Link {
+        libs: vec!["z".into()],
+        include: None,
+        fallback_lz4: false,
+    };
     if has_header("lz4.h") && find_lib("liblz4.so").is_some() {
         link.libs.push("lz4".into());
         return link;
@@ -637,7 +712,9 @@ fn compression_libs(out: &Path, csrc: &Path) -> Link {
         }
         link.libs.push("dylib:+verbatim=liblz4.so.1".into());
     } else {
-        println!("cargo:warning=lvsnic-sim: liblz4 not found; FST traces use uncompressed LZ4 blocks");
+        println!(
+            "cargo:warning=lvsnic-sim: liblz4 not found; FST traces use uncompressed LZ4 blocks"
+        );
         link.fallback_lz4 = true;
     }
     link

@@ -7,8 +7,17 @@ use crate::ffi::{Inputs, Outputs};
 #[derive(Clone, Copy, Debug)]
 enum State {
     Idle,
-    Write { addr: u32, data: u32, strb: u8, aw_done: bool, w_done: bool },
-    Read { addr: u32, ar_done: bool },
+    Write {
+        addr: u32,
+        data: u32,
+        strb: u8,
+        aw_done: bool,
+        w_done: bool,
+    },
+    Read {
+        addr: u32,
+        ar_done: bool,
+    },
 }
 
 /// Result of a finished access: read data (0 for writes) or a non-OKAY response.
@@ -23,7 +32,10 @@ const PORT: &str = "s_axil";
 
 impl AxilMaster {
     pub(crate) fn new() -> AxilMaster {
-        AxilMaster { state: State::Idle, done: None }
+        AxilMaster {
+            state: State::Idle,
+            done: None,
+        }
     }
 
     pub(crate) fn busy(&self) -> bool {
@@ -31,12 +43,21 @@ impl AxilMaster {
     }
 
     pub(crate) fn start_write(&mut self, addr: u32, data: u32, strb: u8) {
-        self.state = State::Write { addr, data, strb, aw_done: false, w_done: false };
+        self.state = State::Write {
+            addr,
+            data,
+            strb,
+            aw_done: false,
+            w_done: false,
+        };
         self.done = None;
     }
 
     pub(crate) fn start_read(&mut self, addr: u32) {
-        self.state = State::Read { addr, ar_done: false };
+        self.state = State::Read {
+            addr,
+            ar_done: false,
+        };
         self.done = None;
     }
 
@@ -70,7 +91,13 @@ impl AxilMaster {
         i.axil_rready = 0;
         match self.state {
             State::Idle => {}
-            State::Write { addr, data, strb, aw_done, w_done } => {
+            State::Write {
+                addr,
+                data,
+                strb,
+                aw_done,
+                w_done,
+            } => {
                 i.axil_awaddr = addr;
                 i.axil_awvalid = u8::from(!aw_done);
                 i.axil_wdata = data;
@@ -89,7 +116,11 @@ impl AxilMaster {
     /// Applies this cycle's handshakes; returns whether one happened.
     #[inline]
     pub(crate) fn sample(&mut self, i: &Inputs, o: &Outputs, cycle: u64) -> Result<bool, SimError> {
-        let violation = |what: &str| SimError::Protocol { port: PORT, cycle, what: what.into() };
+        let violation = |what: &str| SimError::Protocol {
+            port: PORT,
+            cycle,
+            what: what.into(),
+        };
         match &mut self.state {
             State::Idle => {
                 if o.axil_bvalid != 0 {
@@ -100,7 +131,12 @@ impl AxilMaster {
                 }
                 Ok(false)
             }
-            State::Write { addr, aw_done, w_done, .. } => {
+            State::Write {
+                addr,
+                aw_done,
+                w_done,
+                ..
+            } => {
                 let addr = *addr;
                 if o.axil_rvalid != 0 {
                     return Err(violation("rvalid during a write"));
@@ -112,7 +148,11 @@ impl AxilMaster {
                     }
                     self.done = Some(match o.axil_bresp & 3 {
                         0 => Ok(0),
-                        resp => Err(SimError::AxilResponse { op: AxilOp::Write, addr, resp }),
+                        resp => Err(SimError::AxilResponse {
+                            op: AxilOp::Write,
+                            addr,
+                            resp,
+                        }),
                     });
                     self.state = State::Idle;
                     return Ok(true);
@@ -138,7 +178,11 @@ impl AxilMaster {
                     }
                     self.done = Some(match o.axil_rresp & 3 {
                         0 => Ok(o.axil_rdata),
-                        resp => Err(SimError::AxilResponse { op: AxilOp::Read, addr, resp }),
+                        resp => Err(SimError::AxilResponse {
+                            op: AxilOp::Read,
+                            addr,
+                            resp,
+                        }),
                     });
                     self.state = State::Idle;
                     return Ok(true);

@@ -22,7 +22,10 @@ pub struct Frame {
 impl Frame {
     /// A frame from bytes and `tuser`.
     pub fn new(data: impl Into<Vec<u8>>, tuser: impl Into<Tuser>) -> Frame {
-        Frame { data: data.into(), tuser: tuser.into() }
+        Frame {
+            data: data.into(),
+            tuser: tuser.into(),
+        }
     }
 }
 
@@ -144,11 +147,18 @@ impl AxisSource {
         }
         let bits = self.port.tuser_bits();
         if frame.tuser.significant_bits() > bits {
-            return Err(SimError::TuserTooWide { port: self.port, bits });
+            return Err(SimError::TuserTooWide {
+                port: self.port,
+                bits,
+            });
         }
         let id = self.next_id;
         self.next_id += 1;
-        self.queue.push_back(Queued { id, data: frame.data, tuser: frame.tuser });
+        self.queue.push_back(Queued {
+            id,
+            data: frame.data,
+            tuser: frame.tuser,
+        });
         Ok(id)
     }
 
@@ -250,7 +260,11 @@ impl AxisSource {
                 for w in &mut l.tdata[i..words] {
                     *w = 0;
                 }
-                *l.tkeep = if n == self.width_bytes { full_keep(self.width_bytes) } else { (1u64 << n) - 1 };
+                *l.tkeep = if n == self.width_bytes {
+                    full_keep(self.width_bytes)
+                } else {
+                    (1u64 << n) - 1
+                };
                 *l.tlast = u8::from(end == len);
                 let tw = head.tuser.words();
                 let k = l.tuser.len();
@@ -272,7 +286,10 @@ impl AxisSource {
             self.first_beat = cycle;
         }
         self.offset += self.width_bytes;
-        let done = self.queue.front().map_or(true, |h| self.offset >= h.data.len());
+        let done = self
+            .queue
+            .front()
+            .map_or(true, |h| self.offset >= h.data.len());
         if done {
             self.offset = 0;
             self.frames += 1;
@@ -295,7 +312,11 @@ impl AxisSource {
             "{}: {} frame(s) queued{}",
             self.port,
             self.queue.len(),
-            if self.presenting { ", tvalid high (not taken)" } else { "" }
+            if self.presenting {
+                ", tvalid high (not taken)"
+            } else {
+                ""
+            }
         )
     }
 }
@@ -310,7 +331,12 @@ struct Snapshot {
 
 impl Snapshot {
     fn of(l: &SinkLanes<'_>, words: usize) -> Snapshot {
-        let mut s = Snapshot { tdata: [0; DATA_WORDS], tkeep: l.tkeep, tlast: l.tlast, tuser: [0; Tuser::WORDS] };
+        let mut s = Snapshot {
+            tdata: [0; DATA_WORDS],
+            tkeep: l.tkeep,
+            tlast: l.tlast,
+            tuser: [0; Tuser::WORDS],
+        };
         s.tdata[..words].copy_from_slice(&l.tdata[..words]);
         s.tuser[..l.tuser.len()].copy_from_slice(l.tuser);
         s
@@ -426,7 +452,11 @@ impl AxisSink {
     }
 
     fn violation(&self, cycle: u64, what: String) -> SimError {
-        SimError::Protocol { port: self.port.rtl_name(), cycle, what }
+        SimError::Protocol {
+            port: self.port.rtl_name(),
+            cycle,
+            what,
+        }
     }
 
     /// Samples the port after the clk=0 eval; returns whether a beat was taken.
@@ -435,10 +465,15 @@ impl AxisSink {
         let words = self.width_bytes / 4;
         if let Some(prev) = self.stalled.take() {
             if !l.tvalid {
-                return Err(self.violation(cycle, "tvalid dropped before the beat was taken".into()));
+                return Err(
+                    self.violation(cycle, "tvalid dropped before the beat was taken".into())
+                );
             }
             if Snapshot::of(&l, words) != prev {
-                return Err(self.violation(cycle, "tdata/tkeep/tlast/tuser changed while tvalid high and tready low".into()));
+                return Err(self.violation(
+                    cycle,
+                    "tdata/tkeep/tlast/tuser changed while tvalid high and tready low".into(),
+                ));
             }
         }
         if !l.tvalid {
@@ -459,7 +494,10 @@ impl AxisSink {
             l.tkeep.count_ones() as usize
         } else {
             if l.tkeep != full {
-                return Err(self.violation(cycle, format!("tkeep {:#x} on a beat that is not the last", l.tkeep)));
+                return Err(self.violation(
+                    cycle,
+                    format!("tkeep {:#x} on a beat that is not the last", l.tkeep),
+                ));
             }
             self.width_bytes
         };
@@ -477,7 +515,11 @@ impl AxisSink {
         if self.cur.len() > self.max_frame_len {
             let max = self.max_frame_len;
             self.abort();
-            return Err(SimError::FrameTooLong { port: self.port, max, cycle });
+            return Err(SimError::FrameTooLong {
+                port: self.port,
+                max,
+                cycle,
+            });
         }
         if l.tlast {
             self.in_frame = false;
@@ -498,8 +540,16 @@ impl AxisSink {
             "{}: {}{}{}",
             self.port,
             if tvalid { "tvalid high" } else { "tvalid low" },
-            if self.ready { ", tready high" } else { ", tready low" },
-            if self.in_frame { ", inside a frame" } else { "" }
+            if self.ready {
+                ", tready high"
+            } else {
+                ", tready low"
+            },
+            if self.in_frame {
+                ", inside a frame"
+            } else {
+                ""
+            }
         )
     }
 }

@@ -77,7 +77,13 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { reset_cycles: 16, stall_cycles: 10_000, idle_cycles: 256, axil_timeout: 10_000, max_frame_len: 65_536 }
+        Limits {
+            reset_cycles: 16,
+            stall_cycles: 10_000,
+            idle_cycles: 256,
+            axil_timeout: 10_000,
+            max_frame_len: 65_536,
+        }
     }
 }
 
@@ -146,7 +152,10 @@ impl Core {
 
     /// A core with explicit limits and optional trace, out of reset and idle.
     pub fn with_config(width: Width, config: CoreConfig) -> Result<Core, SimError> {
-        let model = Model::new(width.bits()).map_err(|msg| SimError::Create { width: width.bits(), msg })?;
+        let model = Model::new(width.bits()).map_err(|msg| SimError::Create {
+            width: width.bits(),
+            msg,
+        })?;
         let bytes = width.bytes();
         let limits = config.limits;
         let mut core = Core {
@@ -171,7 +180,11 @@ impl Core {
             let dir = PathBuf::from(dir);
             let _ = std::fs::create_dir_all(&dir);
             let n = TRACE_SEQ.fetch_add(1, Ordering::Relaxed);
-            Some(dir.join(format!("lvsnic_core{}-{}-{n}.fst", width.bits(), std::process::id())))
+            Some(dir.join(format!(
+                "lvsnic_core{}-{}-{n}.fst",
+                width.bits(),
+                std::process::id()
+            )))
         });
         if let Some(path) = trace {
             core.enable_trace(path)?;
@@ -250,9 +263,15 @@ impl Core {
             Status::Stop => RtlFailure::Stop,
             Status::Finish => RtlFailure::Finish,
             Status::Fatal => RtlFailure::Runtime,
-            Status::Exception | Status::Arg | Status::Dead | Status::Other(_) => RtlFailure::Internal,
+            Status::Exception | Status::Arg | Status::Dead | Status::Other(_) => {
+                RtlFailure::Internal
+            }
         };
-        SimError::Rtl { cycle, kind, msg: e.msg }
+        SimError::Rtl {
+            cycle,
+            kind,
+            msg: e.msg,
+        }
     }
 
     /// Runs one clock cycle.
@@ -290,7 +309,10 @@ impl Core {
         self.axil.drive(i);
 
         let t = cycle.wrapping_mul(TRACE_PERIOD);
-        if let Err(e) = self.model.cycle(&self.inputs, &mut self.outputs, t, t + TRACE_PERIOD / 2) {
+        if let Err(e) = self
+            .model
+            .cycle(&self.inputs, &mut self.outputs, t, t + TRACE_PERIOD / 2)
+        {
             return Err(self.ffi_error(e, cycle));
         }
         self.cycle += 1;
@@ -373,14 +395,22 @@ impl Core {
         let mut quiet = 0u64;
         loop {
             if self.cycle - start >= max_cycles {
-                return Err(SimError::Timeout { cycles: max_cycles, cycle: self.cycle, detail: self.describe() });
+                return Err(SimError::Timeout {
+                    cycles: max_cycles,
+                    cycle: self.cycle,
+                    detail: self.describe(),
+                });
             }
             self.step()?;
             if self.busy() {
                 quiet = 0;
                 let idle = self.cycle - 1 - self.last_progress;
                 if idle >= self.limits.stall_cycles {
-                    return Err(SimError::Stalled { cycle: self.cycle, idle, detail: self.describe() });
+                    return Err(SimError::Stalled {
+                        cycle: self.cycle,
+                        idle,
+                        detail: self.describe(),
+                    });
                 }
             } else {
                 quiet += 1;
@@ -412,7 +442,12 @@ impl Core {
             if self.cycle - start >= self.limits.axil_timeout {
                 let (op, addr) = self.axil.op_addr().unwrap_or((AxilOp::Read, 0));
                 self.axil.abort();
-                return Err(SimError::AxilTimeout { op, addr, cycles: self.limits.axil_timeout, cycle: self.cycle });
+                return Err(SimError::AxilTimeout {
+                    op,
+                    addr,
+                    cycles: self.limits.axil_timeout,
+                    cycle: self.cycle,
+                });
             }
         }
     }
@@ -459,10 +494,16 @@ impl Core {
         }
         // The FST writer does not report open errors: check the path first.
         if let Err(e) = std::fs::File::create(&path) {
-            return Err(SimError::Trace { path, msg: e.to_string() });
+            return Err(SimError::Trace {
+                path,
+                msg: e.to_string(),
+            });
         }
         let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
-            return Err(SimError::Trace { path, msg: "the path contains a NUL byte".into() });
+            return Err(SimError::Trace {
+                path,
+                msg: "the path contains a NUL byte".into(),
+            });
         };
         if let Err(e) = self.model.trace_open(&c) {
             return Err(self.ffi_error(e, self.cycle));

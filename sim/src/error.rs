@@ -137,7 +137,9 @@ pub enum SimError {
         cycle: u64,
     },
     /// An AXI-Lite address is unaligned or outside `AXIL_ADDR_WIDTH`.
-    #[error("lvsnic-sim: AXI-Lite address {addr:#x} is not a 4-byte aligned address below {limit:#x}")]
+    #[error(
+        "lvsnic-sim: AXI-Lite address {addr:#x} is not a 4-byte aligned address below {limit:#x}"
+    )]
     BadAddress {
         /// The address.
         addr: u32,

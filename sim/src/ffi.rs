@@ -138,7 +138,13 @@ macro_rules! model_abi {
             fn $abi_sizes() -> u32;
             fn $create() -> *mut c_void;
             fn $destroy(m: *mut c_void);
-            fn $cycle(m: *mut c_void, i: *const Inputs, o: *mut Outputs, t_low: u64, t_high: u64) -> i32;
+            fn $cycle(
+                m: *mut c_void,
+                i: *const Inputs,
+                o: *mut Outputs,
+                t_low: u64,
+                t_high: u64,
+            ) -> i32;
             fn $trace_open(m: *mut c_void, path: *const c_char) -> i32;
             fn $trace_flush(m: *mut c_void) -> i32;
             fn $trace_close(m: *mut c_void) -> i32;
@@ -203,7 +209,8 @@ impl Model {
             512 => &VT512,
             w => return Err(format!("no model is built for DATA_WIDTH={w}")),
         };
-        let want = ((std::mem::size_of::<Inputs>() as u32) << 16) | std::mem::size_of::<Outputs>() as u32;
+        let want =
+            ((std::mem::size_of::<Inputs>() as u32) << 16) | std::mem::size_of::<Outputs>() as u32;
         // SAFETY: argument-less functions of the shim that only return constants.
         let (got, width) = unsafe { ((vt.abi_sizes)(), (vt.data_width)()) };
         if got != want {
@@ -225,7 +232,10 @@ impl Model {
     fn check(&mut self, rc: i32) -> Result<(), FfiError> {
         match Status::from_code(rc) {
             None => Ok(()),
-            Some(status) => Err(FfiError { status, msg: self.last_error() }),
+            Some(status) => Err(FfiError {
+                status,
+                msg: self.last_error(),
+            }),
         }
     }
 
@@ -233,7 +243,8 @@ impl Model {
         let mut buf = vec![0u8; 1024];
         // SAFETY: `raw` is a live model; `buf` is writable for `buf.len()` bytes
         // and the shim writes at most that many, NUL-terminated.
-        let n = unsafe { (self.vt.last_error)(self.raw.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+        let n =
+            unsafe { (self.vt.last_error)(self.raw.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
         let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
         let mut s = String::from_utf8_lossy(&buf[..end]).into_owned();
         if n >= buf.len() {
@@ -244,7 +255,13 @@ impl Model {
 
     /// One clock cycle: inputs applied with clk=0, eval, outputs sampled into
     /// `o`, clk=1, eval. A trace (if open) is dumped at `t_low` and `t_high`.
-    pub(crate) fn cycle(&mut self, i: &Inputs, o: &mut Outputs, t_low: u64, t_high: u64) -> Result<(), FfiError> {
+    pub(crate) fn cycle(
+        &mut self,
+        i: &Inputs,
+        o: &mut Outputs,
+        t_low: u64,
+        t_high: u64,
+    ) -> Result<(), FfiError> {
         // SAFETY: `raw` is a live model exclusively borrowed; `i` and `o` are
         // valid #[repr(C)] structs whose layout matches the shim (checked in
         // `new`); the shim reads `i` and writes `o` only during the call.

@@ -16,7 +16,9 @@ impl Tuser {
     /// Bits held.
     pub const BITS: u32 = 160;
     /// All bits 0.
-    pub const ZERO: Tuser = Tuser { words: [0; Tuser::WORDS] };
+    pub const ZERO: Tuser = Tuser {
+        words: [0; Tuser::WORDS],
+    };
 
     /// From words, word 0 = bits 31:0; words past the 5th are ignored.
     pub fn from_words(words: &[u32]) -> Tuser {
@@ -29,7 +31,15 @@ impl Tuser {
 
     /// From the low 128 bits.
     pub const fn from_u128(v: u128) -> Tuser {
-        Tuser { words: [v as u32, (v >> 32) as u32, (v >> 64) as u32, (v >> 96) as u32, 0] }
+        Tuser {
+            words: [
+                v as u32,
+                (v >> 32) as u32,
+                (v >> 64) as u32,
+                (v >> 96) as u32,
+                0,
+            ],
+        }
     }
 
     /// The words, word 0 = bits 31:0.
@@ -158,11 +168,16 @@ pub struct RxUser {
 impl RxUser {
     /// The raw value.
     pub fn to_tuser(self) -> Tuser {
-        Tuser::ZERO.with_field(0, 64, self.timestamp).with_field(64, 32, self.seq.into())
+        Tuser::ZERO
+            .with_field(0, 64, self.timestamp)
+            .with_field(64, 32, self.seq.into())
     }
     /// Decodes a raw value (bits above 95 ignored).
     pub fn from_tuser(t: &Tuser) -> RxUser {
-        RxUser { timestamp: t.field(0, 64), seq: t.field(64, 32) as u32 }
+        RxUser {
+            timestamp: t.field(0, 64),
+            seq: t.field(64, 32) as u32,
+        }
     }
 }
 
@@ -186,7 +201,9 @@ impl InjectUser {
     }
     /// Decodes a raw value.
     pub fn from_tuser(t: &Tuser) -> InjectUser {
-        InjectUser { seq: t.field(0, 32) as u32 }
+        InjectUser {
+            seq: t.field(0, 32) as u32,
+        }
     }
 }
 
@@ -208,11 +225,16 @@ pub struct TxUser {
 impl TxUser {
     /// The raw value.
     pub fn to_tuser(self) -> Tuser {
-        Tuser::ZERO.with_field(0, 32, self.seq.into()).with_field(32, 1, self.abort.into())
+        Tuser::ZERO
+            .with_field(0, 32, self.seq.into())
+            .with_field(32, 1, self.abort.into())
     }
     /// Decodes a raw value.
     pub fn from_tuser(t: &Tuser) -> TxUser {
-        TxUser { seq: t.field(0, 32) as u32, abort: t.bit(32) }
+        TxUser {
+            seq: t.field(0, 32) as u32,
+            abort: t.bit(32),
+        }
     }
 }
 

@@ -40,8 +40,17 @@ impl Pattern {
     pub fn random(seed: u64, percent: u8) -> Pattern {
         let p = u64::from(percent.min(100));
         // next() yields true when a uniform u64 is below threshold.
-        let threshold = if p == 100 { u64::MAX } else { ((u128::from(u64::MAX) + 1) * u128::from(p) / 100) as u64 };
-        Pattern { kind: Kind::Random { state: seed ^ 0x6a09_e667_f3bc_c909, threshold } }
+        let threshold = if p == 100 {
+            u64::MAX
+        } else {
+            ((u128::from(u64::MAX) + 1) * u128::from(p) / 100) as u64
+        };
+        Pattern {
+            kind: Kind::Random {
+                state: seed ^ 0x6a09_e667_f3bc_c909,
+                threshold,
+            },
+        }
     }
 
     /// The given bits, repeated (an empty slice behaves like [`Pattern::always`]).
@@ -49,7 +58,12 @@ impl Pattern {
         if bits.is_empty() {
             return Pattern::always();
         }
-        Pattern { kind: Kind::Repeat { bits: bits.to_vec(), pos: 0 } }
+        Pattern {
+            kind: Kind::Repeat {
+                bits: bits.to_vec(),
+                pos: 0,
+            },
+        }
     }
 
     /// Whether the pattern is `true` every cycle.

@@ -6,7 +6,8 @@
 //   * every inject frame goes to m_axis_tx unchanged, tuser = {abort 0, seq};
 //   * AXI-Lite: ID, VERSION, CAPS0/1, CTRL, MAC, IP, MTU, VIP_VALID, VIP[i],
 //     CNT[0]/[2]/[3] (with the LO-latches-HI rule); other addresses read 0;
-//   * FIFOs on both paths so that output backpressure reaches the inputs.
+//   * FIFOs on both paths so that output backpressure reaches the inputs;
+//   * writing 0xDEAD0057 to 0xFFC runs $stop (tests the harness's error path).
 `default_nettype none
 
 module lvsnic_core #(
@@ -229,6 +230,8 @@ module lvsnic_core #(
                     'h01C: reg_ip        <= merge(reg_ip, w_data_q, w_strb_q);
                     'h020: reg_mtu       <= merge(reg_mtu, w_data_q, w_strb_q) & 32'hFFFF;
                     'h024: reg_vip_valid <= merge(reg_vip_valid, w_data_q, w_strb_q);
+                    // stub only: lets the harness test its $stop handling
+                    'hFFC: if (w_data_q == 32'hDEAD_0057) $stop;
                     default: begin
                         for (int i = 0; i < VIP_COUNT; i++) begin
                             if (waddr == AXIL_ADDR_WIDTH'('h100 + 4*i)) begin
