@@ -43,14 +43,15 @@ fn main() {
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let csrc = manifest.join("csrc");
 
+    // ---- tools (first: a missing Verilator is a one-line error) ----
+    let verilator = find_verilator(&repo).unwrap_or_else(|| die(NOT_FOUND));
+
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=src/params.rs");
     println!("cargo:rerun-if-changed=csrc");
     println!("cargo:rerun-if-env-changed=LVSNIC_RTL_F");
     println!("cargo:rerun-if-env-changed=LVSNIC_VERILATOR_FLAGS");
 
-    // ---- tools ----
-    let verilator = find_verilator(&repo).unwrap_or_else(|| die(NOT_FOUND));
     let vroot = verilator_root(&verilator);
     let vinclude = vroot.join("include");
     if !vinclude.join("verilated.h").is_file() {

@@ -553,3 +553,162 @@ impl AxisSink {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Beat {
+        tdata: [u32; DATA_WORDS],
+        tkeep: u64,
+        tvalid: bool,
+        tlast: bool,
+        tuser: [u32; 2],
+    }
+
+    fn beat(bytes: &[u8], tkeep: u64, tlast: bool) -> Beat {
+        let mut tdata = [0u32; DATA_WORDS];
+        for (i, b) in bytes.iter().enumerate() {
+            tdata[i / 4] |= u32::from(*b) << (8 * (i % 4));
+        }
+        Beat {
+            tdata,
+            tkeep,
+            tvalid: true,
+            tlast,
+            tuser: [7, 1],
+        }
+    }
+
+    fn feed(s: &mut AxisSink, b: &Beat, ready: bool, cycle: u64) -> Result<bool, SimError> {
+        s.ready = ready;
+        s.sample(
+            SinkLanes {
+                tdata: &b.tdata,
+                tkeep: b.tkeep,
+                tvalid: b.tvalid,
+                tlast: b.tlast,
+                tuser: &b.tuser,
+            },
+            cycle,
+        )
+    }
+
+    #[test]
+    fn sink_assembles_frames() {
+        let mut s = AxisSink::new(Port::Tx, 8, 100);
+        assert!(feed(
+            &mut s,
+            &beat(&[1, 2, 3, 4, 5, 6, 7, 8], 0xFF, false),
+            true,
+            10
+        )
+        .unwrap());
+        assert!(!feed(&mut s, &beat(&[9, 10, 11], 0x07, true), false, 11).unwrap());
+        assert!(feed(&mut s, &beat(&[9, 10, 11], 0x07, true), true, 12).unwrap());
+        let f = s.pop().unwrap();
+        assert_eq!(f.data, (1..=11).collect::<Vec<u8>>());
+        assert_eq!((f.first_beat, f.last_beat), (10, 12));
+        assert_eq!(f.tuser.words(), [7, 1, 0, 0, 0]);
+        assert_eq!(s.beats(), 2);
+    }
+
+    #[test]
+    fn sink_rejects_bad_tkeep() {
+        for (keep, last) in [(0x7F, false), (0x00, true), (0x05, true), (0x1FF, true)] {
+            let mut s = AxisSink::new(Port::Host, 8, 100);
+            let e = feed(&mut s, &beat(&[0; 8], keep, last), true, 3).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    SimError::Protocol {
+                        port: "m_axis_host",
+                        cycle: 3,
+                        ..
+                    }
+                ),
+                "{keep:#x}: {e}"
+            );
+        }
+        // 512-bit: full and 2^n-1 keeps are fine
+        let mut s = AxisSink::new(Port::Host, 64, 1000);
+        feed(&mut s, &beat(&[0; 64], u64::MAX, false), true, 0).unwrap();
+        feed(&mut s, &beat(&[0; 64], u64::MAX >> 1, true), true, 1).unwrap();
+        assert_eq!(s.pop().unwrap().data.len(), 127);
+    }
+
+    #[test]
+    fn sink_checks_stability_under_backpressure() {
+        let mut s = AxisSink::new(Port::Tx, 8, 100);
+        feed(&mut s, &beat(&[1; 8], 0xFF, false), false, 0).unwrap();
+        let e = feed(&mut s, &beat(&[2; 8], 0xFF, false), false, 1).unwrap_err();
+        assert!(e.to_string().contains("changed while tvalid high"), "{e}");
+
+        let mut s = AxisSink::new(Port::Tx, 8, 100);
+        feed(&mut s, &beat(&[1; 8], 0xFF, false), false, 0).unwrap();
+        let mut idle = beat(&[1; 8], 0xFF, false);
+        idle.tvalid = false;
+        let e = feed(&mut s, &idle, true, 1).unwrap_err();
+        assert!(e.to_string().contains("tvalid dropped"), "{e}");
+    }
+
+    #[test]
+    fn sink_limits_frame_length() {
+        let mut s = AxisSink::new(Port::Tx, 8, 20);
+        for c in 0..2 {
+            feed(&mut s, &beat(&[0; 8], 0xFF, false), true, c).unwrap();
+        }
+        let e = feed(&mut s, &beat(&[0; 8], 0xFF, false), true, 2).unwrap_err();
+        assert_eq!(
+            e,
+            SimError::FrameTooLong {
+                port: Port::Tx,
+                max: 20,
+                cycle: 2
+            }
+        );
+        assert!(!s.in_frame());
+    }
+
+    #[test]
+    fn source_beats_and_keep() {
+        let mut src = AxisSource::new(Port::Rx, 8);
+        src.push_bytes(&(1..=9).collect::<Vec<u8>>(), Tuser::from_u128(0xABC))
+            .unwrap();
+        let mut tdata = [0u32; DATA_WORDS];
+        let (mut tkeep, mut tvalid, mut tlast, mut tuser) = (0u64, 0u8, 0u8, [0u32; 3]);
+        let mut drive = |src: &mut AxisSource| {
+            src.drive(SrcLanes {
+                tdata: &mut tdata,
+                tkeep: &mut tkeep,
+                tvalid: &mut tvalid,
+                tlast: &mut tlast,
+                tuser: &mut tuser,
+            });
+            (tdata[0], tdata[1], tkeep, tvalid, tlast, tuser[0])
+        };
+        assert_eq!(
+            drive(&mut src),
+            (0x0403_0201, 0x0807_0605, 0xFF, 1, 0, 0xABC)
+        );
+        src.after(false, 0); // not taken: same beat again
+        assert_eq!(
+            drive(&mut src),
+            (0x0403_0201, 0x0807_0605, 0xFF, 1, 0, 0xABC)
+        );
+        src.after(true, 1);
+        assert_eq!(drive(&mut src), (0x09, 0, 0x01, 1, 1, 0xABC));
+        src.after(true, 2);
+        assert_eq!(drive(&mut src).3, 0, "idle after the frame");
+        assert_eq!(
+            src.sent()[0],
+            SentFrame {
+                id: 0,
+                len: 9,
+                tuser: Tuser::from_u128(0xABC),
+                first_beat: 1,
+                last_beat: 2
+            }
+        );
+    }
+}
