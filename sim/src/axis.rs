@@ -214,10 +214,12 @@ impl AxisSource {
         self.frames
     }
 
-    /// Drops the frames not yet started (a frame in progress stays, as
-    /// AXI-Stream cannot cut it). Returns how many were dropped.
+    /// Drops the frames not yet started (a frame in progress, or whose first
+    /// beat is already presented, stays: AXI-Stream cannot take it back).
+    /// Returns how many were dropped.
     pub fn clear(&mut self) -> usize {
-        let keep = usize::from(self.offset > 0);
+        // a frame partly taken, or whose first beat is presented, must finish
+        let keep = usize::from(self.offset > 0 || self.presenting);
         let n = self.queue.len().saturating_sub(keep);
         self.queue.truncate(keep);
         n

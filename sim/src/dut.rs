@@ -404,7 +404,7 @@ impl Core {
             self.step()?;
             if self.busy() {
                 quiet = 0;
-                let idle = self.cycle - 1 - self.last_progress;
+                let idle = (self.cycle - 1).saturating_sub(self.last_progress);
                 if idle >= self.limits.stall_cycles {
                     return Err(SimError::Stalled {
                         cycle: self.cycle,

@@ -116,7 +116,9 @@ pub enum SimError {
         /// Width of the port's `tuser`.
         bits: u32,
     },
-    /// An output of the RTL broke the AXI-Stream or AXI-Lite rules.
+    /// An output of the RTL broke the AXI-Stream or AXI-Lite rules. The
+    /// cycle is complete, but the drivers may have missed its other
+    /// handshakes: treat the run as failed.
     #[error("lvsnic-sim: {port}: protocol violation at cycle {cycle}: {what}")]
     Protocol {
         /// Port name (`m_axis_tx`, `s_axil`, ...).
@@ -146,7 +148,8 @@ pub enum SimError {
         /// 2^AXIL_ADDR_WIDTH.
         limit: u32,
     },
-    /// An AXI-Lite access did not complete in time.
+    /// An AXI-Lite access did not complete in time (the master gives up; a
+    /// response arriving later is reported as a protocol violation).
     #[error("lvsnic-sim: AXI-Lite {op} of {addr:#05x} did not complete in {cycles} cycles (at cycle {cycle})")]
     AxilTimeout {
         /// Read or write.

@@ -118,3 +118,25 @@ fn repeat_patterns() {
     let s = &core.rx().sent()[0];
     assert!(s.last_beat - s.first_beat >= 31 * 3);
 }
+
+#[test]
+fn clear_keeps_the_frame_on_the_wire() {
+    let mut core = Core::new(Width::W64).unwrap();
+    core.host().set_pattern(Pattern::never());
+    for i in 0..40 {
+        core.rx().push_bytes(&[i as u8; 100], rx_user(i)).unwrap();
+    }
+    core.run(500).unwrap();
+    let before = core.rx().pending();
+    assert!(before > 1);
+    let dropped = core.rx().clear();
+    assert_eq!(core.rx().pending(), 1, "the presented frame stays");
+    assert_eq!(dropped, before - 1);
+    core.host().set_pattern(Pattern::always());
+    core.run_until_idle(100_000).unwrap();
+    let got = core.host().take();
+    for (i, f) in got.iter().enumerate() {
+        check_host(f, &[i as u8; 100], rx_user(i as u32), "after clear");
+    }
+    assert_eq!(got.len() as u64, core.rx().frames_sent());
+}
