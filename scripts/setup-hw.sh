@@ -7,6 +7,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="$PWD/.venv"
+# System packages the verilated models need (zlib for FST traces).
+if [ ! -f /usr/include/zlib.h ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        apt-get install -y -q zlib1g-dev >&2 || { apt-get update -q >&2 && apt-get install -y -q zlib1g-dev >&2; }
+    else
+        echo "lvsnic: zlib development files missing: sudo apt-get install zlib1g-dev" >&2
+        exit 1
+    fi
+fi
 STAMP="$VENV/.lvsnic-hw-v2"
 if [ ! -f "$STAMP" ]; then
     command -v python3 >/dev/null || { echo "lvsnic: python3 is required (apt-get install python3 python3-venv)" >&2; exit 1; }
