@@ -47,6 +47,9 @@ enum Cmd {
         /// Also print the services as `ipvsadm -L -n --stats` and `-L -n` show them at the end.
         #[arg(long)]
         list: bool,
+        /// Data width of the simulated core (`--backend sim`): 64 or 512.
+        #[arg(long, default_value_t = 64)]
+        width: u32,
     },
     /// Write a seeded, realistic capture of what arrives at the director's NIC.
     Traffic(traffic_cmd::TrafficArgs),
@@ -185,8 +188,8 @@ fn main() -> ExitCode {
             return ExitCode::from(call(socket.as_deref(), &Request::Wire { frames, until_ns }))
         }
         Cmd::Keepalived { file, load, socket } => return ExitCode::from(lvsnic::keepalived::run(&prog, &file, load, socket.as_deref())),
-        Cmd::Replay { rules, director, input, output, host, stats, backend, list } => {
-            replay::replay(&ReplayArgs { rules, director, input, output, host, stats, backend, list }).map_err(|e| e.to_string())
+        Cmd::Replay { rules, director, input, output, host, stats, backend, list, width } => {
+            replay::replay(&ReplayArgs { rules, director, input, output, host, stats, backend, list, width }).map_err(|e| e.to_string())
         }
         Cmd::Traffic(args) => traffic_cmd::run(&args).map_err(|e| e.to_string()),
         Cmd::Vectors { rules, director, input, out, flow_buckets_log2, action_log2, vip_count } => {

@@ -26,6 +26,9 @@ pub enum Backend {
     /// The golden model alone, every frame in software (the reference the
     /// other backends are compared with).
     Golden,
+    /// The verilated RTL core (`lvsnic-sim`, width from `--width`) with the
+    /// host slow path.
+    Sim,
 }
 
 /// Table sizes of the modelled data plane used by `--backend model`.
@@ -43,6 +46,8 @@ pub struct ReplayArgs {
     pub backend: Backend,
     /// Also print `ipvsadm -L -n --stats` and `ipvsadm -L -n` of the final state.
     pub list: bool,
+    /// Data width of the simulated core (`--backend sim`): 64 or 512.
+    pub width: u32,
 }
 
 /// A failure the user sees as one line.
@@ -81,9 +86,29 @@ fn read_rules(path: &Path) -> Result<lvsnic_model::rules::RuleSet, ReplayError> 
     ipvsadm::parse_rules(&text).map_err(|e| ReplayError::Rules { path: p, msg: e.to_string() })
 }
 
-/// Runs `records` through a fresh director on `backend`.
+/// Runs `records` through a fresh director on `backend` (the simulated
+/// core at 64 bits).
 pub fn run(backend: Backend, cfg: DirectorConfig, rules: &lvsnic_model::rules::RuleSet, records: &[PcapRecord]) -> Result<ReplayOutcome, ReplayError> {
+    run_width(backend, 64, cfg, rules, records)
+}
+
+/// [`run`] with the simulated core's data width.
+pub fn run_width(
+    backend: Backend,
+    width: u32,
+    cfg: DirectorConfig,
+    rules: &lvsnic_model::rules::RuleSet,
+    records: &[PcapRecord],
+) -> Result<ReplayOutcome, ReplayError> {
     match backend {
+        Backend::Sim => {
+            let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
+            let d = Director::new(cfg, rules, start)?;
+            let dp = crate::sim_backend::SimDatapath::new(width).map_err(|e| ReplayError::Device(e.to_string()))?;
+            let params = crate::sim_backend::SimDatapath::params(width);
+            let sp = SlowPath::new(d, dp, params).map_err(|e| ReplayError::Device(e.to_string()))?;
+            run_split(sp, records)
+        }
         Backend::Golden => run_golden(cfg, rules, records),
         Backend::Model => {
             let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
@@ -156,7 +181,7 @@ pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
     let rules = read_rules(&args.rules)?;
     let inp = args.input.display().to_string();
     let records = pcap::read_file(&args.input).map_err(|e| ReplayError::Pcap { path: inp.clone(), msg: e.to_string() })?;
-    let out = run(args.backend, cfg, &rules, &records)?;
+    let out = run_width(args.backend, args.width, cfg, &rules, &records)?;
     let write = |path: &Path, recs: &[PcapRecord]| -> Result<(), ReplayError> {
         pcap::write_file(path, pcap::Resolution::Nano, recs.iter().cloned())
             .map_err(|e| ReplayError::Pcap { path: path.display().to_string(), msg: e.to_string() })

@@ -77,6 +77,7 @@ pub struct Dut {
 enum DutKind {
     Golden(Director),
     Model(Box<lvsnic::slowpath::SlowPath<lvsnic_model::hw::HwPipeline>>),
+    Sim(Box<lvsnic::slowpath::SlowPath<lvsnic::sim_backend::SimDatapath>>),
 }
 
 /// Table sizes of the modelled data plane in tests (small, so cuckoo
@@ -84,17 +85,33 @@ enum DutKind {
 pub const TEST_PARAMS: lvsnic_model::hw::HwParams =
     lvsnic_model::hw::HwParams { data_width: 64, flow_buckets_log2: 6, action_log2: 6, vip_count: 16 };
 
-/// Number of backends the conformance tests run on.
-pub const BACKENDS: usize = 2;
+/// Number of backends the conformance tests run on: golden, model, and the
+/// verilated RTL at 64 and 512 bits. Until the real core is in `hw/rtl/`
+/// the sim crate builds a stand-in, which is no data plane: then only the
+/// first two run.
+pub const BACKENDS: usize = if lvsnic_sim_is_real() { 4 } else { 2 };
 
-/// Backend `b` (0 golden, 1 model) with `rules` and `extra` config, at [`T0`].
+const fn lvsnic_sim_is_real() -> bool {
+    let o = lvsnic_sim::RTL_ORIGIN.as_bytes();
+    !(o.len() == 4 && o[0] == b's' && o[1] == b't' && o[2] == b'u' && o[3] == b'b')
+}
+
+/// Backend `b` (0 golden, 1 model, 2 sim 64-bit, 3 sim 512-bit) with `rules`
+/// and `extra` config, at [`T0`].
 pub fn dut(b: usize, rules: &str, extra: &str) -> Dut {
     match b {
         0 => Dut { name: "golden", kind: DutKind::Golden(director(rules, extra)) },
-        _ => {
+        1 => {
             let hw = lvsnic_model::hw::HwPipeline::new(TEST_PARAMS);
             let sp = lvsnic::slowpath::SlowPath::new(director(rules, extra), hw, TEST_PARAMS).expect("model data plane");
             Dut { name: "model", kind: DutKind::Model(Box::new(sp)) }
+        }
+        _ => {
+            let width = if b == 2 { 64 } else { 512 };
+            let dp = lvsnic::sim_backend::SimDatapath::new(width).expect("simulated core");
+            let params = lvsnic::sim_backend::SimDatapath::params(width);
+            let sp = lvsnic::slowpath::SlowPath::new(director(rules, extra), dp, params).expect("sim data plane");
+            Dut { name: if b == 2 { "sim64" } else { "sim512" }, kind: DutKind::Sim(Box::new(sp)) }
         }
     }
 }
@@ -105,6 +122,7 @@ impl std::ops::Deref for Dut {
         match &self.kind {
             DutKind::Golden(d) => d,
             DutKind::Model(sp) => &sp.director,
+            DutKind::Sim(sp) => &sp.director,
         }
     }
 }
@@ -114,16 +132,8 @@ impl Dut {
     pub fn feed(&mut self, t: Time, frame: &[u8]) -> Out {
         match &mut self.kind {
             DutKind::Golden(d) => feed(d, t, frame),
-            DutKind::Model(sp) => {
-                let r = sp.frame(t, frame).expect("data plane");
-                if !r.tx.is_empty() {
-                    Out::Tx(r.tx)
-                } else if let Some(h) = r.host {
-                    Out::Host(h)
-                } else {
-                    Out::Drop
-                }
-            }
+            DutKind::Model(sp) => split_out(sp.frame(t, frame).expect("data plane")),
+            DutKind::Sim(sp) => split_out(sp.frame(t, frame).expect("simulated data plane")),
         }
     }
 
@@ -132,6 +142,7 @@ impl Dut {
         match &mut self.kind {
             DutKind::Golden(d) => d.advance(t),
             DutKind::Model(sp) => sp.advance(t),
+            DutKind::Sim(sp) => sp.advance(t),
         }
     }
 
@@ -139,6 +150,7 @@ impl Dut {
         match &mut self.kind {
             DutKind::Golden(d) => d.edit_dest(key, r),
             DutKind::Model(sp) => sp.edit_dest(key, r),
+            DutKind::Sim(sp) => sp.edit_dest(key, r),
         }
     }
 
@@ -146,6 +158,7 @@ impl Dut {
         match &mut self.kind {
             DutKind::Golden(d) => d.add_dest(key, r).map(|_| ()),
             DutKind::Model(sp) => sp.add_dest(key, r),
+            DutKind::Sim(sp) => sp.add_dest(key, r),
         }
     }
 
@@ -153,13 +166,16 @@ impl Dut {
         match &mut self.kind {
             DutKind::Golden(d) => d.del_dest(key, addr, port),
             DutKind::Model(sp) => sp.del_dest(key, addr, port),
+            DutKind::Sim(sp) => sp.del_dest(key, addr, port),
         }
     }
 
     /// Credits what the hardware counted to the statistics (before reading them).
     pub fn settle(&mut self) {
-        if let DutKind::Model(sp) = &mut self.kind {
-            sp.settle();
+        match &mut self.kind {
+            DutKind::Golden(_) => {}
+            DutKind::Model(sp) => sp.settle(),
+            DutKind::Sim(sp) => sp.settle(),
         }
     }
 
@@ -169,10 +185,23 @@ impl Dut {
             DutKind::Golden(_) => 0,
             DutKind::Model(sp) => {
                 use lvsnic_model::hw::Csr;
-                sp.dp.read32(lvsnic_model::hw::regs::CNT_BASE + 8)
-                    as u64
+                sp.dp.read32(lvsnic_model::hw::regs::CNT_BASE + 8) as u64
+            }
+            DutKind::Sim(sp) => {
+                use lvsnic_model::hw::Csr;
+                sp.dp.read32(lvsnic_model::hw::regs::CNT_BASE + 8) as u64
             }
         }
+    }
+}
+
+fn split_out(r: lvsnic::slowpath::FrameResult) -> Out {
+    if !r.tx.is_empty() {
+        Out::Tx(r.tx)
+    } else if let Some(h) = r.host {
+        Out::Host(h)
+    } else {
+        Out::Drop
     }
 }
 

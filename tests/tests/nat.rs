@@ -43,7 +43,7 @@ fn tcp_handshake_data_and_close_both_directions() {
 
         // Connection counters: SYN_RECV/ESTABLISHED are active, after the FIN it is CLOSE_WAIT (inactive).
         d.settle();
-        if d.name == "model" {
+        if d.name != "golden" {
             assert!(d.in_hardware() >= 2, "the established data packets were forwarded by the hardware");
         }
         let s = &d.services;
