@@ -9,3 +9,4 @@ pub mod datapath;
 pub mod flows;
 pub mod slowpath;
 pub mod vectors;
+pub mod device;

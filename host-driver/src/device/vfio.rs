@@ -1,0 +1,6 @@
+//! VFIO backend.
+#[derive(Debug, thiserror::Error)]
+pub enum VfioError {
+    #[error("x")]
+    X,
+}
