@@ -139,14 +139,14 @@ impl Queue {
             q::CQ_BASE_LO => self.cq_base as u32,
             q::CQ_BASE_HI => (self.cq_base >> 32) as u32,
             q::SIZE_LOG2 => self.log2 as u32,
-            q::CTRL => if self.enabled { QCtrl::ENABLE.bits() } else { 0 },
+            q::CTRL => QCtrl::ENABLE.bits() * self.enabled as u32,
             q::STATUS => {
                 let mut s = QStatus::empty();
                 s.set(QStatus::RUNNING, self.running());
                 s.set(QStatus::FAULT, self.fault);
                 s.bits()
             }
-            q::IRQ => if self.irq_arm { QIrq::ARM.bits() } else { 0 },
+            q::IRQ => QIrq::ARM.bits() * self.irq_arm as u32,
             q::DQ_PROD => self.dq_prod as u32,
             q::DQ_CONS => self.dq_cons as u32,
             q::CQ_PROD => self.cq_prod as u32,
