@@ -62,7 +62,12 @@ fn replay_both(cfg: RingConfig, spec: &TrafficSpec) {
     let sp = SlowPath::new(Director::new(dcfg.clone(), &rules, start).unwrap(), dev, MODEL_PARAMS).unwrap();
     let ringed = run_split(sp, &recs).unwrap();
     assert_same(&plain, &ringed);
-    assert!(ringed.in_hardware as usize > recs.len() / 3, "not vacuous: {} of {} in hardware", ringed.in_hardware, recs.len());
+    assert!(
+        ringed.in_hardware as usize > recs.len() / 3,
+        "not vacuous: {} of {} in hardware",
+        ringed.in_hardware,
+        recs.len()
+    );
 
     // The same run by hand, to look at the device's counters afterwards.
     let dev = ModelDevice::model(MODEL_PARAMS, cfg).unwrap();
@@ -139,7 +144,10 @@ fn positions_wrap_past_16_bits_without_losing_a_frame() {
     assert_eq!(out.len(), n as usize);
     for (i, f) in out.iter().enumerate() {
         // The core is disabled (CTRL.enable = 0 out of reset): everything goes up as DISABLED.
-        assert_eq!(f.meta, HostMeta { reason: Reason::Disabled, hit: false, vip: false, hash0: 0, seq: i as u32, ts: 1000 + i as u64 });
+        assert_eq!(
+            f.meta,
+            HostMeta { reason: Reason::Disabled, hit: false, vip: false, hash0: 0, seq: i as u32, ts: 1000 + i as u64 }
+        );
         assert_eq!(f.data, bcast(i as u32));
     }
     let c = dev.counters();

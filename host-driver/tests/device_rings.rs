@@ -203,7 +203,8 @@ fn a_transmit_completion_for_a_descriptor_never_posted_is_caught() {
     mem.read(l.tx_bufs, &mut f).unwrap();
     assert_eq!(f, frame);
     // The rogue device completes position 0 and also position 1, never posted.
-    let tx_cpl = |pos: u16, len: u16, seq: u32| Cpl::new(pos, len, [seq, 0, 0, 0, 0], CplStatus::Ok, format::idx::phase(pos, 2));
+    let tx_cpl =
+        |pos: u16, len: u16, seq: u32| Cpl::new(pos, len, [seq, 0, 0, 0, 0], CplStatus::Ok, format::idx::phase(pos, 2));
     mem.write(l.tx_cq, &tx_cpl(0, 60, 11).encode()).unwrap();
     mem.write(l.tx_cq + CPL_SIZE as u64, &tx_cpl(1, 60, 12).encode()).unwrap();
     assert_eq!(rings.tx.reap(&mut regs, &mem).unwrap(), 1, "only posted positions are reaped");
@@ -230,7 +231,10 @@ fn a_transmit_completion_for_a_descriptor_never_posted_is_caught() {
 fn transmit_refuses_bad_lengths_and_a_full_ring() {
     let (mut regs, mem, mut rings) = host();
     let f = vec![1u8; 300];
-    assert!(matches!(rings.send(&mut regs, &mem, [(&f[..13], 1)]), Err(RingError::FrameLength { len: 13, min: 14, max: 256 })));
+    assert!(matches!(
+        rings.send(&mut regs, &mem, [(&f[..13], 1)]),
+        Err(RingError::FrameLength { len: 13, min: 14, max: 256 })
+    ));
     assert!(matches!(rings.send(&mut regs, &mem, [(&f[..257], 1)]), Err(RingError::FrameLength { len: 257, .. })));
     // Nobody completes: four fit, the fifth finds the ring full.
     let frames: Vec<(&[u8], u32)> = (0..5).map(|i| (&f[..64], i)).collect();
@@ -297,17 +301,29 @@ fn garbage_in_completion_rings_never_panics_or_overreads() {
 fn start_checks_capabilities_and_configuration() {
     let mem = SimMemory::new(BASE, RingLayout::new(BASE, &SMALL).len);
     let start = |regs: &mut Regs, cfg: &RingConfig| Rings::start(regs, &mem, cfg).unwrap_err().to_string();
-    assert_eq!(start(&mut Regs { caps: Some(0), ..Default::default() }, &SMALL), "DMA engine capabilities unusable (DMA_CAPS = 0x00000000)");
+    assert_eq!(
+        start(&mut Regs { caps: Some(0), ..Default::default() }, &SMALL),
+        "DMA engine capabilities unusable (DMA_CAPS = 0x00000000)"
+    );
     let caps = format::DmaCaps { min_log2: 3, max_log2: 10, max_frame: 9600 }.to_reg();
-    assert_eq!(start(&mut Regs { caps: Some(caps), ..Default::default() }, &SMALL), "ring size 2^2 outside the engine's 2^3..2^10");
+    assert_eq!(
+        start(&mut Regs { caps: Some(caps), ..Default::default() }, &SMALL),
+        "ring size 2^2 outside the engine's 2^3..2^10"
+    );
     assert_eq!(
         start(&mut Regs { refuse_size: true, ..Default::default() }, &SMALL),
         "receive queue did not take ring size 2^2 (SIZE_LOG2 reads 0)"
     );
-    assert_eq!(start(&mut Regs { never_run: true, ..Default::default() }, &SMALL), "receive queue did not start (STATUS = 0x0)");
+    assert_eq!(
+        start(&mut Regs { never_run: true, ..Default::default() }, &SMALL),
+        "receive queue did not start (STATUS = 0x0)"
+    );
     let big = RingConfig { rx_buf: 4096, ..SMALL };
     assert!(start(&mut Regs::default(), &big).starts_with("DMA memory of "));
-    assert_eq!(start(&mut Regs::default(), &RingConfig { rx_buf: 32, ..SMALL }), "buffer size 32 outside 64..=65535 bytes");
+    assert_eq!(
+        start(&mut Regs::default(), &RingConfig { rx_buf: 32, ..SMALL }),
+        "buffer size 32 outside 64..=65535 bytes"
+    );
 }
 
 // ---------------------------------------------------------------- device side
@@ -515,7 +531,10 @@ fn identity_is_checked() {
         p.over.clear();
     }
     p.over.insert(CAPS0, 48 | 10 << 16 | 10 << 24);
-    assert_eq!(check_identity(&mut p).unwrap_err().to_string(), "unsupported core: data width 48 bits (CAPS0 = 0x0a0a0030)");
+    assert_eq!(
+        check_identity(&mut p).unwrap_err().to_string(),
+        "unsupported core: data width 48 bits (CAPS0 = 0x0a0a0030)"
+    );
     p.over.insert(CAPS0, 64 | 20 << 16 | 10 << 24);
     assert!(matches!(check_identity(&mut p), Err(IdentityError::Caps(_))));
     p.over.clear();

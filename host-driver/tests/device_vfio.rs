@@ -261,7 +261,10 @@ fn no_vfio_container_device() {
     let e = f.open();
     assert!(matches!(e, VfioError::NoVfio { .. }));
     let s = one_line(&e);
-    assert!(s.starts_with("no ") && s.ends_with("dev/vfio/vfio: the VFIO driver is not loaded (run `modprobe vfio-pci`)"), "{s}");
+    assert!(
+        s.starts_with("no ") && s.ends_with("dev/vfio/vfio: the VFIO driver is not loaded (run `modprobe vfio-pci`)"),
+        "{s}"
+    );
 }
 
 #[test]

@@ -13,7 +13,9 @@
 //! core is written (or dropped) when it appears, and a transmit doorbell
 //! carries out every posted descriptor before the register write returns.
 
-use super::format::{self, idx, q, Cpl, CplStatus, Desc, DmaCaps, QCtrl, QIrq, QStatus, CPL_FLAGS_BYTE, CPL_SIZE, DESC_SIZE};
+use super::format::{
+    self, idx, q, Cpl, CplStatus, Desc, DmaCaps, QCtrl, QIrq, QStatus, CPL_FLAGS_BYTE, CPL_SIZE, DESC_SIZE,
+};
 use super::memory::DmaMemory;
 use lvsnic_model::hw::{Csr, HwOutput, HwParams, HwPipeline};
 
@@ -44,7 +46,29 @@ pub struct CoreOutputs {
 
 /// The `lvsnic_core` as the card sees it: two input streams, two output
 /// streams, the AXI-Lite registers.
+///
+/// Plugging in the verilated core (`lvsnic-sim`'s `Core`, AXI-Stream
+/// push/pull and AXI-Lite read/write) takes one adapter:
+///
+/// ```text
+/// impl Core for SimCore {
+///     fn rx(&mut self, f, ts, seq)  { self.core.push_rx(f, tuser = ts | seq << 64) }
+///     fn inject(&mut self, f, seq)  { self.core.push_inject(f, tuser = seq) }
+///     fn drain(&mut self, out)      { clock until every pushed frame has left;
+///                                     m_axis_tx   → out.tx   (tuser[31:0] seq, tuser[32] abort),
+///                                     m_axis_host → out.host (tuser as five u32 words) }
+///     fn backend(&self) -> &'static str { "sim" }
+/// }
+/// impl Csr for SimCore { /* AXI-Lite write/read */ }
+/// ```
+///
+/// and `ModelDevice::with_core(SimCore::new(..), DmaEngine::default(), cfg)`
+/// is the `sim` backend: same engine model, same rings, same slow path.
 pub trait Core: Csr {
+    /// The backend name a device built on this core reports.
+    fn backend(&self) -> &'static str {
+        "model"
+    }
     /// Offers a frame on `s_axis_rx` (tuser: timestamp, sequence number).
     fn rx(&mut self, frame: &[u8], ts: u64, seq: u32);
     /// Offers a frame on `s_axis_inject` (tuser: sequence number).
@@ -224,7 +248,8 @@ impl Queue {
         let c = Cpl::new(self.dq_cons, len, meta, status, idx::phase(pos, self.log2));
         let b = c.encode();
         let a = self.cq_base + (idx::slot(pos, self.log2) * CPL_SIZE) as u64;
-        let ok = mem.write(a, &b[..CPL_FLAGS_BYTE]).is_ok() && mem.write(a + CPL_FLAGS_BYTE as u64, &b[CPL_FLAGS_BYTE..]).is_ok();
+        let ok = mem.write(a, &b[..CPL_FLAGS_BYTE]).is_ok()
+            && mem.write(a + CPL_FLAGS_BYTE as u64, &b[CPL_FLAGS_BYTE..]).is_ok();
         if !ok {
             self.err_dma = self.err_dma.wrapping_add(1);
             self.fault = true;
@@ -250,7 +275,11 @@ pub struct DmaEngine {
 
 impl Default for DmaEngine {
     fn default() -> Self {
-        DmaEngine::new(DmaCaps { min_log2: format::MODEL_MIN_LOG2, max_log2: format::MODEL_MAX_LOG2, max_frame: format::MAX_FRAME as u16 })
+        DmaEngine::new(DmaCaps {
+            min_log2: format::MODEL_MIN_LOG2,
+            max_log2: format::MODEL_MAX_LOG2,
+            max_frame: format::MAX_FRAME as u16,
+        })
     }
 }
 

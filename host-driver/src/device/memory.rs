@@ -106,7 +106,12 @@ pub struct DmaRegion {
 
 impl std::fmt::Debug for DmaRegion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DmaRegion").field("vaddr", &self.vaddr()).field("len", &self.len).field("iova", &self.iova).field("huge", &self.huge).finish()
+        f.debug_struct("DmaRegion")
+            .field("vaddr", &self.vaddr())
+            .field("len", &self.len)
+            .field("iova", &self.iova)
+            .field("huge", &self.huge)
+            .finish()
     }
 }
 

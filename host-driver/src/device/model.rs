@@ -63,7 +63,7 @@ impl<C: Core> Csr for ModelDevice<C> {
 
 impl<C: Core> Device for ModelDevice<C> {
     fn backend(&self) -> &'static str {
-        "model"
+        self.card.core.backend()
     }
     fn recv(&mut self, out: &mut Vec<RxFrame>, max: usize) -> Result<usize, DeviceError> {
         Ok(self.rings.rx.poll(&mut self.card, &self.mem, out, max)?)

@@ -128,7 +128,8 @@ fn read_attr(path: &Path) -> Result<String, PciError> {
 pub fn parse_hex(path: &Path, text: &str) -> Result<u32, PciError> {
     let t = text.trim();
     let digits = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).unwrap_or(t);
-    u32::from_str_radix(digits, 16).map_err(|_| PciError::BadAttr { path: path.display().to_string(), value: t.to_string() })
+    u32::from_str_radix(digits, 16)
+        .map_err(|_| PciError::BadAttr { path: path.display().to_string(), value: t.to_string() })
 }
 
 /// The last component of the target of the symbolic link at `path`, or
@@ -177,7 +178,10 @@ impl Sysfs {
         let class = hex("class")?;
         let group = match link_name(&dir.join("iommu_group"))? {
             None => None,
-            Some(n) => Some(n.parse::<u32>().map_err(|_| PciError::BadAttr { path: dir.join("iommu_group").display().to_string(), value: n })?),
+            Some(n) => Some(
+                n.parse::<u32>()
+                    .map_err(|_| PciError::BadAttr { path: dir.join("iommu_group").display().to_string(), value: n })?,
+            ),
         };
         Ok(PciDevice {
             bdf,
@@ -199,7 +203,11 @@ impl Sysfs {
             let p = ent.path();
             let class = std::fs::read_to_string(p.join("class")).ok().and_then(|t| parse_hex(&p, &t).ok());
             let bridge = class.is_some_and(|c| matches!(c >> 8, 0x0604 | 0x0607));
-            out.push(GroupMember { name: ent.file_name().to_string_lossy().into_owned(), driver: link_name(&p.join("driver"))?, bridge });
+            out.push(GroupMember {
+                name: ent.file_name().to_string_lossy().into_owned(),
+                driver: link_name(&p.join("driver"))?,
+                bridge,
+            });
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(out)
@@ -218,7 +226,17 @@ mod tests {
         assert_eq!("3B:1f.7".parse::<Bdf>().unwrap().to_string(), "0000:3b:1f.7");
         assert!("10000:3b:00.0".parse::<Bdf>().is_err());
         assert_eq!("abcd:3b:00.0".parse::<Bdf>().unwrap().domain, 0xabcd);
-        for bad in ["", "3b:00", "0000:3b:20.0", "0000:3b:00.8", "0000:3b:0.0", "000:3b:00.0", "zz:00.0", "0000:3b:00.0 ", "0000:3b:00:0"] {
+        for bad in [
+            "",
+            "3b:00",
+            "0000:3b:20.0",
+            "0000:3b:00.8",
+            "0000:3b:0.0",
+            "000:3b:00.0",
+            "zz:00.0",
+            "0000:3b:00.0 ",
+            "0000:3b:00:0",
+        ] {
             let e = bad.parse::<Bdf>().unwrap_err();
             assert!(matches!(e, PciError::BadBdf(_)), "{bad}");
         }

@@ -17,7 +17,9 @@
 //! RX descriptors, RX completions, TX descriptors, TX completions, RX
 //! buffers (one per RX slot), TX buffers (one per TX slot).
 
-use super::format::{self, idx, q, Cpl, CplStatus, Desc, DmaCaps, QCtrl, QStatus, CPL_FLAGS_BYTE, CPL_PHASE, CPL_SIZE, DESC_SIZE};
+use super::format::{
+    self, idx, q, Cpl, CplStatus, Desc, DmaCaps, QCtrl, QStatus, CPL_FLAGS_BYTE, CPL_PHASE, CPL_SIZE, DESC_SIZE,
+};
 use super::memory::{round_up, DmaMemory, MemError};
 use lvsnic_model::hw::{Csr, HostMeta};
 use std::sync::atomic::{fence, Ordering};
@@ -134,7 +136,14 @@ pub struct RxCounters {
 impl RxCounters {
     /// Completions the host rejected or the device reported as failed.
     pub fn errors(&self) -> u64 {
-        self.reserved_bits + self.bad_index + self.bad_status + self.desc_invalid + self.dma_fault + self.bad_len + self.bad_meta + self.not_posted
+        self.reserved_bits
+            + self.bad_index
+            + self.bad_status
+            + self.desc_invalid
+            + self.dma_fault
+            + self.bad_len
+            + self.bad_meta
+            + self.not_posted
     }
 }
 
@@ -158,7 +167,13 @@ pub struct TxCounters {
 
 impl TxCounters {
     pub fn errors(&self) -> u64 {
-        self.reserved_bits + self.bad_index + self.bad_status + self.desc_invalid + self.dma_fault + self.mismatch + self.not_posted
+        self.reserved_bits
+            + self.bad_index
+            + self.bad_status
+            + self.desc_invalid
+            + self.dma_fault
+            + self.mismatch
+            + self.not_posted
     }
 }
 
@@ -447,7 +462,11 @@ impl Rings {
     /// Checks the engine's capabilities against `cfg`, lays the rings out
     /// at the start of `mem`, zeroes the completion rings, programs and
     /// enables both queues and posts every receive buffer.
-    pub fn start<C: Csr + ?Sized, M: DmaMemory + ?Sized>(csr: &mut C, mem: &M, cfg: &RingConfig) -> Result<Rings, RingError> {
+    pub fn start<C: Csr + ?Sized, M: DmaMemory + ?Sized>(
+        csr: &mut C,
+        mem: &M,
+        cfg: &RingConfig,
+    ) -> Result<Rings, RingError> {
         let caps_reg = csr.read32(format::DMA_CAPS);
         let caps = DmaCaps::from_reg(caps_reg);
         if !caps.usable() {
@@ -472,8 +491,20 @@ impl Rings {
         for (cq, log2) in [(layout.rx_cq, cfg.rx_log2), (layout.tx_cq, cfg.tx_log2)] {
             mem.write(cq, &vec![0u8; CPL_SIZE << log2])?;
         }
-        let rm = RingMem { log2: cfg.rx_log2, dq: layout.rx_dq, cq: layout.rx_cq, bufs: layout.rx_bufs, buf_size: cfg.rx_buf };
-        let tm = RingMem { log2: cfg.tx_log2, dq: layout.tx_dq, cq: layout.tx_cq, bufs: layout.tx_bufs, buf_size: cfg.tx_buf };
+        let rm = RingMem {
+            log2: cfg.rx_log2,
+            dq: layout.rx_dq,
+            cq: layout.rx_cq,
+            bufs: layout.rx_bufs,
+            buf_size: cfg.rx_buf,
+        };
+        let tm = RingMem {
+            log2: cfg.tx_log2,
+            dq: layout.tx_dq,
+            cq: layout.tx_cq,
+            bufs: layout.tx_bufs,
+            buf_size: cfg.tx_buf,
+        };
         start_queue(csr, format::RXQ, "receive", &rm)?;
         start_queue(csr, format::TXQ, "transmit", &tm)?;
         let mut rx = RxRing { m: rm, max_frame, prod: 0, cons: 0, counters: RxCounters::default() };
@@ -482,7 +513,15 @@ impl Rings {
         }
         fence(Ordering::Release);
         csr.write32(format::RXQ + q::DQ_PROD, rx.prod as u32);
-        let tx = TxRing { m: tm, max_frame, prod: 0, cons: 0, posted: vec![(0, 0); tm.size() as usize], rung: 0, counters: TxCounters::default() };
+        let tx = TxRing {
+            m: tm,
+            max_frame,
+            prod: 0,
+            cons: 0,
+            posted: vec![(0, 0); tm.size() as usize],
+            rung: 0,
+            counters: TxCounters::default(),
+        };
         Ok(Rings { layout, caps, rx, tx })
     }
 

@@ -110,7 +110,8 @@ fn not_viable(group: u32, bdf: &Bdf, blockers: &[GroupMember]) -> String {
     if blockers.is_empty() {
         return format!("IOMMU group {group} of {bdf} is not viable: a device in the group is bound to a host driver (see /sys/kernel/iommu_groups/{group}/devices)");
     }
-    let list: Vec<String> = blockers.iter().map(|m| format!("{} ({})", m.name, m.driver.as_deref().unwrap_or("?"))).collect();
+    let list: Vec<String> =
+        blockers.iter().map(|m| format!("{} ({})", m.name, m.driver.as_deref().unwrap_or("?"))).collect();
     format!(
         "IOMMU group {group} of {bdf} is not viable: {} {} in the group and bound to a host driver; bind {} to vfio-pci too or unbind {}",
         list.join(", "),
@@ -265,7 +266,12 @@ pub struct VfioDevice {
 
 impl std::fmt::Debug for VfioDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VfioDevice").field("bdf", &self.bdf).field("identity", &self.identity).field("bar", &self.bar).field("dma", &self.dma).finish()
+        f.debug_struct("VfioDevice")
+            .field("bdf", &self.bdf)
+            .field("identity", &self.identity)
+            .field("bar", &self.bar)
+            .field("dma", &self.dma)
+            .finish()
     }
 }
 
@@ -287,20 +293,23 @@ impl VfioDevice {
         if status.flags & sys::VFIO_GROUP_FLAGS_VIABLE == 0 {
             return Err(VfioError::GroupNotViable { group, bdf, blockers: group_blockers(&sysfs, group)? });
         }
-        sys::group_set_container(group_file.as_fd(), container.file.as_fd()).map_err(ioctl_err("VFIO_GROUP_SET_CONTAINER"))?;
+        sys::group_set_container(group_file.as_fd(), container.file.as_fd())
+            .map_err(ioctl_err("VFIO_GROUP_SET_CONTAINER"))?;
         sys::set_iommu(container.file.as_fd(), container.iommu).map_err(ioctl_err("VFIO_SET_IOMMU"))?;
         let name = CString::new(bdf.to_string()).map_err(|_| VfioError::Pci(PciError::BadBdf(bdf.to_string())))?;
-        let device: OwnedFd = sys::group_get_device_fd(group_file.as_fd(), &name).map_err(ioctl_err("VFIO_GROUP_GET_DEVICE_FD"))?;
+        let device: OwnedFd =
+            sys::group_get_device_fd(group_file.as_fd(), &name).map_err(ioctl_err("VFIO_GROUP_GET_DEVICE_FD"))?;
         let device = File::from(device);
 
         let info = sys::device_get_info(device.as_fd()).map_err(ioctl_err("VFIO_DEVICE_GET_INFO"))?;
         if info.flags & sys::VFIO_DEVICE_FLAGS_PCI == 0 || info.num_regions <= sys::VFIO_PCI_CONFIG_REGION_INDEX {
             return Err(VfioError::NotPci { bdf, flags: info.flags, regions: info.num_regions });
         }
-        let bar0 = sys::device_get_region_info(device.as_fd(), sys::VFIO_PCI_BAR0_REGION_INDEX).map_err(ioctl_err("VFIO_DEVICE_GET_REGION_INFO (BAR0)"))?;
+        let bar0 = sys::device_get_region_info(device.as_fd(), sys::VFIO_PCI_BAR0_REGION_INDEX)
+            .map_err(ioctl_err("VFIO_DEVICE_GET_REGION_INFO (BAR0)"))?;
         let (bar_off, bar_len) = bar0_mapping(&bar0).map_err(|why| VfioError::Bar0 { bdf, why })?;
-        let cfg_region =
-            sys::device_get_region_info(device.as_fd(), sys::VFIO_PCI_CONFIG_REGION_INDEX).map_err(ioctl_err("VFIO_DEVICE_GET_REGION_INFO (config)"))?;
+        let cfg_region = sys::device_get_region_info(device.as_fd(), sys::VFIO_PCI_CONFIG_REGION_INDEX)
+            .map_err(ioctl_err("VFIO_DEVICE_GET_REGION_INFO (config)"))?;
         enable_dma(&device, &cfg_region).map_err(|why| VfioError::Config { bdf, why })?;
         let mut bar = Bar::map(&device, bar_off, bar_len).map_err(|source| VfioError::MapBar { bdf, source })?;
 
