@@ -142,16 +142,28 @@ fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
 fn ioctl_int(fd: BorrowedFd<'_>, req: u32, arg: libc::c_ulong) -> io::Result<libc::c_int> {
     // SAFETY: `fd` is an open descriptor (borrowed for the call), and the
     // argument is passed by value: the kernel reads no user memory for
-    // these requests (GET_API_VERSION, CHECK_EXTENSION, SET_IOMMU,
-    // UNSET_CONTAINER, DEVICE_RESET).
+    // the requests this is called with (GET_API_VERSION,
+    // CHECK_EXTENSION, SET_IOMMU, DEVICE_RESET).
     check(unsafe { libc::ioctl(fd.as_raw_fd(), req as libc::Ioctl, arg) })
 }
 
+/// The types [`ioctl_ptr`] accepts: this module's `repr(C)` integer-only
+/// argument structs (whose `argsz` is their size) and `c_int`. Private, so
+/// no other type can be passed.
+trait IoctlArg {}
+impl IoctlArg for GroupStatus {}
+impl IoctlArg for DeviceInfo {}
+impl IoctlArg for RegionInfo {}
+impl IoctlArg for IommuType1Info {}
+impl IoctlArg for DmaMap {}
+impl IoctlArg for DmaUnmap {}
+impl IoctlArg for libc::c_int {}
+
 /// An ioctl whose argument points at a `T` the kernel reads and/or writes.
-fn ioctl_ptr<T>(fd: BorrowedFd<'_>, req: u32, arg: &mut T) -> io::Result<libc::c_int> {
+fn ioctl_ptr<T: IoctlArg>(fd: BorrowedFd<'_>, req: u32, arg: &mut T) -> io::Result<libc::c_int> {
     // SAFETY: `arg` is a live, exclusive, properly aligned `T` for the
-    // whole call. Every `T` passed here is one of this module's `repr(C)`
-    // integer-only structs (any bit pattern is valid) whose `argsz` is
+    // whole call. `T: IoctlArg` is one of this module's `repr(C)`
+    // integer-only structs (any bit pattern is valid) built with `argsz` =
     // `size_of::<T>()`, or a `c_int`: the kernel accesses at most that many
     // bytes.
     check(unsafe { libc::ioctl(fd.as_raw_fd(), req as libc::Ioctl, arg as *mut T) })

@@ -201,6 +201,13 @@ impl Container {
         Ok(Container { file, iommu })
     }
 
+    /// Removes `region` from the IOMMU (best effort: closing the container
+    /// removes it too).
+    pub fn unmap(&self, region: &DmaRegion) {
+        use super::memory::DmaMemory;
+        let _ = sys::iommu_unmap_dma(self.file.as_fd(), region.base(), region.len() as u64);
+    }
+
     /// Maps `region` into the IOMMU at its IOVA.
     pub fn map(&self, region: &DmaRegion) -> Result<(), VfioError> {
         use super::memory::DmaMemory;
@@ -333,8 +340,11 @@ fn enable_dma(device: &File, cfg: &RegionInfo) -> Result<(), String> {
 }
 
 impl Drop for VfioDevice {
+    /// Stops both queues, then takes the DMA memory out of the IOMMU
+    /// before it is unmapped from the process.
     fn drop(&mut self) {
         self.rings.stop(&mut self.bar);
+        self._container.unmap(&self.dma);
     }
 }
 
