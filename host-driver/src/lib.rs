@@ -19,3 +19,4 @@ pub mod control;
 pub mod daemon;
 pub mod keepalived;
 pub mod limits;
+pub mod device;

@@ -1,0 +1,344 @@
+//! The DMA ring format of docs/hardware.md §8: register addresses in BAR0,
+//! descriptor and completion layouts, index arithmetic. Shared by the host
+//! side ([`rings`](super::rings)) and the device side
+//! ([`dma_model`](super::dma_model)), so both read one definition.
+//!
+//! Everything here is plain data: encoders and decoders over byte arrays,
+//! no memory access.
+
+use bitflags::bitflags;
+
+// ---------------------------------------------------------------- registers
+
+/// First byte address of the DMA engine's registers in BAR0.
+pub const DMA_BASE: u32 = 0x800;
+/// One past the last byte address of the DMA engine's registers.
+pub const DMA_END: u32 = 0x900;
+/// `DMA_CAPS`: `[7:0]` smallest ring size (log2), `[15:8]` largest,
+/// `[31:16]` longest frame the engine moves (bytes).
+pub const DMA_CAPS: u32 = 0x800;
+/// Receive (exception frames, device → host) queue register block.
+pub const RXQ: u32 = 0x840;
+/// Transmit (injected frames, host → device) queue register block.
+pub const TXQ: u32 = 0x880;
+
+/// Offsets inside a queue register block (add [`RXQ`] or [`TXQ`]).
+pub mod q {
+    pub const DQ_BASE_LO: u32 = 0x00;
+    pub const DQ_BASE_HI: u32 = 0x04;
+    pub const CQ_BASE_LO: u32 = 0x08;
+    pub const CQ_BASE_HI: u32 = 0x0C;
+    pub const SIZE_LOG2: u32 = 0x10;
+    pub const CTRL: u32 = 0x14;
+    pub const STATUS: u32 = 0x18;
+    pub const IRQ: u32 = 0x1C;
+    pub const DQ_PROD: u32 = 0x20;
+    pub const DQ_CONS: u32 = 0x24;
+    pub const CQ_PROD: u32 = 0x28;
+    pub const CQ_CONS: u32 = 0x2C;
+    pub const ERR_DESC: u32 = 0x30;
+    pub const ERR_INDEX: u32 = 0x34;
+    pub const ERR_DMA: u32 = 0x38;
+    pub const DROP: u32 = 0x3C;
+}
+
+bitflags! {
+    /// Queue `CTRL` register.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct QCtrl: u32 {
+        /// The queue runs. 0 → 1 zeroes the four indices and clears `fault`.
+        const ENABLE = 1 << 0;
+    }
+    /// Queue `STATUS` register.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct QStatus: u32 {
+        /// The queue is enabled and not halted.
+        const RUNNING = 1 << 0;
+        /// A DMA access to the queue's rings failed: the queue halted.
+        const FAULT = 1 << 1;
+    }
+    /// Queue `IRQ` register.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct QIrq: u32 {
+        /// Raise the queue's MSI-X vector after the next completion, then clear.
+        const ARM = 1 << 0;
+    }
+}
+
+/// Engine capabilities as the lvsnic DMA engine model reports them.
+pub const MODEL_MIN_LOG2: u8 = 2;
+pub const MODEL_MAX_LOG2: u8 = 15;
+/// The longest frame the engine moves in either direction (bytes).
+pub const MAX_FRAME: u32 = 16384;
+/// The smallest receive buffer a descriptor may post.
+pub const RX_BUF_MIN: u32 = 64;
+/// The largest receive buffer a descriptor may post.
+pub const RX_BUF_MAX: u32 = 65535;
+/// The shortest frame a transmit descriptor may carry (an Ethernet header).
+pub const TX_FRAME_MIN: u32 = 14;
+
+/// Decoded `DMA_CAPS`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmaCaps {
+    pub min_log2: u8,
+    pub max_log2: u8,
+    pub max_frame: u16,
+}
+
+impl DmaCaps {
+    pub fn from_reg(v: u32) -> DmaCaps {
+        DmaCaps { min_log2: v as u8, max_log2: (v >> 8) as u8, max_frame: (v >> 16) as u16 }
+    }
+    pub fn to_reg(self) -> u32 {
+        self.min_log2 as u32 | (self.max_log2 as u32) << 8 | (self.max_frame as u32) << 16
+    }
+    /// The engine's DMA capabilities are usable by this driver: a non-empty
+    /// ring size range within 1..=15 and a frame limit of at least 1514.
+    pub fn usable(self) -> bool {
+        (1..=15).contains(&self.min_log2)
+            && (self.min_log2..=15).contains(&self.max_log2)
+            && self.max_frame as u32 >= 1514
+    }
+}
+
+// ------------------------------------------------------------- descriptors
+
+/// Descriptor size in bytes (both rings).
+pub const DESC_SIZE: usize = 16;
+/// Completion size in bytes (both rings).
+pub const CPL_SIZE: usize = 32;
+/// Byte of a completion that holds the phase bit; written last.
+pub const CPL_FLAGS_BYTE: usize = 31;
+/// Phase bit in [`CPL_FLAGS_BYTE`].
+pub const CPL_PHASE: u8 = 0x80;
+
+/// A descriptor (16 bytes, little-endian):
+/// `[0..8]` buffer address, `[8..12]` length (RX: buffer size; TX: frame
+/// length), `[12..16]` RX: reserved 0, TX: sequence number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Desc {
+    pub addr: u64,
+    pub len: u32,
+    /// TX: sequence number for `s_axis_inject_tuser`; RX: reserved, 0.
+    pub word3: u32,
+}
+
+impl Desc {
+    pub fn encode(&self) -> [u8; DESC_SIZE] {
+        let mut b = [0u8; DESC_SIZE];
+        b[0..8].copy_from_slice(&self.addr.to_le_bytes());
+        b[8..12].copy_from_slice(&self.len.to_le_bytes());
+        b[12..16].copy_from_slice(&self.word3.to_le_bytes());
+        b
+    }
+    pub fn decode(b: &[u8; DESC_SIZE]) -> Desc {
+        Desc {
+            addr: u64::from_le_bytes(b[0..8].try_into().unwrap()),
+            len: u32::from_le_bytes(b[8..12].try_into().unwrap()),
+            word3: u32::from_le_bytes(b[12..16].try_into().unwrap()),
+        }
+    }
+    /// Whether the device accepts this as a receive descriptor.
+    pub fn rx_valid(&self) -> bool {
+        (RX_BUF_MIN..=RX_BUF_MAX).contains(&self.len) && self.word3 == 0
+    }
+    /// Whether the device accepts this as a transmit descriptor.
+    pub fn tx_valid(&self, max_frame: u32) -> bool {
+        (TX_FRAME_MIN..=max_frame).contains(&self.len)
+    }
+}
+
+/// Completion status (byte 30).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum CplStatus {
+    /// The descriptor was carried out.
+    Ok = 0,
+    /// The descriptor was malformed (length out of range, reserved bits set):
+    /// skipped, nothing transferred.
+    DescInvalid = 1,
+    /// The buffer's DMA access failed (IOMMU fault): nothing transferred.
+    DmaFault = 2,
+}
+
+impl CplStatus {
+    pub fn from_u8(v: u8) -> Option<CplStatus> {
+        match v {
+            0 => Some(CplStatus::Ok),
+            1 => Some(CplStatus::DescInvalid),
+            2 => Some(CplStatus::DmaFault),
+            _ => None,
+        }
+    }
+}
+
+/// A completion (32 bytes, little-endian):
+/// `[0..2]` descriptor index (free-running), `[2..4]` length,
+/// `[4..24]` RX: exception metadata (the 160-bit `m_axis_host_tuser` as
+/// five 32-bit words, word 0 = bits 31:0); TX: `[4..8]` sequence number,
+/// `[8..24]` reserved 0; `[24..30]` reserved 0; `[30]` status;
+/// `[31]` bit 7 phase, bits 6:0 reserved 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cpl {
+    pub index: u16,
+    pub len: u16,
+    /// RX: metadata words; TX: `[seq, 0, 0, 0, 0]`.
+    pub meta: [u32; 5],
+    /// Bytes 24..30, must be 0.
+    pub reserved: [u8; 6],
+    pub status: u8,
+    /// Byte 31 (phase bit and reserved bits).
+    pub flags: u8,
+}
+
+impl Cpl {
+    pub fn new(index: u16, len: u16, meta: [u32; 5], status: CplStatus, phase: bool) -> Cpl {
+        Cpl { index, len, meta, reserved: [0; 6], status: status as u8, flags: if phase { CPL_PHASE } else { 0 } }
+    }
+    pub fn encode(&self) -> [u8; CPL_SIZE] {
+        let mut b = [0u8; CPL_SIZE];
+        b[0..2].copy_from_slice(&self.index.to_le_bytes());
+        b[2..4].copy_from_slice(&self.len.to_le_bytes());
+        for (i, w) in self.meta.iter().enumerate() {
+            b[4 + 4 * i..8 + 4 * i].copy_from_slice(&w.to_le_bytes());
+        }
+        b[24..30].copy_from_slice(&self.reserved);
+        b[30] = self.status;
+        b[31] = self.flags;
+        b
+    }
+    pub fn decode(b: &[u8; CPL_SIZE]) -> Cpl {
+        let mut meta = [0u32; 5];
+        for (i, w) in meta.iter_mut().enumerate() {
+            *w = u32::from_le_bytes(b[4 + 4 * i..8 + 4 * i].try_into().unwrap());
+        }
+        Cpl {
+            index: u16::from_le_bytes([b[0], b[1]]),
+            len: u16::from_le_bytes([b[2], b[3]]),
+            meta,
+            reserved: b[24..30].try_into().unwrap(),
+            status: b[30],
+            flags: b[31],
+        }
+    }
+    pub fn phase(&self) -> bool {
+        self.flags & CPL_PHASE != 0
+    }
+    /// Reserved bits of a receive completion are all 0.
+    pub fn rx_reserved_clear(&self) -> bool {
+        self.reserved == [0; 6] && self.flags & !CPL_PHASE == 0
+    }
+    /// Reserved bits of a transmit completion are all 0.
+    pub fn tx_reserved_clear(&self) -> bool {
+        self.rx_reserved_clear() && self.meta[1..] == [0; 4]
+    }
+}
+
+// ------------------------------------------------------------------ indices
+
+/// Free-running 16-bit ring positions. A ring of 2^`log2` slots
+/// (1 ≤ log2 ≤ 15) holds position `p` in slot `p mod 2^log2`.
+pub mod idx {
+    /// Slot of position `pos`.
+    #[inline]
+    pub fn slot(pos: u16, log2: u8) -> usize {
+        (pos as usize) & ((1usize << log2) - 1)
+    }
+    /// Positions from `from` up to (excluding) `to`, modulo 2^16.
+    #[inline]
+    pub fn dist(from: u16, to: u16) -> u16 {
+        to.wrapping_sub(from)
+    }
+    /// The phase a completion at position `pos` carries: 1 on the first
+    /// pass over the ring (so zeroed memory reads as "not written"),
+    /// alternating on every pass. 2^16 is a multiple of 2·2^log2, so the
+    /// phase is continuous across the 16-bit wrap.
+    #[inline]
+    pub fn phase(pos: u16, log2: u8) -> bool {
+        (pos >> log2) & 1 == 0
+    }
+    /// Whether `pos` lies in the half-open window `[from, to)`.
+    #[inline]
+    pub fn in_window(pos: u16, from: u16, to: u16) -> bool {
+        dist(from, pos) < dist(from, to)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptor_layout_is_byte_exact() {
+        let d = Desc { addr: 0x1122_3344_5566_7788, len: 0x0000_05EA, word3: 0xA1B2_C3D4 };
+        let b = d.encode();
+        assert_eq!(b, [0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0xEA, 0x05, 0, 0, 0xD4, 0xC3, 0xB2, 0xA1]);
+        assert_eq!(Desc::decode(&b), d);
+    }
+
+    #[test]
+    fn completion_layout_is_byte_exact() {
+        let c = Cpl::new(0x0102, 0x05EA, [0x0000_010E, 0xDEAD_BEEF, 7, 0x8000_0001, 0x1234], CplStatus::Ok, true);
+        let b = c.encode();
+        assert_eq!(&b[0..4], &[0x02, 0x01, 0xEA, 0x05]);
+        assert_eq!(&b[4..8], &[0x0E, 0x01, 0, 0]);
+        assert_eq!(&b[8..12], &[0xEF, 0xBE, 0xAD, 0xDE]);
+        assert_eq!(&b[20..24], &[0x34, 0x12, 0, 0]);
+        assert_eq!(&b[24..31], &[0; 7]);
+        assert_eq!(b[31], 0x80);
+        assert_eq!(Cpl::decode(&b), c);
+        assert!(c.rx_reserved_clear());
+        let mut bad = b;
+        bad[31] |= 1;
+        assert!(!Cpl::decode(&bad).rx_reserved_clear());
+        bad = b;
+        bad[27] = 4;
+        assert!(!Cpl::decode(&bad).rx_reserved_clear());
+        let t = Cpl::new(3, 60, [99, 0, 0, 0, 0], CplStatus::Ok, false);
+        assert!(t.tx_reserved_clear());
+        assert!(!c.tx_reserved_clear());
+    }
+
+    #[test]
+    fn descriptor_validity() {
+        let rx = |len, w3| Desc { addr: 0, len, word3: w3 }.rx_valid();
+        assert!(!rx(63, 0) && rx(64, 0) && rx(65535, 0) && !rx(65536, 0) && !rx(2048, 1));
+        let tx = |len| Desc { addr: 0, len, word3: 0xFFFF_FFFF }.tx_valid(MAX_FRAME);
+        assert!(!tx(0) && !tx(13) && tx(14) && tx(MAX_FRAME) && !tx(MAX_FRAME + 1) && !tx(u32::MAX));
+    }
+
+    #[test]
+    fn index_arithmetic_wraps() {
+        assert_eq!(idx::slot(0xFFFF, 4), 15);
+        assert_eq!(idx::slot(0x0010, 4), 0);
+        assert_eq!(idx::dist(0xFFF0, 0x0010), 0x20);
+        assert_eq!(idx::dist(5, 5), 0);
+        assert!(idx::in_window(0x0002, 0xFFFE, 0x0004));
+        assert!(!idx::in_window(0x0004, 0xFFFE, 0x0004));
+        assert!(!idx::in_window(0xFFFD, 0xFFFE, 0x0004));
+        // Phase: first pass 1, alternating, continuous across the 16-bit wrap.
+        for log2 in 1..=15u8 {
+            let n = 1u32 << log2;
+            assert!(idx::phase(0, log2));
+            assert!(!idx::phase(n as u16, log2));
+            for p in [0u32, 1, n - 1, n, 2 * n - 1, 0xFFFF - n, 0xFFFF] {
+                let a = idx::phase(p as u16, log2);
+                let b = idx::phase((p + n) as u16, log2);
+                assert_ne!(a, b, "log2 {log2} pos {p:#x}: next pass flips the phase");
+            }
+            // Position 0xFFFF and 0x0000 are adjacent: same pass iff 0 is a slot boundary.
+            assert_eq!(idx::phase(0xFFFF, log2), !idx::phase(0, log2));
+        }
+    }
+
+    #[test]
+    fn caps_round_trip() {
+        let c = DmaCaps { min_log2: 2, max_log2: 15, max_frame: MAX_FRAME as u16 };
+        assert_eq!(DmaCaps::from_reg(c.to_reg()), c);
+        assert_eq!(c.to_reg(), 0x4000_0F02);
+        assert!(c.usable());
+        assert!(!DmaCaps::from_reg(0).usable());
+        assert!(!DmaCaps { min_log2: 4, max_log2: 3, max_frame: 9000 }.usable());
+        assert!(!DmaCaps { min_log2: 2, max_log2: 16, max_frame: 9000 }.usable());
+    }
+}

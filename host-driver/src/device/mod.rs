@@ -1,0 +1,202 @@
+//! The device side of the host driver: one [`Device`] interface over three
+//! backends, all driving the card through the same registers ([`Csr`]) and
+//! the same DMA rings (docs/hardware.md §8, [`rings`]).
+//!
+//! | backend | core | DMA engine | memory | registers |
+//! |---|---|---|---|---|
+//! | `model` ([`model::ModelDevice`]) | `HwPipeline` ([`dma_model::ModelCore`]) | [`dma_model::DmaEngine`] | [`memory::SimMemory`] | [`dma_model::Card`] |
+//! | `sim` (`ModelDevice<C>` with the verilated core as `C`) | `lvsnic-sim` | the same model | the same | the same |
+//! | `vfio` ([`vfio::VfioDevice`]) | the card | the card | [`memory::DmaRegion`] in the IOMMU | BAR0 ([`mmio::Bar`]) |
+//!
+//! One file per concern; `unsafe` lives only in [`mmio`] (volatile BAR
+//! access), [`memory`] (volatile DMA-memory copies) and [`sys`] (the
+//! `ioctl` system call); every other module denies it.
+
+#[deny(unsafe_code)]
+pub mod dma_model;
+#[deny(unsafe_code)]
+pub mod format;
+pub mod memory;
+pub mod mmio;
+#[deny(unsafe_code)]
+pub mod model;
+#[deny(unsafe_code)]
+pub mod pci;
+#[deny(unsafe_code)]
+pub mod rings;
+pub mod sys;
+#[deny(unsafe_code)]
+pub mod vfio;
+
+use format::{q, DmaCaps};
+use lvsnic_model::hw::regs::*;
+use lvsnic_model::hw::{Csr, HwParams};
+use lvsnic_model::time::Time;
+pub use rings::{RxCounters, RxFrame, TxCounters};
+
+/// One lvsnic card, whatever the backend.
+pub trait Device: Csr {
+    /// `model`, `sim` or `vfio`.
+    fn backend(&self) -> &'static str;
+    /// Takes up to `max` exception frames (with their metadata) the card
+    /// handed up, copied out of DMA memory; returns how many were added.
+    fn recv(&mut self, out: &mut Vec<RxFrame>, max: usize) -> Result<usize, DeviceError>;
+    /// Queues frames (with their sequence numbers) for transmission, rings
+    /// the doorbell once and reaps finished sends; returns how many were
+    /// queued.
+    fn send(&mut self, frames: &[(&[u8], u32)]) -> Result<usize, DeviceError>;
+    /// Host ring counters, the DMA engine's error counters and the core's
+    /// frame counters.
+    fn counters(&mut self) -> DeviceCounters;
+}
+
+/// The network side of a modelled card (`model`, `sim`): frames arriving
+/// at the MAC and frames it transmitted, for tests and replay.
+pub trait Wire {
+    /// A frame arriving from the network (`s_axis_rx`, tuser = `ts`, `seq`).
+    fn deliver(&mut self, frame: &[u8], ts: Time, seq: u32);
+    /// Frames transmitted since the last call, in order.
+    fn transmitted(&mut self) -> Vec<dma_model::TxOut>;
+}
+
+/// A device failure, as one line.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    #[error("{0}")]
+    Ring(#[from] rings::RingError),
+    #[error("{0}")]
+    Identity(#[from] IdentityError),
+    #[error("{0}")]
+    Vfio(#[from] vfio::VfioError),
+}
+
+/// What the identification registers say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub version: u32,
+    pub params: HwParams,
+    pub dma: DmaCaps,
+}
+
+/// The card is not one this driver can run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IdentityError {
+    #[error("the device does not answer: ID register reads 0xffffffff (memory decoding off, card in reset or gone)")]
+    NoResponse,
+    #[error("not an lvsnic card: ID register reads {0:#010x}, expected 0x4c56534e (\"LVSN\")")]
+    WrongId(u32),
+    #[error("unsupported register map version {major}.{minor} (this driver supports 1.x)")]
+    Version { major: u16, minor: u16 },
+    #[error("unsupported core: {0}")]
+    Caps(String),
+    #[error("no usable DMA engine: DMA_CAPS reads {0:#010x}")]
+    NoDma(u32),
+}
+
+/// Reads and checks `ID`, `VERSION`, `CAPS0`, `CAPS1` and `DMA_CAPS`.
+pub fn check_identity<C: Csr + ?Sized>(csr: &mut C) -> Result<Identity, IdentityError> {
+    let id = csr.read32(ID);
+    if id == 0xFFFF_FFFF {
+        return Err(IdentityError::NoResponse);
+    }
+    if id != ID_VALUE {
+        return Err(IdentityError::WrongId(id));
+    }
+    let version = csr.read32(VERSION);
+    if version >> 16 != VERSION_VALUE >> 16 {
+        return Err(IdentityError::Version { major: (version >> 16) as u16, minor: version as u16 });
+    }
+    let caps0 = csr.read32(CAPS0);
+    let caps1 = csr.read32(CAPS1);
+    let params = HwParams {
+        data_width: caps0 & 0xFFFF,
+        flow_buckets_log2: caps0 >> 16 & 0xFF,
+        action_log2: caps0 >> 24,
+        vip_count: caps1 >> 16 & 0xFF,
+    };
+    if ![64, 128, 256, 512].contains(&params.data_width) {
+        return Err(IdentityError::Caps(format!("data width {} bits (CAPS0 = {caps0:#010x})", params.data_width)));
+    }
+    if !(4..=16).contains(&params.flow_buckets_log2) || !(4..=16).contains(&params.action_log2) {
+        return Err(IdentityError::Caps(format!("table sizes out of range (CAPS0 = {caps0:#010x})")));
+    }
+    if caps1 & 0xFFFF != 4 | 2 << 8 || !(1..=32).contains(&params.vip_count) {
+        return Err(IdentityError::Caps(format!("flow table geometry or VIP count (CAPS1 = {caps1:#010x})")));
+    }
+    let dma_reg = csr.read32(format::DMA_CAPS);
+    let dma = DmaCaps::from_reg(dma_reg);
+    if !dma.usable() {
+        return Err(IdentityError::NoDma(dma_reg));
+    }
+    Ok(Identity { version, params, dma })
+}
+
+/// A queue's device-side state and error counters (its registers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueRegs {
+    pub status: u32,
+    pub dq_cons: u32,
+    pub cq_prod: u32,
+    /// Malformed descriptors skipped.
+    pub err_desc: u32,
+    /// Producer/consumer index writes rejected.
+    pub err_index: u32,
+    /// DMA accesses that faulted.
+    pub err_dma: u32,
+    /// Frames dropped (receive: no buffer, too long, queue stopped).
+    pub drop: u32,
+}
+
+/// The core's frame counters (`CNT[0..4]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CoreCounters {
+    pub rx: u64,
+    pub forwarded: u64,
+    pub to_host: u64,
+    pub injected: u64,
+}
+
+/// Everything a device counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceCounters {
+    pub rx: RxCounters,
+    pub tx: TxCounters,
+    pub rxq: QueueRegs,
+    pub txq: QueueRegs,
+    pub core: CoreCounters,
+}
+
+fn queue_regs<C: Csr + ?Sized>(csr: &mut C, qb: u32) -> QueueRegs {
+    QueueRegs {
+        status: csr.read32(qb + q::STATUS),
+        dq_cons: csr.read32(qb + q::DQ_CONS),
+        cq_prod: csr.read32(qb + q::CQ_PROD),
+        err_desc: csr.read32(qb + q::ERR_DESC),
+        err_index: csr.read32(qb + q::ERR_INDEX),
+        err_dma: csr.read32(qb + q::ERR_DMA),
+        drop: csr.read32(qb + q::DROP),
+    }
+}
+
+/// A 64-bit core counter: `LO` (latching the upper half), then `HI`.
+pub fn read_counter<C: Csr + ?Sized>(csr: &mut C, n: u32) -> u64 {
+    let lo = csr.read32(CNT_BASE + 8 * n);
+    let hi = csr.read32(CNT_BASE + 8 * n + 4);
+    (hi as u64) << 32 | lo as u64
+}
+
+/// The counters of a device with `rings` behind `csr`.
+pub fn read_counters<C: Csr + ?Sized>(csr: &mut C, rings: &rings::Rings) -> DeviceCounters {
+    DeviceCounters {
+        rx: rings.rx.counters,
+        tx: rings.tx.counters,
+        rxq: queue_regs(csr, format::RXQ),
+        txq: queue_regs(csr, format::TXQ),
+        core: CoreCounters {
+            rx: read_counter(csr, CNT_RX),
+            forwarded: read_counter(csr, CNT_FWD),
+            to_host: read_counter(csr, CNT_HOST),
+            injected: read_counter(csr, CNT_INJECT),
+        },
+    }
+}
