@@ -38,8 +38,7 @@ use crate::limits::{self, Limiter, Limits};
 use crate::slowpath::{FrameResult, SlowPath};
 use lvsnic_model::conn::{Conn, ConnId};
 use lvsnic_model::director::Offload;
-use lvsnic_model::director::{Action, DirectorError};
-use lvsnic_model::hw::HwOutput;
+use lvsnic_model::director::DirectorError;
 use lvsnic_model::ipvs::{DestId, RuleError};
 use lvsnic_model::rules::ipvsadm::{
     format_connections, format_daemon, format_list, format_save, format_timeout, parse_command, Command, CommandError,
@@ -96,7 +95,6 @@ pub struct Control<D: Datapath> {
     pub vip_count: u32,
     pub limiter: Limiter,
     pub counters: LoopCounters,
-    seq: u32,
 }
 
 const SHORT_NOARG: &str = "AEDCLlZaedhvRSmigncX6o";
@@ -206,7 +204,7 @@ fn dir_err_line(e: &DirectorError) -> String {
 
 impl<D: Datapath> Control<D> {
     pub fn new(sp: SlowPath<D>, vip_count: u32, limits: Limits) -> Self {
-        Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default(), seq: 0 }
+        Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default() }
     }
 
     /// Runs the director's timers up to `ts` (frames do it themselves; the
@@ -217,60 +215,53 @@ impl<D: Datapath> Control<D> {
 
     /// One frame from the wire at `ts`: the data plane forwards it, or hands
     /// it up; a new-connection exception passes the service's rate limit,
-    /// then the golden model decides and the connection's flows are synced.
+    /// then the golden model decides and the connection's flows are synced
+    /// (`SlowPath::frame_gated`).
     pub fn frame(&mut self, ts: Time, frame: &[u8]) -> Result<FrameResult, DatapathError> {
-        self.sp.advance(ts);
-        self.seq = self.seq.wrapping_add(1);
-        let seq = self.seq;
         self.counters.frames += 1;
-        let r = match self.sp.dp.rx(frame, ts, seq)? {
-            HwOutput::Forward { frame, .. } => {
-                self.counters.in_hardware += 1;
-                FrameResult { tx: vec![frame], host: None, in_hardware: true }
-            }
-            HwOutput::ToHost { frame, .. } | HwOutput::Aborted { frame, .. } => {
-                self.counters.exceptions += 1;
-                if let Some(svc) = limits::new_conn_service(&self.sp.director, &frame) {
-                    if !self.limiter.admit(svc, ts) {
-                        self.counters.rate_limited += 1;
-                        return Ok(FrameResult::default());
-                    }
-                }
-                self.exception(frame, seq)?
-            }
-        };
+        let limiter = &mut self.limiter;
+        let r = self.sp.frame_gated(ts, frame, |d, f| match limits::new_conn_service(d, f) {
+            Some(svc) => limiter.admit(svc, ts),
+            None => true,
+        })?;
+        if r.in_hardware {
+            self.counters.in_hardware += 1;
+        } else {
+            self.counters.exceptions += 1;
+        }
+        if r.refused {
+            self.counters.rate_limited += 1;
+        }
         self.counters.transmitted += r.tx.len() as u64;
         self.counters.to_host += r.host.is_some() as u64;
         Ok(r)
     }
 
-    /// The golden model decides on a frame the data plane handed up.
-    fn exception(&mut self, frame: Vec<u8>, seq: u32) -> Result<FrameResult, DatapathError> {
-        let mut f = frame;
-        let mut extra = Vec::new();
-        let action = self.sp.director.process_now(&mut f, &mut extra);
-        let mut r = FrameResult::default();
-        match action {
-            Action::Transmit => {
-                r.tx.push(self.sp.dp.inject(&f, seq)?);
-                for e in extra {
-                    r.tx.push(self.sp.dp.inject(&e, seq)?);
+    /// Handles the exception frames a card received from its own ports (the
+    /// `vfio` backend): up to `max` per call; returns how many.
+    pub fn poll_device(&mut self, max: usize) -> Result<usize, DatapathError> {
+        let mut batch = Vec::new();
+        let n = self.sp.dp.poll_exceptions(&mut batch, max)?;
+        for (meta, frame) in batch {
+            self.counters.frames += 1;
+            self.counters.exceptions += 1;
+            if let Some(svc) = limits::new_conn_service(&self.sp.director, &frame) {
+                if !self.limiter.admit(svc, meta.ts) {
+                    self.counters.rate_limited += 1;
+                    continue;
                 }
             }
-            Action::ToHost(_) => r.host = Some(f),
-            Action::Drop(_) => {}
+            let r = self.sp.device_exception(meta.ts, frame, meta.seq)?;
+            self.counters.transmitted += r.tx.len() as u64;
+            self.counters.to_host += r.host.is_some() as u64;
         }
-        if let Some(id) = self.sp.director.last_conn {
-            self.sp.flows.sync(&mut self.sp.dp, &mut self.sp.director, id);
-        }
-        Ok(r)
+        Ok(n)
     }
 
     /// A frame the director's own stack sends: injected, returned as it
     /// leaves on the wire.
     pub fn host_tx(&mut self, frame: &[u8]) -> Result<Vec<u8>, DatapathError> {
-        self.seq = self.seq.wrapping_add(1);
-        let f = self.sp.dp.inject(frame, self.seq)?;
+        let f = self.sp.host_tx(frame)?;
         self.counters.transmitted += 1;
         Ok(f)
     }

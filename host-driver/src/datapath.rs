@@ -3,7 +3,7 @@
 //! (docs/hardware.md). Implemented by the hardware model (`model` backend)
 //! and by the verilated RTL (`sim` backend).
 
-use lvsnic_model::hw::{Csr, HwOutput, HwPipeline};
+use lvsnic_model::hw::{Csr, HostMeta, HwOutput, HwPipeline};
 use lvsnic_model::time::Time;
 
 /// One data plane instance.
@@ -14,6 +14,12 @@ pub trait Datapath: Csr {
     /// Sends a frame from the host (`s_axis_inject`); returns it as it left
     /// on `m_axis_tx`.
     fn inject(&mut self, frame: &[u8], seq: u32) -> Result<Vec<u8>, DatapathError>;
+    /// Exception frames the data plane received from its own network ports
+    /// (a real card), up to `max`. Data planes fed through [`rx`](Self::rx)
+    /// have none.
+    fn poll_exceptions(&mut self, _out: &mut Vec<(HostMeta, Vec<u8>)>, _max: usize) -> Result<usize, DatapathError> {
+        Ok(0)
+    }
 }
 
 /// A data plane that misbehaved.

@@ -11,7 +11,6 @@ pub mod replay;
 pub mod datapath;
 pub mod regmap;
 pub mod flows;
-pub mod sim_backend;
 pub mod slowpath;
 pub mod vectors;
 pub mod cli;

@@ -98,6 +98,12 @@ enum Cmd {
         /// TAP device for the director's own network stack.
         #[arg(long)]
         host_tap: Option<String>,
+        /// PCI address of the card (`--backend vfio`), e.g. 0000:3b:00.0.
+        #[arg(long)]
+        device: Option<String>,
+        /// Data width of the simulated core (`--backend sim`): 64 or 512.
+        #[arg(long, default_value_t = 64)]
+        width: u32,
     },
     /// Print the daemon's counters (JSON).
     Status {
@@ -179,8 +185,8 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap } => {
-            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap })
+        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, device, width } => {
+            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, device, width })
                 .map_err(|e| e.to_string())
         }
         Cmd::Status { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Status)),

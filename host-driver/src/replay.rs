@@ -11,7 +11,13 @@
 use lvsnic_model::config::DirectorConfig;
 use crate::slowpath::SlowPath;
 use lvsnic_model::director::{Action, Director};
-use lvsnic_model::hw::{HwParams, HwPipeline};
+use crate::control::Control;
+use crate::device::dma_model::DmaEngine;
+use crate::device::model::ModelDevice;
+use crate::device::rings::RingConfig;
+use crate::device::sim_core::SimCore;
+use crate::limits::Limits;
+use lvsnic_model::hw::HwParams;
 use lvsnic_model::pcap::{self, PcapRecord};
 use lvsnic_model::rules::ipvsadm;
 use lvsnic_model::stats::Report;
@@ -104,29 +110,38 @@ pub fn run_width(
         Backend::Sim => {
             let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
             let d = Director::new(cfg, rules, start)?;
-            let dp = crate::sim_backend::SimDatapath::new(width).map_err(|e| ReplayError::Device(e.to_string()))?;
-            let params = crate::sim_backend::SimDatapath::params(width);
-            let sp = SlowPath::new(d, dp, params).map_err(|e| ReplayError::Device(e.to_string()))?;
-            run_split(sp, records)
+            let dev = sim_device(width)?;
+            let params = SimCore::params(width);
+            let sp = SlowPath::new(d, dev, params).map_err(|e| ReplayError::Device(e.to_string()))?;
+            run_split(sp, params, records)
         }
         Backend::Golden => run_golden(cfg, rules, records),
         Backend::Model => {
             let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
             let d = Director::new(cfg, rules, start)?;
-            let dp = HwPipeline::new(MODEL_PARAMS);
-            let sp = SlowPath::new(d, dp, MODEL_PARAMS).map_err(|e| ReplayError::Device(e.to_string()))?;
-            run_split(sp, records)
+            let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).map_err(|e| ReplayError::Device(e.to_string()))?;
+            let sp = SlowPath::new(d, dev, MODEL_PARAMS).map_err(|e| ReplayError::Device(e.to_string()))?;
+            run_split(sp, MODEL_PARAMS, records)
         }
     }
 }
 
-/// Runs `records` through a slow path in front of a data plane.
-pub fn run_split<D: crate::datapath::Datapath>(mut sp: SlowPath<D>, records: &[PcapRecord]) -> Result<ReplayOutcome, ReplayError> {
+/// The `sim` device: the verilated core of `width` bits behind the DMA
+/// engine model and the host rings.
+pub fn sim_device(width: u32) -> Result<ModelDevice<SimCore>, ReplayError> {
+    let core = SimCore::new(width).map_err(ReplayError::Device)?;
+    ModelDevice::with_core(core, DmaEngine::default(), RingConfig::default()).map_err(|e| ReplayError::Device(e.to_string()))
+}
+
+/// Runs `records` through the daemon's exception loop ([`Control`], no
+/// rate limit) over a slow path in front of a data plane.
+pub fn run_split<D: crate::datapath::Datapath>(sp: SlowPath<D>, params: HwParams, records: &[PcapRecord]) -> Result<ReplayOutcome, ReplayError> {
+    let mut ctl = Control::new(sp, params.vip_count, Limits::default());
     let mut tx = Vec::with_capacity(records.len());
     let mut host = Vec::new();
     let mut in_hw = 0u64;
     for r in records {
-        let out = sp.frame(r.ts_ns, &r.data).map_err(|e| ReplayError::Device(e.to_string()))?;
+        let out = ctl.frame(r.ts_ns, &r.data).map_err(|e| ReplayError::Device(e.to_string()))?;
         in_hw += out.in_hardware as u64;
         for f in out.tx {
             tx.push(PcapRecord { ts_ns: r.ts_ns, orig_len: f.len() as u32, data: f });
@@ -135,10 +150,10 @@ pub fn run_split<D: crate::datapath::Datapath>(mut sp: SlowPath<D>, records: &[P
             host.push(r.clone());
         }
     }
-    sp.settle();
-    let mut out = finish(&sp.director, tx, host)?;
+    ctl.sp.settle();
+    let mut out = finish(&ctl.sp.director, tx, host)?;
     out.in_hardware = in_hw;
-    out.table_full = sp.flows.table_full;
+    out.table_full = ctl.sp.flows.table_full;
     Ok(out)
 }
 

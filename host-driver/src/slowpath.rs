@@ -22,6 +22,9 @@ pub struct FrameResult {
     pub host: Option<Vec<u8>>,
     /// Whether the data plane forwarded it without the host.
     pub in_hardware: bool,
+    /// Whether the exception was refused at the slow path's entry (the
+    /// per-service new-connection rate limit).
+    pub refused: bool,
 }
 
 /// Golden model + flow manager in front of a data plane.
@@ -77,13 +80,45 @@ impl<D: Datapath> SlowPath<D> {
 
     /// One received frame, end to end.
     pub fn frame(&mut self, ts: Time, frame: &[u8]) -> Result<FrameResult, DatapathError> {
+        self.frame_gated(ts, frame, |_, _| true)
+    }
+
+    /// [`frame`](Self::frame) with a gate at the slow path's entry: an
+    /// exception frame for which `admit(director, frame)` is false is
+    /// refused (dropped) before the golden model sees it.
+    pub fn frame_gated(
+        &mut self,
+        ts: Time,
+        frame: &[u8],
+        mut admit: impl FnMut(&Director, &[u8]) -> bool,
+    ) -> Result<FrameResult, DatapathError> {
         self.advance(ts);
         self.seq = self.seq.wrapping_add(1);
         let seq = self.seq;
         match self.dp.rx(frame, ts, seq)? {
-            HwOutput::Forward { frame, .. } => Ok(FrameResult { tx: vec![frame], host: None, in_hardware: true }),
-            HwOutput::ToHost { frame, .. } | HwOutput::Aborted { frame, .. } => self.exception(frame, seq),
+            HwOutput::Forward { frame, .. } => Ok(FrameResult { tx: vec![frame], in_hardware: true, ..Default::default() }),
+            HwOutput::ToHost { frame, .. } | HwOutput::Aborted { frame, .. } => {
+                if !admit(&self.director, &frame) {
+                    return Ok(FrameResult { refused: true, ..Default::default() });
+                }
+                self.exception(frame, seq)
+            }
         }
+    }
+
+    /// Sends a frame from the director's own stack to the wire; returns it
+    /// as it left.
+    pub fn host_tx(&mut self, frame: &[u8]) -> Result<Vec<u8>, DatapathError> {
+        self.seq = self.seq.wrapping_add(1);
+        self.dp.inject(frame, self.seq)
+    }
+
+    /// An exception frame a card received from its own ports (`seq` and
+    /// `ts` from its metadata): timers run up to `ts`, then the golden model
+    /// decides, as for frames handed up through [`frame`](Self::frame).
+    pub fn device_exception(&mut self, ts: Time, frame: Vec<u8>, seq: u32) -> Result<FrameResult, DatapathError> {
+        self.advance(ts);
+        self.exception(frame, seq)
     }
 
     /// A frame the data plane handed up: the golden model decides.

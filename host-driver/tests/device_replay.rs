@@ -55,12 +55,18 @@ fn replay_both(cfg: RingConfig, spec: &TrafficSpec) {
     let rules = parse_rules(RULES).unwrap();
     let dcfg = config("");
     let recs = generate(spec, &dcfg, &rules).expect("traffic");
-    let plain = run(Backend::Model, dcfg.clone(), &rules, &recs).unwrap();
-
     let start = recs.first().map(|r| r.ts_ns).unwrap_or(0);
+    // The hardware model as a plain datapath (no rings) ...
+    let hw = lvsnic_model::hw::HwPipeline::new(MODEL_PARAMS);
+    let sp = SlowPath::new(Director::new(dcfg.clone(), &rules, start).unwrap(), hw, MODEL_PARAMS).unwrap();
+    let plain = run_split(sp, MODEL_PARAMS, &recs).unwrap();
+    // ... and behind the DMA engine model and the host rings.
     let dev = ModelDevice::model(MODEL_PARAMS, cfg).unwrap();
     let sp = SlowPath::new(Director::new(dcfg.clone(), &rules, start).unwrap(), dev, MODEL_PARAMS).unwrap();
-    let ringed = run_split(sp, &recs).unwrap();
+    let ringed = run_split(sp, MODEL_PARAMS, &recs).unwrap();
+    // `replay --backend model` is the ringed path.
+    let via_replay = run(Backend::Model, dcfg.clone(), &rules, &recs).unwrap();
+    assert_same(&ringed, &via_replay);
     assert_same(&plain, &ringed);
     assert!(
         ringed.in_hardware as usize > recs.len() / 3,

@@ -76,8 +76,8 @@ pub struct Dut {
 
 enum DutKind {
     Golden(Director),
-    Model(Box<lvsnic::slowpath::SlowPath<lvsnic_model::hw::HwPipeline>>),
-    Sim(Box<lvsnic::slowpath::SlowPath<lvsnic::sim_backend::SimDatapath>>),
+    Model(Box<lvsnic::slowpath::SlowPath<lvsnic::device::model::ModelDevice>>),
+    Sim(Box<lvsnic::slowpath::SlowPath<lvsnic::device::model::ModelDevice<lvsnic::device::sim_core::SimCore>>>),
 }
 
 /// Table sizes of the modelled data plane in tests (small, so cuckoo
@@ -102,15 +102,15 @@ pub fn dut(b: usize, rules: &str, extra: &str) -> Dut {
     match b {
         0 => Dut { name: "golden", kind: DutKind::Golden(director(rules, extra)) },
         1 => {
-            let hw = lvsnic_model::hw::HwPipeline::new(TEST_PARAMS);
-            let sp = lvsnic::slowpath::SlowPath::new(director(rules, extra), hw, TEST_PARAMS).expect("model data plane");
+            let dev = lvsnic::device::model::ModelDevice::model(TEST_PARAMS, Default::default()).expect("model device");
+            let sp = lvsnic::slowpath::SlowPath::new(director(rules, extra), dev, TEST_PARAMS).expect("model data plane");
             Dut { name: "model", kind: DutKind::Model(Box::new(sp)) }
         }
         _ => {
             let width = if b == 2 { 64 } else { 512 };
-            let dp = lvsnic::sim_backend::SimDatapath::new(width).expect("simulated core");
-            let params = lvsnic::sim_backend::SimDatapath::params(width);
-            let sp = lvsnic::slowpath::SlowPath::new(director(rules, extra), dp, params).expect("sim data plane");
+            let dev = lvsnic::replay::sim_device(width).expect("simulated core");
+            let params = lvsnic::device::sim_core::SimCore::params(width);
+            let sp = lvsnic::slowpath::SlowPath::new(director(rules, extra), dev, params).expect("sim data plane");
             Dut { name: if b == 2 { "sim64" } else { "sim512" }, kind: DutKind::Sim(Box::new(sp)) }
         }
     }

@@ -41,7 +41,10 @@ use crate::limits;
 use crate::replay::MODEL_PARAMS;
 use crate::slowpath::SlowPath;
 use lvsnic_model::director::Director;
-use lvsnic_model::hw::HwPipeline;
+use crate::device::model::ModelDevice;
+use crate::device::rings::RingConfig;
+use crate::device::sim_core::SimCore;
+use crate::device::vfio::VfioDevice;
 use lvsnic_model::pcap::{self, PcapRecord, PcapWriter, Resolution};
 use lvsnic_model::time::Time;
 use proto::{Reply, Request};
@@ -56,8 +59,14 @@ use std::time::{Duration, Instant};
 /// Data-plane implementation the daemon drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum DaemonBackend {
-    /// The hardware model in software.
+    /// The hardware model behind the DMA engine model and the host rings.
     Model,
+    /// The verilated RTL core (`--width`) behind the DMA engine model and
+    /// the host rings.
+    Sim,
+    /// A real card through VFIO (`--device BDF`); frames come from its own
+    /// ports, the exception ring is polled.
+    Vfio,
 }
 
 /// How a pcap wire is played.
@@ -113,6 +122,10 @@ pub struct DaemonArgs {
     pub wire: Option<WireSpec>,
     pub pace: Pace,
     pub host_tap: Option<String>,
+    /// PCI address of the card (`vfio`).
+    pub device: Option<String>,
+    /// Data width of the simulated core (`sim`).
+    pub width: u32,
 }
 
 /// A failure the user sees as one line.
@@ -270,13 +283,45 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
         Some(n) => Some(sys::Tap::open(n).map_err(io_err(format!("TAP device {n}")))?),
     };
     let director = Director::new(cfg, &rules, start)?;
+    let dev_err = |e: String| DaemonError::Device(e);
     match args.backend {
         DaemonBackend::Model => {
-            let dp = HwPipeline::new(MODEL_PARAMS);
-            let sp = SlowPath::new(director, dp, MODEL_PARAMS).map_err(|e| DaemonError::Device(e.to_string()))?;
+            let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).map_err(|e| dev_err(e.to_string()))?;
+            let sp = SlowPath::new(director, dev, MODEL_PARAMS).map_err(|e| dev_err(e.to_string()))?;
             let ctl = Control::new(sp, MODEL_PARAMS.vip_count, limits);
             serve(Daemon { ctl, wire, host_tap, host_dropped: 0, tx_dropped: 0, live }, args)
         }
+        DaemonBackend::Sim => {
+            let dev = crate::replay::sim_device(args.width).map_err(|e| dev_err(e.to_string()))?;
+            let params = SimCore::params(args.width);
+            let sp = SlowPath::new(director, dev, params).map_err(|e| dev_err(e.to_string()))?;
+            let ctl = Control::new(sp, params.vip_count, limits);
+            serve(Daemon { ctl, wire, host_tap, host_dropped: 0, tx_dropped: 0, live }, args)
+        }
+        DaemonBackend::Vfio => {
+            let bdf = args.device.as_deref().ok_or_else(|| dev_err("--backend vfio needs --device <PCI address>, e.g. --device 0000:3b:00.0".into()))?;
+            if !matches!(wire, Wire::None) {
+                return Err(dev_err("--backend vfio takes its frames from the card's ports: no --wire".into()));
+            }
+            let mut dev = VfioDevice::open(bdf, RingConfig::default()).map_err(|e| dev_err(e.to_string()))?;
+            let params = params_from_caps(&mut dev);
+            let sp = SlowPath::new(director, dev, params).map_err(|e| dev_err(e.to_string()))?;
+            let ctl = Control::new(sp, params.vip_count, limits);
+            serve(Daemon { ctl, wire, host_tap, host_dropped: 0, tx_dropped: 0, live: true }, args)
+        }
+    }
+}
+
+/// The table sizes a core reports in `CAPS0`/`CAPS1`.
+fn params_from_caps(csr: &mut dyn lvsnic_model::hw::Csr) -> lvsnic_model::hw::HwParams {
+    use lvsnic_model::hw::regs::{CAPS0, CAPS1};
+    let c0 = csr.read32(CAPS0);
+    let c1 = csr.read32(CAPS1);
+    lvsnic_model::hw::HwParams {
+        data_width: c0 & 0xffff,
+        flow_buckets_log2: c0 >> 16 & 0xff,
+        action_log2: c0 >> 24,
+        vip_count: c1 >> 16 & 0xff,
     }
 }
 
@@ -313,6 +358,8 @@ fn serve<D: Datapath>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Dae
             d.accept_all(&sock.listener)?;
         }
         d.run_wire(&mut buf)?;
+        // A real card's exceptions arrive on its receive ring (polled).
+        d.ctl.poll_device(256).map_err(|e| DaemonError::Device(e.to_string()))?;
         if d.live && last_tick.elapsed() >= Duration::from_millis(100) {
             d.ctl.advance(sys::realtime_ns());
             last_tick = Instant::now();
@@ -348,6 +395,8 @@ impl<D: Datapath> Daemon<D> {
                 },
             },
             Wire::Tap(_) => 100,
+            // No wire: a real card is polled every millisecond.
+            Wire::None if self.live => 1,
             _ => 200,
         }
     }

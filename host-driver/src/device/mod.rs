@@ -20,6 +20,7 @@ pub mod memory;
 pub mod mmio;
 #[deny(unsafe_code)]
 pub mod model;
+pub mod sim_core;
 #[deny(unsafe_code)]
 pub mod pci;
 #[deny(unsafe_code)]
