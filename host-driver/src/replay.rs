@@ -106,6 +106,20 @@ pub fn run_width(
     rules: &lvsnic_model::rules::RuleSet,
     records: &[PcapRecord],
 ) -> Result<ReplayOutcome, ReplayError> {
+    run_limited(backend, width, Limits::default(), cfg, rules, records)
+}
+
+/// [`run_width`] with the slow path's per-service new-connection rate
+/// limit (`[limits]`; not applied by the `golden` backend, which has no
+/// slow path).
+pub fn run_limited(
+    backend: Backend,
+    width: u32,
+    limits: Limits,
+    cfg: DirectorConfig,
+    rules: &lvsnic_model::rules::RuleSet,
+    records: &[PcapRecord],
+) -> Result<ReplayOutcome, ReplayError> {
     match backend {
         Backend::Sim => {
             let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
@@ -113,7 +127,7 @@ pub fn run_width(
             let dev = sim_device(width)?;
             let params = SimCore::params(width);
             let sp = SlowPath::new(d, dev, params).map_err(|e| ReplayError::Device(e.to_string()))?;
-            run_split(sp, params, records)
+            run_split_limited(sp, params, limits, records)
         }
         Backend::Golden => run_golden(cfg, rules, records),
         Backend::Model => {
@@ -121,7 +135,7 @@ pub fn run_width(
             let d = Director::new(cfg, rules, start)?;
             let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).map_err(|e| ReplayError::Device(e.to_string()))?;
             let sp = SlowPath::new(d, dev, MODEL_PARAMS).map_err(|e| ReplayError::Device(e.to_string()))?;
-            run_split(sp, MODEL_PARAMS, records)
+            run_split_limited(sp, MODEL_PARAMS, limits, records)
         }
     }
 }
@@ -136,7 +150,17 @@ pub fn sim_device(width: u32) -> Result<ModelDevice<SimCore>, ReplayError> {
 /// Runs `records` through the daemon's exception loop ([`Control`], no
 /// rate limit) over a slow path in front of a data plane.
 pub fn run_split<D: crate::datapath::Datapath>(sp: SlowPath<D>, params: HwParams, records: &[PcapRecord]) -> Result<ReplayOutcome, ReplayError> {
-    let mut ctl = Control::new(sp, params.vip_count, Limits::default());
+    run_split_limited(sp, params, Limits::default(), records)
+}
+
+/// [`run_split`] with a rate limit.
+pub fn run_split_limited<D: crate::datapath::Datapath>(
+    sp: SlowPath<D>,
+    params: HwParams,
+    limits: Limits,
+    records: &[PcapRecord],
+) -> Result<ReplayOutcome, ReplayError> {
+    let mut ctl = Control::new(sp, params.vip_count, limits);
     let mut tx = Vec::with_capacity(records.len());
     let mut host = Vec::new();
     let mut in_hw = 0u64;
@@ -192,11 +216,12 @@ pub fn run_golden(cfg: DirectorConfig, rules: &lvsnic_model::rules::RuleSet, rec
 
 /// The whole `lvsnic replay` command. Returns the one-line summary.
 pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
-    let cfg = DirectorConfig::load(&args.director)?;
+    // DIRECTOR.toml as the daemon reads it, [limits] included.
+    let (cfg, limits) = crate::limits::load_director(&args.director)?;
     let rules = read_rules(&args.rules)?;
     let inp = args.input.display().to_string();
     let records = pcap::read_file(&args.input).map_err(|e| ReplayError::Pcap { path: inp.clone(), msg: e.to_string() })?;
-    let out = run_width(args.backend, args.width, cfg, &rules, &records)?;
+    let out = run_limited(args.backend, args.width, limits, cfg, &rules, &records)?;
     let write = |path: &Path, recs: &[PcapRecord]| -> Result<(), ReplayError> {
         pcap::write_file(path, pcap::Resolution::Nano, recs.iter().cloned())
             .map_err(|e| ReplayError::Pcap { path: path.display().to_string(), msg: e.to_string() })
