@@ -11,6 +11,7 @@ pub mod replay;
 pub mod datapath;
 pub mod regmap;
 pub mod flows;
+pub mod sim_bench;
 pub mod slowpath;
 pub mod vectors;
 pub mod cli;

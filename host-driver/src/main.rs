@@ -53,6 +53,27 @@ enum Cmd {
     },
     /// Write a seeded, realistic capture of what arrives at the director's NIC.
     Traffic(traffic_cmd::TrafficArgs),
+    /// Measure the simulated RTL core: throughput and latency streaming
+    /// established-flow frames, or simulation speed on test vectors.
+    SimBench {
+        /// Data width of the core: 64 or 512.
+        #[arg(long, default_value_t = 64)]
+        width: u32,
+        /// Frame length in bytes (Ethernet header to end of payload, no FCS).
+        #[arg(long, default_value_t = 64)]
+        frame_len: usize,
+        #[arg(long, value_enum, default_value = "nat")]
+        mode: lvsnic::sim_bench::BenchMode,
+        /// Frames to stream.
+        #[arg(long, default_value_t = 2000)]
+        frames: usize,
+        /// Measure simulation speed on `lvsnic vectors` output instead.
+        #[arg(long)]
+        vectors: Option<PathBuf>,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write test vectors for a testbench of the RTL core (tables, input
     /// frames, expected forwarded and to-host frames; see docs/hardware.md).
     Vectors {
@@ -198,6 +219,28 @@ fn main() -> ExitCode {
             replay::replay(&ReplayArgs { rules, director, input, output, host, stats, backend, list, width }).map_err(|e| e.to_string())
         }
         Cmd::Traffic(args) => traffic_cmd::run(&args).map_err(|e| e.to_string()),
+        Cmd::SimBench { width, frame_len, mode, frames, vectors, json } => match vectors {
+            Some(dir) => lvsnic::sim_bench::bench_vectors(width, &dir).map(|r| {
+                if json {
+                    serde_json::to_string(&r).unwrap_or_default()
+                } else {
+                    format!(
+                        "sim-bench vectors: {} frames, {} cycles in {:.2} s: {:.0} frames/s, {:.2} M cycles/s ({} bits)",
+                        r.frames, r.cycles, r.seconds, r.frames_per_sec, r.cycles_per_sec / 1e6, r.width
+                    )
+                }
+            }),
+            None => lvsnic::sim_bench::bench(width, mode, frame_len, frames).map(|r| {
+                if json {
+                    serde_json::to_string(&r).unwrap_or_default()
+                } else {
+                    format!(
+                        "sim-bench {} {} bits, {}-byte frames: {} frames in {} cycles, bus utilization {:.4}, latency {}..{} cycles, {} forwarded, {} to host",
+                        r.mode, r.width, r.frame_len, r.frames, r.cycles, r.bus_utilization, r.latency_cycles_min, r.latency_cycles_max, r.forwarded, r.to_host
+                    )
+                }
+            }),
+        },
         Cmd::Vectors { rules, director, input, out, flow_buckets_log2, action_log2, vip_count } => {
             vectors(&rules, &director, &input, &out, flow_buckets_log2, action_log2, vip_count)
         }

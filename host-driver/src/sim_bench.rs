@@ -1,0 +1,246 @@
+//! `lvsnic sim-bench`: throughput and latency of the verilated core
+//! streaming back-to-back established-flow frames, in cycles.
+//!
+//! ```text
+//! lvsnic sim-bench --width 64|512 --frame-len L --mode nat|dr|tun [--frames N] [--json]
+//! lvsnic sim-bench --width 64|512 --vectors DIR [--json]     # simulation speed on test vectors
+//! ```
+//!
+//! Flows are installed through the registers (as the host does), then
+//! frames of exactly `L` bytes (Ethernet header to the end of the payload,
+//! no FCS) of those flows are offered on every cycle (`tvalid` always
+//! high), outputs always ready. Reported:
+//!
+//! * `cycles`: from the first input beat accepted to the last input beat
+//!   accepted, inclusive — the input streaming window;
+//! * `bus_utilization`: input bytes / (`cycles` × width/8);
+//! * `latency_cycles_min`/`max`: first input beat to first output beat of
+//!   the same frame;
+//! * `drain_cycles`: from the last input beat to the last output beat.
+
+use crate::device::sim_core::SimCore;
+use lvsnic_model::hw::placement::FlowPlacer;
+use lvsnic_model::hw::regs::*;
+use lvsnic_model::hw::tables::{ActionEntry, ActionOp, FlowEntry, FlowKey};
+use lvsnic_model::hw::Csr;
+use lvsnic_model::wire::build::tcp_frame;
+use lvsnic_model::wire::{EthernetRepr, Ipv4Repr, MacAddr, TcpRepr, ETHERTYPE_IPV4, TCP_ACK};
+use lvsnic_sim::{Pattern, RxUser};
+use std::net::Ipv4Addr;
+
+/// What to forward.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchMode {
+    Nat,
+    Dr,
+    Tun,
+}
+
+/// One measurement.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct BenchResult {
+    pub width: u32,
+    pub mode: String,
+    pub frame_len: usize,
+    pub cycles: u64,
+    pub frames: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub bus_utilization: f64,
+    pub latency_cycles_min: u64,
+    pub latency_cycles_max: u64,
+    pub drain_cycles: u64,
+    pub forwarded: u64,
+    pub to_host: u64,
+    /// Wall-clock simulation speed (host-dependent, for information).
+    pub sim_frames_per_sec: f64,
+    pub sim_cycles_per_sec: f64,
+}
+
+const DIR_MAC: MacAddr = MacAddr([0x02, 0, 0, 0, 0, 0x01]);
+const VIP: u32 = 0x0A00_0064;
+
+fn program(core: &mut SimCore, mode: BenchMode, flows: usize) -> Result<Vec<FlowKey>, String> {
+    let params = SimCore::params(core.rtl.width().bits());
+    let w = |c: &mut SimCore, a: u32, v: u32| c.write32(a, v);
+    w(core, MAC_HI, 0x0200);
+    w(core, MAC_LO, 0x0000_0001);
+    w(core, IP, 0x0A00_0001);
+    w(core, MTU, 9216);
+    w(core, VIP_BASE, VIP);
+    w(core, VIP_VALID, 1);
+    let (op, addr, port) = match mode {
+        BenchMode::Nat => (ActionOp::NatDnat, 0xC0A8_0A01, 8080),
+        BenchMode::Dr => (ActionOp::Route, 0, 0),
+        BenchMode::Tun => (ActionOp::Tunnel, 0xC0A8_0A01, 0),
+    };
+    let action = ActionEntry {
+        op,
+        mac: MacAddr([0x02, 0, 0, 0, 0x10, 0x01]),
+        addr,
+        port,
+        l4_delta: ActionEntry::nat_delta(VIP, 80, addr, port),
+    };
+    let b = action.to_bits();
+    for k in 0..4 {
+        w(core, ACT_DATA + 4 * k, (b >> (32 * k)) as u32);
+    }
+    w(core, ACT_INDEX, 1);
+    w(core, ACT_CMD, CMD_WRITE);
+    let mut placer = FlowPlacer::new(params);
+    let mut keys = Vec::new();
+    for i in 0..flows {
+        let key = FlowKey { proto: 6, saddr: 0xC612_0000 + i as u32, daddr: VIP, sport: 40000 + i as u16, dport: 80 };
+        let writes = placer.insert(FlowEntry::new(key, 1, true)).map_err(|e| e.to_string())?;
+        for wr in writes {
+            let b = wr.entry.to_bits();
+            for k in 0..4 {
+                w(core, FLOW_DATA + 4 * k, (b >> (32 * k)) as u32);
+            }
+            w(core, FLOW_INDEX, wr.index as u32);
+            w(core, FLOW_CMD, CMD_WRITE);
+        }
+        keys.push(key);
+    }
+    w(core, CTRL, CTRL_ENABLE | CTRL_PMTU_DISC);
+    if let Some(e) = core.error.take() {
+        return Err(format!("sim: {e}"));
+    }
+    Ok(keys)
+}
+
+fn frame(key: &FlowKey, len: usize) -> Vec<u8> {
+    let eth = EthernetRepr { src: MacAddr([0x02, 0, 0, 0, 0, 0xfe]), dst: DIR_MAC, vlan_tci: None, ethertype: ETHERTYPE_IPV4 };
+    let ip = Ipv4Repr {
+        src_addr: Ipv4Addr::from(key.saddr),
+        dst_addr: Ipv4Addr::from(key.daddr),
+        protocol: 6,
+        payload_len: 0,
+        ttl: 64,
+        tos: 0,
+        ident: 7,
+        dont_frag: true,
+    };
+    let t = TcpRepr { src_port: key.sport, dst_port: key.dport, seq_number: 1, ack_number: 1, flags: TCP_ACK, window_len: 512 };
+    tcp_frame(&eth, &ip, &t, &vec![0x5au8; len.saturating_sub(54)])
+}
+
+/// Streams `frames` frames of `frame_len` bytes in `mode` through a core of `width` bits.
+pub fn bench(width: u32, mode: BenchMode, frame_len: usize, frames: usize) -> Result<BenchResult, String> {
+    if !(64..=9014).contains(&frame_len) {
+        return Err(format!("frame length {frame_len} outside 64..=9014"));
+    }
+    let mut core = SimCore::new(width)?;
+    let keys = program(&mut core, mode, 64)?;
+    let frames_v: Vec<Vec<u8>> = keys.iter().map(|k| frame(k, frame_len)).collect();
+    core.rtl.rx().set_pattern(Pattern::always());
+    core.rtl.tx().set_pattern(Pattern::always());
+    core.rtl.host().set_pattern(Pattern::always());
+    let fwd0 = core.read32(CNT_BASE + 8 * CNT_FWD);
+    let host0 = core.read32(CNT_BASE + 8 * CNT_HOST);
+    core.rtl.rx().set_recording(true);
+    let wall = std::time::Instant::now();
+    let c0 = core.rtl.cycle();
+    for i in 0..frames {
+        core.rtl
+            .rx()
+            .push_bytes(&frames_v[i % frames_v.len()], RxUser { timestamp: 1_000 + i as u64, seq: i as u32 + 1 })
+            .map_err(|e| format!("sim: {e}"))?;
+    }
+    core.rtl.run_until_idle(1_000_000_000).map_err(|e| format!("sim: {e}"))?;
+    let elapsed = wall.elapsed().as_secs_f64();
+    let total_cycles = core.rtl.cycle() - c0;
+    let sent = core.rtl.rx().take_sent();
+    let out = core.rtl.tx().take();
+    let host = core.rtl.host().take();
+    let fwd = core.read32(CNT_BASE + 8 * CNT_FWD) - fwd0;
+    let to_host = core.read32(CNT_BASE + 8 * CNT_HOST) - host0;
+    let first = sent.first().map(|s| s.first_beat).unwrap_or(0);
+    let last_in = sent.last().map(|s| s.last_beat).unwrap_or(0);
+    let cycles = last_in - first + 1;
+    let bytes_in: u64 = sent.iter().map(|s| s.len as u64).sum();
+    let bytes_out: u64 = out.iter().map(|f| f.data.len() as u64).sum();
+    let mut lat_min = u64::MAX;
+    let mut lat_max = 0;
+    for (s, o) in sent.iter().zip(&out) {
+        let l = o.first_beat.saturating_sub(s.first_beat);
+        lat_min = lat_min.min(l);
+        lat_max = lat_max.max(l);
+    }
+    let last_out = out.last().map(|f| f.last_beat).or(host.last().map(|f| f.last_beat)).unwrap_or(last_in);
+    Ok(BenchResult {
+        width,
+        mode: format!("{mode:?}").to_lowercase(),
+        frame_len,
+        cycles,
+        frames: sent.len() as u64,
+        bytes_in,
+        bytes_out,
+        bus_utilization: bytes_in as f64 / (cycles as f64 * (width / 8) as f64),
+        latency_cycles_min: if out.is_empty() { 0 } else { lat_min },
+        latency_cycles_max: lat_max,
+        drain_cycles: last_out.saturating_sub(last_in),
+        forwarded: fwd as u64,
+        to_host: to_host as u64,
+        sim_frames_per_sec: frames as f64 / elapsed,
+        sim_cycles_per_sec: total_cycles as f64 / elapsed,
+    })
+}
+
+/// Simulation speed on `lvsnic vectors` output: every input frame streamed
+/// through the core after the register script; checks the output counts
+/// against the expected files.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct VectorBench {
+    pub width: u32,
+    pub frames: usize,
+    pub cycles: u64,
+    pub seconds: f64,
+    pub frames_per_sec: f64,
+    pub cycles_per_sec: f64,
+    pub tx_frames: usize,
+    pub host_frames: usize,
+}
+
+pub fn bench_vectors(width: u32, dir: &std::path::Path) -> Result<VectorBench, String> {
+    let read = |n: &str| std::fs::read_to_string(dir.join(n)).map_err(|e| format!("{}: {e}", dir.join(n).display()));
+    let regs = read("regs.txt")?;
+    let input = lvsnic_model::pcap::read_file(&dir.join("input.pcap")).map_err(|e| e.to_string())?;
+    let exp_tx = read("expected_tx.txt")?.lines().count();
+    let exp_host = read("expected_host.txt")?.lines().count();
+    let aborts = read("expected_abort.txt")?.lines().count();
+    let mut core = SimCore::new(width)?;
+    for line in regs.lines() {
+        let mut it = line.split_whitespace();
+        let (Some(a), Some(v)) = (it.next(), it.next()) else { continue };
+        let a = u32::from_str_radix(a, 16).map_err(|e| format!("regs.txt: {e}"))?;
+        let v = u32::from_str_radix(v, 16).map_err(|e| format!("regs.txt: {e}"))?;
+        core.write32(a, v);
+    }
+    let wall = std::time::Instant::now();
+    let c0 = core.rtl.cycle();
+    for (i, r) in input.iter().enumerate() {
+        core.rtl.rx().push_bytes(&r.data, RxUser { timestamp: r.ts_ns, seq: i as u32 + 1 }).map_err(|e| format!("sim: {e}"))?;
+    }
+    core.rtl.run_until_idle(1_000_000_000).map_err(|e| format!("sim: {e}"))?;
+    let seconds = wall.elapsed().as_secs_f64();
+    let cycles = core.rtl.cycle() - c0;
+    let tx = core.rtl.tx().take().len();
+    let host = core.rtl.host().take().len();
+    if tx != exp_tx + aborts || host != exp_host {
+        return Err(format!(
+            "outputs differ from the vectors: {tx} tx (expected {}), {host} host (expected {exp_host})",
+            exp_tx + aborts
+        ));
+    }
+    Ok(VectorBench {
+        width,
+        frames: input.len(),
+        cycles,
+        seconds,
+        frames_per_sec: input.len() as f64 / seconds,
+        cycles_per_sec: cycles as f64 / seconds,
+        tx_frames: tx,
+        host_frames: host,
+    })
+}
