@@ -30,3 +30,4 @@ pub mod director;
 pub mod stats;
 pub mod traffic;
 pub mod rng;
+pub mod fasthash;

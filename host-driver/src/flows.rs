@@ -13,7 +13,7 @@ use lvsnic_model::hw::{Csr, HwParams};
 use lvsnic_model::ipvs::DestId;
 use lvsnic_model::time::Time;
 use lvsnic_model::wire::TCP_ACK;
-use std::collections::HashMap;
+use lvsnic_model::fasthash::FastMap as HashMap;
 use std::net::Ipv4Addr;
 
 /// The flows one connection needs in hardware.
@@ -115,13 +115,13 @@ impl FlowManager {
         let n = params.actions();
         FlowManager {
             placer: FlowPlacer::new(params),
-            conns: HashMap::new(),
-            by_key: HashMap::new(),
+            conns: HashMap::default(),
+            by_key: HashMap::default(),
             actions: vec![None; n],
-            action_index: HashMap::new(),
+            action_index: HashMap::default(),
             // Index 0 stays unused so an all-zero entry never points at a live action.
             free_actions: (1..n as u16).rev().collect(),
-            moved_hits: HashMap::new(),
+            moved_hits: HashMap::default(),
             table_full: 0,
             forwarded_credited: 0,
         }

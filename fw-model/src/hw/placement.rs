@@ -11,7 +11,7 @@
 
 use super::pipeline::HwParams;
 use super::tables::{FlowEntry, FlowKey};
-use std::collections::HashMap;
+use crate::fasthash::FastMap as HashMap;
 
 /// Slots examined by the breadth-first search before giving up.
 pub const MAX_BFS_NODES: usize = 512;
@@ -45,7 +45,7 @@ pub struct FlowPlacer {
 
 impl FlowPlacer {
     pub fn new(params: HwParams) -> Self {
-        FlowPlacer { params, slots: vec![FlowEntry::default(); params.flow_slots()], where_: HashMap::new() }
+        FlowPlacer { params, slots: vec![FlowEntry::default(); params.flow_slots()], where_: HashMap::default() }
     }
 
     /// Entries installed.
@@ -90,7 +90,7 @@ impl FlowPlacer {
         }
         // Breadth-first search over displacements: for each slot reached,
         // remember the slot whose entry would move into it.
-        let mut parent: HashMap<usize, Option<usize>> = HashMap::new();
+        let mut parent: HashMap<usize, Option<usize>> = HashMap::default();
         let mut queue = std::collections::VecDeque::new();
         for &c in &cands {
             parent.insert(c, None);

@@ -17,7 +17,8 @@ impl FlowKey {
     /// The Toeplitz hashes of the two ways.
     pub fn hashes(&self) -> (u32, u32) {
         let inp = super::toeplitz::hash_input(self.saddr, self.daddr, self.sport, self.dport);
-        (super::toeplitz::toeplitz(&super::toeplitz::KEY0, &inp), super::toeplitz::toeplitz(&super::toeplitz::KEY1, &inp))
+        let (t0, t1) = super::toeplitz::tables();
+        (t0.hash(&inp), t1.hash(&inp))
     }
 }
 

@@ -43,6 +43,44 @@ pub fn toeplitz(key: &[u8; 40], input: &[u8]) -> u32 {
     result
 }
 
+/// Per-byte lookup tables for a fixed key and a 12-byte input: entry
+/// `[i][b]` is the hash contribution of byte value `b` at input position
+/// `i`, so a hash is 12 lookups XORed together (the same function as
+/// [`toeplitz`], tested against it).
+#[derive(Clone)]
+pub struct ToeplitzTable {
+    t: Box<[[u32; 256]; 12]>,
+}
+
+impl ToeplitzTable {
+    pub fn new(key: &[u8; 40]) -> Self {
+        let mut t = Box::new([[0u32; 256]; 12]);
+        for (i, row) in t.iter_mut().enumerate() {
+            for (b, v) in row.iter_mut().enumerate() {
+                let mut inp = [0u8; 12];
+                inp[i] = b as u8;
+                *v = toeplitz(key, &inp);
+            }
+        }
+        ToeplitzTable { t }
+    }
+
+    #[inline]
+    pub fn hash(&self, input: &[u8; 12]) -> u32 {
+        let mut h = 0;
+        for (i, &b) in input.iter().enumerate() {
+            h ^= self.t[i][b as usize];
+        }
+        h
+    }
+}
+
+/// The tables of the two ways' keys, built once.
+pub fn tables() -> &'static (ToeplitzTable, ToeplitzTable) {
+    static T: std::sync::OnceLock<(ToeplitzTable, ToeplitzTable)> = std::sync::OnceLock::new();
+    T.get_or_init(|| (ToeplitzTable::new(&KEY0), ToeplitzTable::new(&KEY1)))
+}
+
 /// The 12-byte hash input of docs/hardware.md §4.
 pub fn hash_input(saddr: u32, daddr: u32, sport: u16, dport: u16) -> [u8; 12] {
     let mut b = [0u8; 12];
@@ -74,6 +112,20 @@ mod tests {
         assert_eq!(rss("24.19.198.95", 12898, "12.22.207.184", 38024), (0xd2d0a5de, 0x5c2b394a));
         assert_eq!(rss("38.27.205.30", 48228, "209.142.163.6", 2217), (0x82989176, 0xafc7327f));
         assert_eq!(rss("153.39.163.191", 44251, "202.188.127.2", 1303), (0x5d1809c5, 0x10e828a2));
+    }
+
+    #[test]
+    fn table_equals_bitwise() {
+        let mut r = crate::rng::SplitMix64::new(4);
+        let (t0, t1) = tables();
+        for _ in 0..2000 {
+            let mut inp = [0u8; 12];
+            for b in inp.iter_mut() {
+                *b = r.next_u64() as u8;
+            }
+            assert_eq!(t0.hash(&inp), toeplitz(&KEY0, &inp));
+            assert_eq!(t1.hash(&inp), toeplitz(&KEY1, &inp));
+        }
     }
 
     #[test]

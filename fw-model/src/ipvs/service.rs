@@ -23,36 +23,7 @@ pub const FTPDATA: u16 = 20;
 /// every half period.
 pub const DEST_TRASH_PERIOD: Time = secs(120);
 
-/// A small multiply-rotate hasher for the service index (the key is a few
-/// integers chosen by the operator, not by the network, so no flooding
-/// resistance is needed; SipHash would cost more than the lookup).
-#[derive(Default, Clone, Copy)]
-pub struct FastHasher(u64);
-
-impl std::hash::Hasher for FastHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(i as u64)
-    }
-    fn write_u16(&mut self, i: u16) {
-        self.write_u64(i as u64)
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i as u64)
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+use crate::fasthash::FastMap;
 
 /// A virtual service (`struct ip_vs_service`).
 #[derive(Debug)]

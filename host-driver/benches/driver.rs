@@ -1,0 +1,157 @@
+//! Host driver benchmarks (criterion, one core), `model` backend:
+//!
+//! * `exception_loop/new_conn`: a SYN of a new connection through the
+//!   daemon's exception loop — the card model hands it up the receive ring,
+//!   the golden model schedules it, the NAT frame is injected down the
+//!   transmit ring, the connection's two flows (request and reply) and its
+//!   actions are installed through the registers;
+//! * `flow_install/cuckoo`: one flow entry placed (cuckoo, 2 ways × 4
+//!   slots, ~70 % full table) and written through the registers;
+//! * `cli/round_trip`: `lvsnic -L -n` over the Unix socket to a running
+//!   daemon (request, listing, reply).
+//!
+//! `cargo bench -p lvsnic --bench driver`
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use lvsnic::control::Control;
+use lvsnic::device::model::ModelDevice;
+use lvsnic::limits::Limits;
+use lvsnic::replay::MODEL_PARAMS;
+use lvsnic::slowpath::SlowPath;
+use lvsnic_model::director::Director;
+use lvsnic_model::hw::placement::FlowPlacer;
+use lvsnic_model::hw::regs::*;
+use lvsnic_model::hw::tables::{FlowEntry, FlowKey};
+use lvsnic_model::hw::{Csr, HwPipeline};
+use lvsnic_model::rules::ipvsadm::parse_rules;
+use lvsnic_model::time::SEC;
+use lvsnic_model::wire::TCP_SYN;
+use lvsnic_tests::*;
+use std::hint::black_box;
+
+const RULES: &str = "-A -t 10.0.0.100:80 -s wlc\n\
+-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n-a -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 2\n\
+-a -t 10.0.0.100:80 -r 192.168.10.3:80 -m -w 3\n-a -t 10.0.0.100:80 -r 192.168.10.4:80 -m -w 1\n";
+
+fn bench_exception_loop(c: &mut Criterion) {
+    let rules = parse_rules(RULES).unwrap();
+    let mut g = c.benchmark_group("exception_loop");
+    g.throughput(Throughput::Elements(1));
+    let make = || {
+        let d = Director::new(config("[timeouts]\ntcp = 2678400\n"), &rules, T0).unwrap();
+        let dev = ModelDevice::model(MODEL_PARAMS, Default::default()).unwrap();
+        Control::new(SlowPath::new(d, dev, MODEL_PARAMS).unwrap(), MODEL_PARAMS.vip_count, Limits::default())
+    };
+    let mut ctl = make();
+    let mut n: u32 = 0;
+    let mut t = T0;
+    g.bench_function("new_conn", |b| {
+        b.iter_custom(|iters| {
+            let mut total = std::time::Duration::ZERO;
+            let mut left = iters;
+            while left > 0 {
+                let batch = left.min(20_000);
+                left -= batch;
+                if ctl.sp.flows.len() > 150_000 {
+                    // Keep the tables well below full: start over (untimed).
+                    ctl = make();
+                    t = T0;
+                }
+                let frames: Vec<Vec<u8>> = (0..batch)
+                    .map(|_| {
+                        n = n.wrapping_add(1);
+                        let client = std::net::Ipv4Addr::from(0xC612_0000 + (n >> 10));
+                        tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(client, VIP), 1024 + (n & 1023) as u16, 80, TCP_SYN, 1, 0, b"")
+                    })
+                    .collect();
+                let start = std::time::Instant::now();
+                for f in &frames {
+                    t += 1000;
+                    black_box(ctl.frame(t, f).unwrap());
+                }
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+    g.finish();
+    let _ = SEC;
+}
+
+fn bench_flow_install(c: &mut Criterion) {
+    let mut g = c.benchmark_group("flow_install");
+    g.throughput(Throughput::Elements(1));
+    let params = MODEL_PARAMS;
+    let mut hw = HwPipeline::new(params);
+    let mut placer = FlowPlacer::new(params);
+    let fill = params.flow_slots() * 7 / 10;
+    let key = |i: u64| FlowKey { proto: 6, saddr: 0xC612_0000 + (i as u32 >> 8), daddr: 0x0A00_0064, sport: 1024 + (i as u16 & 255), dport: 80 };
+    for i in 0..fill as u64 {
+        let _ = placer.insert(FlowEntry::new(key(i), 1, true));
+    }
+    let mut i = fill as u64;
+    g.bench_function("cuckoo", |b| {
+        b.iter(|| {
+            i += 1;
+            // Insert one, remove an old one: occupancy stays at ~70 %.
+            if let Ok(writes) = placer.insert(FlowEntry::new(key(i), 1, true)) {
+                for w in writes {
+                    let bits = w.entry.to_bits();
+                    for k in 0..4 {
+                        hw.write32(FLOW_DATA + 4 * k, (bits >> (32 * k)) as u32);
+                    }
+                    hw.write32(FLOW_INDEX, w.index as u32);
+                    hw.write32(FLOW_CMD, CMD_WRITE);
+                }
+            }
+            if let Some(w) = placer.remove(&key(i - fill as u64)) {
+                hw.write32(FLOW_INDEX, w.index as u32);
+                black_box(&w);
+            }
+        })
+    });
+    g.finish();
+}
+
+fn bench_cli(c: &mut Criterion) {
+    let dir = std::env::temp_dir().join(format!("lvsnic-bench-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let sock = dir.join("sock");
+    let cfg = dir.join("director.toml");
+    std::fs::write(&cfg, director_toml()).unwrap();
+    let rules = dir.join("rules");
+    std::fs::write(&rules, RULES).unwrap();
+    let exe = std::env::var("CARGO_BIN_EXE_lvsnic").unwrap_or_else(|_| "target/release/lvsnic".into());
+    let mut child = std::process::Command::new(exe)
+        .args(["daemon", "--backend", "model", "--director"])
+        .arg(&cfg)
+        .arg("--socket")
+        .arg(&sock)
+        .arg("--rules")
+        .arg(&rules)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("daemon");
+    for _ in 0..200 {
+        if sock.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let req = lvsnic::daemon::proto::Request::Ipvsadm { prog: None, argv: vec!["-L".into(), "-n".into()], stdin: None };
+    let mut g = c.benchmark_group("cli");
+    g.bench_function("round_trip", |b| {
+        b.iter(|| black_box(lvsnic::daemon::proto::call(&sock, &req).expect("daemon reply")))
+    });
+    g.finish();
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3)).warm_up_time(std::time::Duration::from_secs(1));
+    targets = bench_exception_loop, bench_flow_install, bench_cli
+}
+criterion_main!(benches);
