@@ -71,8 +71,25 @@ fn run(width: u32, seed: u64, total: usize) {
         rtl.0.run_until_idle(50_000_000).unwrap_or_else(|e| panic!("width {width} seed {seed} batch {batch_no}: {e}"));
         let got_tx = rtl.0.tx().take();
         let got_host = rtl.0.host().take();
-        assert_eq!(got_tx.len(), expect_tx.len(), "width {width} seed {seed} batch {batch_no}: tx frame count");
-        assert_eq!(got_host.len(), expect_host.len(), "width {width} seed {seed} batch {batch_no}: host frame count");
+        // First divergence in which frames went where, with the model's view.
+        let gtx: Vec<u32> = got_tx.iter().map(|g| TxUser::from_tuser(&g.tuser_last).seq).collect();
+        let etx: Vec<u32> = expect_tx.iter().map(|e| e.0).collect();
+        let ghost: Vec<(u32, u8)> = got_host.iter().map(|g| {
+            let u = HostUser::from_tuser(&g.tuser);
+            (u.seq, u.reason)
+        }).collect();
+        let ehost: Vec<(u32, u8)> = expect_host.iter().map(|(m, _)| (m.seq, m.reason as u8)).collect();
+        if gtx != etx || ghost != ehost {
+            let first_tx = gtx.iter().zip(&etx).position(|(a, b)| a != b).unwrap_or(gtx.len().min(etx.len()));
+            let first_host = ghost.iter().zip(&ehost).position(|(a, b)| a != b).unwrap_or(ghost.len().min(ehost.len()));
+            panic!(
+                "width {width} seed {seed} batch {batch_no}: routing differs: tx at #{first_tx} rtl {:?} model {:?}; host at #{first_host} rtl (seq, reason) {:?} model {:?}",
+                gtx.get(first_tx..(first_tx + 3).min(gtx.len())),
+                etx.get(first_tx..(first_tx + 3).min(etx.len())),
+                ghost.get(first_host..(first_host + 3).min(ghost.len())),
+                ehost.get(first_host..(first_host + 3).min(ehost.len())),
+            );
+        }
         for (g, (seq, abort, frame)) in got_tx.iter().zip(&expect_tx) {
             let u = TxUser::from_tuser(&g.tuser_last);
             assert_eq!((u.seq, u.abort), (*seq, *abort), "width {width} seed {seed}: tx sideband of frame {seq}");
