@@ -170,6 +170,22 @@ impl Dut {
         }
     }
 
+    pub fn add_service(&mut self, rule: &lvsnic_model::rules::ServiceRule) -> Result<(), lvsnic_model::director::DirectorError> {
+        match &mut self.kind {
+            DutKind::Golden(d) => d.add_service(rule).map(|_| ()),
+            DutKind::Model(sp) => sp.add_service(rule),
+            DutKind::Sim(sp) => sp.add_service(rule),
+        }
+    }
+
+    pub fn del_service(&mut self, key: &lvsnic_model::rules::ServiceKey) -> Result<(), lvsnic_model::director::DirectorError> {
+        match &mut self.kind {
+            DutKind::Golden(d) => d.del_service(key),
+            DutKind::Model(sp) => sp.del_service(key),
+            DutKind::Sim(sp) => sp.del_service(key),
+        }
+    }
+
     /// Credits what the hardware counted to the statistics (before reading them).
     pub fn settle(&mut self) {
         match &mut self.kind {
