@@ -124,20 +124,36 @@ module lvsnic_core #(
     // ------------------------------------------------------------------
     // receive register slice and ingress
     // ------------------------------------------------------------------
-    localparam integer RXW = DATA_WIDTH + KEEP_WIDTH + 1 + 96;
+    // The register slice carries the beat with the bytes outside tkeep
+    // zeroed and the beat's byte count - 1 (tkeep is 2^n - 1: the count is
+    // the index of its last set bit, encoded from the one-hot of that bit).
+    localparam integer RXW = DATA_WIDTH + LW + 1 + 96;
+
+    logic [DATA_WIDTH-1:0] in_kdata;
+    logic [LW-1:0]         in_cnt_m1;
+    wire  [KEEP_WIDTH-1:0] in_top = s_axis_rx_tkeep & ~(s_axis_rx_tkeep >> 1);
+    always_comb begin
+        for (int k = 0; k < W; k++) begin
+            in_kdata[8*k +: 8] = s_axis_rx_tkeep[k] ? s_axis_rx_tdata[8*k +: 8] : 8'h00;
+        end
+        in_cnt_m1 = '0;
+        for (int k = 0; k < W; k++) begin
+            in_cnt_m1 = in_cnt_m1 | (in_top[k] ? LW'(k) : '0);
+        end
+    end
 
     wire                   rx_valid, rx_ready;
     wire [DATA_WIDTH-1:0]  rx_data;
-    wire [KEEP_WIDTH-1:0]  rx_keep;
+    wire [LW-1:0]          rx_cnt_m1;
     wire                   rx_last;
     wire [95:0]            rx_user;
 
     lvsnic_axis_skid #(.WIDTH(RXW)) u_rx_skid (
         .clk(clk), .rst(rst),
         .s_valid(s_axis_rx_tvalid), .s_ready(s_axis_rx_tready),
-        .s_data({s_axis_rx_tdata, s_axis_rx_tkeep, s_axis_rx_tlast, s_axis_rx_tuser}),
+        .s_data({in_kdata, in_cnt_m1, s_axis_rx_tlast, s_axis_rx_tuser}),
         .m_valid(rx_valid), .m_ready(rx_ready),
-        .m_data({rx_data, rx_keep, rx_last, rx_user})
+        .m_data({rx_data, rx_cnt_m1, rx_last, rx_user})
     );
 
     wire                   fb_valid, fb_ready, fb_last;
@@ -152,7 +168,7 @@ module lvsnic_core #(
 
     lvsnic_ingress #(.DATA_WIDTH(DATA_WIDTH), .KEEP_WIDTH(KEEP_WIDTH)) u_ingress (
         .clk(clk), .rst(rst),
-        .s_valid(rx_valid), .s_ready(rx_ready), .s_data(rx_data), .s_keep(rx_keep),
+        .s_valid(rx_valid), .s_ready(rx_ready), .s_data(rx_data), .s_cnt_m1(rx_cnt_m1),
         .s_last(rx_last), .s_user(rx_user),
         .fb_valid(fb_valid), .fb_ready(fb_ready), .fb_data(fb_data), .fb_last(fb_last),
         .fb_cnt_m1(fb_cnt_m1),

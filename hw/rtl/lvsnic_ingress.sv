@@ -1,8 +1,10 @@
 // lvsnic_ingress: receive-side beat handling.
 //
-// Takes the (registered) s_axis_rx stream and, for every accepted beat:
-//   * writes the beat (bytes outside tkeep zeroed) to the frame buffer,
-//     with `last` and the number of valid bytes of the beat;
+// Takes the (registered) s_axis_rx stream, already reduced to the beat with
+// the bytes outside tkeep zeroed and its byte count (lvsnic_core does that
+// before the input register slice), and, for every accepted beat:
+//   * writes the beat to the frame buffer, with `last` and the number of
+//     valid bytes of the beat;
 //   * captures the frame's first 54 bytes (zero-filled past the frame's end)
 //     and, on the beat that holds byte 53 or on the frame's last beat if that
 //     comes first, pushes the header, the number of header bytes present
@@ -23,8 +25,8 @@ module lvsnic_ingress #(
     // input stream (from the rx register slice)
     input  wire                     s_valid,
     output logic                    s_ready,
-    input  wire [DATA_WIDTH-1:0]    s_data,
-    input  wire [KEEP_WIDTH-1:0]    s_keep,
+    input  wire [DATA_WIDTH-1:0]    s_data,      // bytes outside tkeep are zero
+    input  wire [$clog2(KEEP_WIDTH)-1:0] s_cnt_m1, // valid bytes - 1
     input  wire                     s_last,
     input  wire [95:0]              s_user,
 
@@ -58,22 +60,8 @@ module lvsnic_ingress #(
     logic [63:0]     ts_r;
     logic [31:0]     seq_r;
 
-    // valid byte count of this beat (contiguous tkeep), minus one
-    logic [LW-1:0] cnt_m1;
-    always_comb begin
-        cnt_m1 = '0;
-        for (int k = 1; k < W; k++) begin
-            if (s_keep[k]) cnt_m1 = k[LW-1:0];
-        end
-    end
-
-    // data with the bytes outside tkeep zeroed
-    logic [DATA_WIDTH-1:0] kdata;
-    always_comb begin
-        for (int k = 0; k < W; k++) begin
-            kdata[8*k +: 8] = s_keep[k] ? s_data[8*k +: 8] : 8'h00;
-        end
-    end
+    wire [LW-1:0]         cnt_m1 = s_cnt_m1;
+    wire [DATA_WIDTH-1:0] kdata  = s_data;
 
     wire in_hdr    = (beat_idx < BIW'(HDR_BEATS));
     wire hdr_done  = in_hdr && (s_last || beat_idx == BIW'(HDR_BEATS - 1));

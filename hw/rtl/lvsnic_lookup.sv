@@ -21,11 +21,13 @@
 //   S9..S10  checksum pipelines; trim/realignment numbers
 //   S11 checksums ready: insert them, push the decision
 //
-// All stages advance together on `ce` (= !steal): the host steals one
-// cycle to write a flow or action entry, so a lookup never reads a RAM row
-// while it is written (a lookup sees the old or the new entry, entries are
-// one 128-bit RAM word). Host reads travel through the pipeline as tokens
-// (they take the slot of a header) and return the entry at S4 / S8.
+// All stages advance together on `ce`: the host steals one cycle to write a
+// flow or action entry (steal request, then one cycle with ce = 0 in which
+// the RAM is written), so a lookup never reads a RAM row while it is
+// written (a lookup sees the old or the new entry: entries are one 128-bit
+// RAM word). Host reads travel through the pipeline as tokens (they take
+// the slot of a header) and return the entry at S4 / S8. hdr_ready is a
+// register (credits for the decision FIFO, steal and token announce).
 // After reset the flow and action RAMs are swept to zero (init_busy).
 //
 // Flow RAMs: 8 (2 ways x 4 slots) x 2^FLOW_BUCKETS_LOG2 x 128 bit.
@@ -60,11 +62,11 @@ module lvsnic_lookup #(
     input  wire [31:0]                   hdr_seq,
 
     // host access
-    input  wire                          steal,        // registered; ce = !steal
-    input  wire                          flow_wr,      // only while steal
+    input  wire                          steal,        // pulse: the next cycle is stolen
+    input  wire                          flow_wr,      // with steal; data held
     input  wire [FLOW_BUCKETS_LOG2+2:0]                  flow_wr_idx,
     input  wire [127:0]                  flow_wr_data,
-    input  wire                          act_wr,       // only while steal
+    input  wire                          act_wr,       // with steal; data held
     input  wire [ACTION_LOG2-1:0]                  act_wr_idx,
     input  wire [127:0]                  act_wr_data,
     input  wire                          tok_req,      // level until tok_ack
@@ -117,7 +119,19 @@ module lvsnic_lookup #(
     // ------------------------------------------------------------------
     // control: clock enable, credits, init sweep, S0 load
     // ------------------------------------------------------------------
-    wire ce = !steal;
+    logic steal_d, flow_wr_d, act_wr_d;
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            steal_d   <= 1'b0;
+            flow_wr_d <= 1'b0;
+            act_wr_d  <= 1'b0;
+        end else begin
+            steal_d   <= steal;
+            flow_wr_d <= flow_wr;
+            act_wr_d  <= act_wr;
+        end
+    end
+    wire ce = !steal_d;
 
     logic [IW:0]   init_cnt;               // MSB set when done
     assign init_busy = !init_cnt[IW];
@@ -126,17 +140,29 @@ module lvsnic_lookup #(
         else if (init_busy) init_cnt <= init_cnt + 1'b1;
     end
 
-    logic [CW-1:0] inflight;               // headers pushed, decisions not popped
-    wire credit_ok = (inflight < CW'(DEC_DEPTH));
-
-    assign hdr_ready = ce && !tok_req && credit_ok && !init_busy;
+    // decision credits: headers pushed minus decisions popped, counted one
+    // cycle late; hdr_ready (a register) leaves room for the two pushes not
+    // yet counted. It is also dropped the cycle after a steal request (the
+    // stolen cycle) and while a read token waits (the token then enters in
+    // a cycle without header).
+    logic [CW-1:0] inflight;
+    logic          push_d, pop_d;
     wire   hdr_push  = hdr_valid && hdr_ready;
-    wire   tok_push  = ce && tok_req && !init_busy;
+    wire   tok_push  = tok_req && !hdr_ready && ce && !init_busy;
     assign tok_ack   = tok_push;
 
     always_ff @(posedge clk) begin
-        if (rst) inflight <= '0;
-        else     inflight <= inflight + CW'(hdr_push) - CW'(dec_pop);
+        if (rst) begin
+            inflight  <= '0;
+            push_d    <= 1'b0;
+            pop_d     <= 1'b0;
+            hdr_ready <= 1'b0;
+        end else begin
+            push_d    <= hdr_push;
+            pop_d     <= dec_pop;
+            inflight  <= inflight + CW'(push_d) - CW'(pop_d);
+            hdr_ready <= !steal && !tok_req && !init_busy && (inflight < CW'(DEC_DEPTH - 2));
+        end
     end
 
     // ------------------------------------------------------------------
@@ -286,7 +312,7 @@ module lvsnic_lookup #(
     genvar gn;
     generate
         for (gn = 0; gn < 8; gn = gn + 1) begin : g_flow
-            wire          we    = init_busy || (flow_wr && flow_wr_idx[B+2] == 1'(gn / 4)
+            wire          we    = init_busy || (flow_wr_d && flow_wr_idx[B+2] == 1'(gn / 4)
                                                 && flow_wr_idx[1:0] == 2'(gn % 4));
             wire [B-1:0]  waddr = init_busy ? init_cnt[B-1:0] : flow_wr_idx[B+1:2];
             wire [127:0]  wdata = init_busy ? 128'h0 : flow_wr_data;
@@ -387,10 +413,13 @@ module lvsnic_lookup #(
                            s4_h[26*8 +: 8], s4_h[27*8 +: 8], s4_h[28*8 +: 8], s4_h[29*8 +: 8],  // src
                            s4_h[23*8 +: 8]};                                       // proto
 
-    logic [7:0] s4_match;
+    // partial key compares: 4 chunks of 26 bits per slot (match in S5)
+    logic [31:0] s4_eqp;
     always_comb begin
         for (int n = 0; n < 8; n++) begin
-            s4_match[n] = s4_ent[n*128] && (s4_ent[n*128 + 8 +: 104] == s4_key);
+            for (int c = 0; c < 4; c++) begin
+                s4_eqp[n*4 + c] = (s4_ent[n*128 + 8 + 26*c +: 26] == s4_key[26*c +: 26]);
+            end
         end
     end
 
@@ -419,7 +448,8 @@ module lvsnic_lookup #(
     logic [15:0]     s5_tl;
     logic [31:0]     s5_hash0;
     logic [B-1:0]    s5_bkt0, s5_bkt1;
-    logic [7:0]      s5_match;
+    logic [31:0]     s5_eqp;
+    logic [7:0]      s5_val;
     logic [8*A-1:0]  s5_acts;
     logic [7:0]      s5_ackf;
 
@@ -435,19 +465,32 @@ module lvsnic_lookup #(
             s5_udp0 <= s4_udp0; s5_vip <= s4_vip; s5_big_n <= s4_big_n; s5_big_t <= s4_big_t;
             s5_tl <= s4_tl; s5_hash0 <= s4_hash0;
             s5_bkt0 <= s4_bkt0; s5_bkt1 <= s4_bkt1;
-            s5_match <= s4_match;
+            s5_eqp   <= s4_eqp;
             for (int n = 0; n < 8; n++) begin
+                s5_val[n]         <= s4_ent[n*128];
                 s5_acts[n*A +: A] <= s4_ent[n*128 + 112 +: A];
                 s5_ackf[n]        <= s4_ent[n*128 + 1];
             end
         end
     end
 
-    logic [2:0] s5_sel;
+    // first match (way 0 before way 1, slot 0 before 3) as a one-hot, then
+    // AND-OR selects
+    logic [7:0]   s5_match, s5_first;
+    logic [2:0]   s5_sel;
+    logic [A-1:0] s5_act;
+    logic         s5_ackfs;
     always_comb begin
-        s5_sel = 3'd0;
-        for (int n = 7; n >= 0; n--) begin
-            if (s5_match[n]) s5_sel = 3'(n);
+        for (int n = 0; n < 8; n++) s5_match[n] = s5_val[n] && (&s5_eqp[n*4 +: 4]);
+        s5_first = s5_match & ~(s5_match << 1) & ~(s5_match << 2) & ~(s5_match << 3)
+                 & ~(s5_match << 4) & ~(s5_match << 5) & ~(s5_match << 6) & ~(s5_match << 7);
+        s5_sel   = '0;
+        s5_act   = '0;
+        s5_ackfs = 1'b0;
+        for (int n = 0; n < 8; n++) begin
+            s5_sel   = s5_sel   | (s5_first[n] ? 3'(n) : 3'd0);
+            s5_act   = s5_act   | (s5_first[n] ? s5_acts[n*A +: A] : '0);
+            s5_ackfs = s5_ackfs | (s5_first[n] && s5_ackf[n]);
         end
     end
 
@@ -480,8 +523,8 @@ module lvsnic_lookup #(
             s6_udp0 <= s5_udp0; s6_vip <= s5_vip; s6_big_n <= s5_big_n; s6_big_t <= s5_big_t;
             s6_tl <= s5_tl; s6_hash0 <= s5_hash0;
             s6_hit  <= |s5_match;
-            s6_ackf <= s5_ackf[s5_sel];
-            s6_act  <= s5_acts[s5_sel*A +: A];
+            s6_ackf <= s5_ackfs;
+            s6_act  <= s5_act;
             s6_slot <= {s5_sel[2], s5_sel[2] ? s5_bkt1 : s5_bkt0, s5_sel[1:0]};
         end
     end
@@ -491,7 +534,7 @@ module lvsnic_lookup #(
     logic [127:0] s8_actd;
     lvsnic_sdp_ram #(.WIDTH(128), .ADDR_WIDTH(A), .OUT_REG(1)) u_act_ram (
         .clk(clk),
-        .we(init_busy || act_wr),
+        .we(init_busy || act_wr_d),
         .waddr(init_busy ? init_cnt[A-1:0] : act_wr_idx),
         .wdata(init_busy ? 128'h0 : act_wr_data),
         .re(ce), .raddr(s6_aaddr), .oce(ce),

@@ -9,11 +9,14 @@
 // LO half latches its HI half, per counter).
 //
 // AXI4-Lite: one outstanding write and one outstanding read; a write is
-// taken when AW and W are both valid; reads return one cycle after the
-// address is taken. Responses are always OKAY; unmapped addresses read 0
-// and ignore writes. Byte strobes apply to the read/write registers; a
-// command register acts on the strobed value (1 or 2). Read/write
-// registers keep only their defined bits.
+// taken when AW and W are both valid and performed the next cycle (B
+// response then); the read data is returned two cycles after the address
+// is taken (address register, register/counter multiplexers, final
+// select). Responses are always OKAY; unmapped addresses read 0 and ignore
+// writes. Byte strobes apply to the read/write registers; a command
+// register acts on the strobed value (1 or 2). Read/write registers keep
+// only their defined bits. A command latches the staging entry and index,
+// so the host may rewrite the staging registers while it is busy.
 `default_nettype none
 
 module lvsnic_regs #(
@@ -121,16 +124,26 @@ module lvsnic_regs #(
     wire [NCNT*32-1:0] cnt_hi;     // HI halves latched by LO reads
 
     // ------------------------------------------------------------------
-    // AXI-Lite write
+    // AXI-Lite write: take AW+W, perform the next cycle
     // ------------------------------------------------------------------
-    wire wr_en = s_axil_awvalid && s_axil_wvalid && !s_axil_bvalid;
-    assign s_axil_awready = wr_en;
-    assign s_axil_wready  = wr_en;
+    logic          wr_pend;
+    logic [AW-3:0] wa;                          // word address
+    logic [31:0]   wd, wm;
+    wire           wr_take = s_axil_awvalid && s_axil_wvalid && !wr_pend && !s_axil_bvalid;
+    wire           wr_en   = wr_pend;
+    assign s_axil_awready = wr_take;
+    assign s_axil_wready  = wr_take;
     assign s_axil_bresp   = 2'b00;
 
-    wire [AW-3:0] wa = s_axil_awaddr[AW-1:2];   // word address
-    wire [31:0]   wd = s_axil_wdata;
-    wire [31:0]   wm = {{8{s_axil_wstrb[3]}}, {8{s_axil_wstrb[2]}}, {8{s_axil_wstrb[1]}}, {8{s_axil_wstrb[0]}}};
+    always_ff @(posedge clk) begin
+        if (rst) wr_pend <= 1'b0;
+        else     wr_pend <= wr_take;
+        if (wr_take) begin
+            wa <= s_axil_awaddr[AW-1:2];
+            wd <= s_axil_wdata;
+            wm <= {{8{s_axil_wstrb[3]}}, {8{s_axil_wstrb[2]}}, {8{s_axil_wstrb[1]}}, {8{s_axil_wstrb[0]}}};
+        end
+    end
 
     function automatic logic [31:0] merge(input logic [31:0] old, input logic [31:0] d, input logic [31:0] m);
         merge = (old & ~m) | (d & m);
@@ -202,25 +215,41 @@ module lvsnic_regs #(
     wire  f_st_req  = (f_st == S_ZERO) || (f_st == S_SRD);
     wire  a_st_req  = (a_st == S_ZERO) || (a_st == S_SRD);
 
+    // command operands, latched when the command is taken
+    logic [B+2:0] f_idx;
+    logic [127:0] f_data;
+    logic [A-1:0] a_idx;
+    logic [127:0] a_data;
+    always_ff @(posedge clk) begin
+        if (f_cmd_ok) begin
+            f_idx  <= flow_index;
+            f_data <= flow_data;
+        end
+        if (a_cmd_ok) begin
+            a_idx  <= act_index;
+            a_data <= act_data;
+        end
+    end
+
     assign tok_req    = f_tok_req || a_tok_req;
     assign tok_is_act = !f_tok_req;
-    assign tok_idx    = f_tok_req ? TOKW'(flow_index) : TOKW'(act_index);
+    assign tok_idx    = f_tok_req ? TOKW'(f_idx) : TOKW'(a_idx);
     wire   f_tok_ack  = tok_ack && f_tok_req;
     wire   a_tok_ack  = tok_ack && !f_tok_req;
 
     assign st_req   = f_st_req || a_st_req;
     assign st_op    = f_st_req ? ((f_st == S_ZERO) ? 2'd0 : 2'd1) : ((a_st == S_ZERO) ? 2'd2 : 2'd3);
-    assign st_idx   = f_st_req ? TOKW'(flow_index) : TOKW'(act_index);
+    assign st_idx   = f_st_req ? TOKW'(f_idx) : TOKW'(a_idx);
     wire   f_st_ack = st_ack && f_st_req;
     wire   a_st_ack = st_ack && !f_st_req;
 
     assign steal        = f_steal || a_steal;
     assign flow_wr      = f_steal;
-    assign flow_wr_idx  = flow_index;
-    assign flow_wr_data = flow_data;
+    assign flow_wr_idx  = f_idx;
+    assign flow_wr_data = f_data;
     assign act_wr       = a_steal;
-    assign act_wr_idx   = act_index;
-    assign act_wr_data  = act_data;
+    assign act_wr_idx   = a_idx;
+    assign act_wr_data  = a_data;
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -302,70 +331,86 @@ module lvsnic_regs #(
     // ------------------------------------------------------------------
 
     // ------------------------------------------------------------------
-    // AXI-Lite read
+    // AXI-Lite read: address register -> (register mux, counter mux)
+    // registers -> select -> rdata
     // ------------------------------------------------------------------
-    logic          rd_pend;
+    logic          rd_pend, rd_pend2;
     logic [AW-3:0] ra;                          // word address
-    assign s_axil_arready = s_axil_arvalid && !rd_pend && !s_axil_rvalid;
+    assign s_axil_arready = s_axil_arvalid && !rd_pend && !rd_pend2 && !s_axil_rvalid;
     assign s_axil_rresp   = 2'b00;
 
-    wire       ra_cnt  = (ra >= (AW-2)'(10'h100)) && (ra < (AW-2)'(10'h180));   // 0x400..0x5FF
-    wire [5:0] ra_n    = ra[6:1];
-    wire       ra_lo   = !ra[0];
+    wire       ra_hi0 = (ra[AW-3:9] == '0);
+    wire       ra_reg = ra_hi0 && !ra[8];              // 0x000..0x3FF
+    wire       ra_cnt = ra_hi0 && ra[8] && !ra[7];     // 0x400..0x5FF
+    wire [5:0] ra_n   = ra[6:1];
+    wire       ra_lo  = !ra[0];
 
-    logic [31:0] rmux;
+    logic [31:0] rm_reg, rm_reg_q, rm_cnt_q;
+    logic        rm_is_cnt;
     always_comb begin
-        rmux = 32'h0;
-        if (ra_cnt) begin
-            rmux = ra_lo ? cnt[64*ra_n +: 32] : cnt_hi[32*ra_n +: 32];
-        end else begin
-            if (hit_addr(ra, 32'h000)) rmux = 32'h4C56534E;
-            if (hit_addr(ra, 32'h004)) rmux = 32'h00010000;
-            if (hit_addr(ra, 32'h008)) rmux = {8'(ACTION_LOG2), 8'(FLOW_BUCKETS_LOG2), 16'(DATA_WIDTH)};
-            if (hit_addr(ra, 32'h00C)) rmux = {8'h0, 8'(VIP_COUNT), 8'd2, 8'd4};
-            if (hit_addr(ra, 32'h010)) rmux = {30'h0, cfg_pmtu, cfg_enable};
-            if (hit_addr(ra, 32'h014)) rmux = mac_lo;
-            if (hit_addr(ra, 32'h018)) rmux = {16'h0, mac_hi};
-            if (hit_addr(ra, 32'h01C)) rmux = cfg_ip;
-            if (hit_addr(ra, 32'h020)) rmux = {16'h0, cfg_mtu};
-            if (hit_addr(ra, 32'h024)) rmux = 32'(cfg_vip_valid);
-            for (int i = 0; i < VIP_COUNT; i++) begin
-                if (hit_addr(ra, 32'h100 + 4*i)) rmux = cfg_vip[32*i +: 32];
+        rm_reg = 32'h0;
+        case (ra[7:0])
+            8'h00: rm_reg = 32'h4C56534E;
+            8'h01: rm_reg = 32'h00010000;
+            8'h02: rm_reg = {8'(ACTION_LOG2), 8'(FLOW_BUCKETS_LOG2), 16'(DATA_WIDTH)};
+            8'h03: rm_reg = {8'h0, 8'(VIP_COUNT), 8'd2, 8'd4};
+            8'h04: rm_reg = {30'h0, cfg_pmtu, cfg_enable};
+            8'h05: rm_reg = mac_lo;
+            8'h06: rm_reg = {16'h0, mac_hi};
+            8'h07: rm_reg = cfg_ip;
+            8'h08: rm_reg = {16'h0, cfg_mtu};
+            8'h09: rm_reg = 32'(cfg_vip_valid);
+            8'h80: rm_reg = flow_data[31:0];
+            8'h81: rm_reg = flow_data[63:32];
+            8'h82: rm_reg = flow_data[95:64];
+            8'h83: rm_reg = flow_data[127:96];
+            8'h84: rm_reg = 32'(flow_index);
+            8'h86: rm_reg = {31'h0, f_busy};
+            8'h88: rm_reg = flow_rdata[31:0];
+            8'h89: rm_reg = flow_rdata[63:32];
+            8'h8A: rm_reg = flow_rdata[95:64];
+            8'h8B: rm_reg = flow_rdata[127:96];
+            8'h8C: rm_reg = flow_hit[31:0];
+            8'h8D: rm_reg = flow_hit[63:32];
+            8'hC0: rm_reg = act_data[31:0];
+            8'hC1: rm_reg = act_data[63:32];
+            8'hC2: rm_reg = act_data[95:64];
+            8'hC3: rm_reg = act_data[127:96];
+            8'hC4: rm_reg = 32'(act_index);
+            8'hC6: rm_reg = {31'h0, a_busy};
+            8'hC8: rm_reg = act_rdata[31:0];
+            8'hC9: rm_reg = act_rdata[63:32];
+            8'hCA: rm_reg = act_rdata[95:64];
+            8'hCB: rm_reg = act_rdata[127:96];
+            8'hCC: rm_reg = act_pkts[31:0];
+            8'hCD: rm_reg = act_pkts[63:32];
+            8'hCE: rm_reg = act_bytes[31:0];
+            8'hCF: rm_reg = act_bytes[63:32];
+            default: begin
+                // VIP[i] at 0x100 + 4i: word 0x40 + i
+                if (ra[7:5] == 3'b010 && 32'(ra[4:0]) < VIP_COUNT) rm_reg = cfg_vip[32*ra[4:0] +: 32];
             end
-            for (int i = 0; i < 4; i++) begin
-                if (hit_addr(ra, 32'h200 + 4*i)) rmux = flow_data[32*i +: 32];
-                if (hit_addr(ra, 32'h220 + 4*i)) rmux = flow_rdata[32*i +: 32];
-                if (hit_addr(ra, 32'h300 + 4*i)) rmux = act_data[32*i +: 32];
-                if (hit_addr(ra, 32'h320 + 4*i)) rmux = act_rdata[32*i +: 32];
-            end
-            if (hit_addr(ra, 32'h210)) rmux = 32'(flow_index);
-            if (hit_addr(ra, 32'h218)) rmux = {31'h0, f_busy};
-            if (hit_addr(ra, 32'h230)) rmux = flow_hit[31:0];
-            if (hit_addr(ra, 32'h234)) rmux = flow_hit[63:32];
-            if (hit_addr(ra, 32'h310)) rmux = 32'(act_index);
-            if (hit_addr(ra, 32'h318)) rmux = {31'h0, a_busy};
-            if (hit_addr(ra, 32'h330)) rmux = act_pkts[31:0];
-            if (hit_addr(ra, 32'h334)) rmux = act_pkts[63:32];
-            if (hit_addr(ra, 32'h338)) rmux = act_bytes[31:0];
-            if (hit_addr(ra, 32'h33C)) rmux = act_bytes[63:32];
-        end
+        endcase
     end
 
     always_ff @(posedge clk) begin
         if (rst) begin
             rd_pend       <= 1'b0;
+            rd_pend2      <= 1'b0;
             s_axil_rvalid <= 1'b0;
         end else begin
             if (s_axil_rvalid && s_axil_rready) s_axil_rvalid <= 1'b0;
-            if (s_axil_arvalid && s_axil_arready) begin
-                rd_pend <= 1'b1;
-            end else if (rd_pend) begin
-                rd_pend       <= 1'b0;
-                s_axil_rvalid <= 1'b1;
-            end
+            rd_pend  <= s_axil_arvalid && s_axil_arready;
+            rd_pend2 <= rd_pend;
+            if (rd_pend2) s_axil_rvalid <= 1'b1;
         end
         if (s_axil_arvalid && s_axil_arready) ra <= s_axil_araddr[AW-1:2];
-        if (rd_pend) s_axil_rdata <= rmux;
+        if (rd_pend) begin
+            rm_reg_q  <= ra_reg ? rm_reg : 32'h0;
+            rm_cnt_q  <= ra_lo ? cnt[64*ra_n +: 32] : cnt_hi[32*ra_n +: 32];
+            rm_is_cnt <= ra_cnt;
+        end
+        if (rd_pend2) s_axil_rdata <= rm_is_cnt ? rm_cnt_q : rm_reg_q;
     end
 
     // counters and HI latches (a LO read and an increment in the same cycle

@@ -62,7 +62,7 @@ module lvsnic_stats #(
     logic [EQW-1:0] eq;
     logic [EVL:0]   eq_count;
     lvsnic_fifo #(.WIDTH(EQW), .DEPTH_LOG2(EVL)) u_evq (
-        .clk(clk), .rst(rst),
+        .clk(clk), .rst(rst), .flush(1'b0),
         .in_valid(ev_valid), .in_data({ev_act, ev_tl, ev_slot, ev_ts}),
         .out_valid(eq_v), .out_data(eq), .out_pop(ev_pop),
         .count(eq_count)

@@ -258,6 +258,8 @@ async def run_frames(tb, frames, inject=(), timeout_cycles=200000):
     while len(got_tx) < len(exp_tx) + n_inj or len(got_host) < len(exp_host):
         await RisingEdge(tb.dut.clk)
         cycles += 1
+        if cycles >= timeout_cycles:
+            dump_state(tb)
         assert cycles < timeout_cycles, f"timeout: tx {len(got_tx)}/{len(exp_tx) + n_inj} host {len(got_host)}/{len(exp_host)}"
         while not tb.tx.empty():
             got_tx.append(tb.tx.recv_nowait())
@@ -290,6 +292,28 @@ async def run_frames(tb, frames, inject=(), timeout_cycles=200000):
     for j, (f, g) in enumerate(zip(inject, inj)):
         assert bytes(g.tdata) == f and user_first_last(g)[1] == 0x9000 + j
     return [g for k, g in zip(exp_tx, fwd) if k[0] == "fwd"], got_host
+
+
+def dump_state(tb):
+    d = tb.dut
+    eg = d.u_egress
+    names = ["cur_v", "cur_fwd", "cur_skip", "cur_rep", "rd_ptr", "wr_ptr", "free_ptr", "end_v", "end_ptr",
+             "dq_v", "tx_cred", "host_cred", "ev_cred", "j_cnt", "cur_j", "krem", "rd_done", "in_done",
+             "pre_left", "space_ok", "end_ok", "end_count"]
+    out = []
+    for n in names:
+        try:
+            out.append(f"{n}={int(getattr(eg, n).value)}")
+        except Exception as e:  # noqa
+            out.append(f"{n}=?")
+    for n in ("inflight", "init_cnt", "s0_v", "s11_v"):
+        out.append(f"lk.{n}={int(getattr(d.u_lookup, n).value)}")
+    out.append(f"rx_tready={int(d.s_axis_rx_tready.value)} rx_tvalid={int(d.s_axis_rx_tvalid.value)}")
+    out.append(f"ing.beat_idx={int(d.u_ingress.beat_idx.value)}")
+    out.append(f"rxq={tb.rx.count()} rx_idle={tb.rx.idle()} txq={tb.tx.count()} hostq={tb.host.count()}")
+    out.append(f"tx_tready={int(d.m_axis_tx_tready.value)} host_tready={int(d.m_axis_host_tready.value)}")
+    out.append(f"host_tvalid={int(d.m_axis_host_tvalid.value)} tx_tvalid={int(d.m_axis_tx_tvalid.value)}")
+    d._log.error("state: " + " ".join(out))
 
 
 async def setup(dut, **cfg):
@@ -485,6 +509,12 @@ def divmod_slot(tb, idx):
     return idx >> (B + 2), (idx >> 2) & ((1 << B) - 1), idx & 3
 
 
+def unpause(o):
+    # clear_pause_generator() leaves `pause` at its last value
+    o.clear_pause_generator()
+    o.pause = False
+
+
 def random_frame(rng, tb, flows):
     """A random frame: mostly established flows (some with odd flags/TTL),
     some misses and assorted junk; lengths up to ~1600 bytes."""
@@ -544,15 +574,87 @@ async def random_traffic(dut):
         elif rnd == 2:
             tb.tx.set_pause_generator(iter(lambda: rng.random() < 0.9, None))
             tb.host.set_pause_generator(iter(lambda: rng.random() < 0.9, None))
-            tb.rx.clear_pause_generator()
+            unpause(tb.rx)
         frames = [random_frame(rng, tb, flows) for _ in range(n // 3)]
         inject = [bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 200))) for _ in range(3)]
         await run_frames(tb, frames, inject, timeout_cycles=400000)
-    tb.tx.clear_pause_generator()
-    tb.host.clear_pause_generator()
+    unpause(tb.tx)
+    unpause(tb.host)
     for idx in range(1, 6):
         e, pk, by = await tb.read_action(idx)
         assert (pk, by) == (tb.ref.pkts.get(idx, 0), tb.ref.bytes.get(idx, 0)), (idx, pk, by)
+
+
+@cocotb.test()
+async def length_sweep(dut):
+    """Every frame length around the beat boundaries for every op (DNAT,
+    SNAT, DR, IPIP; TCP and UDP), with Ethernet padding and truncated at
+    every length, back to back (at 512 bits most are one-beat frames, one
+    new frame per cycle): trimming, realignment and short-frame detection at
+    every byte alignment."""
+    tb = await setup(dut, mtu=9216)
+    await install_services(tb)
+    rng = random.Random(99)
+    top = int(os.environ.get("LVSNIC_SWEEP_MAX", "200"))
+    frames = []
+    flows = [("tcp", (CLIENT, VIP, 40000, 80)), ("tcp", (RS, CLIENT, 8080, 40000)),
+             ("tcp", (CLIENT, VIP, 40001, 443)), ("tcp", (CLIENT, VIP, 40002, 80)),
+             ("udp", (RS, CLIENT, 53, 5353)), ("udp", (CLIENT, VIP, 5000, 53))]
+    for L in range(42, top):
+        for kind, fl in flows:
+            if kind == "tcp":
+                if L < 54:
+                    continue
+                f = tcp_frame(*fl, payload=bytes(rng.getrandbits(8) for _ in range(L - 54)), ip_id=L)
+            else:
+                f = udp_frame(*fl, payload=bytes(rng.getrandbits(8) for _ in range(L - 42)), ip_id=L)
+            frames.append(f)
+        # padding and truncation of one flow per length
+        kind, fl = flows[L % len(flows)]
+        f = frames[-1]
+        frames.append(f + bytes(rng.randrange(1, 70)))
+        frames.append(f[:rng.randrange(1, len(f))])
+    for k in range(0, len(frames), 200):
+        await run_frames(tb, frames[k:k + 200], timeout_cycles=100000)
+
+
+@cocotb.test()
+async def host_access_during_traffic(dut):
+    """Flow/action reads, and writes to unrelated entries, while frames
+    stream back to back: lookups are never corrupted by the stolen cycles
+    or the read tokens."""
+    tb = await setup(dut)
+    slots = await install_services(tb)
+    rng = random.Random(5)
+    flows = [(6, CLIENT, VIP, 40000, 80), (6, CLIENT, VIP, 40001, 443), (6, CLIENT, VIP, 40002, 80),
+             (17, RS, CLIENT, 53, 5353)]
+    frames = []
+    for i in range(240):
+        p, *fl = rng.choice(flows)
+        if p == 6:
+            frames.append(tcp_frame(*fl, payload=bytes(rng.randrange(0, 100))))
+        else:
+            frames.append(udp_frame(*fl, payload=bytes(rng.randrange(0, 100))))
+    used = {divmod_slot(tb, s) for s in slots.values()}
+    free = [(w, b, s) for w in range(2) for b in range(1 << B_LOG2) for s in range(4) if (w, b, s) not in used]
+
+    async def host():
+        for i in range(40):
+            if i % 4 == 0:
+                w, b, s = rng.choice(free)
+                await tb.write_flow(w, b, s, R.flow_entry(6, rng.getrandbits(32), rng.getrandbits(32), 1, 2, 9))
+            elif i % 4 == 1:
+                await tb.write_action(10 + i % 5, R.action_entry(R.OP_ROUTE, RS_MAC))
+            elif i % 4 == 2:
+                e, _ = await tb.read_flow(slots["dnat"])
+                assert e == tb.ref.flows[divmod_slot(tb, slots["dnat"])]
+            else:
+                e, _, _ = await tb.read_action(1)
+                assert e == tb.ref.actions[1]
+
+    h = cocotb.start_soon(host())
+    await run_frames(tb, frames)
+    await h
 
 
 @cocotb.test()
