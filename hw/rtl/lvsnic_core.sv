@@ -156,7 +156,7 @@ module lvsnic_core #(
         .m_data({rx_data, rx_cnt_m1, rx_last, rx_user})
     );
 
-    wire                   fb_valid, fb_ready, fb_last;
+    wire                   fb_valid, fb_ready, fb_last, fb_short;
     wire [DATA_WIDTH-1:0]  fb_data;
     wire [LW-1:0]          fb_cnt_m1;
     wire                   hdr_valid, hdr_ready;
@@ -171,7 +171,7 @@ module lvsnic_core #(
         .s_valid(rx_valid), .s_ready(rx_ready), .s_data(rx_data), .s_cnt_m1(rx_cnt_m1),
         .s_last(rx_last), .s_user(rx_user),
         .fb_valid(fb_valid), .fb_ready(fb_ready), .fb_data(fb_data), .fb_last(fb_last),
-        .fb_cnt_m1(fb_cnt_m1),
+        .fb_cnt_m1(fb_cnt_m1), .fb_short(fb_short),
         .hdr_valid(hdr_valid), .hdr_ready(hdr_ready), .hdr_data(hdr_data),
         .hdr_bytes(hdr_bytes), .hdr_ts(hdr_ts), .hdr_seq(hdr_seq),
         .rx_frame(ev_rx)
@@ -242,7 +242,7 @@ module lvsnic_core #(
     wire [63:0]         dec_ts;
     wire [591:0]        dec_h;
     wire [JKW-1:0]      dec_j, dec_k;
-    wire [LW-1:0]       dec_need_m1, dec_outlast_m1;
+    wire [LW-1:0]       dec_outlast_m1;
     wire [A-1:0]        dec_act;
     wire [B+2:0]        dec_slot;
     wire [15:0]         dec_tl;
@@ -265,7 +265,7 @@ module lvsnic_core #(
         .dec_valid(dec_valid), .dec_fwd(dec_fwd), .dec_tun(dec_tun), .dec_reason(dec_reason),
         .dec_hit(dec_hit), .dec_vip(dec_vip), .dec_hash(dec_hash), .dec_seq(dec_seq),
         .dec_ts(dec_ts), .dec_h(dec_h), .dec_j(dec_j), .dec_k(dec_k),
-        .dec_need_m1(dec_need_m1), .dec_outlast_m1(dec_outlast_m1), .dec_act(dec_act),
+.dec_outlast_m1(dec_outlast_m1), .dec_act(dec_act),
         .dec_slot(dec_slot), .dec_tl(dec_tl), .dec_pop(dec_pop)
     );
 
@@ -292,11 +292,11 @@ module lvsnic_core #(
     ) u_egress (
         .clk(clk), .rst(rst),
         .fb_valid(fb_valid), .fb_ready(fb_ready), .fb_data(fb_data), .fb_last(fb_last),
-        .fb_cnt_m1(fb_cnt_m1),
+        .fb_cnt_m1(fb_cnt_m1), .fb_short(fb_short),
         .dec_valid(dec_valid), .dec_fwd(dec_fwd), .dec_tun(dec_tun), .dec_reason(dec_reason),
         .dec_hit(dec_hit), .dec_vip(dec_vip), .dec_hash(dec_hash), .dec_seq(dec_seq),
         .dec_ts(dec_ts), .dec_h(dec_h), .dec_j(dec_j), .dec_k(dec_k),
-        .dec_need_m1(dec_need_m1), .dec_outlast_m1(dec_outlast_m1), .dec_act(dec_act),
+.dec_outlast_m1(dec_outlast_m1), .dec_act(dec_act),
         .dec_slot(dec_slot), .dec_tl(dec_tl), .dec_pop(dec_pop),
         .tx_valid(ftx_valid), .tx_ready(ftx_ready), .tx_data(ftx_data), .tx_keep(ftx_keep),
         .tx_last(ftx_last), .tx_user(ftx_user),

@@ -53,6 +53,7 @@ module lvsnic_egress #(
     input  wire [DATA_WIDTH-1:0]    fb_data,
     input  wire                     fb_last,
     input  wire [$clog2(KEEP_WIDTH)-1:0] fb_cnt_m1,
+    input  wire                     fb_short,
 
     // decisions (from lvsnic_lookup); space guaranteed by its credits
     input  wire                     dec_valid,
@@ -67,7 +68,6 @@ module lvsnic_egress #(
     input  wire [591:0]             dec_h,
     input  wire [16-$clog2(KEEP_WIDTH):0] dec_j,
     input  wire [16-$clog2(KEEP_WIDTH):0] dec_k,
-    input  wire [$clog2(KEEP_WIDTH)-1:0] dec_need_m1,
     input  wire [$clog2(KEEP_WIDTH)-1:0] dec_outlast_m1,
     input  wire [ACTION_LOG2-1:0]   dec_act,
     input  wire [FLOW_BUCKETS_LOG2+2:0] dec_slot,
@@ -135,17 +135,17 @@ module lvsnic_egress #(
             space_ok <= 1'b0;
         end else begin
             if (fb_valid) wr_ptr <= wr_ptr + 1'b1;
-            space_ok <= (used < (FA+1)'(DEPTH - 2));
+            space_ok <= (used < (FA+1)'(DEPTH - 3));   // registered + one beat in the ingress
         end
     end
     assign fb_ready = space_ok;
 
-    localparam integer FBW = DATA_WIDTH + 1 + LW;
+    localparam integer FBW = DATA_WIDTH + 2 + LW;
     logic           rd_fire;
     logic [FBW-1:0] ram_q;
     lvsnic_sdp_ram #(.WIDTH(FBW), .ADDR_WIDTH(FA), .OUT_REG(1)) u_fb (
         .clk(clk),
-        .we(fb_valid), .waddr(wr_ptr[FA-1:0]), .wdata({fb_cnt_m1, fb_last, fb_data}),
+        .we(fb_valid), .waddr(wr_ptr[FA-1:0]), .wdata({fb_cnt_m1, fb_short, fb_last, fb_data}),
         .re(rd_fire), .raddr(rd_ptr[FA-1:0]), .oce(1'b1),
         .rdata(ram_q)
     );
@@ -203,12 +203,13 @@ module lvsnic_egress #(
     wire [FA:0]           p_next = pq[PFW-1 -: FA+1];
     wire [LW-1:0]         p_cnt  = pq[FBW-1 -: LW];
     wire                  p_last = pq[DATA_WIDTH];
+    wire                  p_short = pq[DATA_WIDTH + 1];   // last beat of a frame < 14 + total length
     wire [DATA_WIDTH-1:0] p_data = pq[DATA_WIDTH-1:0];
 
     // ------------------------------------------------------------------
     // decision FIFO (registered head)
     // ------------------------------------------------------------------
-    localparam integer DQW = 1 + 1 + 5 + 1 + 1 + 32 + 32 + 64 + 592 + 2*JKW + 2*LW + A + (B+3) + 16;
+    localparam integer DQW = 1 + 1 + 5 + 1 + 1 + 32 + 32 + 64 + 592 + 2*JKW + LW + A + (B+3) + 16;
 
     logic           dq_v;
     logic [DQW-1:0] dq;
@@ -217,7 +218,7 @@ module lvsnic_egress #(
         .clk(clk), .rst(rst), .flush(1'b0),
         .in_valid(dec_valid),
         .in_data({dec_fwd, dec_tun, dec_reason, dec_hit, dec_vip, dec_hash, dec_seq, dec_ts,
-                  dec_h, dec_j, dec_k, dec_need_m1, dec_outlast_m1, dec_act, dec_slot, dec_tl}),
+                  dec_h, dec_j, dec_k, dec_outlast_m1, dec_act, dec_slot, dec_tl}),
         .out_valid(dq_v), .out_data(dq), .out_pop(dec_pop),
         .count(dq_count)
     );
@@ -228,12 +229,12 @@ module lvsnic_egress #(
     wire [63:0]      q_ts;
     wire [591:0]     q_h;
     wire [JKW-1:0]   q_j, q_k;
-    wire [LW-1:0]    q_need, q_ol;
+    wire [LW-1:0]    q_ol;
     wire [A-1:0]     q_act;
     wire [B+2:0]     q_slot;
     wire [15:0]      q_tl;
     assign {q_fwd, q_tun, q_reason, q_hit, q_vip, q_hash, q_seq, q_ts,
-            q_h, q_j, q_k, q_need, q_ol, q_act, q_slot, q_tl} = dq;
+            q_h, q_j, q_k, q_ol, q_act, q_slot, q_tl} = dq;
 
     // ------------------------------------------------------------------
     // slot engine state
@@ -243,7 +244,7 @@ module lvsnic_egress #(
     logic [4:0]      cur_reason;
     logic [31:0]     cur_hash, cur_seq;
     logic [63:0]     cur_ts;
-    logic [LW-1:0]   cur_need, cur_ol;
+    logic [LW-1:0]   cur_ol;
     logic [A-1:0]    cur_act;
     logic [B+2:0]    cur_slot;
     logic [15:0]     cur_tl;
@@ -266,8 +267,9 @@ module lvsnic_egress #(
     wire fire_h  = cur_v && !cur_fwd && pv && host_ok;
     // forwarded: one slot per output beat
     wire fire_f  = cur_v && cur_fwd && !cur_skip && tx_ok && ev_ok && (!need_read || pv);
-    wire lt_need = (p_cnt < cur_need);
-    wire f_short = need_read && p_last && (!at_k || lt_need);
+    // consuming the last beat of a frame that is shorter than 14 + total
+    // length: it ends before beat K or inside it before the needed byte
+    wire f_short = need_read && p_last && p_short;
     wire slot_fire  = fire_f && !f_short;
     wire abort_fire = fire_f && f_short;
     wire f_commit   = need_read && at_k;         // with slot_fire: not short
@@ -318,7 +320,6 @@ module lvsnic_egress #(
             cur_hash   <= q_hash;
             cur_seq    <= q_seq;
             cur_ts     <= q_ts;
-            cur_need   <= q_need;
             cur_ol     <= q_ol;
             cur_act    <= q_act;
             cur_slot   <= q_slot;
@@ -355,7 +356,6 @@ module lvsnic_egress #(
     // ------------------------------------------------------------------
     logic                  sl_v, sl_tx, sl_rd, sl_last, sl_abort, sl_tun;
     logic [W-1:0]          sl_keep, sl_mask;
-    logic [LW-1:0]         sl_cnt;
     logic [DATA_WIDTH-1:0] sl_data, sl_ov;
     logic [31:0]           sl_seq;
     logic [159:0]          sl_meta;
@@ -376,7 +376,6 @@ module lvsnic_egress #(
         sl_last  <= s_last;
         sl_abort <= f_short;
         sl_tun   <= cur_tun;
-        sl_cnt   <= s_cnt;
         sl_data  <= p_data;
         sl_ov    <= h_sr[DATA_WIDTH-1:0];
         sl_mask  <= fire_h ? {W{1'b0}} : m_sr[W-1:0];
@@ -407,8 +406,8 @@ module lvsnic_egress #(
         if (sl_v && sl_tx && sl_rd) prev <= sl_data[DATA_WIDTH-1 -: 8*R];
     end
 
-    localparam integer TQW = DATA_WIDTH + LW + 1 + 1 + 32;
-    localparam integer HQW = DATA_WIDTH + LW + 1 + 160;
+    localparam integer TQW = DATA_WIDTH + W + 1 + 1 + 32;
+    localparam integer HQW = DATA_WIDTH + W + 1 + 160;
 
     logic           tq_v, hq_v;
     logic [TQW-1:0] tq;
@@ -420,20 +419,18 @@ module lvsnic_egress #(
     lvsnic_fifo #(.WIDTH(TQW), .DEPTH_LOG2(OQL), .OREG(1)) u_txq (
         .clk(clk), .rst(rst), .flush(1'b0),
         .in_valid(sl_v && sl_tx),
-        .in_data({asm_data, sl_cnt, sl_last, sl_abort && sl_last, sl_seq}),
+        .in_data({asm_data, sl_keep, sl_last, sl_abort && sl_last, sl_seq}),
         .out_valid(tq_v), .out_data(tq), .out_pop(tx_pop),
         .count(tq_count)
     );
     lvsnic_fifo #(.WIDTH(HQW), .DEPTH_LOG2(OQL), .OREG(1)) u_hostq (
         .clk(clk), .rst(rst), .flush(1'b0),
         .in_valid(sl_v && !sl_tx),
-        .in_data({sl_data, sl_cnt, sl_last, sl_meta}),
+        .in_data({sl_data, sl_keep, sl_last, sl_meta}),
         .out_valid(hq_v), .out_data(hq), .out_pop(host_pop),
         .count(hq_count)
     );
 
-    wire [LW-1:0] tq_cnt = tq[TQW-DATA_WIDTH-1 -: LW];
-    wire [LW-1:0] hq_cnt = hq[HQW-DATA_WIDTH-1 -: LW];
 
     assign tx_valid   = tq_v;
     assign tx_data    = tq[TQW-1 -: DATA_WIDTH];
@@ -443,12 +440,8 @@ module lvsnic_egress #(
     assign host_data  = hq[HQW-1 -: DATA_WIDTH];
     assign host_last  = hq[160];
     assign host_user  = hq[159:0];
-    always_comb begin
-        for (int l = 0; l < W; l++) begin
-            tx_keep[l]   = (LW'(l) <= tq_cnt);
-            host_keep[l] = (LW'(l) <= hq_cnt);
-        end
-    end
+    assign tx_keep    = tq[TQW-DATA_WIDTH-1 -: W];
+    assign host_keep  = hq[HQW-DATA_WIDTH-1 -: W];
 
     // credits: free entries in the output FIFOs (16 + output register) minus
     // slots in flight; the fire conditions use registered flags that keep

@@ -3,8 +3,10 @@
 // Takes the (registered) s_axis_rx stream, already reduced to the beat with
 // the bytes outside tkeep zeroed and its byte count (lvsnic_core does that
 // before the input register slice), and, for every accepted beat:
-//   * writes the beat to the frame buffer, with `last` and the number of
-//     valid bytes of the beat;
+//   * writes the beat to the frame buffer (one register stage later), with
+//     `last`, the number of valid bytes of the beat and, on the last beat,
+//     `short`: the frame is shorter than 14 + its IPv4 total length (bytes
+//     16..17; meaningful only for frames long enough to be forwarded);
 //   * captures the frame's first 54 bytes (zero-filled past the frame's end)
 //     and, on the beat that holds byte 53 or on the frame's last beat if that
 //     comes first, pushes the header, the number of header bytes present
@@ -35,7 +37,8 @@ module lvsnic_ingress #(
     input  wire                     fb_ready,
     output logic [DATA_WIDTH-1:0]   fb_data,
     output logic                    fb_last,
-    output logic [$clog2(KEEP_WIDTH)-1:0]           fb_cnt_m1,   // valid bytes - 1
+    output logic [$clog2(KEEP_WIDTH)-1:0] fb_cnt_m1,   // valid bytes - 1
+    output logic                    fb_short,    // last beat: frame < 14 + total length
 
     // header to the lookup pipeline
     output logic                    hdr_valid,
@@ -67,7 +70,7 @@ module lvsnic_ingress #(
     wire hdr_done  = in_hdr && (s_last || beat_idx == BIW'(HDR_BEATS - 1));
     wire first     = (beat_idx == '0);
 
-    assign s_ready = fb_ready && (!hdr_done || hdr_ready);
+    assign s_ready = fb_ready && (!hdr_done || hdr_ready);   // fb_ready has one beat of margin
     wire   acc     = s_valid && s_ready;
 
     // merged header: bytes of earlier beats from the capture register, bytes
@@ -102,10 +105,41 @@ module lvsnic_ingress #(
         end
     end
 
-    assign fb_valid  = s_valid && s_ready;
-    assign fb_data   = kdata;
-    assign fb_last   = s_last;
-    assign fb_cnt_m1 = s_last ? cnt_m1 : {LW{1'b1}};
+    // short-frame flag: rem_m1 = 13 + total length - bytes before this beat
+    // (signed, clamped at -1 once negative); the frame is short when its
+    // last beat holds fewer than rem_m1 + 1 bytes. The total length is in
+    // beat TLB (bytes 16..17).
+    localparam integer TLB = 16 / W;
+    logic signed [18:0] rem_m1;
+    wire  [15:0]        tl_now = {kdata[8*(16 % W) +: 8], kdata[8*(17 % W) +: 8]};
+    wire  signed [18:0] rem_here = (beat_idx == BIW'(TLB))
+                                   ? 19'sd13 + $signed({3'b0, tl_now}) - 19'sd0 - $signed(19'(TLB * W))
+                                   : rem_m1;
+    logic               before_tl;   // total length not yet seen (flag irrelevant then)
+    generate
+        if (TLB == 0) begin : g_tl0
+            assign before_tl = 1'b0;
+        end else begin : g_tln
+            assign before_tl = (beat_idx < BIW'(TLB));
+        end
+    endgenerate
+    wire                short_here = before_tl || (rem_here > $signed({{(19-LW){1'b0}}, cnt_m1}));
+    always_ff @(posedge clk) begin
+        if (acc) begin
+            if (rem_here < 0) rem_m1 <= -19'sd1;
+            else              rem_m1 <= rem_here - $signed(19'(W));
+        end
+    end
+
+    // frame buffer write, registered
+    always_ff @(posedge clk) begin
+        if (rst) fb_valid <= 1'b0;
+        else     fb_valid <= acc;
+        fb_data   <= kdata;
+        fb_last   <= s_last;
+        fb_cnt_m1 <= s_last ? cnt_m1 : {LW{1'b1}};
+        fb_short  <= short_here;
+    end
 
     assign hdr_valid = s_valid && s_ready && hdr_done;
     assign hdr_data  = merged;

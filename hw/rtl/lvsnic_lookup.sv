@@ -92,7 +92,6 @@ module lvsnic_lookup #(
     output logic [591:0]                 dec_h,
     output logic [16-$clog2(DATA_WIDTH/8):0]               dec_j,
     output logic [16-$clog2(DATA_WIDTH/8):0]               dec_k,
-    output logic [$clog2(DATA_WIDTH/8)-1:0]                dec_need_m1,
     output logic [$clog2(DATA_WIDTH/8)-1:0]                dec_outlast_m1,
     output logic [ACTION_LOG2-1:0]                 dec_act,
     output logic [FLOW_BUCKETS_LOG2+2:0]                 dec_slot,
@@ -474,25 +473,34 @@ module lvsnic_lookup #(
         end
     end
 
-    // first match (way 0 before way 1, slot 0 before 3) as a one-hot, then
-    // AND-OR selects
-    logic [7:0]   s5_match, s5_first;
-    logic [2:0]   s5_sel;
-    logic [A-1:0] s5_act;
-    logic         s5_ackfs;
+    // first match (way 0 before way 1, slot 0 before 3): a 3-level binary
+    // priority-mux tree over (action index, ack_fast, slot number)
+    localparam integer PW = A + 1 + 3;
+    logic [7:0]      s5_match;
+    logic [8*PW-1:0] s5_l0;
+    logic [3:0]      s5_m1;
+    logic [4*PW-1:0] s5_l1;
+    logic [1:0]      s5_m2;
+    logic [2*PW-1:0] s5_l2;
+    logic [PW-1:0]   s5_pick;
     always_comb begin
-        for (int n = 0; n < 8; n++) s5_match[n] = s5_val[n] && (&s5_eqp[n*4 +: 4]);
-        s5_first = s5_match & ~(s5_match << 1) & ~(s5_match << 2) & ~(s5_match << 3)
-                 & ~(s5_match << 4) & ~(s5_match << 5) & ~(s5_match << 6) & ~(s5_match << 7);
-        s5_sel   = '0;
-        s5_act   = '0;
-        s5_ackfs = 1'b0;
         for (int n = 0; n < 8; n++) begin
-            s5_sel   = s5_sel   | (s5_first[n] ? 3'(n) : 3'd0);
-            s5_act   = s5_act   | (s5_first[n] ? s5_acts[n*A +: A] : '0);
-            s5_ackfs = s5_ackfs | (s5_first[n] && s5_ackf[n]);
+            s5_match[n]          = s5_val[n] && (&s5_eqp[n*4 +: 4]);
+            s5_l0[n*PW +: PW]    = {s5_acts[n*A +: A], s5_ackf[n], 3'(n)};
         end
+        for (int n = 0; n < 4; n++) begin
+            s5_m1[n]          = s5_match[2*n] | s5_match[2*n+1];
+            s5_l1[n*PW +: PW] = s5_match[2*n] ? s5_l0[(2*n)*PW +: PW] : s5_l0[(2*n+1)*PW +: PW];
+        end
+        for (int n = 0; n < 2; n++) begin
+            s5_m2[n]          = s5_m1[2*n] | s5_m1[2*n+1];
+            s5_l2[n*PW +: PW] = s5_m1[2*n] ? s5_l1[(2*n)*PW +: PW] : s5_l1[(2*n+1)*PW +: PW];
+        end
+        s5_pick = s5_m2[0] ? s5_l2[0 +: PW] : s5_l2[PW +: PW];
     end
+    wire [A-1:0] s5_act   = s5_pick[PW-1 -: A];
+    wire         s5_ackfs = s5_pick[3];
+    wire [2:0]   s5_sel   = s5_pick[2:0];
 
     // ------------------------------------------------------------------
     // S6: action RAM address
@@ -522,7 +530,7 @@ module lvsnic_lookup #(
             s6_tcp <= s5_tcp; s6_udp <= s5_udp; s6_local <= s5_local; s6_ctl <= s5_ctl;
             s6_udp0 <= s5_udp0; s6_vip <= s5_vip; s6_big_n <= s5_big_n; s6_big_t <= s5_big_t;
             s6_tl <= s5_tl; s6_hash0 <= s5_hash0;
-            s6_hit  <= |s5_match;
+            s6_hit  <= |s5_m2;
             s6_ackf <= s5_ackfs;
             s6_act  <= s5_act;
             s6_slot <= {s5_sel[2], s5_sel[2] ? s5_bkt1 : s5_bkt0, s5_sel[1:0]};
@@ -688,7 +696,7 @@ module lvsnic_lookup #(
     logic [A-1:0]    s9_act, s10_act, s11_act;
     logic [B+2:0]    s9_slot, s10_slot, s11_slot;
     logic [JKW-1:0]  s10_j, s11_j, s10_k2, s11_k2;
-    logic [LW-1:0]   s10_need, s11_need, s10_ol, s11_ol;
+    logic [LW-1:0]   s10_ol, s11_ol;
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -724,7 +732,6 @@ module lvsnic_lookup #(
             s10_tun <= s9_tun; s10_nat <= s9_nat; s10_tcp <= s9_tcp; s10_tl <= s9_tl;
             s10_act <= s9_act; s10_slot <= s9_slot;
             s10_k2   <= s9_kf[16:LW];
-            s10_need <= s9_kf[LW-1:0];
             s10_j    <= s9_of[16:LW];
             s10_ol   <= s9_of[LW-1:0];
 
@@ -732,7 +739,7 @@ module lvsnic_lookup #(
             s11_reason <= s10_reason; s11_hit <= s10_hit; s11_vip <= s10_vip; s11_hash <= s10_hash;
             s11_tun <= s10_tun; s11_nat <= s10_nat; s11_tcp <= s10_tcp; s11_tl <= s10_tl;
             s11_act <= s10_act; s11_slot <= s10_slot;
-            s11_k2 <= s10_k2; s11_need <= s10_need; s11_j <= s10_j; s11_ol <= s10_ol;
+            s11_k2 <= s10_k2; s11_j <= s10_j; s11_ol <= s10_ol;
         end
     end
 
@@ -782,7 +789,6 @@ module lvsnic_lookup #(
     assign dec_h          = s11_head;
     assign dec_j          = s11_j;
     assign dec_k          = s11_k2;
-    assign dec_need_m1    = s11_need;
     assign dec_outlast_m1 = s11_ol;
     assign dec_act        = s11_act;
     assign dec_slot       = s11_slot;

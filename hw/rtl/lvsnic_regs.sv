@@ -123,28 +123,6 @@ module lvsnic_regs #(
     wire [NCNT*64-1:0] cnt;
     wire [NCNT*32-1:0] cnt_hi;     // HI halves latched by LO reads
 
-    // ------------------------------------------------------------------
-    // AXI-Lite write: take AW+W, perform the next cycle
-    // ------------------------------------------------------------------
-    logic          wr_pend;
-    logic [AW-3:0] wa;                          // word address
-    logic [31:0]   wd, wm;
-    wire           wr_take = s_axil_awvalid && s_axil_wvalid && !wr_pend && !s_axil_bvalid;
-    wire           wr_en   = wr_pend;
-    assign s_axil_awready = wr_take;
-    assign s_axil_wready  = wr_take;
-    assign s_axil_bresp   = 2'b00;
-
-    always_ff @(posedge clk) begin
-        if (rst) wr_pend <= 1'b0;
-        else     wr_pend <= wr_take;
-        if (wr_take) begin
-            wa <= s_axil_awaddr[AW-1:2];
-            wd <= s_axil_wdata;
-            wm <= {{8{s_axil_wstrb[3]}}, {8{s_axil_wstrb[2]}}, {8{s_axil_wstrb[1]}}, {8{s_axil_wstrb[0]}}};
-        end
-    end
-
     function automatic logic [31:0] merge(input logic [31:0] old, input logic [31:0] d, input logic [31:0] m);
         merge = (old & ~m) | (d & m);
     endfunction
@@ -154,19 +132,47 @@ module lvsnic_regs #(
         hit_addr = ({{(32-AW){1'b0}}, a, 2'b00} == r[31:0]);
     endfunction
 
+    // ------------------------------------------------------------------
+    // AXI-Lite write: take AW+W, perform the next cycle
+    // ------------------------------------------------------------------
+    logic          wr_pend;
+    logic [AW-3:0] wa;                          // word address
+    logic [31:0]   wd, wm;
+    logic          w_fcmd, w_acmd, w_cmd1, w_cmd2;   // pre-decoded command writes
+    wire           wr_take = s_axil_awvalid && s_axil_wvalid && !wr_pend && !s_axil_bvalid;
+    wire           wr_en   = wr_pend;
+    assign s_axil_awready = wr_take;
+    assign s_axil_wready  = wr_take;
+    assign s_axil_bresp   = 2'b00;
+
+    wire [31:0] in_wm = {{8{s_axil_wstrb[3]}}, {8{s_axil_wstrb[2]}}, {8{s_axil_wstrb[1]}}, {8{s_axil_wstrb[0]}}};
+
+    always_ff @(posedge clk) begin
+        if (rst) wr_pend <= 1'b0;
+        else     wr_pend <= wr_take;
+        if (wr_take) begin
+            wa <= s_axil_awaddr[AW-1:2];
+            wd <= s_axil_wdata;
+            wm <= {{8{s_axil_wstrb[3]}}, {8{s_axil_wstrb[2]}}, {8{s_axil_wstrb[1]}}, {8{s_axil_wstrb[0]}}};
+            w_fcmd <= hit_addr(s_axil_awaddr[AW-1:2], 32'h214);
+            w_acmd <= hit_addr(s_axil_awaddr[AW-1:2], 32'h314);
+            w_cmd1 <= (s_axil_wdata & in_wm) == 32'd1;
+            w_cmd2 <= (s_axil_wdata & in_wm) == 32'd2;
+        end
+    end
+
     // command state machines
     localparam logic [2:0] S_IDLE = 3'd0, S_STEAL = 3'd1, S_ZERO = 3'd2,
                            S_TOK  = 3'd3, S_SRD   = 3'd4, S_WAIT = 3'd5;
     logic [2:0] f_st, a_st;
     logic       f_got_e, f_got_s, a_got_e, a_got_s;
 
-    wire [31:0] cmd_val  = wd & wm;
-    wire        f_cmd_ok = wr_en && hit_addr(wa, 32'h214) && (f_st == S_IDLE) && !init_busy;
-    wire        a_cmd_ok = wr_en && hit_addr(wa, 32'h314) && (a_st == S_IDLE) && !init_busy;
-    wire        f_cmd_wr = f_cmd_ok && cmd_val == 32'd1;
-    wire        f_cmd_rd = f_cmd_ok && cmd_val == 32'd2;
-    wire        a_cmd_wr = a_cmd_ok && cmd_val == 32'd1;
-    wire        a_cmd_rd = a_cmd_ok && cmd_val == 32'd2;
+    wire        f_cmd_ok = wr_en && w_fcmd && (f_st == S_IDLE) && !init_busy;
+    wire        a_cmd_ok = wr_en && w_acmd && (a_st == S_IDLE) && !init_busy;
+    wire        f_cmd_wr = f_cmd_ok && w_cmd1;
+    wire        f_cmd_rd = f_cmd_ok && w_cmd2;
+    wire        a_cmd_wr = a_cmd_ok && w_cmd1;
+    wire        a_cmd_rd = a_cmd_ok && w_cmd2;
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -323,8 +329,11 @@ module lvsnic_regs #(
         end
     end
 
-    wire f_busy = (f_st != S_IDLE) || init_busy;
-    wire a_busy = (a_st != S_IDLE) || init_busy;
+    logic f_busy, a_busy;      // registered for the read multiplexer
+    always_ff @(posedge clk) begin
+        f_busy <= (f_st != S_IDLE) || init_busy;
+        a_busy <= (a_st != S_IDLE) || init_busy;
+    end
 
     // ------------------------------------------------------------------
     // counters
@@ -345,53 +354,64 @@ module lvsnic_regs #(
     wire [5:0] ra_n   = ra[6:1];
     wire       ra_lo  = !ra[0];
 
-    logic [31:0] rm_reg, rm_reg_q, rm_cnt_q;
-    logic        rm_is_cnt;
+    // group multiplexers by word address bits 7:6 (misc, VIP, flow, action)
+    logic [31:0] g_misc, g_vip, g_flow, g_act;
+    logic [31:0] g_misc_q, g_vip_q, g_flow_q, g_act_q, rm_cnt_q;
+    logic [1:0]  rm_grp;
+    logic        rm_is_reg, rm_is_cnt;
     always_comb begin
-        rm_reg = 32'h0;
-        case (ra[7:0])
-            8'h00: rm_reg = 32'h4C56534E;
-            8'h01: rm_reg = 32'h00010000;
-            8'h02: rm_reg = {8'(ACTION_LOG2), 8'(FLOW_BUCKETS_LOG2), 16'(DATA_WIDTH)};
-            8'h03: rm_reg = {8'h0, 8'(VIP_COUNT), 8'd2, 8'd4};
-            8'h04: rm_reg = {30'h0, cfg_pmtu, cfg_enable};
-            8'h05: rm_reg = mac_lo;
-            8'h06: rm_reg = {16'h0, mac_hi};
-            8'h07: rm_reg = cfg_ip;
-            8'h08: rm_reg = {16'h0, cfg_mtu};
-            8'h09: rm_reg = 32'(cfg_vip_valid);
-            8'h80: rm_reg = flow_data[31:0];
-            8'h81: rm_reg = flow_data[63:32];
-            8'h82: rm_reg = flow_data[95:64];
-            8'h83: rm_reg = flow_data[127:96];
-            8'h84: rm_reg = 32'(flow_index);
-            8'h86: rm_reg = {31'h0, f_busy};
-            8'h88: rm_reg = flow_rdata[31:0];
-            8'h89: rm_reg = flow_rdata[63:32];
-            8'h8A: rm_reg = flow_rdata[95:64];
-            8'h8B: rm_reg = flow_rdata[127:96];
-            8'h8C: rm_reg = flow_hit[31:0];
-            8'h8D: rm_reg = flow_hit[63:32];
-            8'hC0: rm_reg = act_data[31:0];
-            8'hC1: rm_reg = act_data[63:32];
-            8'hC2: rm_reg = act_data[95:64];
-            8'hC3: rm_reg = act_data[127:96];
-            8'hC4: rm_reg = 32'(act_index);
-            8'hC6: rm_reg = {31'h0, a_busy};
-            8'hC8: rm_reg = act_rdata[31:0];
-            8'hC9: rm_reg = act_rdata[63:32];
-            8'hCA: rm_reg = act_rdata[95:64];
-            8'hCB: rm_reg = act_rdata[127:96];
-            8'hCC: rm_reg = act_pkts[31:0];
-            8'hCD: rm_reg = act_pkts[63:32];
-            8'hCE: rm_reg = act_bytes[31:0];
-            8'hCF: rm_reg = act_bytes[63:32];
-            default: begin
-                // VIP[i] at 0x100 + 4i: word 0x40 + i
-                if (ra[7:5] == 3'b010 && 32'(ra[4:0]) < VIP_COUNT) rm_reg = cfg_vip[32*ra[4:0] +: 32];
-            end
+        case (ra[3:0])
+            4'h0:    g_misc = 32'h4C56534E;
+            4'h1:    g_misc = 32'h00010000;
+            4'h2:    g_misc = {8'(ACTION_LOG2), 8'(FLOW_BUCKETS_LOG2), 16'(DATA_WIDTH)};
+            4'h3:    g_misc = {8'h0, 8'(VIP_COUNT), 8'd2, 8'd4};
+            4'h4:    g_misc = {30'h0, cfg_pmtu, cfg_enable};
+            4'h5:    g_misc = mac_lo;
+            4'h6:    g_misc = {16'h0, mac_hi};
+            4'h7:    g_misc = cfg_ip;
+            4'h8:    g_misc = {16'h0, cfg_mtu};
+            4'h9:    g_misc = 32'(cfg_vip_valid);
+            default: g_misc = 32'h0;
+        endcase
+        g_vip = (32'(ra[4:0]) < VIP_COUNT) ? cfg_vip[32*ra[4:0] +: 32] : 32'h0;
+        case (ra[3:0])
+            4'h0:    g_flow = flow_data[31:0];
+            4'h1:    g_flow = flow_data[63:32];
+            4'h2:    g_flow = flow_data[95:64];
+            4'h3:    g_flow = flow_data[127:96];
+            4'h4:    g_flow = 32'(flow_index);
+            4'h6:    g_flow = {31'h0, f_busy};
+            4'h8:    g_flow = flow_rdata[31:0];
+            4'h9:    g_flow = flow_rdata[63:32];
+            4'hA:    g_flow = flow_rdata[95:64];
+            4'hB:    g_flow = flow_rdata[127:96];
+            4'hC:    g_flow = flow_hit[31:0];
+            4'hD:    g_flow = flow_hit[63:32];
+            default: g_flow = 32'h0;
+        endcase
+        case (ra[3:0])
+            4'h0:    g_act = act_data[31:0];
+            4'h1:    g_act = act_data[63:32];
+            4'h2:    g_act = act_data[95:64];
+            4'h3:    g_act = act_data[127:96];
+            4'h4:    g_act = 32'(act_index);
+            4'h6:    g_act = {31'h0, a_busy};
+            4'h8:    g_act = act_rdata[31:0];
+            4'h9:    g_act = act_rdata[63:32];
+            4'hA:    g_act = act_rdata[95:64];
+            4'hB:    g_act = act_rdata[127:96];
+            4'hC:    g_act = act_pkts[31:0];
+            4'hD:    g_act = act_pkts[63:32];
+            4'hE:    g_act = act_bytes[31:0];
+            4'hF:    g_act = act_bytes[63:32];
+            default: g_act = 32'h0;
         endcase
     end
+    // misc registers at 0x000..0x027, VIPs at 0x100..0x17F, flow at
+    // 0x200..0x23F, action at 0x300..0x33F
+    wire ra_grp_ok = (ra[7:6] == 2'd0) ? (ra[5:4] == 2'd0)
+                   : (ra[7:6] == 2'd1) ? !ra[5]
+                   :                     (ra[5:4] == 2'd0);
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -406,11 +426,23 @@ module lvsnic_regs #(
         end
         if (s_axil_arvalid && s_axil_arready) ra <= s_axil_araddr[AW-1:2];
         if (rd_pend) begin
-            rm_reg_q  <= ra_reg ? rm_reg : 32'h0;
+            g_misc_q  <= g_misc;
+            g_vip_q   <= g_vip;
+            g_flow_q  <= g_flow;
+            g_act_q   <= g_act;
+            rm_grp    <= ra[7:6];
+            rm_is_reg <= ra_reg && ra_grp_ok;
             rm_cnt_q  <= ra_lo ? cnt[64*ra_n +: 32] : cnt_hi[32*ra_n +: 32];
             rm_is_cnt <= ra_cnt;
         end
-        if (rd_pend2) s_axil_rdata <= rm_is_cnt ? rm_cnt_q : rm_reg_q;
+        if (rd_pend2) begin
+            s_axil_rdata <= rm_is_cnt ? rm_cnt_q
+                          : !rm_is_reg ? 32'h0
+                          : (rm_grp == 2'd0) ? g_misc_q
+                          : (rm_grp == 2'd1) ? g_vip_q
+                          : (rm_grp == 2'd2) ? g_flow_q
+                          :                    g_act_q;
+        end
     end
 
     // counters and HI latches (a LO read and an increment in the same cycle

@@ -70,10 +70,10 @@ def src_of(c):
 
 def main():
     nl = None
-    path = [a for a in sys.argv[1:] if not a.startswith("-")][0]
+    path = [a for i, a in enumerate(sys.argv[1:], 1) if not a.startswith("-") and sys.argv[i - 1] != "-e"][0]
     nl = json.load(open(path))
     mods = nl["modules"]
-    args = [a for a in sys.argv[1:] if not a.startswith("-")]
+    args = [a for i, a in enumerate(sys.argv[1:], 1) if not a.startswith("-") and sys.argv[i - 1] != "-e"]
     path = args[0]
     top = args[1] if len(args) > 1 else next(
         n for n, m in mods.items() if m.get("attributes", {}).get("top") in (1, "00000000000000000000000000000001"))
@@ -225,6 +225,22 @@ def main():
                     if dd is not None and dd not in comb_inputs:
                         return src_of(cells[dd])
         return "?"
+    if "-e" in sys.argv:
+        pat = sys.argv[sys.argv.index("-e") + 1]
+        for e, (d, drv) in worst_by_end.items():
+            if pat in e:
+                print(f"  path to {e} ({d} LUT levels):")
+                ch = []
+                x = drv
+                while x is not None:
+                    ch.append(x)
+                    x = memo_lut[x][1]
+                for x in reversed(ch):
+                    c = cells[x]
+                    ins = sorted({BITNAME.get(b, '?') for p, bits in c['connections'].items()
+                                  if c['port_directions'].get(p) == 'input' for b in bits if isinstance(b, int)})
+                    print(f"      {c['type']:8s} in: {', '.join(ins)[:150]}")
+                break
     if "-v" in sys.argv:
         print("  worst path per endpoint source (LUT levels: start -> end):")
         for e, (d, drv) in sorted(worst_by_end.items(), key=lambda x: -x[1][0]):
