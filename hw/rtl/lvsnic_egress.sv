@@ -263,10 +263,15 @@ module lvsnic_egress #(
     logic [OQL+1:0]  tx_cred, host_cred;
     logic [EVW-1:0]  ev_cred;
 
+    // mode flags (registered): host/replay, forwarded, forwarded padding skip
+    wire m_host = cur_v && !cur_fwd;
+    wire m_fwd  = cur_v && cur_fwd && !cur_skip;
+    wire m_skip = cur_v && cur_fwd && cur_skip;
+
     // host / replay: one slot per received beat
-    wire fire_h  = cur_v && !cur_fwd && pv && host_ok;
+    wire fire_h  = m_host && pv && host_ok;
     // forwarded: one slot per output beat
-    wire fire_f  = cur_v && cur_fwd && !cur_skip && tx_ok && ev_ok && (!need_read || pv);
+    wire fire_f  = m_fwd && tx_ok && ev_ok && (!need_read || pv);
     // consuming the last beat of a frame that is shorter than 14 + total
     // length: it ends before beat K or inside it before the needed byte
     wire f_short = need_read && p_last && p_short;
@@ -275,7 +280,7 @@ module lvsnic_egress #(
     wire f_commit   = need_read && at_k;         // with slot_fire: not short
     wire f_ends     = f_last && (in_done || (need_read && p_last));
     // padding after the last output beat of a forwarded frame
-    wire fire_s  = cur_v && cur_fwd && cur_skip && pv;
+    wire fire_s  = m_skip && pv;
 
     wire frame_done = (fire_h && p_last) || (slot_fire && f_ends) || (fire_s && p_last);
     wire load       = dq_v && (!cur_v || frame_done);

@@ -32,7 +32,7 @@ module lvsnic_stats #(
 
     input  wire                 host_req,    // level until host_ack
     input  wire [1:0]           host_op,     // 0 zero last_hit, 1 read last_hit, 2 zero counters, 3 read counters
-    input  wire [((FLOW_BUCKETS_LOG2 + 3 > ACTION_LOG2) ? FLOW_BUCKETS_LOG2 + 3 : ACTION_LOG2)-1:0]      host_idx,
+    input  wire [((FLOW_BUCKETS_LOG2 + 3 > ACTION_LOG2) ? FLOW_BUCKETS_LOG2 + 3 : ACTION_LOG2)-1:0] host_idx,
     output logic                host_ack,
 
     output logic                lh_rd_valid,
@@ -46,6 +46,7 @@ module lvsnic_stats #(
 
     localparam integer B    = FLOW_BUCKETS_LOG2;
     localparam integer A    = ACTION_LOG2;
+    localparam integer TOKW = (B + 3 > A) ? B + 3 : A;
     localparam integer IW   = (B > A) ? B : A;
     localparam integer EVL  = $clog2(EV_DEPTH);
 
@@ -72,19 +73,33 @@ module lvsnic_stats #(
     wire [B+2:0]  e_slot = eq[64 +: B + 3];
     wire [63:0]   e_ts   = eq[63:0];
 
-    wire do_host = host_req && !init_busy;
-    wire do_ev   = !do_host && eq_v && !init_busy;
-    assign host_ack = do_host;
+    // host operations are taken into a register first (ack), then run with
+    // priority over the events
+    logic            h_v;
+    logic [1:0]      h_op;
+    logic [TOKW-1:0] h_idx;
+    assign host_ack = host_req && !h_v;
+    always_ff @(posedge clk) begin
+        if (rst) h_v <= 1'b0;
+        else     h_v <= host_ack || (h_v && init_busy);
+        if (host_ack) begin
+            h_op  <= host_op;
+            h_idx <= host_idx;
+        end
+    end
+
+    wire do_host = h_v && !init_busy;
+    wire do_ev   = !h_v && eq_v && !init_busy;
     assign ev_pop   = do_ev;
 
     // ------------------------------------------------------------------
     // last_hit
     // ------------------------------------------------------------------
-    wire [B+2:0] lh_idx = do_host ? host_idx[B+2:0] : e_slot;
+    wire [B+2:0] lh_idx = do_host ? h_idx[B+2:0] : e_slot;
     wire [2:0]   lh_n   = {lh_idx[B+2], lh_idx[1:0]};
     wire [B-1:0] lh_bkt = lh_idx[B+1:2];
-    wire         lh_wr  = do_ev || (do_host && host_op == 2'd0);
-    wire         lh_rd  = do_host && host_op == 2'd1;
+    wire         lh_wr  = do_ev || (do_host && h_op == 2'd0);
+    wire         lh_rd  = do_host && h_op == 2'd1;
     wire [63:0]  lh_val = do_ev ? e_ts : 64'h0;
 
     logic [8*64-1:0] lh_q;
@@ -124,9 +139,9 @@ module lvsnic_stats #(
     // ------------------------------------------------------------------
     localparam logic [1:0] C_ADD = 2'd0, C_CLR = 2'd1, C_RD = 2'd2;
 
-    wire         a_v    = do_ev || (do_host && host_op[1]);
-    wire [1:0]   a_kind = do_ev ? C_ADD : (host_op[0] ? C_RD : C_CLR);
-    wire [A-1:0] a_idx  = do_ev ? e_act : host_idx[A-1:0];
+    wire         a_v    = do_ev || (do_host && h_op[1]);
+    wire [1:0]   a_kind = do_ev ? C_ADD : (h_op[0] ? C_RD : C_CLR);
+    wire [A-1:0] a_idx  = do_ev ? e_act : h_idx[A-1:0];
     wire [15:0]  a_tl   = e_tl;
 
     logic         b_v, c_v, w1_v;
