@@ -658,6 +658,23 @@ async def host_access_during_traffic(dut):
 
 
 @cocotb.test()
+async def long_frames(dut):
+    """The largest frames: a forwarded frame of total length 65535 (MTU
+    65535, the frame buffer must hold it all until its end), the same frame
+    truncated (aborted on tx, replayed complete to the host), a jumbo IPIP
+    frame, and a host frame longer than the frame buffer (cut through)."""
+    tb = await setup(dut, mtu=65535)
+    await install_services(tb)
+    rng = random.Random(21)
+    big = tcp_frame(CLIENT, VIP, 40000, 80, payload=bytes(rng.getrandbits(8) for _ in range(65535 - 40)))
+    assert len(big) == 14 + 65535
+    frames = [big, big[:60000], tcp_frame(CLIENT, VIP, 40002, 80, payload=bytes(9000)),
+              DIR_MAC + GW_MAC + b"\x88\xb5" + bytes(rng.getrandbits(8) for _ in range(140000)),
+              tcp_frame(CLIENT, VIP, 40001, 443, payload=b"after")]
+    await run_frames(tb, frames, timeout_cycles=400000)
+
+
+@cocotb.test()
 async def throughput(dut):
     """Back-to-back established-flow frames, tready high. Checks the input
     utilisation (accepted beats / cycles from the first to the last accepted
@@ -716,9 +733,18 @@ def test_core_512():
     _run(512)
 
 
-def _run(dw):
+def test_core_128():
+    _run(128, "smoke,length_sweep")
+
+
+def test_core_256():
+    _run(256, "smoke,length_sweep")
+
+
+def _run(dw, cases=None):
     from lvsnic_tb import run
     here = Path(__file__).resolve().parent
+    tc = os.environ.get("LVSNIC_TESTCASE") or cases
     run(f"core{dw}", "lvsnic_core", "test_core", here,
         parameters={"DATA_WIDTH": dw, "FLOW_BUCKETS_LOG2": B_LOG2, "ACTION_LOG2": A_LOG2, "VIP_COUNT": VIPS},
-        testcase=os.environ.get("LVSNIC_TESTCASE"))
+        testcase=tc.split(",") if tc else None)
