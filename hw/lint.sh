@@ -11,7 +11,8 @@ if [ -z "$VBIN" ]; then
 fi
 run() {
     echo "lint: lvsnic_core $*"
-    "$VBIN" --lint-only -Wall --top-module lvsnic_core hw/rtl/lvsnic.vlt -f hw/rtl/lvsnic_core.f "$@"
+    # lvsnic_core.f lists the waiver file hw/rtl/lvsnic.vlt first
+    "$VBIN" --lint-only -Wall --top-module lvsnic_core -f hw/rtl/lvsnic_core.f "$@"
 }
 run -GDATA_WIDTH=64
 run -GDATA_WIDTH=512

@@ -1,3 +1,4 @@
+hw/rtl/lvsnic.vlt
 hw/rtl/lvsnic_axis_skid.sv
 hw/rtl/lvsnic_fifo.sv
 hw/rtl/lvsnic_sdp_ram.sv

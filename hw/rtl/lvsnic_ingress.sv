@@ -113,7 +113,7 @@ module lvsnic_ingress #(
     logic signed [18:0] rem_m1;
     wire  [15:0]        tl_now = {kdata[8*(16 % W) +: 8], kdata[8*(17 % W) +: 8]};
     wire  signed [18:0] rem_here = (beat_idx == BIW'(TLB))
-                                   ? 19'sd13 + $signed({3'b0, tl_now}) - 19'sd0 - $signed(19'(TLB * W))
+                                   ? 19'sd13 + $signed({3'b0, tl_now}) - $signed(19'(TLB * W))
                                    : rem_m1;
     logic               before_tl;   // total length not yet seen (flag irrelevant then)
     generate

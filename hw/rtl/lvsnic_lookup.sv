@@ -2,8 +2,8 @@
 // §3, §4, §5).
 //
 // One header (the frame's first 54 bytes, zero-filled past its end) enters
-// per cycle; thirteen register stages later a decision for the frame is
-// pushed to the egress: forward (with the rewritten header bytes and the
+// per cycle; twelve register stages (S0..S11) later a decision for the
+// frame is pushed to the egress: forward (with the rewritten header bytes and the
 // trim/realignment numbers) or host (with the §5 metadata).
 //
 //   S0  header register (from lvsnic_ingress) or host read token
@@ -11,8 +11,9 @@
 //       Toeplitz stage 1, IPv4 checksum stage 1
 //   S2  hashes ready -> flow-table read address; checksum stage 2
 //   S3  flow RAM output latch; checksum ready -> rows 1..12 reason
-//   S4  flow RAM output register; 8 x 104-bit key compares
-//   S5  match vector -> first match (way 0 before way 1, slot 0..3)
+//   S4  flow RAM output register; 8 x 4 partial (26-bit) key compares
+//   S5  per-slot match -> first match (way 0 before way 1, slot 0..3) by a
+//       binary priority-mux tree
 //   S6  hit / action index -> action RAM read address
 //   S7  action RAM output latch
 //   S8  action RAM output register; rows 13..18, DISABLED; build the

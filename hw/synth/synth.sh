@@ -26,7 +26,7 @@ YS=hw/synth/lvsnic_core.ys
 [ -n "${ABC_D:-}" ] && YS=hw/synth/lvsnic_core_d.ys
 {
     while read -r f; do
-        case "$f" in ''|'#'*) ;; *) echo "read_verilog -sv $f" ;; esac
+        case "$f" in ''|'#'*|*.vlt) ;; *) echo "read_verilog -sv $f" ;; esac
     done < hw/rtl/lvsnic_core.f
     echo "chparam -set DATA_WIDTH $DW -set FLOW_BUCKETS_LOG2 $FB -set ACTION_LOG2 $AL lvsnic_core"
     sed -e "s|{OUT}|$OUT|g" -e "s|{D}|${ABC_D:-}|g" "$YS"

@@ -21,7 +21,7 @@ def rtl_sources():
     out = []
     for line in (RTL / "lvsnic_core.f").read_text().splitlines():
         line = line.strip()
-        if line and not line.startswith("#") and not line.startswith("//"):
+        if line and not line.startswith("#") and not line.startswith("//") and not line.endswith(".vlt"):
             out.append(REPO / line)
     return out
 
