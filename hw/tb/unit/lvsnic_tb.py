@@ -7,7 +7,6 @@
 """
 
 import os
-import sys
 from pathlib import Path
 
 HW = Path(__file__).resolve().parents[2]

@@ -132,7 +132,7 @@ async def checksums(dut):
 
     n = max(len(hdrs), len(l4v))
     lat = max(IP_LAT, L4_LAT)
-    sent_ip, sent_l4 = [], []
+    sent_ip = []
     for i in range(n + lat + 1):
         await FallingEdge(dut.clk)
         k = i - IP_LAT
