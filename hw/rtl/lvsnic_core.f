@@ -1,0 +1,14 @@
+hw/rtl/lvsnic.vlt
+hw/rtl/lvsnic_axis_skid.sv
+hw/rtl/lvsnic_fifo.sv
+hw/rtl/lvsnic_sdp_ram.sv
+hw/rtl/lvsnic_toeplitz.sv
+hw/rtl/lvsnic_ip_csum.sv
+hw/rtl/lvsnic_l4_csum.sv
+hw/rtl/lvsnic_ingress.sv
+hw/rtl/lvsnic_lookup.sv
+hw/rtl/lvsnic_egress.sv
+hw/rtl/lvsnic_stats.sv
+hw/rtl/lvsnic_regs.sv
+hw/rtl/lvsnic_tx_arb.sv
+hw/rtl/lvsnic_core.sv

@@ -1,0 +1,234 @@
+"""A small Python reference of the lvsnic hardware contract
+(docs/hardware.md), written from the document for the cocotb tests (the
+normative bit-exact model is fw-model's Rust ``hw`` module).
+
+``Ref`` holds the register/table state; ``Ref.process(frame, ts, seq)``
+returns what the core must emit for one received frame:
+
+* ``("tx", bytes)`` a forwarded, rewritten frame;
+* ``("host", bytes, meta160)`` an exception, frame unchanged;
+* ``("trunc", bytes, meta160)`` a frame classified for forwarding that is
+  short: an aborted tx frame plus the frame to the host (reason 19).
+
+Interpretations shared with the RTL (see the RTL report): bytes past the end
+of a short frame read as zero in the header facts; ``hit``/``vip``/``hash_0``
+are reported only when classification reached row 12 (and CTRL.enable = 1);
+the action index uses its low ACTION_LOG2 bits.
+"""
+
+import struct
+
+KEY0 = bytes.fromhex("6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa")
+KEY1 = KEY0[16:] + KEY0[:16]
+
+R_MALFORMED, R_L2_MULTICAST, R_L2_OTHER_HOST, R_VLAN, R_NON_IPV4 = 1, 2, 3, 4, 5
+R_IP_CHECKSUM, R_IP_OPTIONS, R_FRAGMENT, R_NOT_TCP_UDP, R_L4_TRUNCATED = 6, 7, 8, 9, 10
+R_TTL, R_MISS_VIP, R_MISS_LOCAL, R_MISS, R_TCP_CONTROL = 11, 12, 13, 14, 15
+R_UDP_ZERO_CSUM, R_TOO_BIG, R_DISABLED, R_TRUNCATED = 16, 17, 18, 19
+
+OP_ROUTE, OP_DNAT, OP_SNAT, OP_TUNNEL = 0, 1, 2, 3
+
+
+def toeplitz(key, data):
+    k = int.from_bytes(key, "big")
+    kl = len(key) * 8
+    r = 0
+    for i in range(len(data) * 8):
+        if (data[i // 8] >> (7 - i % 8)) & 1:
+            r ^= (k >> (kl - 32 - i)) & 0xFFFFFFFF
+    return r
+
+
+def fold(s):
+    while s > 0xFFFF:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s
+
+
+def csum(data):
+    if len(data) % 2:
+        data = data + b"\0"
+    return ~fold(sum(struct.unpack(f">{len(data) // 2}H", data))) & 0xFFFF
+
+
+def l4_delta(old_addr, new_addr, old_port, new_port):
+    s = (~(old_addr >> 16) & 0xFFFF) + (~old_addr & 0xFFFF) + (new_addr >> 16) + (new_addr & 0xFFFF)
+    s += (~old_port & 0xFFFF) + new_port
+    return fold(s)
+
+
+def flow_entry(proto, src, dst, sport, dport, action, ack_fast=True, valid=True):
+    return (int(valid) | int(ack_fast) << 1 | proto << 8 | src << 16 | dst << 48
+            | sport << 80 | dport << 96 | action << 112)
+
+
+def action_entry(op, mac, addr=0, port=0, delta=0):
+    return op | int.from_bytes(mac, "big") << 16 | addr << 64 | port << 96 | delta << 112
+
+
+def meta(reason, hit, vip, hash0, seq, ts):
+    return reason | hit << 8 | vip << 9 | hash0 << 32 | seq << 64 | ts << 96
+
+
+class Ref:
+    def __init__(self, buckets_log2, action_log2, vip_count=16):
+        self.B = buckets_log2
+        self.A = action_log2
+        self.enable = False
+        self.pmtu = True
+        self.mac = bytes(6)
+        self.ip = 0
+        self.mtu = 1500
+        self.vips = [(False, 0)] * vip_count
+        self.flows = {}     # (way, bucket, slot) -> 128-bit entry
+        self.actions = {}   # index -> 128-bit entry
+        self.pkts = {}
+        self.bytes = {}
+        self.last_hit = {}
+
+    def slot_index(self, way, bucket, slot):
+        return way << (self.B + 2) | bucket << 2 | slot
+
+    def buckets(self, src, dst, sport, dport):
+        d = struct.pack(">IIHH", src, dst, sport, dport)
+        m = (1 << self.B) - 1
+        return toeplitz(KEY0, d) & m, toeplitz(KEY1, d) & m
+
+    def process(self, frame, ts=0, seq=0):
+        n = len(frame)
+        h = frame[:54] + bytes(max(0, 54 - n))     # missing bytes read as 0
+        res = self._classify(h, n)
+        reason, hit, vip, hash0, act_idx, slot = res
+        m = meta(reason, hit, vip, hash0, seq, ts)
+        if reason:
+            return ("host", bytes(frame), m)
+        tl = h[16] << 8 | h[17]
+        if n < 14 + tl:
+            return ("trunc", bytes(frame), meta(R_TRUNCATED, 1, vip, hash0, seq, ts))
+        a = self.actions.get(act_idx, 0)
+        out = self._rewrite(bytearray(frame[:14 + tl]), a)
+        self.pkts[act_idx] = self.pkts.get(act_idx, 0) + 1
+        self.bytes[act_idx] = self.bytes.get(act_idx, 0) + tl
+        self.last_hit[slot] = ts
+        return ("tx", bytes(out))
+
+    def _classify(self, h, n):
+        """(reason, hit, vip, hash0, action index, slot index)"""
+        if not self.enable:
+            return (R_DISABLED, 0, 0, 0, 0, 0)
+        etype = h[12] << 8 | h[13]
+        ver, ihl = h[14] >> 4, h[14] & 15
+        tl = h[16] << 8 | h[17]
+        frag = h[20] << 8 | h[21]
+        ttl, proto = h[22], h[23]
+        src, dst = struct.unpack(">II", h[26:34])
+        sport, dport = struct.unpack(">HH", h[34:38])
+        pre = 0
+        if n < 14:
+            pre = R_MALFORMED
+        elif h[0] & 1:
+            pre = R_L2_MULTICAST
+        elif h[0:6] != self.mac:
+            pre = R_L2_OTHER_HOST
+        elif etype == 0x8100:
+            pre = R_VLAN
+        elif etype != 0x0800:
+            pre = R_NON_IPV4
+        elif n < 34 or ver != 4 or ihl < 5 or tl < ihl * 4:
+            pre = R_MALFORMED
+        elif ihl > 5:
+            pre = R_IP_OPTIONS
+        elif csum(h[14:34]) != 0:
+            pre = R_IP_CHECKSUM
+        elif frag & 0x3FFF:
+            pre = R_FRAGMENT
+        elif proto not in (6, 17):
+            pre = R_NOT_TCP_UDP
+        elif tl < (40 if proto == 6 else 28):
+            pre = R_L4_TRUNCATED
+        if pre:
+            return (pre, 0, 0, 0, 0, 0)
+        d = struct.pack(">IIHH", src, dst, sport, dport)
+        hash0 = toeplitz(KEY0, d)
+        vip = int(any(v and a == dst for v, a in self.vips))
+        if ttl <= 1:
+            return (R_TTL, int(self._lookup(h) is not None), vip, hash0, 0, 0)
+        found = self._lookup(h)
+        if found is None:
+            r = R_MISS_VIP if vip else (R_MISS_LOCAL if dst == self.ip else R_MISS)
+            return (r, 0, vip, hash0, 0, 0)
+        entry, slot = found
+        act_idx = (entry >> 112) & ((1 << self.A) - 1)
+        ack_fast = (entry >> 1) & 1
+        a = self.actions.get(act_idx, 0)
+        op = a & 3
+        if proto == 6:
+            flags = h[47]
+            if (flags & 0x07) or not (flags & 0x10) or not ack_fast:
+                return (R_TCP_CONTROL, 1, vip, hash0, 0, 0)
+        if proto == 17 and (h[40] << 8 | h[41]) == 0 and op in (OP_DNAT, OP_SNAT):
+            return (R_UDP_ZERO_CSUM, 1, vip, hash0, 0, 0)
+        if tl + (20 if op == OP_TUNNEL else 0) > self.mtu:
+            return (R_TOO_BIG, 1, vip, hash0, 0, 0)
+        return (0, 1, vip, hash0, act_idx, slot)
+
+    def _lookup(self, h):
+        proto = h[23]
+        src, dst = struct.unpack(">II", h[26:34])
+        sport, dport = struct.unpack(">HH", h[34:38])
+        key = proto | src << 8 | dst << 40 | sport << 72 | dport << 88
+        b0, b1 = self.buckets(src, dst, sport, dport)
+        for way, b in ((0, b0), (1, b1)):
+            for slot in range(4):
+                e = self.flows.get((way, b, slot), 0)
+                if e & 1 and (e >> 8) & ((1 << 104) - 1) == key:
+                    return e, self.slot_index(way, b, slot)
+        return None
+
+    def _rewrite(self, f, a):
+        op = a & 3
+        amac = ((a >> 16) & ((1 << 48) - 1)).to_bytes(6, "big")
+        addr = (a >> 64) & 0xFFFFFFFF
+        port = (a >> 96) & 0xFFFF
+        delta = (a >> 112) & 0xFFFF
+        f[0:6] = amac
+        f[6:12] = self.mac
+        f[22] = (f[22] - 1) & 0xFF
+        proto = f[23]
+        if op in (OP_DNAT, OP_SNAT):
+            if op == OP_DNAT:
+                f[30:34] = addr.to_bytes(4, "big")
+                f[36:38] = port.to_bytes(2, "big")
+            else:
+                f[26:30] = addr.to_bytes(4, "big")
+                f[34:36] = port.to_bytes(2, "big")
+            co = 34 + (16 if proto == 6 else 6)
+            old = f[co] << 8 | f[co + 1]
+            s = 0xFFFF + (~old & 0xFFFF) + delta
+            s = (s & 0xFFFF) + (s >> 16)
+            s = (s & 0xFFFF) + (s >> 16)
+            new = ~s & 0xFFFF
+            if proto == 17 and new == 0:
+                new = 0xFFFF
+            f[co:co + 2] = new.to_bytes(2, "big")
+        f[24:26] = b"\0\0"
+        f[24:26] = csum(bytes(f[14:34])).to_bytes(2, "big")
+        if op == OP_TUNNEL:
+            tos = f[15]
+            if tos & 3 == 3:
+                tos = (tos & 0xFC) | 2
+            tl = f[16] << 8 | f[17]
+            df = self.pmtu and (f[20] & 0x40)
+            o = bytearray(20)
+            o[0] = 0x45
+            o[1] = tos
+            o[2:4] = (tl + 20).to_bytes(2, "big")
+            o[4:6] = b"\0\0" if df else f[18:20]
+            o[6:8] = b"\x40\0" if df else b"\0\0"
+            o[8] = f[22]
+            o[9] = 4
+            o[12:16] = self.ip.to_bytes(4, "big")
+            o[16:20] = addr.to_bytes(4, "big")
+            o[10:12] = csum(bytes(o)).to_bytes(2, "big")
+            f[14:14] = o
+        return f
