@@ -276,6 +276,8 @@ impl<D: Datapath> Control<D> {
         struct Offload {
             connections: usize,
             table_full: u64,
+            /// Table commands that found the device busy for too long.
+            busy_timeouts: u64,
         }
         #[derive(Serialize)]
         struct LimitsView {
@@ -296,7 +298,11 @@ impl<D: Datapath> Control<D> {
             now_ns: self.sp.director.now(),
             director: &report,
             exception_loop: self.counters,
-            offload: Offload { connections: self.sp.flows.len(), table_full: self.sp.flows.table_full },
+            offload: Offload {
+                connections: self.sp.flows.len(),
+                table_full: self.sp.flows.table_full,
+                busy_timeouts: crate::flows::BUSY_TIMEOUTS.load(std::sync::atomic::Ordering::Relaxed),
+            },
             limits: LimitsView {
                 new_conn_per_sec: self.limiter.limits.new_conn_per_sec,
                 burst: self.limiter.limits.burst(),

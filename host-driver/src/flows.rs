@@ -142,12 +142,13 @@ impl FlowManager {
             hw.write32(FLOW_DATA + 4 * k, (b >> (32 * k)) as u32);
         }
         hw.write32(FLOW_INDEX, w.index as u32);
-        hw.write32(FLOW_CMD, CMD_WRITE);
+        command(hw, FLOW_STATUS, FLOW_CMD, CMD_WRITE);
     }
 
     fn read_hit(hw: &mut dyn Csr, index: usize) -> Time {
         hw.write32(FLOW_INDEX, index as u32);
-        hw.write32(FLOW_CMD, CMD_READ);
+        command(hw, FLOW_STATUS, FLOW_CMD, CMD_READ);
+        wait_idle(hw, FLOW_STATUS);
         let lo = hw.read32(FLOW_HIT_LO) as u64;
         let hi = hw.read32(FLOW_HIT_HI) as u64;
         hi << 32 | lo
@@ -155,8 +156,12 @@ impl FlowManager {
 
     fn read_action_counters(hw: &mut dyn Csr, index: u16) -> (u64, u64) {
         hw.write32(ACT_INDEX, index as u32);
-        hw.write32(ACT_CMD, CMD_READ);
-        let r = |hw: &mut dyn Csr, lo: u32, hi: u32| (hw.read32(hi) as u64) << 32 | hw.read32(lo) as u64;
+        command(hw, ACT_STATUS, ACT_CMD, CMD_READ);
+        wait_idle(hw, ACT_STATUS);
+        let r = |hw: &mut dyn Csr, lo: u32, hi: u32| {
+            let lo = hw.read32(lo) as u64;
+            (hw.read32(hi) as u64) << 32 | lo
+        };
         (r(hw, ACT_PKTS_LO, ACT_PKTS_HI), r(hw, ACT_BYTES_LO, ACT_BYTES_HI))
     }
 
@@ -174,7 +179,7 @@ impl FlowManager {
             hw.write32(ACT_DATA + 4 * k, (b >> (32 * k)) as u32);
         }
         hw.write32(ACT_INDEX, i as u32);
-        hw.write32(ACT_CMD, CMD_WRITE);
+        command(hw, ACT_STATUS, ACT_CMD, CMD_WRITE);
         self.actions[i as usize] = Some(ActionSlot { key, refs: 1, credited: (0, 0) });
         self.action_index.insert(key, i);
         Some(i)
@@ -197,7 +202,9 @@ impl FlowManager {
     fn credit_action(&mut self, hw: &mut dyn Csr, d: &mut Director, i: u16) {
         let Some(s) = self.actions[i as usize].as_mut() else { return };
         let (pkts, bytes) = Self::read_action_counters(hw, i);
-        let (dp, db) = (pkts - s.credited.0, bytes - s.credited.1);
+        // Counters only grow while the action lives; a device that reads
+        // back less is not trusted to make statistics go backwards.
+        let (dp, db) = (pkts.saturating_sub(s.credited.0), bytes.saturating_sub(s.credited.1));
         s.credited = (pkts, bytes);
         if dp == 0 {
             return;
@@ -383,4 +390,30 @@ impl FlowManager {
             }
         }
     }
+}
+
+/// Table commands that found the table still busy after [`BUSY_POLLS`]
+/// status reads (a misbehaving device); the command was written anyway.
+pub static BUSY_TIMEOUTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Status reads before a busy table counts as a timeout.
+pub const BUSY_POLLS: u32 = 10_000;
+
+/// Waits until `status`' busy bit is clear (docs/hardware.md §6: the host
+/// waits for busy = 0 before the next command, and before reading a read
+/// command's results). On the model it is always clear; the RTL is busy for
+/// a few cycles per command and for the table sweep after reset.
+fn wait_idle(hw: &mut dyn Csr, status: u32) {
+    for _ in 0..BUSY_POLLS {
+        if hw.read32(status) & 1 == 0 {
+            return;
+        }
+    }
+    BUSY_TIMEOUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Issues a table command once the table is idle.
+fn command(hw: &mut dyn Csr, status: u32, cmd_reg: u32, cmd: u32) {
+    wait_idle(hw, status);
+    hw.write32(cmd_reg, cmd);
 }

@@ -250,7 +250,10 @@ module lvsnic_lookup #(
             s1_frag  <= f_frag[13] || (f_frag[12:0] != 13'd0);
             s1_tcp   <= (f_proto == 8'd6);
             s1_udp   <= (f_proto == 8'd17);
-            s1_l4tr  <= (f_proto == 8'd6) ? (f_tl < 16'd40) : (f_tl < 16'd28);
+            // row 11: total length too short for the fixed L4 header, or the
+            // frame ends before it (54 bytes for TCP, 42 for UDP)
+            s1_l4tr  <= (f_proto == 8'd6) ? ((f_tl < 16'd40) || (s0_nb < 6'd54))
+                                          : ((f_tl < 16'd28) || (s0_nb < 6'd42));
             s1_ttl   <= (f_ttl <= 8'd1);
             s1_local <= (f_dst == cfg_ip);
             s1_ctl   <= (f_tflag[2:0] != 3'b000) || !f_tflag[3];   // SYN/FIN/RST or no ACK

@@ -236,7 +236,10 @@ impl Core {
     }
 
     /// Resets the core: `rst` high for [`Limits::reset_cycles`] cycles with
-    /// every `tvalid`/`tready` low, then one idle cycle with `rst` low.
+    /// every `tvalid`/`tready` low, then idle cycles with `rst` low while
+    /// the core clears its tables (docs/hardware.md §6: 2^max(
+    /// `FLOW_BUCKETS_LOG2`, `ACTION_LOG2`) cycles, during which table
+    /// commands are refused), so the core is ready when this returns.
     /// A frame partly sent or received is dropped; queued frames stay.
     pub fn reset(&mut self) -> Result<(), SimError> {
         self.rx.abort();
@@ -250,7 +253,11 @@ impl Core {
                 self.step()?;
             }
             self.mode = Mode::Quiet;
-            self.step()
+            let sweep = 1u64 << crate::params::FLOW_BUCKETS_LOG2.max(crate::params::ACTION_LOG2);
+            for _ in 0..sweep + 8 {
+                self.step()?;
+            }
+            Ok(())
         })();
         self.mode = Mode::Run;
         self.last_progress = self.cycle;

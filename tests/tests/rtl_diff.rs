@@ -2,14 +2,15 @@
 //! `lvsnic_core` against `lvsnic_model::hw::HwPipeline`, at 64 and 512 bits,
 //! with random `tvalid` gaps and `tready` backpressure, and table, action
 //! and register changes between batches of traffic. Every output frame and
-//! its sideband, every counter, zero mismatches; a watchdog fails the run if
+//! its sideband, every counter, every action's packet and byte counters
+//! and sampled flow `last_hit` values read back, zero mismatches; a watchdog fails the run if
 //! a frame does not come out.
 //!
 //! `LVSNIC_DIFF_FRAMES` sets the frames per width (default 120000: 240000
 //! per run).
 
 use lvsnic_model::hw::fuzz::FuzzWorld;
-use lvsnic_model::hw::regs::{CNT_BASE, CNT_COUNT};
+use lvsnic_model::hw::regs::*;
 use lvsnic_model::hw::{Csr, HwOutput, HwParams, HwPipeline};
 use lvsnic_sim::{Core, HostUser, Pattern, RxUser, TxUser, Width};
 
@@ -17,11 +18,35 @@ fn frames_per_width() -> usize {
     std::env::var("LVSNIC_DIFF_FRAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(120_000)
 }
 
-fn is_real_rtl() -> bool {
-    lvsnic_sim::RTL_ORIGIN != "stub"
+fn assert_real_rtl() {
+    assert_ne!(lvsnic_sim::RTL_ORIGIN, "stub", "the sim crate was built with its stand-in core, not hw/rtl");
 }
 
 struct Rtl(Core);
+
+/// Reads one table entry's read-back registers through a read command,
+/// waiting for `busy` = 0 as the contract asks: a flow slot's `last_hit`,
+/// or an action's packet and byte counters.
+fn read_back(hw: &mut dyn Csr, action: bool, index: u32) -> Vec<u32> {
+    let (status, idx, cmd, regs): (u32, u32, u32, &[u32]) = if action {
+        (ACT_STATUS, ACT_INDEX, ACT_CMD, &[ACT_PKTS_LO, ACT_PKTS_HI, ACT_BYTES_LO, ACT_BYTES_HI])
+    } else {
+        (FLOW_STATUS, FLOW_INDEX, FLOW_CMD, &[FLOW_HIT_LO, FLOW_HIT_HI])
+    };
+    let idle = |hw: &mut dyn Csr| {
+        for _ in 0..1000 {
+            if hw.read32(status) & 1 == 0 {
+                return;
+            }
+        }
+        panic!("table stays busy");
+    };
+    idle(hw);
+    hw.write32(idx, index);
+    hw.write32(cmd, CMD_READ);
+    idle(hw);
+    regs.iter().map(|&r| hw.read32(r)).collect()
+}
 
 impl Csr for Rtl {
     fn write32(&mut self, a: u32, v: u32) {
@@ -56,8 +81,10 @@ fn run(width: u32, seed: u64, total: usize) {
         let n = (200 + (seed as usize * 7919 + batch_no * 104729) % 800).min(total - done);
         let mut expect_tx = Vec::new();
         let mut expect_host = Vec::new();
+        let mut inputs = std::collections::HashMap::new();
         for _ in 0..n {
             let (f, ts, seq) = world.frame();
+            inputs.insert(seq, f.clone());
             match model.process(&f, ts, seq) {
                 HwOutput::Forward { frame, seq } => expect_tx.push((seq, false, Some(frame))),
                 HwOutput::ToHost { meta, frame } => expect_host.push((meta, frame)),
@@ -82,8 +109,11 @@ fn run(width: u32, seed: u64, total: usize) {
         if gtx != etx || ghost != ehost {
             let first_tx = gtx.iter().zip(&etx).position(|(a, b)| a != b).unwrap_or(gtx.len().min(etx.len()));
             let first_host = ghost.iter().zip(&ehost).position(|(a, b)| a != b).unwrap_or(ghost.len().min(ehost.len()));
+            let seqs = [etx.get(first_tx).copied(), ehost.get(first_host).map(|h| h.0)];
+            let first = seqs.iter().flatten().min().copied().unwrap_or(0);
+            let hex: String = inputs.get(&first).map(|f| f.iter().map(|b| format!("{b:02x}")).collect()).unwrap_or_default();
             panic!(
-                "width {width} seed {seed} batch {batch_no}: routing differs: tx at #{first_tx} rtl {:?} model {:?}; host at #{first_host} rtl (seq, reason) {:?} model {:?}",
+                "width {width} seed {seed} batch {batch_no}: routing differs: tx at #{first_tx} rtl {:?} model {:?}; host at #{first_host} rtl (seq, reason) {:?} model {:?}\nframe {first}: {hex}",
                 gtx.get(first_tx..(first_tx + 3).min(gtx.len())),
                 etx.get(first_tx..(first_tx + 3).min(etx.len())),
                 ghost.get(first_host..(first_host + 3).min(ghost.len())),
@@ -109,6 +139,15 @@ fn run(width: u32, seed: u64, total: usize) {
             let hi = rtl.read32(CNT_BASE + 8 * c + 4) as u64;
             assert_eq!(hi << 32 | lo, model.counter(c), "width {width} seed {seed}: counter {c}");
         }
+        // Activity and action counters, read back as the host does: every
+        // action and a random sample of flow slots each batch.
+        for i in 0..params.actions() as u32 {
+            assert_eq!(read_back(&mut rtl, true, i), read_back(&mut model, true, i), "width {width} seed {seed}: action {i} counters");
+        }
+        for k in 0..48u32 {
+            let i = (k.wrapping_mul(2654435761) ^ batch_no as u32 * 7919) % params.flow_slots() as u32;
+            assert_eq!(read_back(&mut rtl, false, i), read_back(&mut model, false, i), "width {width} seed {seed}: flow slot {i} last_hit");
+        }
         for (a, v) in world.mutate() {
             model.write32(a, v);
             rtl.write32(a, v);
@@ -118,16 +157,9 @@ fn run(width: u32, seed: u64, total: usize) {
     }
 }
 
-// Until the RTL core is merged into hw/rtl/, lvsnic-sim builds a stand-in
-// and these runs cannot happen: they return without asserting anything.
-// (Temporary: removed when the core lands.)
-
 #[test]
 fn rtl_equals_model_64() {
-    if !is_real_rtl() {
-        eprintln!("rtl_diff: no RTL core in hw/rtl yet (stand-in built): not run");
-        return;
-    }
+    assert_real_rtl();
     let total = frames_per_width();
     run(64, 1, total / 2);
     run(64, 2, total - total / 2);
@@ -135,10 +167,7 @@ fn rtl_equals_model_64() {
 
 #[test]
 fn rtl_equals_model_512() {
-    if !is_real_rtl() {
-        eprintln!("rtl_diff: no RTL core in hw/rtl yet (stand-in built): not run");
-        return;
-    }
+    assert_real_rtl();
     let total = frames_per_width();
     run(512, 3, total / 2);
     run(512, 4, total - total / 2);

@@ -213,10 +213,11 @@ impl HwPipeline {
         let (h0, h1) = key.hashes();
         let vip = self.is_vip(key.daddr);
         let info = |s: &mut Self, r: Reason, hit: bool| s.to_host(r, hit, vip, h0, seq, ts, f);
+        let found = self.lookup(&key, h0, h1);
         if f[22] <= 1 {
-            return info(self, Reason::Ttl, false);
+            return info(self, Reason::Ttl, found.is_some());
         }
-        let Some((slot, entry)) = self.lookup(&key, h0, h1) else {
+        let Some((slot, entry)) = found else {
             let r = if vip {
                 Reason::MissVip
             } else if key.daddr == self.ip {
