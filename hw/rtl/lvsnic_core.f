@@ -1,4 +1,5 @@
 hw/rtl/lvsnic.vlt
++incdir+hw/rtl
 hw/rtl/lvsnic_axis_skid.sv
 hw/rtl/lvsnic_fifo.sv
 hw/rtl/lvsnic_sdp_ram.sv

@@ -17,6 +17,12 @@
 // register acts on the strobed value (1 or 2). Read/write registers keep
 // only their defined bits. A command latches the staging entry and index,
 // so the host may rewrite the staging registers while it is busy.
+//
+// Addresses, identification values and reset values come from
+// lvsnic_regs.vh, generated from hw/regmap/lvsnic.rdl (the single source of
+// the register map, also of the Rust definitions and docs/registers.md).
+// The read multiplexer groups registers by address; elaboration fails if
+// the generated map no longer fits that grouping.
 `default_nettype none
 
 module lvsnic_regs #(
@@ -96,10 +102,42 @@ module lvsnic_regs #(
     input  wire                         ev_inj
 );
 
+    `include "lvsnic_regs.vh"
+
     localparam integer B    = FLOW_BUCKETS_LOG2;
     localparam integer A    = ACTION_LOG2;
     localparam integer TOKW = (B + 3 > A) ? B + 3 : A;
     localparam integer AW   = AXIL_ADDR_WIDTH;
+
+    // word select within a 64-byte register group
+    function automatic logic [3:0] wsel(input logic [15:0] addr);
+        wsel = addr[5:2];
+    endfunction
+
+    // The decoder's assumptions about the generated map: misc registers in
+    // 0x000..0x03F, VIPs from 0x100 (32 words), flow registers in
+    // 0x200..0x23F, action registers in 0x300..0x33F, counters from 0x400
+    // as LO, HI pairs.
+    localparam logic MAP_OK =
+           LVSNIC_VIP_BASE == 16'h0100 && LVSNIC_VIP_STRIDE == 4 && LVSNIC_VIP_LEN == 32
+        && LVSNIC_VIP_VALID[15:6] == 10'h0 && LVSNIC_MTU[15:6] == 10'h0
+        && LVSNIC_FLOW_DATA_BASE == 16'h0200 && LVSNIC_FLOW_DATA_STRIDE == 4
+        && LVSNIC_FLOW_HIT_HI[15:6] == 10'h008 && LVSNIC_FLOW_CMD[15:6] == 10'h008
+        && LVSNIC_ACT_DATA_BASE == 16'h0300 && LVSNIC_ACT_DATA_STRIDE == 4
+        && LVSNIC_ACT_BYTES_HI[15:6] == 10'h00C && LVSNIC_ACT_CMD[15:6] == 10'h00C
+        && LVSNIC_FLOW_RDATA_BASE[15:6] == 10'h008 && LVSNIC_ACT_RDATA_BASE[15:6] == 10'h00C
+        && LVSNIC_CNT_BASE == 16'h0400 && LVSNIC_CNT_STRIDE == 8 && LVSNIC_CNT_LEN == 64
+        && LVSNIC_CNT_LO_OFFSET == 16'h0 && LVSNIC_CNT_HI_OFFSET == 16'h4;
+    generate
+        if (!MAP_OK) begin : g_map_check
+            $error("lvsnic_regs: hw/rtl/lvsnic_regs.vh no longer fits the read decoder's address groups");
+            lvsnic_regs_map_mismatch u_fail ();
+        end
+        if (VIP_COUNT > LVSNIC_VIP_LEN) begin : g_vip_check
+            $error("lvsnic_regs: VIP_COUNT exceeds the register map's VIP array");
+            lvsnic_regs_vip_count_too_large u_fail ();
+        end
+    endgenerate
 
     // ------------------------------------------------------------------
     // registers
@@ -154,8 +192,8 @@ module lvsnic_regs #(
             wa <= s_axil_awaddr[AW-1:2];
             wd <= s_axil_wdata;
             wm <= {{8{s_axil_wstrb[3]}}, {8{s_axil_wstrb[2]}}, {8{s_axil_wstrb[1]}}, {8{s_axil_wstrb[0]}}};
-            w_fcmd <= hit_addr(s_axil_awaddr[AW-1:2], 32'h214);
-            w_acmd <= hit_addr(s_axil_awaddr[AW-1:2], 32'h314);
+            w_fcmd <= hit_addr(s_axil_awaddr[AW-1:2], 32'(LVSNIC_FLOW_CMD));
+            w_acmd <= hit_addr(s_axil_awaddr[AW-1:2], 32'(LVSNIC_ACT_CMD));
             w_cmd1 <= (s_axil_wdata & in_wm) == 32'd1;
             w_cmd2 <= (s_axil_wdata & in_wm) == 32'd2;
         end
@@ -193,21 +231,21 @@ module lvsnic_regs #(
             if (s_axil_bvalid && s_axil_bready) s_axil_bvalid <= 1'b0;
             if (wr_en) begin
                 s_axil_bvalid <= 1'b1;
-                if (hit_addr(wa, 32'h010)) {cfg_pmtu, cfg_enable} <= 2'(merge({30'h0, cfg_pmtu, cfg_enable}, wd, wm));
-                if (hit_addr(wa, 32'h014)) mac_lo  <= merge(mac_lo, wd, wm);
-                if (hit_addr(wa, 32'h018)) mac_hi  <= 16'(merge({16'h0, mac_hi}, wd, wm));
-                if (hit_addr(wa, 32'h01C)) cfg_ip  <= merge(cfg_ip, wd, wm);
-                if (hit_addr(wa, 32'h020)) cfg_mtu <= 16'(merge({16'h0, cfg_mtu}, wd, wm));
-                if (hit_addr(wa, 32'h024)) cfg_vip_valid <= VIP_COUNT'(merge(32'(cfg_vip_valid), wd, wm));
+                if (hit_addr(wa, 32'(LVSNIC_CTRL))) {cfg_pmtu, cfg_enable} <= 2'(merge({30'h0, cfg_pmtu, cfg_enable}, wd, wm));
+                if (hit_addr(wa, 32'(LVSNIC_MAC_LO))) mac_lo  <= merge(mac_lo, wd, wm);
+                if (hit_addr(wa, 32'(LVSNIC_MAC_HI))) mac_hi  <= 16'(merge({16'h0, mac_hi}, wd, wm));
+                if (hit_addr(wa, 32'(LVSNIC_IP))) cfg_ip  <= merge(cfg_ip, wd, wm);
+                if (hit_addr(wa, 32'(LVSNIC_MTU))) cfg_mtu <= 16'(merge({16'h0, cfg_mtu}, wd, wm));
+                if (hit_addr(wa, 32'(LVSNIC_VIP_VALID))) cfg_vip_valid <= VIP_COUNT'(merge(32'(cfg_vip_valid), wd, wm));
                 for (int i = 0; i < VIP_COUNT; i++) begin
-                    if (hit_addr(wa, 32'h100 + 4*i)) cfg_vip[32*i +: 32] <= merge(cfg_vip[32*i +: 32], wd, wm);
+                    if (hit_addr(wa, 32'(LVSNIC_VIP_BASE) + LVSNIC_VIP_STRIDE*i)) cfg_vip[32*i +: 32] <= merge(cfg_vip[32*i +: 32], wd, wm);
                 end
                 for (int i = 0; i < 4; i++) begin
-                    if (hit_addr(wa, 32'h200 + 4*i)) flow_data[32*i +: 32] <= merge(flow_data[32*i +: 32], wd, wm);
-                    if (hit_addr(wa, 32'h300 + 4*i)) act_data[32*i +: 32]  <= merge(act_data[32*i +: 32], wd, wm);
+                    if (hit_addr(wa, 32'(LVSNIC_FLOW_DATA_BASE) + LVSNIC_FLOW_DATA_STRIDE*i)) flow_data[32*i +: 32] <= merge(flow_data[32*i +: 32], wd, wm);
+                    if (hit_addr(wa, 32'(LVSNIC_ACT_DATA_BASE) + LVSNIC_ACT_DATA_STRIDE*i)) act_data[32*i +: 32]  <= merge(act_data[32*i +: 32], wd, wm);
                 end
-                if (hit_addr(wa, 32'h210)) flow_index <= (B+3)'(merge(32'(flow_index), wd, wm));
-                if (hit_addr(wa, 32'h310)) act_index  <= A'(merge(32'(act_index), wd, wm));
+                if (hit_addr(wa, 32'(LVSNIC_FLOW_INDEX))) flow_index <= (B+3)'(merge(32'(flow_index), wd, wm));
+                if (hit_addr(wa, 32'(LVSNIC_ACT_INDEX))) act_index  <= A'(merge(32'(act_index), wd, wm));
             end
         end
     end
@@ -361,49 +399,49 @@ module lvsnic_regs #(
     logic        rm_is_reg, rm_is_cnt;
     always_comb begin
         case (ra[3:0])
-            4'h0:    g_misc = 32'h4C56534E;
-            4'h1:    g_misc = 32'h00010000;
-            4'h2:    g_misc = {8'(ACTION_LOG2), 8'(FLOW_BUCKETS_LOG2), 16'(DATA_WIDTH)};
-            4'h3:    g_misc = {8'h0, 8'(VIP_COUNT), 8'd2, 8'd4};
-            4'h4:    g_misc = {30'h0, cfg_pmtu, cfg_enable};
-            4'h5:    g_misc = mac_lo;
-            4'h6:    g_misc = {16'h0, mac_hi};
-            4'h7:    g_misc = cfg_ip;
-            4'h8:    g_misc = {16'h0, cfg_mtu};
-            4'h9:    g_misc = 32'(cfg_vip_valid);
+            wsel(LVSNIC_ID):        g_misc = LVSNIC_ID_RESET;
+            wsel(LVSNIC_VERSION):   g_misc = LVSNIC_VERSION_RESET;
+            wsel(LVSNIC_CAPS0):     g_misc = {8'(ACTION_LOG2), 8'(FLOW_BUCKETS_LOG2), 16'(DATA_WIDTH)};
+            wsel(LVSNIC_CAPS1):     g_misc = {8'h0, 8'(VIP_COUNT), 8'd2, 8'd4};
+            wsel(LVSNIC_CTRL):      g_misc = {30'h0, cfg_pmtu, cfg_enable};
+            wsel(LVSNIC_MAC_LO):    g_misc = mac_lo;
+            wsel(LVSNIC_MAC_HI):    g_misc = {16'h0, mac_hi};
+            wsel(LVSNIC_IP):        g_misc = cfg_ip;
+            wsel(LVSNIC_MTU):       g_misc = {16'h0, cfg_mtu};
+            wsel(LVSNIC_VIP_VALID): g_misc = 32'(cfg_vip_valid);
             default: g_misc = 32'h0;
         endcase
         g_vip = (32'(ra[4:0]) < VIP_COUNT) ? cfg_vip[32*ra[4:0] +: 32] : 32'h0;
         case (ra[3:0])
-            4'h0:    g_flow = flow_data[31:0];
-            4'h1:    g_flow = flow_data[63:32];
-            4'h2:    g_flow = flow_data[95:64];
-            4'h3:    g_flow = flow_data[127:96];
-            4'h4:    g_flow = 32'(flow_index);
-            4'h6:    g_flow = {31'h0, f_busy};
-            4'h8:    g_flow = flow_rdata[31:0];
-            4'h9:    g_flow = flow_rdata[63:32];
-            4'hA:    g_flow = flow_rdata[95:64];
-            4'hB:    g_flow = flow_rdata[127:96];
-            4'hC:    g_flow = flow_hit[31:0];
-            4'hD:    g_flow = flow_hit[63:32];
+            wsel(LVSNIC_FLOW_DATA_BASE):      g_flow = flow_data[31:0];
+            wsel(LVSNIC_FLOW_DATA_BASE + 4):  g_flow = flow_data[63:32];
+            wsel(LVSNIC_FLOW_DATA_BASE + 8):  g_flow = flow_data[95:64];
+            wsel(LVSNIC_FLOW_DATA_BASE + 12): g_flow = flow_data[127:96];
+            wsel(LVSNIC_FLOW_INDEX):          g_flow = 32'(flow_index);
+            wsel(LVSNIC_FLOW_STATUS):         g_flow = {31'h0, f_busy};
+            wsel(LVSNIC_FLOW_RDATA_BASE):      g_flow = flow_rdata[31:0];
+            wsel(LVSNIC_FLOW_RDATA_BASE + 4):  g_flow = flow_rdata[63:32];
+            wsel(LVSNIC_FLOW_RDATA_BASE + 8):  g_flow = flow_rdata[95:64];
+            wsel(LVSNIC_FLOW_RDATA_BASE + 12): g_flow = flow_rdata[127:96];
+            wsel(LVSNIC_FLOW_HIT_LO):       g_flow = flow_hit[31:0];
+            wsel(LVSNIC_FLOW_HIT_HI):       g_flow = flow_hit[63:32];
             default: g_flow = 32'h0;
         endcase
         case (ra[3:0])
-            4'h0:    g_act = act_data[31:0];
-            4'h1:    g_act = act_data[63:32];
-            4'h2:    g_act = act_data[95:64];
-            4'h3:    g_act = act_data[127:96];
-            4'h4:    g_act = 32'(act_index);
-            4'h6:    g_act = {31'h0, a_busy};
-            4'h8:    g_act = act_rdata[31:0];
-            4'h9:    g_act = act_rdata[63:32];
-            4'hA:    g_act = act_rdata[95:64];
-            4'hB:    g_act = act_rdata[127:96];
-            4'hC:    g_act = act_pkts[31:0];
-            4'hD:    g_act = act_pkts[63:32];
-            4'hE:    g_act = act_bytes[31:0];
-            4'hF:    g_act = act_bytes[63:32];
+            wsel(LVSNIC_ACT_DATA_BASE):      g_act = act_data[31:0];
+            wsel(LVSNIC_ACT_DATA_BASE + 4):  g_act = act_data[63:32];
+            wsel(LVSNIC_ACT_DATA_BASE + 8):  g_act = act_data[95:64];
+            wsel(LVSNIC_ACT_DATA_BASE + 12): g_act = act_data[127:96];
+            wsel(LVSNIC_ACT_INDEX):          g_act = 32'(act_index);
+            wsel(LVSNIC_ACT_STATUS):         g_act = {31'h0, a_busy};
+            wsel(LVSNIC_ACT_RDATA_BASE):      g_act = act_rdata[31:0];
+            wsel(LVSNIC_ACT_RDATA_BASE + 4):  g_act = act_rdata[63:32];
+            wsel(LVSNIC_ACT_RDATA_BASE + 8):  g_act = act_rdata[95:64];
+            wsel(LVSNIC_ACT_RDATA_BASE + 12): g_act = act_rdata[127:96];
+            wsel(LVSNIC_ACT_PKTS_LO):   g_act = act_pkts[31:0];
+            wsel(LVSNIC_ACT_PKTS_HI):   g_act = act_pkts[63:32];
+            wsel(LVSNIC_ACT_BYTES_LO):  g_act = act_bytes[31:0];
+            wsel(LVSNIC_ACT_BYTES_HI):  g_act = act_bytes[63:32];
             default: g_act = 32'h0;
         endcase
     end

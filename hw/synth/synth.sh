@@ -24,9 +24,10 @@ OUT=hw/build/synth-dw$DW-fb$FB-al$AL${ABC_D:+-d$ABC_D}
 mkdir -p "$OUT"
 YS=hw/synth/lvsnic_core.ys
 [ -n "${ABC_D:-}" ] && YS=hw/synth/lvsnic_core_d.ys
+INC=$(sed -n 's/^+incdir+/-I/p' hw/rtl/lvsnic_core.f | tr '\n' ' ')
 {
     while read -r f; do
-        case "$f" in ''|'#'*|*.vlt) ;; *) echo "read_verilog -sv $f" ;; esac
+        case "$f" in ''|'#'*|*.vlt|+incdir+*) ;; *) echo "read_verilog -sv $INC$f" ;; esac
     done < hw/rtl/lvsnic_core.f
     echo "chparam -set DATA_WIDTH $DW -set FLOW_BUCKETS_LOG2 $FB -set ACTION_LOG2 $AL lvsnic_core"
     sed -e "s|{OUT}|$OUT|g" -e "s|{D}|${ABC_D:-}|g" "$YS"

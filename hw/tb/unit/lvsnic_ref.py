@@ -10,8 +10,9 @@ returns what the core must emit for one received frame:
 * ``("trunc", bytes, meta160)`` a frame classified for forwarding that is
   short: an aborted tx frame plus the frame to the host (reason 19).
 
-Interpretations shared with the RTL (see the RTL report): bytes past the end
-of a short frame read as zero in the header facts; ``hit``/``vip``/``hash_0``
+Interpretations shared with the RTL (docs/hardware.md): a frame that ends
+before its fixed TCP/UDP header is L4_TRUNCATED (row 11), so no header fact
+of a forwarded frame is missing; ``hit``/``vip``/``hash_0``
 are reported only when classification reached row 12 (and CTRL.enable = 1);
 the action index uses its low ACTION_LOG2 bits.
 """
@@ -144,7 +145,7 @@ class Ref:
             pre = R_FRAGMENT
         elif proto not in (6, 17):
             pre = R_NOT_TCP_UDP
-        elif tl < (40 if proto == 6 else 28):
+        elif tl < (40 if proto == 6 else 28) or n < (54 if proto == 6 else 42):
             pre = R_L4_TRUNCATED
         if pre:
             return (pre, 0, 0, 0, 0, 0)

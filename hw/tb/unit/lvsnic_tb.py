@@ -17,10 +17,23 @@ UNIT = Path(__file__).resolve().parent
 
 def rtl_sources():
     """The core's source list, as the sim crate sees it (lvsnic_core.f)."""
+    return [p for p in _filelist() if not isinstance(p, tuple)]
+
+
+def rtl_includes():
+    """Include directories of lvsnic_core.f (`+incdir+` lines)."""
+    return [p[1] for p in _filelist() if isinstance(p, tuple)]
+
+
+def _filelist():
     out = []
     for line in (RTL / "lvsnic_core.f").read_text().splitlines():
         line = line.strip()
-        if line and not line.startswith("#") and not line.startswith("//") and not line.endswith(".vlt"):
+        if not line or line.startswith("#") or line.startswith("//"):
+            continue
+        if line.startswith("+incdir+"):
+            out.extend(("inc", REPO / d) for d in line[len("+incdir+"):].split("+") if d)
+        else:
             out.append(REPO / line)
     return out
 
@@ -31,9 +44,10 @@ def _verilator_on_path():
         os.environ["PATH"] = f"{vbin}:{os.environ.get('PATH', '')}"
 
 
-def run(name, toplevel, test_module, test_dir, parameters=None, extra_sources=(), testcase=None):
+def run(name, toplevel, test_module, test_dir, parameters=None, extra_sources=(), testcase=None, extra_env=None):
     """Builds ``toplevel`` and runs the cocotb module ``test_module`` from
-    ``test_dir``. ``name`` names the build directory (one per parameter set)."""
+    ``test_dir``. ``name`` names the build directory (one per parameter set);
+    ``extra_env`` is added to the simulation's environment."""
     from cocotb_tools.runner import get_runner
 
     _verilator_on_path()
@@ -48,6 +62,7 @@ def run(name, toplevel, test_module, test_dir, parameters=None, extra_sources=()
     runner = get_runner("verilator")
     runner.build(
         sources=sources,
+        includes=rtl_includes(),
         hdl_toplevel=toplevel,
         parameters=parameters or {},
         build_dir=build_dir,
@@ -62,7 +77,7 @@ def run(name, toplevel, test_module, test_dir, parameters=None, extra_sources=()
         build_dir=build_dir,
         test_dir=build_dir,
         testcase=testcase,
-        extra_env={"PYTHONPATH": pypath},
+        extra_env={"PYTHONPATH": pypath, **(extra_env or {})},
         # registers without reset start random (as on an FPGA they would
         # start at their init value): nothing may depend on them
         plusargs=["+verilator+rand+reset+2", f"+verilator+seed+{os.environ.get('LVSNIC_SEED', '7')}"],

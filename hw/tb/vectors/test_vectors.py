@@ -3,13 +3,17 @@ the input frames (tuser = timestamp, sequence number), and check every
 frame and its sideband on the tx and host streams against the expected
 ones, with idle gaps and random backpressure, at 64 and 512 bits.
 
-Run: pytest hw/tb/core (needs the venv from scripts/setup-hw.sh).
+Run: pytest hw/tb/vectors (needs the venv from scripts/setup-hw.sh; the
+README's test command runs it). Each run appends its simulation speed
+(frames, wall seconds) to $LVSNIC_TB_STATS when that is set.
 """
 import itertools
 import logging
 import os
 import random
 import struct
+import sys
+import time
 
 import cocotb
 import pytest
@@ -18,6 +22,12 @@ from cocotb.triggers import RisingEdge, Timer
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "hw", "tb", "unit"))
+
+# Table command and status registers (docs/registers.md): the host waits
+# for busy = 0 before a command.
+FLOW_CMD, FLOW_STATUS = 0x214, 0x218
+ACT_CMD, ACT_STATUS = 0x314, 0x318
 
 
 def read_pcap(path):
@@ -70,8 +80,19 @@ class TB:
         self.dut.rst.value = 0
         for _ in range(4):
             await RisingEdge(self.dut.clk)
+        # the tables are cleared after reset; commands wait for it
+        await self.idle(FLOW_STATUS)
+        await self.idle(ACT_STATUS)
+
+    async def idle(self, status):
+        for _ in range(100000):
+            if (await self.read(status)) & 1 == 0:
+                return
+        raise AssertionError(f"table status {status:#x} stays busy")
 
     async def write(self, addr, value):
+        if addr in (FLOW_CMD, ACT_CMD):
+            await self.idle(FLOW_STATUS if addr == FLOW_CMD else ACT_STATUS)
         await self.axil.write_dword(addr, value)
 
     async def read(self, addr):
@@ -96,6 +117,7 @@ async def run_vectors(dut):
         sec, frac, incl, _ = struct.unpack("<IIII", raw[off:off + 16])
         ts.append(sec * 1_000_000_000 + frac)
         off += 16 + incl
+    start = time.monotonic()
     for i, (frame, t) in enumerate(zip(frames, ts)):
         await tb.rx.send(AxiStreamFrame(frame, tuser=t | ((i + 1) << 64)))
     exp_tx = read_pcap(os.path.join(vec, "expected_tx.pcap"))
@@ -119,39 +141,22 @@ async def run_vectors(dut):
         assert bytes(g.tdata) == e, f"host frame {k} (seq {seq}) differs"
         want = reason | hit << 8 | vip << 9 | hash0 << 32 | seq << 64 | t << 96
         assert u == want, f"host frame {k} (seq {seq}): tuser {u:#042x} != {want:#042x}"
+    wall = time.monotonic() - start
     for _ in range(50):
         await RisingEdge(dut.clk)
     assert tb.tx.empty() and tb.host.empty(), "no extra frames"
-
-
-def rtl_sources():
-    with open(os.path.join(ROOT, "hw", "rtl", "lvsnic_core.f")) as f:
-        return [os.path.join(ROOT, l.strip()) for l in f if l.strip() and not l.startswith("#")]
+    assert len(exp_tx) > 0 and len(exp_host) > 0, "vectors exercise both outputs"
+    stats = os.environ.get("LVSNIC_TB_STATS")
+    if stats:
+        with open(stats, "a") as f:
+            f.write(f"{os.environ.get('LVSNIC_WIDTH')} {os.environ.get('LVSNIC_PATTERN')} {len(frames)} {wall:.3f}\n")
 
 
 @pytest.mark.parametrize("pattern", ["idle", "backpressure"])
 @pytest.mark.parametrize("width", [64, 512])
-def test_core_vectors(vectors_dir, width, pattern, tmp_path):
-    from cocotb_tools.runner import get_runner
+def test_core_vectors(vectors_dir, width, pattern):
+    from lvsnic_tb import run
 
-    runner = get_runner("verilator")
-    build = os.path.join(ROOT, "hw", "build", f"tb_core_{width}")
-    runner.build(
-        sources=rtl_sources(),
-        hdl_toplevel="lvsnic_core",
+    run(f"vectors{width}", "lvsnic_core", "test_vectors", os.path.dirname(__file__),
         parameters={"DATA_WIDTH": width, "FLOW_BUCKETS_LOG2": 8, "ACTION_LOG2": 8, "VIP_COUNT": 16},
-        build_dir=build,
-        build_args=["-Wno-fatal", "--x-assign", "fast", "--x-initial", "fast"],
-        always=False,
-    )
-    runner.test(
-        hdl_toplevel="lvsnic_core",
-        test_module="test_core_vectors",
-        test_dir=os.path.dirname(__file__),
-        build_dir=build,
-        extra_env={"LVSNIC_VECTORS": vectors_dir, "LVSNIC_PATTERN": pattern},
-        results_xml=str(tmp_path / "results.xml"),
-    )
-    import xml.etree.ElementTree as ET
-    failures = ET.parse(str(tmp_path / "results.xml")).getroot().iter("failure")
-    assert not list(failures), "cocotb test failed"
+        extra_env={"LVSNIC_VECTORS": vectors_dir, "LVSNIC_PATTERN": pattern, "LVSNIC_WIDTH": str(width)})
