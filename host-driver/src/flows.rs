@@ -403,7 +403,7 @@ pub const BUSY_POLLS: u32 = 10_000;
 /// waits for busy = 0 before the next command, and before reading a read
 /// command's results). On the model it is always clear; the RTL is busy for
 /// a few cycles per command and for the table sweep after reset.
-fn wait_idle(hw: &mut dyn Csr, status: u32) {
+pub(crate) fn wait_idle(hw: &mut dyn Csr, status: u32) {
     for _ in 0..BUSY_POLLS {
         if hw.read32(status) & 1 == 0 {
             return;
@@ -413,7 +413,7 @@ fn wait_idle(hw: &mut dyn Csr, status: u32) {
 }
 
 /// Issues a table command once the table is idle.
-fn command(hw: &mut dyn Csr, status: u32, cmd_reg: u32, cmd: u32) {
+pub(crate) fn command(hw: &mut dyn Csr, status: u32, cmd_reg: u32, cmd: u32) {
     wait_idle(hw, status);
     hw.write32(cmd_reg, cmd);
 }

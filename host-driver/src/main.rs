@@ -67,6 +67,13 @@ enum Cmd {
         /// Frames to stream.
         #[arg(long, default_value_t = 2000)]
         frames: usize,
+        /// Measure every frame length in `FIRST..LAST` (inclusive, bytes)
+        /// and report the worst utilization and latency.
+        #[arg(long, value_name = "FIRST..LAST")]
+        sweep: Option<String>,
+        /// With `--sweep`: measure every STEP-th length.
+        #[arg(long, default_value_t = 1)]
+        step: usize,
         /// Measure simulation speed on `lvsnic vectors` output instead.
         #[arg(long)]
         vectors: Option<PathBuf>,
@@ -219,7 +226,20 @@ fn main() -> ExitCode {
             replay::replay(&ReplayArgs { rules, director, input, output, host, stats, backend, list, width }).map_err(|e| e.to_string())
         }
         Cmd::Traffic(args) => traffic_cmd::run(&args).map_err(|e| e.to_string()),
-        Cmd::SimBench { width, frame_len, mode, frames, vectors, json } => match vectors {
+        Cmd::SimBench { width, mode, frames, sweep: Some(range), step, json, .. } => parse_range(&range)
+            .and_then(|(a, b)| lvsnic::sim_bench::sweep(width, mode, a..=b, step, frames))
+            .map(|r| {
+                if json {
+                    serde_json::to_string(&r).unwrap_or_default()
+                } else {
+                    format!(
+                        "sim-bench sweep {} {} bits, {} lengths {}..={}: utilization min {:.4} ({} bytes), vs bound min {:.4} ({} bytes), {} below 0.99; latency {}..{} cycles",
+                        r.mode, r.width, r.lengths, r.first_len, r.last_len, r.min_utilization, r.min_utilization_len,
+                        r.min_utilization_vs_bound, r.min_utilization_vs_bound_len, r.below_goal.len(), r.latency_cycles_min, r.latency_cycles_max
+                    )
+                }
+            }),
+        Cmd::SimBench { width, frame_len, mode, frames, vectors, json, .. } => match vectors {
             Some(dir) => lvsnic::sim_bench::bench_vectors(width, &dir).map(|r| {
                 if json {
                     serde_json::to_string(&r).unwrap_or_default()
@@ -275,4 +295,16 @@ mod tests {
         assert!(Cli::try_parse_from(["lvsnic", "traffic", "--rules", "R", "--director", "D", "--output", "O", "--packets", "5"]).is_err());
         assert!(Cli::try_parse_from(["lvsnic", "traffic", "--rules", "R", "--director", "D"]).is_err());
     }
+}
+
+/// `FIRST..LAST` (or `FIRST..=LAST`), inclusive.
+fn parse_range(s: &str) -> Result<(usize, usize), String> {
+    let (a, b) = s.split_once("..").ok_or_else(|| format!("--sweep {s}: expected FIRST..LAST"))?;
+    let b = b.strip_prefix('=').unwrap_or(b);
+    let p = |x: &str| x.trim().parse::<usize>().map_err(|_| format!("--sweep {s}: `{x}` is not a length"));
+    let (a, b) = (p(a)?, p(b)?);
+    if a > b {
+        return Err(format!("--sweep {s}: empty range"));
+    }
+    Ok((a, b))
 }

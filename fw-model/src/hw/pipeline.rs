@@ -72,7 +72,8 @@ pub struct HwPipeline {
     act_rdata: u128,
     act_rpkts: u64,
     act_rbytes: u64,
-    hi_latch: u32,
+    /// Per counter: its upper half as of its last `LO` read.
+    hi_latch: Vec<u32>,
 }
 
 #[inline]
@@ -130,7 +131,7 @@ impl HwPipeline {
             act_rdata: 0,
             act_rpkts: 0,
             act_rbytes: 0,
-            hi_latch: 0,
+            hi_latch: vec![0; CNT_COUNT as usize],
         }
     }
 
@@ -476,10 +477,10 @@ impl Csr for HwPipeline {
             a if (CNT_BASE..CNT_BASE + 8 * CNT_COUNT).contains(&a) && a % 4 == 0 => {
                 let n = ((a - CNT_BASE) / 8) as usize;
                 if (a - CNT_BASE) % 8 == 0 {
-                    self.hi_latch = (self.counters[n] >> 32) as u32;
+                    self.hi_latch[n] = (self.counters[n] >> 32) as u32;
                     self.counters[n] as u32
                 } else {
-                    self.hi_latch
+                    self.hi_latch[n]
                 }
             }
             _ => 0,
