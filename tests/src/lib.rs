@@ -56,6 +56,27 @@ pub fn config(extra: &str) -> DirectorConfig {
     DirectorConfig::parse(&(director_toml() + extra)).expect("test director config")
 }
 
+/// Rules with every forwarding method and a mix of schedulers, persistence
+/// and protocols on the test network (real servers 1..=8): NAT wlc, DR sh
+/// with persistence, UDP with NAT and DR servers, TUN mh, persistent lc.
+pub const MIXED_RULES: &str = "\
+-A -t 10.0.0.100:80 -s wlc
+-a -t 10.0.0.100:80 -r 192.168.10.1:8080 -m -w 3
+-a -t 10.0.0.100:80 -r 192.168.10.2:8080 -m -w 1
+-A -t 10.0.0.100:443 -s sh -p 120
+-a -t 10.0.0.100:443 -r 192.168.10.3:443 -g -w 1
+-a -t 10.0.0.100:443 -r 192.168.10.4:443 -g -w 2
+-A -u 10.0.0.101:53 -s rr
+-a -u 10.0.0.101:53 -r 192.168.10.5:53 -m -w 1
+-a -u 10.0.0.101:53 -r 192.168.10.6:53 -g -w 1
+-A -t 10.0.0.102:80 -s mh -b mh-port
+-a -t 10.0.0.102:80 -r 192.168.10.7:80 -i -w 1
+-a -t 10.0.0.102:80 -r 192.168.10.8:80 -i -w 1
+-A -t 10.0.0.103:25 -s lc -p 60
+-a -t 10.0.0.103:25 -r 192.168.10.1:25 -m -w 1
+-a -t 10.0.0.103:25 -r 192.168.10.2:25 -m -w 1
+";
+
 /// Test start time (2023-11-14T22:13:20Z).
 pub const T0: Time = 1_700_000_000 * SEC;
 

