@@ -64,10 +64,24 @@ pub struct Daemon {
 impl Daemon {
     /// Starts `lvsnic daemon --director DIR/director.toml --socket DIR/lvsnic.sock ARGS`.
     pub fn start(dir: &Path, director_toml: &str, args: &[&str]) -> Daemon {
+        Daemon::start_in(&[], dir, director_toml, args)
+    }
+
+    /// [`Daemon::start`] through a wrapper that execs its arguments, e.g.
+    /// `["ip", "netns", "exec", NS]` (the child's pid stays the daemon's).
+    pub fn start_in(wrapper: &[&str], dir: &Path, director_toml: &str, args: &[&str]) -> Daemon {
         let director = write(dir, "director.toml", director_toml);
         let sock = dir.join("lvsnic.sock");
         let log = dir.join("daemon.log");
-        let child = Command::new(LVSNIC)
+        let mut cmd = match wrapper.split_first() {
+            None => Command::new(LVSNIC),
+            Some((w, rest)) => {
+                let mut c = Command::new(w);
+                c.args(rest).arg(LVSNIC);
+                c
+            }
+        };
+        let child = cmd
             .arg("daemon")
             .arg("--director")
             .arg(&director)

@@ -1,0 +1,550 @@
+//! End to end with real kernel TCP: clients and real servers in network
+//! namespaces, the lvsnic daemon as the director on a TAP wire between them.
+//!
+//! ```text
+//! netns P-hub: bridge br0 ── TAP lvs0 (`lvsnic daemon --wire tap:lvs0`, run in P-hub)
+//!                         ── veth ── netns P-cl  198.51.100.10, MAC = gateway_mac,
+//!                                    10.0.0.100/32 on-link (the director answers ARP for it)
+//!                         ── veth ── netns P-rs1 192.168.10.1, MAC 02:00:00:00:10:01, default via 10.0.0.1
+//!                         ── veth ── netns P-rs2 192.168.10.2, MAC 02:00:00:00:10:02, default via 10.0.0.1
+//!                         ── veth ── netns P-rs3 192.168.10.3, MAC 02:00:00:00:10:03, VIP on lo
+//!                                    (arp_ignore=1, arp_announce=2), 198.51.100.0/24 on-link (DR)
+//! ```
+//!
+//! The TAP has no checksum offload, so every frame the daemon reads is fully
+//! checksummed (the kernel completes partial checksums and segments GSO
+//! frames from the veths before handing them to the TAP).
+//!
+//! What runs, on `--backend model` and on `--backend sim --width 512` (the
+//! verilated RTL), each with its own namespaces (`P` = pid and backend):
+//!
+//! 1. NAT service 10.0.0.100:80 `rr` over rs1, rs2 (added in that order):
+//!    20 sequential HTTP/1.0 GETs from the client answer rs2, rs1, rs2, ...
+//!    (IPVS keeps servers newest-first and rr starts at the list head).
+//! 2. `-L -n`: 0 active, 10 inactive connections per server; `--stats`:
+//!    10 Conns each; `-L -n -c`: each of the 20 connections (by client port)
+//!    in TIME_WAIT with the server that answered it.
+//! 3. Rule changes under traffic: two long-lived connections (to rs2, then
+//!    rs1); `-e` rs1 to weight 0: new connections all go to rs2, the
+//!    long-lived one keeps talking to rs1; `-d` rs1: its packets are
+//!    dropped (`expire_nodest_conn` = 0, as in IPVS), no answer comes back,
+//!    while the one on rs2 and new connections keep working.
+//! 4. A 1 MiB download through NAT arrives byte for byte; most of its
+//!    frames were forwarded by the data plane (`exception_loop.in_hardware`).
+//! 5. DR service 10.0.0.100:8080 to rs3 (`-g`): requests are answered by rs3
+//!    directly to the client; the director sees no reply packets.
+//!
+//! Needs root and network namespaces; skipped (with a message) otherwise,
+//! unless `LVSNIC_E2E_REQUIRED` is set or `CI=true` (CI runs as root), which
+//! makes that a failure. Each
+//! socket operation has a timeout: a broken path fails, it does not hang.
+
+#[path = "daemon_harness.rs"]
+mod harness;
+
+use harness::*;
+use lvsnic_tests::{director_toml, rs, rs_mac, DIRECTOR_IP, GATEWAY_MAC, VIP};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The client's address.
+const CLIENT: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 10);
+/// Timeout of every socket operation.
+const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// Size of the large download.
+const BIG: usize = 1 << 20;
+
+/// The two backends run one after the other (2 cores; the RTL is heavy).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+#[test]
+fn e2e_netns_model() {
+    run("model", &["--backend", "model"]);
+}
+
+#[test]
+fn e2e_netns_sim512() {
+    run("sim512", &["--backend", "sim", "--width", "512"]);
+}
+
+// ------------------------------------------------------------ environment
+
+/// Why this machine cannot run the test, if it cannot.
+fn unavailable() -> Option<String> {
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("needs root".into());
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        return Some("no /dev/net/tun".into());
+    }
+    let probe = format!("lvsnic-e2e-probe-{}", std::process::id());
+    match Command::new("ip").args(["netns", "add", &probe]).output() {
+        Err(e) => Some(format!("cannot run `ip` (iproute2): {e}")),
+        Ok(o) if !o.status.success() => {
+            Some(format!("`ip netns add` failed: {}", String::from_utf8_lossy(&o.stderr).trim()))
+        }
+        Ok(_) => {
+            let _ = Command::new("ip").args(["netns", "del", &probe]).status();
+            None
+        }
+    }
+}
+
+/// Runs `args`, panicking with its stderr when it fails.
+fn must(args: &[&str]) {
+    let o = Command::new(args[0]).args(&args[1..]).output().unwrap_or_else(|e| panic!("{args:?}: {e}"));
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// `sysctl -w` settings inside namespace `ns`.
+fn sysctl(ns: &str, settings: &[&str]) {
+    let mut a = vec!["ip", "netns", "exec", ns, "sysctl", "-qw"];
+    a.extend_from_slice(settings);
+    must(&a);
+}
+
+/// Named network namespaces, deleted when dropped (also on panic).
+#[derive(Default)]
+struct Namespaces(Vec<String>);
+
+impl Namespaces {
+    fn add(&mut self, name: String) -> String {
+        let _ = Command::new("ip").args(["netns", "del", &name]).output(); // a leftover of a killed run
+        must(&["ip", "netns", "add", &name]);
+        self.0.push(name.clone());
+        must(&["ip", "-n", &name, "link", "set", "lo", "up"]);
+        sysctl(
+            &name,
+            &[
+                "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1",
+                "net.ipv4.conf.all.rp_filter=0",
+                "net.ipv4.conf.default.rp_filter=0",
+            ],
+        );
+        name
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for n in self.0.iter().rev() {
+            let _ = Command::new("ip").args(["netns", "del", n]).output();
+        }
+    }
+}
+
+/// Runs `f` on a thread in network namespace `ns`; sockets it creates
+/// stay in `ns` wherever they are used afterwards.
+fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let path = format!("/var/run/netns/{ns}");
+    let nsfile = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    std::thread::spawn(move || {
+        // SAFETY: setns(2) with a valid network-namespace descriptor; it
+        // moves only this short-lived thread, which ends after `f`.
+        let rc = unsafe { libc::setns(nsfile.as_raw_fd(), libc::CLONE_NEWNET) };
+        assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
+        f()
+    })
+    .join()
+    .expect("thread in netns")
+}
+
+// ------------------------------------------------------------ servers
+
+/// Deterministic contents of the large download.
+fn blob() -> Vec<u8> {
+    let mut x: u32 = 0x1234_5678;
+    (0..BIG)
+        .map(|_| {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// A TCP server in a real server's namespace, answering as `id`:
+/// `GET /big` → [`blob`], any other `GET` → `"{id}\n"` (HTTP/1.0, the
+/// server closes first), `ECHO` → every following line back as `"{id} LINE"`.
+struct Server {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    fn start(ns: &str, port: u16, id: &'static str, blob: Arc<Vec<u8>>) -> Server {
+        let l = in_netns(ns, move || TcpListener::bind((Ipv4Addr::UNSPECIFIED, port)))
+            .unwrap_or_else(|e| panic!("listen in {ns}: {e}"));
+        l.set_nonblocking(true).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let st = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !st.load(Ordering::Relaxed) {
+                match l.accept() {
+                    Ok((s, _)) => {
+                        let (st, blob) = (st.clone(), blob.clone());
+                        std::thread::spawn(move || {
+                            let _ = serve_one(s, id, &blob, &st);
+                        });
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(2)),
+                    Err(_) => return,
+                }
+            }
+        });
+        Server { stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn serve_one(s: TcpStream, id: &str, blob: &[u8], stop: &AtomicBool) -> std::io::Result<()> {
+    s.set_nonblocking(false)?;
+    s.set_read_timeout(Some(Duration::from_millis(500)))?;
+    s.set_write_timeout(Some(IO_TIMEOUT))?;
+    let mut r = BufReader::new(s.try_clone()?);
+    let mut line = String::new();
+    // Reads one line, waiting (while not stopped) across read timeouts.
+    let read_line = |r: &mut BufReader<TcpStream>, line: &mut String| -> std::io::Result<usize> {
+        loop {
+            match r.read_line(line) {
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    if stop.load(Ordering::Relaxed) {
+                        return Err(e);
+                    }
+                }
+                x => return x,
+            }
+        }
+    };
+    read_line(&mut r, &mut line)?;
+    if line.starts_with("ECHO") {
+        loop {
+            line.clear();
+            if read_line(&mut r, &mut line)? == 0 {
+                return Ok(());
+            }
+            (&s).write_all(format!("{id} {line}").as_bytes())?;
+        }
+    }
+    loop {
+        let mut h = String::new();
+        if read_line(&mut r, &mut h)? == 0 || h.trim().is_empty() {
+            break;
+        }
+    }
+    let id_body = format!("{id}\n");
+    let body: &[u8] = if line.starts_with("GET /big ") { blob } else { id_body.as_bytes() };
+    let head = format!("HTTP/1.0 200 OK\r\nContent-Length: {}\r\nX-Server: {id}\r\n\r\n", body.len());
+    (&s).write_all(head.as_bytes())?;
+    (&s).write_all(body)?;
+    Ok(()) // dropping `s` closes: the server's FIN comes first
+}
+
+// ------------------------------------------------------------ client
+
+/// A TCP connection from namespace `ns`, with timeouts.
+fn connect(ns: &str, to: SocketAddr) -> TcpStream {
+    let s = in_netns(ns, move || TcpStream::connect_timeout(&to, IO_TIMEOUT))
+        .unwrap_or_else(|e| panic!("connect {to} from {ns}: {e}"));
+    s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+    s.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
+    s
+}
+
+/// An HTTP/1.0 GET from `ns`: the client port, the X-Server header, the body.
+fn http_get(ns: &str, to: SocketAddr, path: &str) -> (u16, String, Vec<u8>) {
+    let mut s = connect(ns, to);
+    let port = s.local_addr().unwrap().port();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {to}\r\n\r\n").unwrap();
+    let mut resp = Vec::new();
+    s.read_to_end(&mut resp).unwrap_or_else(|e| panic!("GET {path} from port {port}: {e} after {} bytes", resp.len()));
+    let end = resp.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or_else(|| panic!("no header in {resp:?}"));
+    let head = String::from_utf8_lossy(&resp[..end]).into_owned();
+    assert!(head.starts_with("HTTP/1.0 200 OK\r\n"), "{head}");
+    let server = head.lines().find_map(|l| l.strip_prefix("X-Server: ")).unwrap_or("").to_string();
+    (port, server, resp[end + 4..].to_vec())
+}
+
+/// A long-lived line-echo connection.
+struct Echo {
+    s: TcpStream,
+    r: BufReader<TcpStream>,
+}
+
+impl Echo {
+    fn open(ns: &str, to: SocketAddr) -> Echo {
+        let mut s = connect(ns, to);
+        s.write_all(b"ECHO\n").unwrap();
+        let r = BufReader::new(s.try_clone().unwrap());
+        Echo { s, r }
+    }
+
+    /// Sends `msg`, returns the answer line (or the read error).
+    fn say(&mut self, msg: &str) -> std::io::Result<String> {
+        self.s.write_all(format!("{msg}\n").as_bytes())?;
+        let mut line = String::new();
+        match self.r.read_line(&mut line)? {
+            0 => Err(ErrorKind::UnexpectedEof.into()),
+            _ => Ok(line.trim_end().to_string()),
+        }
+    }
+}
+
+// ------------------------------------------------------------ listings
+
+/// `-L -n` row of a real server: `  -> ADDR  Masq|Route  weight active inactive`.
+fn rs_row(addr: &str, fwd: &str, weight: u32, active: u32, inactive: u32) -> String {
+    format!("  -> {addr:<28} {fwd:<7} {weight:<6} {active:<10} {inactive:<10}\n")
+}
+
+/// `-L -n --stats` columns (Conns, InPkts, OutPkts, InBytes, OutBytes) by
+/// the row's address (`TCP 10.0.0.100:80` for services, `RS:PORT` for
+/// real servers).
+fn stats(d: &Daemon) -> BTreeMap<String, [u64; 5]> {
+    let out = d.run(&["-L", "-n", "--stats"]).stdout;
+    let mut m = BTreeMap::new();
+    for l in out.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let (key, nums) = match w.as_slice() {
+            ["->", a, rest @ ..] if rest.len() == 5 => (a.to_string(), rest),
+            ["TCP" | "UDP", a, rest @ ..] if rest.len() == 5 => (format!("{} {a}", w[0]), rest),
+            _ => continue,
+        };
+        let mut v = [0u64; 5];
+        for (i, n) in nums.iter().enumerate() {
+            v[i] = n.parse().unwrap_or_else(|_| panic!("--stats column {n:?} in {l:?}"));
+        }
+        m.insert(key, v);
+    }
+    m
+}
+
+/// `-L -n -c` rows: client source → (state, virtual, destination).
+fn conns(d: &Daemon) -> BTreeMap<String, (String, String, String)> {
+    let out = d.run(&["-L", "-n", "-c"]).stdout;
+    out.lines()
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
+            ["TCP", _expire, state, src, vip, dst] => {
+                Some((src.to_string(), (state.to_string(), vip.to_string(), dst.to_string())))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Polls `cond` every 20 ms for up to `limit`.
+fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let t0 = Instant::now();
+    loop {
+        if cond() {
+            return true;
+        }
+        if t0.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn counter(st: &serde_json::Value, path: &[&str]) -> u64 {
+    let mut v = st;
+    for p in path {
+        v = &v[*p];
+    }
+    v.as_u64().unwrap_or_else(|| panic!("no counter {path:?} in {st}"))
+}
+
+// ------------------------------------------------------------ the test
+
+fn run(tag: &str, backend: &[&str]) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = unavailable() {
+        if std::env::var_os("LVSNIC_E2E_REQUIRED").is_some() || std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("e2e_netns ({tag}) cannot run: {why}");
+        }
+        eprintln!("SKIPPED e2e_netns ({tag}): {why} (this test did not run)");
+        return;
+    }
+    let t0 = Instant::now();
+    let p = format!("lvsnic-e2e-{}-{tag}", std::process::id());
+    let mut nss = Namespaces::default();
+    let hub = nss.add(format!("{p}-hub"));
+    let cl = nss.add(format!("{p}-cl"));
+    let rsns: Vec<String> = (1..=3).map(|n| nss.add(format!("{p}-rs{n}"))).collect();
+
+    // The segment: a bridge, the director's TAP (attached to by the daemon), veths.
+    must(&["ip", "-n", &hub, "link", "add", "br0", "type", "bridge"]);
+    must(&["ip", "-n", &hub, "link", "set", "br0", "up"]);
+    must(&["ip", "-n", &hub, "tuntap", "add", "mode", "tap", "name", "lvs0"]);
+    must(&["ip", "-n", &hub, "link", "set", "lvs0", "master", "br0", "up"]);
+    let leaf = |ns: &str, veth: &str, mac: String, addr: String| {
+        must(&["ip", "-n", &hub, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns]);
+        must(&["ip", "-n", &hub, "link", "set", veth, "master", "br0", "up"]);
+        must(&["ip", "-n", ns, "link", "set", "eth0", "address", &mac, "up"]);
+        must(&["ip", "-n", ns, "addr", "add", &addr, "dev", "eth0"]);
+    };
+    // Replies toward clients go to gateway_mac: the client has it.
+    leaf(&cl, "vcl", GATEWAY_MAC.to_string(), format!("{CLIENT}/24"));
+    must(&["ip", "-n", &cl, "route", "add", &format!("{VIP}/32"), "dev", "eth0"]);
+    for n in 1..=3u8 {
+        let ns = &rsns[n as usize - 1];
+        leaf(ns, &format!("vrs{n}"), rs_mac(n).to_string(), format!("{}/24", rs(n)));
+    }
+    // NAT servers answer through the director.
+    for ns in &rsns[..2] {
+        must(&["ip", "-n", ns, "route", "add", &format!("{DIRECTOR_IP}/32"), "dev", "eth0"]);
+        must(&["ip", "-n", ns, "route", "add", "default", "via", &DIRECTOR_IP.to_string(), "dev", "eth0"]);
+    }
+    // The DR server holds the VIP without answering ARP for it and talks to the client directly.
+    sysctl(&rsns[2], &["net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.all.arp_announce=2"]);
+    must(&["ip", "-n", &rsns[2], "addr", "add", &format!("{VIP}/32"), "dev", "lo"]);
+    must(&["ip", "-n", &rsns[2], "route", "add", "198.51.100.0/24", "dev", "eth0"]);
+
+    let dir = tmpdir(&format!("e2e-{tag}"));
+    let mut args = backend.to_vec();
+    args.extend(["--wire", "tap:lvs0"]);
+    let d = Daemon::start_in(&["ip", "netns", "exec", &hub], &dir, &director_toml(), &args);
+    let vip80 = format!("{VIP}:80");
+    let vip8080 = format!("{VIP}:8080");
+    let (rs1, rs2, rs3) = (format!("{}:80", rs(1)), format!("{}:80", rs(2)), format!("{}:8080", rs(3)));
+    d.ok(&["-A", "-t", &vip80, "-s", "rr"]);
+    d.ok(&["-a", "-t", &vip80, "-r", &rs1, "-m", "-w", "1"]);
+    d.ok(&["-a", "-t", &vip80, "-r", &rs2, "-m", "-w", "1"]);
+    d.ok(&["-A", "-t", &vip8080, "-s", "rr"]);
+    d.ok(&["-a", "-t", &vip8080, "-r", &rs3, "-g", "-w", "1"]);
+    let blob = Arc::new(blob());
+    let _servers = [
+        Server::start(&rsns[0], 80, "rs1", blob.clone()),
+        Server::start(&rsns[1], 80, "rs2", blob.clone()),
+        Server::start(&rsns[2], 8080, "rs3", blob.clone()),
+    ];
+    let setup = t0.elapsed();
+    let to80: SocketAddr = (VIP, 80).into();
+    let to8080: SocketAddr = (VIP, 8080).into();
+
+    // 1. rr over real kernel connections: newest server first, alternating.
+    let mut served = Vec::new();
+    for i in 0..20 {
+        let (port, server, body) = http_get(&cl, to80, "/");
+        let want = if i % 2 == 0 { "rs2" } else { "rs1" };
+        let body = String::from_utf8_lossy(&body);
+        assert_eq!((server.as_str(), body.as_ref()), (want, format!("{want}\n").as_str()), "request {i}");
+        served.push((port, want));
+    }
+
+    // 2. The listings after the traffic.
+    let list = d.run(&["-L", "-n"]).stdout;
+    for a in [&rs1, &rs2] {
+        assert!(list.contains(&rs_row(a, "Masq", 1, 0, 10)), "{a}: 0 active, 10 inactive\n{list}");
+    }
+    let st = stats(&d);
+    assert_eq!(st[&format!("TCP {vip80}")][0], 20, "{st:?}");
+    for a in [&rs1, &rs2] {
+        let [n_conns, inpkts, outpkts, inbytes, outbytes] = st[a.as_str()];
+        assert_eq!(n_conns, 10, "{a}: {st:?}");
+        // Per connection at least SYN, ACK, request, FIN in and SYN-ACK, response, FIN out.
+        assert!(inpkts >= 40 && outpkts >= 30 && inbytes > 0 && outbytes > 0, "{a}: {st:?}");
+    }
+    let mut last = BTreeMap::new();
+    let all_time_wait = wait_for(Duration::from_secs(5), || {
+        last = conns(&d);
+        served.iter().all(|(port, who)| {
+            let dst = if *who == "rs1" { &rs1 } else { &rs2 };
+            last.get(&format!("{CLIENT}:{port}")) == Some(&("TIME_WAIT".into(), vip80.clone(), dst.clone()))
+        })
+    });
+    assert!(all_time_wait, "every connection in TIME_WAIT with its server: {last:#?}\nserved {served:?}");
+    assert_eq!(last.len(), 20, "{last:#?}");
+
+    // 3. Rule changes under traffic. rr goes on: rs2, then rs1.
+    let mut long2 = Echo::open(&cl, to80);
+    assert_eq!(long2.say("hello").unwrap(), "rs2 hello");
+    let mut long1 = Echo::open(&cl, to80);
+    assert_eq!(long1.say("hello").unwrap(), "rs1 hello");
+    d.ok(&["-e", "-t", &vip80, "-r", &rs1, "-m", "-w", "0"]);
+    let list = d.run(&["-L", "-n"]).stdout;
+    assert!(list.contains(&rs_row(&rs1, "Masq", 0, 1, 10)), "rs1 quiesced, one active\n{list}");
+    for i in 0..6 {
+        let (_, server, _) = http_get(&cl, to80, "/");
+        assert_eq!(server, "rs2", "new connection {i} with rs1 at weight 0");
+        assert_eq!(long1.say(&format!("ping {i}")).unwrap(), format!("rs1 ping {i}"));
+        assert_eq!(long2.say(&format!("ping {i}")).unwrap(), format!("rs2 ping {i}"));
+    }
+    let dropped = |st: &serde_json::Value| st["director"]["dropped"]["dest_unavailable"].as_u64();
+    let before = d.status();
+    d.ok(&["-d", "-t", &vip80, "-r", &rs1]);
+    long1.s.set_read_timeout(Some(Duration::from_millis(1500))).unwrap();
+    match long1.say("after delete") {
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+        other => panic!("the connection to the deleted rs1 must get no answer, got {other:?}"),
+    }
+    let after = d.status();
+    assert!(
+        dropped(&after).unwrap_or(0) > dropped(&before).unwrap_or(0),
+        "drops of the deleted server's packets counted: {after}"
+    );
+    assert_eq!(long2.say("still there").unwrap(), "rs2 still there");
+    for i in 0..3 {
+        let (_, server, _) = http_get(&cl, to80, "/");
+        assert_eq!(server, "rs2", "new connection {i} after deleting rs1");
+    }
+    drop(long1);
+    drop(long2);
+
+    // 4. 1 MiB through NAT, exact bytes, forwarded by the data plane.
+    let before = d.status();
+    let t_big = Instant::now();
+    let (_, server, body) = http_get(&cl, to80, "/big");
+    let big_time = t_big.elapsed();
+    assert_eq!(server, "rs2");
+    assert!(body.len() == BIG && body == *blob, "1 MiB intact ({} bytes received)", body.len());
+    let after = d.status();
+    let frames = counter(&after, &["exception_loop", "frames"]) - counter(&before, &["exception_loop", "frames"]);
+    let hw = counter(&after, &["exception_loop", "in_hardware"]) - counter(&before, &["exception_loop", "in_hardware"]);
+    assert!(frames >= (BIG / 1460) as u64, "frames of the download: {frames}");
+    assert!(hw * 10 >= frames * 9, "{hw} of {frames} frames forwarded in hardware\n{after}");
+
+    // 5. DR: rs3 answers the client itself.
+    for i in 0..3 {
+        let (_, server, body) = http_get(&cl, to8080, "/");
+        assert_eq!((server.as_str(), String::from_utf8_lossy(&body).as_ref()), ("rs3", "rs3\n"), "DR request {i}");
+    }
+    let st = stats(&d);
+    let [n_conns, inpkts, outpkts, ..] = st[&format!("TCP {vip8080}")];
+    assert_eq!((n_conns, outpkts), (3, 0), "DR: 3 connections, no reply through the director: {st:?}");
+    assert!(inpkts >= 12, "{st:?}");
+    let c = conns(&d);
+    assert_eq!(c.values().filter(|(_, v, dst)| *v == vip8080 && *dst == rs3).count(), 3, "{c:#?}");
+
+    let st = d.status();
+    // Nothing else was dropped: no checksum or malformed-frame drops.
+    let drops = st["director"]["dropped"].as_object().expect("director.dropped");
+    assert!(drops.keys().all(|k| k == "dest_unavailable"), "unexpected drops: {st}");
+    eprintln!(
+        "e2e_netns ({tag}): setup {:.1?}, 1 MiB in {:.2?}, total {:.1?}; frames {} ({} in hardware), tx_dropped {}",
+        setup,
+        big_time,
+        t0.elapsed(),
+        counter(&st, &["exception_loop", "frames"]),
+        counter(&st, &["exception_loop", "in_hardware"]),
+        st["tx_dropped"]
+    );
+    let (code, log) = d.stop();
+    assert_eq!(code, 0, "{log}");
+}
