@@ -30,7 +30,8 @@
 use crate::config::DirectorConfig;
 use crate::conn::tcp::{self, Direction};
 use crate::conn::{flags as cf, Conn, ConnId, ConnTable, NIL};
-use crate::ipvs::{DestId, ServiceId, ServiceTable, Stats, RuleError};
+use crate::ipvs::estimator::EST_PERIOD;
+use crate::ipvs::{DestId, Estimator, RuleError, ServiceId, ServiceTable, Stats};
 use crate::rng::SplitMix64;
 use crate::rules::{FwdMethod, Protocol, RuleSet, ServiceKey};
 use crate::sched::SchedPacket;
@@ -213,6 +214,10 @@ pub struct Director {
     pub conns: ConnTable,
     /// `ipvs->tot_stats`.
     pub total: Stats,
+    /// Rate estimator over `total`.
+    pub total_est: Estimator,
+    /// When the next rate-estimation tick falls (every 2 s from the start).
+    est_next: Time,
     pub counters: Counters,
     rng: SplitMix64,
     now: Time,
@@ -277,6 +282,8 @@ impl Director {
             services: ServiceTable::new(),
             conns: ConnTable::with_capacity(1 << 16),
             total: Stats::default(),
+            total_est: Estimator::default(),
+            est_next: start + EST_PERIOD,
             counters: Counters::default(),
             rng: SplitMix64::new(0x7770_5EED),
             now: start,
@@ -334,6 +341,7 @@ impl Director {
             self.now = now;
         }
         let now = self.now;
+        self.run_estimators(now);
         if self.nodest_flush {
             self.nodest_flush = false;
             self.flush_nodest_conns();
@@ -342,6 +350,47 @@ impl Director {
             self.expire(id, at, off);
         }
         self.services.run_trash_timer(now);
+    }
+
+    /// Whether a rate-estimation tick falls at or before `now` (a slow path
+    /// in front of hardware credits the hardware's counters first, so the
+    /// tick sees every packet).
+    pub fn estimator_due(&self, now: Time) -> bool {
+        now.max(self.now) >= self.est_next
+    }
+
+    /// The rate-estimation ticks (`ip_vs_est.c`) due by `now`: every live
+    /// service, every real server in a service and the totals. Once every
+    /// average is zero and nothing has moved, the remaining ticks of a long
+    /// idle gap change nothing and are skipped.
+    fn run_estimators(&mut self, now: Time) {
+        while self.est_next <= now {
+            let mut active = self.total_est.tick(&self.total);
+            let st = &mut self.services;
+            for s in st.services.iter_mut().filter(|s| s.live) {
+                active |= s.est.tick(&s.stats);
+                for d in &s.order {
+                    let d = &mut st.dests[d.index()];
+                    active |= d.est.tick(&d.stats);
+                }
+            }
+            self.est_next += EST_PERIOD;
+            if !active && self.est_next <= now {
+                self.est_next += (now - self.est_next) / EST_PERIOD * EST_PERIOD + EST_PERIOD;
+            }
+        }
+    }
+
+    /// `ipvsadm -Z [service]` (`ip_vs_zero_service` / `ip_vs_zero_all`):
+    /// counters and rate averages restart from zero; without a service the
+    /// director's totals too.
+    pub fn zero_stats(&mut self, key: Option<&ServiceKey>) -> Result<(), RuleError> {
+        self.services.zero(key)?;
+        if key.is_none() {
+            self.total = Stats::default();
+            self.total_est = Estimator::default();
+        }
+        Ok(())
     }
 
     /// `ip_vs_conn_expire` for an entry whose timer fired.

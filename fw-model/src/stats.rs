@@ -4,7 +4,7 @@
 //! ICMP counters.
 
 use crate::director::{Director, DropReason, HostReason};
-use crate::ipvs::Stats;
+use crate::ipvs::{Rates, Stats};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -18,6 +18,8 @@ pub struct RealServerReport {
     pub persistconns: i32,
     #[serde(flatten)]
     pub stats: Stats,
+    /// The rate estimator's averages (`ipvsadm -L --rate`).
+    pub rates: Rates,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
@@ -28,6 +30,8 @@ pub struct ServiceReport {
     pub inactconns: i64,
     #[serde(flatten)]
     pub stats: Stats,
+    /// The rate estimator's averages (`ipvsadm -L --rate`).
+    pub rates: Rates,
     pub real_servers: Vec<RealServerReport>,
 }
 
@@ -52,6 +56,7 @@ pub struct ConnCounts {
 pub struct Report {
     pub services: Vec<ServiceReport>,
     pub total: Stats,
+    pub total_rates: Rates,
     pub frames: FrameCounts,
     pub to_host: BTreeMap<String, u64>,
     pub dropped: BTreeMap<String, u64>,
@@ -82,6 +87,7 @@ impl Report {
                             inactconns: r.inactconns,
                             persistconns: r.persistconns,
                             stats: r.stats,
+                            rates: r.est.read(),
                         }
                     })
                     .collect();
@@ -91,6 +97,7 @@ impl Report {
                     activeconns: real_servers.iter().map(|r| r.activeconns as i64).sum(),
                     inactconns: real_servers.iter().map(|r| r.inactconns as i64).sum(),
                     stats: s.stats,
+                    rates: s.est.read(),
                     real_servers,
                 }
             })
@@ -99,6 +106,7 @@ impl Report {
         Report {
             services,
             total: d.total,
+            total_rates: d.total_est.read(),
             frames: FrameCounts {
                 input: c.frames_in,
                 transmitted: c.frames_tx,
@@ -133,11 +141,15 @@ impl Report {
     }
 }
 
-/// The director's services as `ipvsadm -L` lists them (counters included;
-/// rates are left at zero, the rate estimator is not modelled).
+/// The director's services as `ipvsadm -L` lists them (counters and the
+/// rate estimator's averages included).
 pub fn listings(d: &Director) -> (crate::rules::ipvsadm::ListingHeader, Vec<crate::rules::ipvsadm::ServiceListing>) {
     use crate::rules::ipvsadm::{DestListing, ListingHeader, RateView, ServiceListing, StatsView};
     let sv = |s: &Stats| StatsView { conns: s.conns, inpkts: s.inpkts, outpkts: s.outpkts, inbytes: s.inbytes, outbytes: s.outbytes };
+    let rv = |e: &crate::ipvs::Estimator| {
+        let r = e.read();
+        RateView { cps: r.cps, inpps: r.inpps, outpps: r.outpps, inbps: r.inbps, outbps: r.outbps }
+    };
     let header = ListingHeader { conn_tab_size: 1u32 << d.cfg.sysctl.conn_tab_bits };
     let services = d
         .services
@@ -151,7 +163,7 @@ pub fn listings(d: &Director) -> (crate::rules::ipvsadm::ListingHeader, Vec<crat
             pe: s.rule.pe.clone(),
             ops: s.rule.ops,
             stats: sv(&s.stats),
-            rates: RateView::default(),
+            rates: rv(&s.est),
             dests: s
                 .order
                 .iter()
@@ -168,7 +180,7 @@ pub fn listings(d: &Director) -> (crate::rules::ipvsadm::ListingHeader, Vec<crat
                         inactconns: r.inactconns as u32,
                         persistconns: r.persistconns as u32,
                         stats: sv(&r.stats),
-                        rates: RateView::default(),
+                        rates: rv(&r.est),
                     }
                 })
                 .collect(),

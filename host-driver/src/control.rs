@@ -408,13 +408,8 @@ impl<D: Datapath> Control<D> {
             Command::Zero(key) => {
                 self.sp.settle();
                 let d = &mut self.sp.director;
-                match d.services.zero(key.as_ref()) {
-                    Ok(()) => {
-                        if key.is_none() {
-                            d.total = Default::default();
-                        }
-                        Done::Ret(0)
-                    }
+                match d.zero_stats(key.as_ref()) {
+                    Ok(()) => Done::Ret(0),
                     Err(_) => Self::kernel_err(out, "No such service"),
                 }
             }

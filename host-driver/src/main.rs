@@ -44,7 +44,7 @@ enum Cmd {
         /// Data-plane implementation.
         #[arg(long, value_enum, default_value = "model")]
         backend: Backend,
-        /// Also print the services as `ipvsadm -L -n --stats` and `-L -n` show them at the end.
+        /// Also print the services as `ipvsadm -L -n --stats`, `-L -n` and `-L -n --rate` show them at the end.
         #[arg(long)]
         list: bool,
         /// Data width of the simulated core (`--backend sim`): 64 or 512.

@@ -186,7 +186,10 @@ fn finish(d: &Director, tx: Vec<PcapRecord>, host: Vec<PcapRecord>) -> Result<Re
     let (header, services) = lvsnic_model::stats::listings(d);
     let stats_opts = ipvsadm::ListOptions { numeric: true, stats: true, ..Default::default() };
     let plain_opts = ipvsadm::ListOptions { numeric: true, ..Default::default() };
-    let listing = ipvsadm::format_list(&header, &services, &stats_opts) + &ipvsadm::format_list(&header, &services, &plain_opts);
+    let rate_opts = ipvsadm::ListOptions { numeric: true, rate: true, ..Default::default() };
+    let listing = ipvsadm::format_list(&header, &services, &stats_opts)
+        + &ipvsadm::format_list(&header, &services, &plain_opts)
+        + &ipvsadm::format_list(&header, &services, &rate_opts);
     Ok(ReplayOutcome { tx, host, report, listing, in_hardware: 0, table_full: 0 })
 }
 

@@ -72,6 +72,11 @@ impl<D: Datapath> SlowPath<D> {
     /// Runs the director's timers up to `ts`, asking the data plane for the
     /// activity of offloaded connections, and removes expired flows.
     pub fn advance(&mut self, ts: Time) {
+        if self.director.estimator_due(ts) {
+            // The rate estimator's tick must see the packets the hardware
+            // forwarded: credit its counters first.
+            self.settle();
+        }
         let mut view = OffloadView { flows: &mut self.flows, hw: &mut self.dp, removed: Vec::new() };
         self.director.advance_with(ts, &mut view);
         let removed = std::mem::take(&mut view.removed);

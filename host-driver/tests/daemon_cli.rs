@@ -104,7 +104,7 @@ fn listings_and_save_are_byte_exact() {
         stats_line("  -> 192.168.10.3:53", z),
     );
     assert_eq!(d.run(&["-L", "-n", "--stats"]).stdout, expect_stats);
-    // --rate: the same layout, every rate 0 (the estimator is not modelled).
+    // --rate: the same layout, every rate 0 (no traffic yet).
     let rates = d.run(&["-L", "-n", "--rate"]).stdout;
     assert!(rates.starts_with(&format!(
         "{HEAD}{:<33} {:>8} {:>8} {:>8} {:>8} {:>8}\n",

@@ -285,7 +285,9 @@ fn a_capture_through_the_daemon_equals_replay() {
     let b: Vec<Vec<u8>> = pcap::read_file(&out).unwrap().into_iter().map(|r| r.data).collect();
     assert!(a.len() > 100);
     assert_eq!(a, b);
-    // The replay's `-L -n --stats` + `-L -n` listing is the daemon's.
-    let listing = d.run(&["-L", "-n", "--stats"]).stdout + &d.run(&["-L", "-n"]).stdout;
+    // The replay's `-L -n --stats` + `-L -n` + `-L -n --rate` listing is
+    // the daemon's (rates as the last estimation tick in the capture left them).
+    let rates = d.run(&["-L", "-n", "--rate"]).stdout;
+    let listing = d.run(&["-L", "-n", "--stats"]).stdout + &d.run(&["-L", "-n"]).stdout + &rates;
     assert!(summary.ends_with(&format!("\n{listing}\n")), "{summary}\n---\n{listing}");
 }

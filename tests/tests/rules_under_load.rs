@@ -52,18 +52,29 @@ fn apply(d: &mut Dut, args: &str) {
     r.unwrap_or_else(|e| panic!("{}: {args}: {e}", d.name));
 }
 
+/// `-L -n --rate`.
+fn rate_listing(d: &Dut) -> String {
+    let (head, services) = lvsnic_model::stats::listings(d);
+    format_list(&head, &services, &ListOptions { numeric: true, rate: true, ..ListOptions::default() })
+}
+
 /// Every frame's output on backend `b`, the host-stack frames, the final
-/// statistics JSON and `-L -n --stats` listing, and frames forwarded in hardware.
+/// statistics JSON and `-L -n --stats` listing with `-L -n --rate` listings
+/// taken during the traffic appended, and frames forwarded in hardware.
 fn run(b: usize, recs: &[PcapRecord]) -> (Vec<Out>, String, String, u64) {
     let mut d = dut(b, RULES, "");
     let mut outs = Vec::with_capacity(recs.len());
     let mut next = 0;
+    let mut rates = String::new();
     for (i, r) in recs.iter().enumerate() {
         while next < CHANGES.len() && i as f64 >= CHANGES[next].0 * recs.len() as f64 {
             apply(&mut d, CHANGES[next].1);
             next += 1;
         }
         outs.push(d.feed(r.ts_ns, &r.data));
+        if i == recs.len() / 5 || i == recs.len() / 2 || i == recs.len() * 4 / 5 {
+            rates += &rate_listing(&d);
+        }
     }
     let end = recs.last().unwrap().ts_ns + 1000 * SEC;
     d.advance(end);
@@ -72,7 +83,7 @@ fn run(b: usize, recs: &[PcapRecord]) -> (Vec<Out>, String, String, u64) {
     let report = lvsnic_model::stats::Report::of(&d).to_json();
     let (head, services) = lvsnic_model::stats::listings(&d);
     let opts = ListOptions { numeric: true, stats: true, ..ListOptions::default() };
-    let listing = format_list(&head, &services, &opts);
+    let listing = format_list(&head, &services, &opts) + &rates;
     (outs, report, listing, hw)
 }
 
@@ -89,7 +100,12 @@ fn rule_changes_under_load_equal_the_golden_model_on_every_backend() {
     let added = gold_listing.lines().find(|l| l.contains("192.168.10.5:8080")).expect("added server listed");
     let conns: u64 = added.split_whitespace().nth(2).unwrap().parse().unwrap();
     assert!(conns > 0, "{added}");
-    assert!(!gold_listing.contains("192.168.10.7:80"), "{gold_listing}");
+    let final_stats = gold_listing.split("CPS").next().unwrap();
+    assert!(!final_stats.contains("192.168.10.7:80"), "{gold_listing}");
+    // The rate listings taken during the traffic are not all zero.
+    let rate_rows = gold_listing.lines().skip_while(|l| !l.contains("CPS")).filter(|l| l.starts_with("TCP") || l.starts_with("UDP"));
+    let busy = rate_rows.filter(|l| l.split_whitespace().skip(2).any(|v| v != "0")).count();
+    assert!(busy >= 3, "{gold_listing}");
     for b in 1..BACKENDS {
         let (outs, report, listing, hw) = run(b, &recs);
         let name = dut(b, RULES, "").name;
@@ -97,7 +113,7 @@ fn rule_changes_under_load_equal_the_golden_model_on_every_backend() {
             assert_eq!(g, o, "{name}: frame {i} (t={}) differs from the golden model", recs[i].ts_ns);
         }
         assert_eq!(gold_report, report, "{name}: statistics");
-        assert_eq!(gold_listing, listing, "{name}: -L -n --stats");
+        assert_eq!(gold_listing, listing, "{name}: -L -n --stats and --rate");
         // Not vacuous: a large share of the traffic never left the data plane.
         assert!(hw as usize > recs.len() / 4, "{name}: only {hw} of {} frames forwarded in hardware", recs.len());
         eprintln!("{name}: {} frames, {tx} transmitted, {hw} in hardware, {} rule changes", recs.len(), CHANGES.len());

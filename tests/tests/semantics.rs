@@ -3,6 +3,7 @@
 //! goes to the director's own stack.
 
 use lvsnic_model::rules::{DestRule, FwdMethod, ServiceKey, Protocol};
+use lvsnic_model::director::Director;
 use lvsnic_model::time::SEC;
 use lvsnic_model::wire::{TCP_ACK, TCP_RST, TCP_SYN};
 use lvsnic_tests::*;
@@ -291,5 +292,74 @@ fn what_goes_to_the_host_stack() {
         other[0..6].copy_from_slice(&[0x02, 9, 9, 9, 9, 9]);
         assert_eq!(d.feed(T0, &other), Out::Drop);
         assert_eq!(d.conns.len(), 0, "nothing above created a connection");
+    }
+}
+
+/// `ipvsadm -L -n --rate` values of the first service and its servers:
+/// `(cps, inpps, outpps, inbps, outbps)` each.
+fn rates(d: &Director) -> Vec<[u64; 5]> {
+    let (_, services) = lvsnic_model::stats::listings(d);
+    let s = &services[0];
+    let v = |r: &lvsnic_model::rules::ipvsadm::RateView| [r.cps, r.inpps, r.outpps, r.inbps, r.outbps];
+    std::iter::once(v(&s.rates)).chain(s.dests.iter().map(|d| v(&d.rates))).collect()
+}
+
+#[test]
+fn rate_estimator_sees_the_traffic_the_hardware_forwarded() {
+    // Four established NAT connections, each carrying 10 client packets and
+    // 10 server replies a second, plus one new connection a second, for 40 s:
+    // the rates converge to 4 × 10 + 1 = 41 packets/s in, 40 out, 1 conn/s.
+    // Nearly all of it is forwarded by the hardware on the model and sim
+    // backends; their rates (computed by the director every 2 s) must equal
+    // the golden model's, which sees every packet.
+    let mut golden: Option<(Vec<[u64; 5]>, Vec<[u64; 5]>)> = None;
+    for b in 0..BACKENDS {
+        let mut d = dut(b, NAT2, "");
+        let c = ip("198.51.100.7");
+        let mut conns = Vec::new();
+        for k in 0..4u16 {
+            let port = 2000 + k;
+            let rs = target_of(d.feed(T0, &syn(c, port, 80)));
+            let n = rs.octets()[3];
+            d.feed(T0 + 1000, &tcp(rs_mac(n), DIRECTOR_MAC, Ip::new(rs, c), 80, port, TCP_SYN | TCP_ACK, 9, 101, b""));
+            d.feed(T0 + 2000, &tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), port, 80, TCP_ACK, 101, 10, b""));
+            conns.push((port, rs, n));
+        }
+        let req = |port: u16| tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), port, 80, TCP_ACK, 101, 10, &[0x41; 60]);
+        let resp = |port: u16, rs: Ipv4Addr, n: u8| tcp(rs_mac(n), DIRECTOR_MAC, Ip::new(rs, c), 80, port, TCP_ACK, 10, 161, &[0x42; 460]);
+        for s in 1..=40u64 {
+            let base = T0 + s * SEC;
+            d.feed(base, &syn(ip("198.51.100.8"), 3000 + s as u16, 80));
+            for j in 0..10u64 {
+                for (k, &(port, rs, n)) in conns.iter().enumerate() {
+                    let t = base + 1000 + (j * 4 + k as u64) * (SEC / 50);
+                    assert!(matches!(d.feed(t, &req(port)), Out::Tx(_)));
+                    assert!(matches!(d.feed(t + 1000, &resp(port, rs, n)), Out::Tx(_)));
+                }
+            }
+        }
+        // The last tick fell at T0 + 40 s; listings between ticks are stable.
+        d.advance(T0 + 41 * SEC);
+        let at_41 = rates(&d);
+        d.advance(T0 + 400 * SEC);
+        let at_400 = rates(&d);
+        if b == 0 {
+            // IP total lengths: requests 40 + 60 = 100 bytes, replies 500, SYNs 40.
+            let [cps, inpps, outpps, inbps, outbps] = at_41[0];
+            assert_eq!(cps, 1, "{at_41:?}");
+            assert!((40..=41).contains(&inpps), "{at_41:?}");
+            assert!((39..=40).contains(&outpps), "{at_41:?}");
+            assert!((4000..=4040).contains(&inbps), "{at_41:?}");
+            assert!((19_800..=20_000).contains(&outbps), "{at_41:?}");
+            // The servers share the service's traffic.
+            let sum: u64 = at_41[1..].iter().map(|r| r[2]).sum();
+            assert!((38..=40).contains(&sum), "{at_41:?}");
+            // Idle for six minutes: every average has decayed to zero.
+            assert!(at_400.iter().all(|r| *r == [0; 5]), "{at_400:?}");
+            golden = Some((at_41, at_400));
+        } else {
+            assert!(d.in_hardware() > 1000, "{}: the traffic was forwarded in hardware", d.name);
+            assert_eq!(golden.as_ref().unwrap(), &(at_41, at_400), "{}: rates differ from the golden model", d.name);
+        }
     }
 }

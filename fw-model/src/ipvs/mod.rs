@@ -6,8 +6,10 @@
 //! trash list and revives it when the same server is added again), so
 //! connections may keep pointing at it.
 
+pub mod estimator;
 pub mod service;
 
+pub use estimator::{Estimator, Rates};
 pub use service::{ServiceId, ServiceTable, Service, RuleError};
 
 use crate::rules::FwdMethod;
@@ -66,6 +68,8 @@ pub struct Dest {
     /// `IP_VS_DEST_F_OVERLOAD`: upper threshold reached.
     pub overloaded: bool,
     pub stats: Stats,
+    /// Rate estimator over `stats` (`ipvsadm -L --rate`).
+    pub est: Estimator,
 }
 
 impl Dest {
@@ -86,6 +90,7 @@ impl Dest {
             available: true,
             overloaded: false,
             stats: Stats::default(),
+            est: Estimator::default(),
         }
     }
 

@@ -3,7 +3,7 @@
 //! `ip_vs_add_dest` (with revival from the trash), `ip_vs_edit_dest`,
 //! `ip_vs_del_dest`, the dest trash timer, and `ip_vs_service_find`.
 
-use super::{Dest, DestId, Stats};
+use super::{Dest, DestId, Estimator, Stats};
 use crate::rng::RandomSource;
 use crate::rules::{FwdMethod, Netmask, Protocol, RuleSet, SchedFlags, ServiceKey, ServiceRule, TunnelType, DestRule};
 use crate::sched::{self, SchedPacket, Scheduler, SvcView};
@@ -38,6 +38,8 @@ pub struct Service {
     pub order: Vec<DestId>,
     pub sched: Box<dyn Scheduler>,
     pub stats: Stats,
+    /// Rate estimator over `stats` (`ipvsadm -L --rate`).
+    pub est: Estimator,
     /// False once deleted (the slot stays for connections that refer to it).
     pub live: bool,
 }
@@ -237,6 +239,7 @@ impl ServiceTable {
             order,
             sched,
             stats: Stats::default(),
+            est: Estimator::default(),
             live: true,
         });
         self.index.insert(key, id);
@@ -333,6 +336,7 @@ impl ServiceTable {
                 if self.dests[id.index()].svc != svc {
                     // Bound to a new service incarnation: stats restart.
                     self.dests[id.index()].stats = Stats::default();
+                    self.dests[id.index()].est = Estimator::default();
                     self.dests[id.index()].svc = svc;
                 }
                 id
@@ -498,9 +502,11 @@ impl ServiceTable {
         };
         for id in ids {
             self.services[id.0 as usize].stats = Stats::default();
+            self.services[id.0 as usize].est = Estimator::default();
             let order = self.services[id.0 as usize].order.clone();
             for d in order {
                 self.dests[d.index()].stats = Stats::default();
+                self.dests[d.index()].est = Estimator::default();
             }
         }
         Ok(())
