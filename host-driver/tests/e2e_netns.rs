@@ -537,13 +537,14 @@ fn run(tag: &str, backend: &[&str]) {
     let drops = st["director"]["dropped"].as_object().expect("director.dropped");
     assert!(drops.keys().all(|k| k == "dest_unavailable"), "unexpected drops: {st}");
     eprintln!(
-        "e2e_netns ({tag}): setup {:.1?}, 1 MiB in {:.2?}, total {:.1?}; frames {} ({} in hardware), tx_dropped {}",
+        "e2e_netns ({tag}): setup {:.1?}, 1 MiB in {:.2?}, total {:.1?}; frames {} ({} in hardware), tx_dropped {}, to the host {}",
         setup,
         big_time,
         t0.elapsed(),
         counter(&st, &["exception_loop", "frames"]),
         counter(&st, &["exception_loop", "in_hardware"]),
-        st["tx_dropped"]
+        st["tx_dropped"],
+        st["director"]["to_host"]
     );
     let (code, log) = d.stop();
     assert_eq!(code, 0, "{log}");
