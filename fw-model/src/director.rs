@@ -28,6 +28,7 @@
 //! for tunnels does not lower a cached path MTU.
 
 use crate::config::DirectorConfig;
+use crate::defrag::{Defrag, DefragFail, DefragResult, DefragUser};
 use crate::conn::tcp::{self, Direction};
 use crate::conn::{flags as cf, Conn, ConnId, ConnTable, NIL};
 use crate::ipvs::estimator::EST_PERIOD;
@@ -58,7 +59,9 @@ pub enum HostReason {
     NonIp,
     /// ARP not asking for one of our addresses, or an ARP reply.
     Arp,
-    /// An IPv4 fragment (the kernel reassembles before IPVS; the model does not).
+    /// An IPv4 fragment left to the stack unreassembled: forwarded traffic
+    /// of other protocols than TCP/UDP/ICMP, or one `ip_forward` refuses
+    /// (TTL ≤ 1, DF and too big).
     Fragment,
     /// To a local address, not a load-balanced service (ping, ssh to the director...).
     Local,
@@ -121,10 +124,13 @@ pub enum DropReason {
     NatIcmpSend,
     /// Truncated transport header on a packet IPVS had to look into.
     Truncated,
+    /// A fragment given up by reassembly (duplicate, overlap, inconsistent
+    /// length, oversize, ECN mix, memory: see [`ReasmCounters`]).
+    Reassembly,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 9] = [
+    pub const ALL: [DropReason; 10] = [
         DropReason::OtherHost,
         DropReason::TtlExceeded,
         DropReason::FragNeeded,
@@ -134,6 +140,7 @@ impl DropReason {
         DropReason::TunnelIcmp,
         DropReason::NatIcmpSend,
         DropReason::Truncated,
+        DropReason::Reassembly,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -146,6 +153,7 @@ impl DropReason {
             DropReason::TunnelIcmp => "tunnel_icmp",
             DropReason::NatIcmpSend => "nat_icmp_send",
             DropReason::Truncated => "truncated",
+            DropReason::Reassembly => "reassembly",
         }
     }
 }
@@ -156,10 +164,49 @@ pub enum Action {
     /// Transmit the (rewritten or replaced) frame, then every frame in the
     /// `extra` vector, in order.
     Transmit,
-    /// Hand the unchanged frame to the director's network stack.
+    /// Hand the frame to the director's network stack: unchanged, or the
+    /// reassembled datagram when the frame completed one.
     ToHost(HostReason),
     /// Send nothing.
     Drop(DropReason),
+    /// A fragment kept for reassembly; the datagram is not complete yet.
+    Held,
+}
+
+/// IPv4 reassembly counters (`ip_fragment.c`'s REASM* statistics).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReasmCounters {
+    /// Fragments kept waiting for the rest of their datagram.
+    pub held: u64,
+    /// Datagrams completed (`REASMOKS`).
+    pub reassembled: u64,
+    /// Queues dropped after 30 s incomplete (`REASMTIMEOUT`).
+    pub timeouts: u64,
+    /// Fragments inside data already queued (dropped alone).
+    pub duplicates: u64,
+    /// Fragments overlapping queued data (`REASM_OVERLAPS`; queue dropped).
+    pub overlaps: u64,
+    /// Zero-length fragments, data past the end, two different ends.
+    pub invalid: u64,
+    /// Datagrams over 65535 bytes.
+    pub oversize: u64,
+    /// ECN-capable and not-ECT fragments mixed.
+    pub ecn_mix: u64,
+    /// No new queue: over `ipfrag_high_thresh`.
+    pub no_memory: u64,
+}
+
+/// What the output path needs to know about the datagram being processed
+/// when it was reassembled from fragments.
+#[derive(Clone, Debug)]
+struct ReasmInfo {
+    /// `IPCB(skb)->frag_max_size`.
+    frag_max_size: u16,
+    /// `IPSKB_FRAG_PMTU`.
+    pmtu: bool,
+    /// Data length of each fragment, in order.
+    pieces: Vec<usize>,
+    user: DefragUser,
 }
 
 /// Director-wide counters (beyond the IPVS per-service statistics).
@@ -170,7 +217,10 @@ pub struct Counters {
     pub frames_host: u64,
     pub frames_dropped: u64,
     pub host: [u64; 9],
-    pub drop: [u64; 9],
+    pub drop: [u64; 10],
+    /// Fragments held for reassembly.
+    pub frames_held: u64,
+    pub reasm: ReasmCounters,
     /// ICMP messages generated, by (type, code).
     pub icmp_sent: std::collections::BTreeMap<(u8, u8), u64>,
     /// ICMP errors suppressed by the per-destination rate limit.
@@ -235,6 +285,10 @@ pub struct Director {
     /// Connections whose timer was forced to now (`ip_vs_conn_expire_now`):
     /// they expire whatever activity the hardware reports.
     forced_expiry: std::collections::HashSet<ConnId>,
+    /// IPv4 reassembly queues.
+    pub defrag: Defrag,
+    /// Set while a reassembled datagram is processed.
+    reasm: Option<ReasmInfo>,
 }
 
 /// Connections served outside the director's packet path (by the
@@ -293,6 +347,8 @@ impl Director {
             last_conn: None,
             dest_mac: Vec::new(),
             forced_expiry: std::collections::HashSet::new(),
+            defrag: Defrag::new(),
+            reasm: None,
         };
         for s in &rules.services {
             let name = service_name(&s.key);
@@ -342,6 +398,7 @@ impl Director {
         }
         let now = self.now;
         self.run_estimators(now);
+        self.counters.reasm.timeouts += self.defrag.expire(now);
         if self.nodest_flush {
             self.nodest_flush = false;
             self.flush_nodest_conns();
@@ -704,6 +761,60 @@ impl Director {
         Action::Transmit
     }
 
+    /// The size `ensure_mtu_is_adequate` compares with the MTU
+    /// (`__mtu_check_toobig_v4`): the largest fragment of a reassembled
+    /// datagram, else the packet.
+    fn mtu_size(&self, p: &Pkt) -> u32 {
+        match &self.reasm {
+            Some(r) => r.frag_max_size as u32,
+            None => p.len as u32,
+        }
+    }
+
+    /// IPv4 fragments: reassembled before IPVS sees them, as Linux does
+    /// (`ip_local_deliver` for local addresses, `ip_vs_gather_frags` in
+    /// `ip_vs_out` for forwarded TCP/UDP/ICMP), then processed whole.
+    fn defragment(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt) -> Action {
+        let local = p.daddr == u32::from(self.cfg.ip) || self.services.is_vip(p.daddr);
+        let user = if local {
+            DefragUser::LocalDeliver
+        } else if matches!(p.proto, IPPROTO_TCP | IPPROTO_UDP | IPPROTO_ICMP) {
+            // ip_forward checks each fragment before the FORWARD hook.
+            if p.ttl <= 1 || (p.df && p.len > self.cfg.mtu) {
+                return self.host(HostReason::Fragment);
+            }
+            DefragUser::VsOut
+        } else {
+            return self.host(HostReason::Fragment);
+        };
+        let c = &mut self.counters.reasm;
+        match self.defrag.queue(self.now, frame, p.l3, user) {
+            DefragResult::Queued => {
+                c.held += 1;
+                Action::Held
+            }
+            DefragResult::Failed(f) => {
+                *match f {
+                    DefragFail::Duplicate => &mut c.duplicates,
+                    DefragFail::Overlap => &mut c.overlaps,
+                    DefragFail::Invalid => &mut c.invalid,
+                    DefragFail::Oversize => &mut c.oversize,
+                    DefragFail::EcnMix => &mut c.ecn_mix,
+                    DefragFail::NoMemory => &mut c.no_memory,
+                } += 1;
+                self.drop(DropReason::Reassembly)
+            }
+            DefragResult::Complete(r) => {
+                c.reassembled += 1;
+                *frame = r.frame;
+                self.reasm = Some(ReasmInfo { frag_max_size: r.frag_max_size, pmtu: r.pmtu, pieces: r.pieces, user });
+                let a = self.process_inner(frame, extra);
+                self.reasm = None;
+                a
+            }
+        }
+    }
+
     fn drop(&mut self, r: DropReason) -> Action {
         self.counters.drop[r as usize] += 1;
         self.counters.frames_dropped += 1;
@@ -720,6 +831,25 @@ impl Director {
     /// replaces `frame`, the rest go to `extra`.
     fn finish_tx(&mut self, frame: &mut Vec<u8>, l3: usize, extra: &mut Vec<Vec<u8>>) -> Action {
         let tot = u16::from_be_bytes([frame[l3 + 2], frame[l3 + 3]]) as usize;
+        if let Some(r) = &self.reasm {
+            // ip_finish_output: a reassembled packet always goes through
+            // ip_fragment, at the smaller of the MTU and its largest
+            // fragment. Gathered by ip_vs_out, its fragments are still
+            // chained and go out as they came if they fit (frag-list fast
+            // path, DF cleared); reassembled for local delivery, they were
+            // coalesced into one buffer: cut anew (slow path).
+            let mtu = (self.cfg.mtu as usize).min(r.frag_max_size as usize);
+            let hl = xmit::ihl(frame, l3);
+            let same_data = r.pieces.iter().sum::<usize>() == tot - hl;
+            let mut frags = if r.user == DefragUser::VsOut && same_data && xmit::fraglist_fits(hl, mtu, &r.pieces) {
+                xmit::fragment_fast(frame, l3, &r.pieces)
+            } else {
+                xmit::fragment_slow(frame, l3, mtu, r.pmtu)
+            };
+            *frame = frags.remove(0);
+            extra.extend(frags);
+            return Action::Transmit;
+        }
         if tot > self.cfg.mtu as usize {
             let mut frags = xmit::fragment(frame, l3, self.cfg.mtu as usize);
             *frame = frags.remove(0);
@@ -779,8 +909,10 @@ impl Director {
         self.counters.frames_in += 1;
         self.last_conn = None;
         let a = self.process_inner(frame, extra);
-        if a == Action::Transmit {
-            self.counters.frames_tx += 1 + extra.len() as u64;
+        match a {
+            Action::Transmit => self.counters.frames_tx += 1 + extra.len() as u64,
+            Action::Held => self.counters.frames_held += 1,
+            _ => {}
         }
         a
     }
@@ -825,7 +957,7 @@ impl Director {
             l4: info.l4.map(|l| (l.offset, l.src_port, l.dst_port, l.tcp_flags)),
         };
         if ip.is_fragment() {
-            return self.host(HostReason::Fragment);
+            return self.defragment(frame, extra, &p);
         }
         let local = p.daddr == u32::from(self.cfg.ip) || self.services.is_vip(p.daddr);
         match (local, p.proto) {
@@ -1060,7 +1192,7 @@ impl Director {
             }
         }
         // ensure_mtu_is_adequate
-        if !(tunnel && !self.cfg.sysctl.pmtu_disc) && p.df && p.len as u32 > mtu && !icmp {
+        if !(tunnel && !self.cfg.sysctl.pmtu_disc) && p.df && self.mtu_size(p) > mtu && !icmp {
             let src = p.daddr;
             return self.icmp_send(frame, p, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED, mtu, src, DropReason::FragNeeded);
         }
@@ -1127,7 +1259,7 @@ impl Director {
             let src = u32::from(self.cfg.ip);
             return self.icmp_send(frame, p, ICMP_TIME_EXCEEDED, 0, 0, src, DropReason::TtlExceeded);
         }
-        if p.df && p.len > self.cfg.mtu {
+        if p.df && self.mtu_size(p) > self.cfg.mtu as u32 {
             let src = u32::from(self.cfg.ip);
             let mtu = self.cfg.mtu as u32;
             return self.icmp_send(frame, p, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED, mtu, src, DropReason::FragNeeded);

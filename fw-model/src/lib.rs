@@ -25,6 +25,7 @@ pub mod sched;
 pub mod conn;
 pub mod hw;
 pub mod xmit;
+pub mod defrag;
 pub mod config;
 pub mod director;
 pub mod stats;

@@ -41,6 +41,8 @@ pub struct FrameCounts {
     pub transmitted: u64,
     pub to_host: u64,
     pub dropped: u64,
+    /// Fragments kept for reassembly (their datagram went on when complete).
+    pub held: u64,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
@@ -64,6 +66,8 @@ pub struct Report {
     pub icmp_rate_limited: u64,
     pub arp_replies: u64,
     pub connections: ConnCounts,
+    /// IPv4 reassembly.
+    pub reassembly: crate::director::ReasmCounters,
 }
 
 impl Report {
@@ -112,6 +116,7 @@ impl Report {
                 transmitted: c.frames_tx,
                 to_host: c.frames_host,
                 dropped: c.frames_dropped,
+                held: c.frames_held,
             },
             to_host: HostReason::ALL
                 .iter()
@@ -132,6 +137,7 @@ impl Report {
                 expired: c.conns_expired,
                 templates_created: c.templates_created,
             },
+            reassembly: c.reasm.clone(),
         }
     }
 

@@ -240,10 +240,17 @@ fn options_fragment(opts: &mut [u8]) {
 /// DF and the original offset/MF are kept; options are copied in full into
 /// the first fragment only.
 pub fn fragment(frame: &[u8], l3: usize, mtu: usize) -> Vec<Vec<u8>> {
+    let df = rd16(frame, l3 + IP_FRAG) & IP_DF != 0;
+    fragment_slow(frame, l3, mtu, df)
+}
+
+/// [`fragment`] with DF in every fragment given by `df` (`ip_frag_init`'s
+/// `DF`: the `IPSKB_FRAG_PMTU` flag of a reassembled packet).
+pub fn fragment_slow(frame: &[u8], l3: usize, mtu: usize, df: bool) -> Vec<Vec<u8>> {
     let hl = ihl(frame, l3);
     let tot = rd16(frame, l3 + IP_TOTLEN) as usize;
     let frag_word = rd16(frame, l3 + IP_FRAG);
-    let df = frag_word & IP_DF;
+    let df = if df { IP_DF } else { 0 };
     let not_last = frag_word & IP_MF != 0;
     let mut offset = ((frag_word & IP_OFFSET) as usize) << 3;
     let data_space = mtu.saturating_sub(hl).max(8);
@@ -277,6 +284,48 @@ pub fn fragment(frame: &[u8], l3: usize, mtu: usize) -> Vec<Vec<u8>> {
         left -= len;
     }
     out
+}
+
+/// `ip_do_fragment`'s frag-list fast path (`ip_fraglist_init`,
+/// `ip_fraglist_prepare`) for a reassembled packet whose fragments fit the
+/// MTU: the data leaves in the pieces it arrived in (`pieces`: data lengths
+/// in order, summing to the payload). DF is cleared: the first fragment's
+/// flags word is MF, each later one the offset, with MF unless last; the
+/// later headers copy the first with its options fragmented.
+pub fn fragment_fast(frame: &[u8], l3: usize, pieces: &[usize]) -> Vec<Vec<u8>> {
+    let hl = ihl(frame, l3);
+    let mut header: Vec<u8> = frame[..l3 + hl].to_vec();
+    let mut out = Vec::with_capacity(pieces.len());
+    let mut ptr = l3 + hl;
+    let mut offset = 0usize;
+    for (i, &len) in pieces.iter().enumerate() {
+        let mut f = Vec::with_capacity(l3 + hl + len);
+        f.extend_from_slice(&header);
+        f.extend_from_slice(&frame[ptr..ptr + len]);
+        let mut w = (offset >> 3) as u16;
+        if i + 1 < pieces.len() {
+            w |= IP_MF;
+        }
+        wr16(&mut f, l3 + IP_FRAG, w);
+        wr16(&mut f, l3 + IP_TOTLEN, (hl + len) as u16);
+        ip_send_check(&mut f, l3);
+        out.push(f);
+        if i == 0 {
+            options_fragment(&mut header[l3 + 20..l3 + hl]);
+        }
+        ptr += len;
+        offset += len;
+    }
+    out
+}
+
+/// Whether `ip_do_fragment` may use the frag-list fast path for a packet
+/// with header length `hl` whose data arrived in `pieces`, at data space
+/// `mtu - hl`: every piece fits and all but the last are multiples of 8.
+pub fn fraglist_fits(hl: usize, mtu: usize, pieces: &[usize]) -> bool {
+    let space = mtu.saturating_sub(hl);
+    let n = pieces.len();
+    n > 1 && pieces.iter().enumerate().all(|(i, &len)| len <= space && (len & 7 == 0 || i + 1 == n))
 }
 
 /// ICMP types that are errors (`icmp_pointers[].error`).

@@ -265,7 +265,9 @@ fn intended(c: Category, o: Outcome) -> bool {
         Ipv6 | OtherEthertype => o == ToHost(HostReason::NonIp),
         OtherMac => o == Dropped(DropReason::OtherHost),
         Ttl1 => matches!(o, IcmpError(DropReason::TtlExceeded) | Dropped(DropReason::TtlExceeded)),
-        Fragment => o == ToHost(HostReason::Fragment),
+        // A DNS query in two fragments: the first is held, the datagram goes
+        // to a real server (UDP service on port 53) or to the stack.
+        Fragment => matches!(o, Held | Forwarded | ToHost(HostReason::Local)),
         _ => o == ToHost(HostReason::Malformed),
     }
 }
@@ -297,7 +299,17 @@ fn fresh_director_does_what_the_generator_saw_and_meant() {
     assert_eq!(f.arp_replies, n(Category::ArpVip) + n(Category::ArpDirector));
     assert_eq!(host(HostReason::Arp), n(Category::ArpOther));
     assert_eq!(host(HostReason::Malformed), cap.counts.malformed_frames);
-    assert_eq!(host(HostReason::Fragment), n(Category::Fragment));
+    // Fragmented datagrams (two fragments each) are reassembled: the first
+    // fragment is held, the second completes the datagram.
+    assert_eq!(host(HostReason::Fragment), 0);
+    assert_eq!((f.reasm.held, f.reasm.reassembled), (n(Category::Fragment) / 2, n(Category::Fragment) / 2));
+    assert_eq!(f.frames_held, n(Category::Fragment) / 2);
+    assert!(n(Category::Fragment) > 0);
+    let frag_local = outcomes
+        .iter()
+        .zip(&cap.tags)
+        .filter(|(o, t)| t.category == Category::Fragment && **o == Outcome::ToHost(HostReason::Local))
+        .count() as u64;
     assert_eq!(host(HostReason::NonIp), n(Category::Ipv6) + n(Category::OtherEthertype));
     assert_eq!(host(HostReason::Forward), 0);
     assert_eq!(
@@ -310,6 +322,7 @@ fn fresh_director_does_what_the_generator_saw_and_meant() {
             + n(Category::TcpToDirector)
             + n(Category::StrayAck)
             + n(Category::TcpIdleResume)
+            + frag_local
     );
     assert_eq!(drop(DropReason::OtherHost), n(Category::OtherMac));
     assert_eq!(drop(DropReason::FragNeeded), n(Category::OversizeDfTunnel));

@@ -170,8 +170,8 @@ pub fn run_split_limited<D: crate::datapath::Datapath>(
         for f in out.tx {
             tx.push(PcapRecord { ts_ns: r.ts_ns, orig_len: f.len() as u32, data: f });
         }
-        if out.host.is_some() {
-            host.push(r.clone());
+        if let Some(f) = out.host {
+            host.push(PcapRecord { ts_ns: r.ts_ns, orig_len: f.len() as u32, data: f });
         }
     }
     ctl.sp.settle();
@@ -210,8 +210,10 @@ pub fn run_golden(cfg: DirectorConfig, rules: &lvsnic_model::rules::RuleSet, rec
                     tx.push(PcapRecord { ts_ns: r.ts_ns, orig_len: f.len() as u32, data: f });
                 }
             }
-            Action::ToHost(_) => host.push(r.clone()),
-            Action::Drop(_) => {}
+            // The stack gets the frame as the director leaves it: the input,
+            // or the datagram a fragment completed.
+            Action::ToHost(_) => host.push(PcapRecord { ts_ns: r.ts_ns, orig_len: frame.len() as u32, data: frame }),
+            Action::Drop(_) | Action::Held => {}
         }
     }
     finish(&d, tx, host)

@@ -140,7 +140,7 @@ impl<D: Datapath> SlowPath<D> {
                 }
             }
             Action::ToHost(_) => r.host = Some(f),
-            Action::Drop(_) => {}
+            Action::Drop(_) | Action::Held => {}
         }
         if let Some(id) = self.director.last_conn {
             self.flows.sync(&mut self.dp, &mut self.director, id);

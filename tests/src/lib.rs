@@ -243,7 +243,7 @@ pub enum Out {
     Tx(Vec<Vec<u8>>),
     /// Handed to the host stack (unchanged).
     Host(Vec<u8>),
-    /// Dropped.
+    /// Nothing sent (dropped, or a fragment held for reassembly).
     Drop,
 }
 
@@ -258,7 +258,8 @@ pub fn feed(d: &mut Director, t: Time, frame: &[u8]) -> Out {
             Out::Tx(v)
         }
         Action::ToHost(_) => Out::Host(f),
-        Action::Drop(_) => Out::Drop,
+        // Nothing leaves for a fragment kept for reassembly either.
+        Action::Drop(_) | Action::Held => Out::Drop,
     }
 }
 

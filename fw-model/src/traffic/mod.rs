@@ -362,6 +362,8 @@ pub enum Outcome {
     ToHost(HostReason),
     /// Dropped without an answer.
     Dropped(DropReason),
+    /// A fragment kept until the rest of its datagram arrives.
+    Held,
 }
 
 impl Outcome {
@@ -382,6 +384,7 @@ impl Outcome {
             }
             Action::ToHost(r) => Outcome::ToHost(r),
             Action::Drop(r) => Outcome::Dropped(r),
+            Action::Held => Outcome::Held,
         }
     }
 }
