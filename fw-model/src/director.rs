@@ -19,8 +19,11 @@
 //! (traffic to the director's address, to a VIP port without a service,
 //! non-IP, unrelated forwarded traffic) is handed to the host stack.
 //!
-//! Deviations, all documented in `docs/architecture.md`: IP fragments are
-//! handed to the host (the kernel reassembles before IPVS); IP IDs the
+//! IPv4 fragments are reassembled first ([`crate::defrag`]) and the datagram
+//! is processed whole, then fragmented again on output.
+//!
+//! Deviations, all documented in `docs/architecture.md`: no ICMP "fragment
+//! reassembly time exceeded" for an expired queue; IP IDs the
 //! kernel draws from a randomised generator come from a deterministic
 //! counter (ICMP errors) or copy the inner header's ID (non-DF tunnel
 //! headers); the global ICMP rate limit
