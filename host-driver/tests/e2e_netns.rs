@@ -33,6 +33,10 @@
 //!    frames were forwarded by the data plane (`exception_loop.in_hardware`).
 //! 5. DR service 10.0.0.100:8080 to rs3 (`-g`): requests are answered by rs3
 //!    directly to the client; the director sees no reply packets.
+//! 6. UDP NAT service 10.0.0.100:53 to rs1:5353: 4000-byte datagrams each
+//!    way, fragmented by the sending kernel, reassembled by the director,
+//!    rewritten, fragmented again, and reassembled by the receiving kernel
+//!    (which checks the UDP checksum over the whole datagram).
 //!
 //! Needs root and network namespaces; skipped (with a message) otherwise,
 //! unless `LVSNIC_E2E_REQUIRED` is set or `CI=true` (CI runs as root), which
@@ -46,7 +50,7 @@ use harness::*;
 use lvsnic_tests::{director_toml, rs, rs_mac, DIRECTOR_IP, GATEWAY_MAC, VIP};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -306,6 +310,43 @@ impl Echo {
     }
 }
 
+/// A UDP server in a real server's namespace answering each datagram with
+/// `"{id}:"` followed by the datagram.
+struct UdpEcho {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl UdpEcho {
+    fn start(ns: &str, port: u16, id: &'static str) -> UdpEcho {
+        let s = in_netns(ns, move || UdpSocket::bind((Ipv4Addr::UNSPECIFIED, port)))
+            .unwrap_or_else(|e| panic!("udp bind in {ns}: {e}"));
+        s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let st = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut buf = vec![0u8; 65536];
+            while !st.load(Ordering::Relaxed) {
+                if let Ok((n, from)) = s.recv_from(&mut buf) {
+                    let mut reply = format!("{id}:").into_bytes();
+                    reply.extend_from_slice(&buf[..n]);
+                    let _ = s.send_to(&reply, from);
+                }
+            }
+        });
+        UdpEcho { stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for UdpEcho {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 // ------------------------------------------------------------ listings
 
 /// `-L -n` row of a real server: `  -> ADDR  Masq|Route  weight active inactive`.
@@ -532,19 +573,40 @@ fn run(tag: &str, backend: &[&str]) {
     let c = conns(&d);
     assert_eq!(c.values().filter(|(_, v, dst)| *v == vip8080 && *dst == rs3).count(), 3, "{c:#?}");
 
+    // 6. Fragmented UDP both ways through NAT.
+    let vip53 = format!("{VIP}:53");
+    d.ok(&["-A", "-u", &vip53, "-s", "rr"]);
+    d.ok(&["-a", "-u", &vip53, "-r", &format!("{}:5353", rs(1)), "-m", "-w", "1"]);
+    let _udp = UdpEcho::start(&rsns[0], 5353, "rs1");
+    let sock = in_netns(&cl, || UdpSocket::bind((CLIENT, 0))).expect("udp socket in the client");
+    sock.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+    let mut buf = vec![0u8; 65536];
+    for i in 0..3usize {
+        let msg = &blob[i * 4000..(i + 1) * 4000];
+        sock.send_to(msg, (VIP, 53)).expect("send");
+        let (n, from) = sock.recv_from(&mut buf).unwrap_or_else(|e| panic!("datagram {i}: no answer: {e}"));
+        assert_eq!(from, SocketAddr::from((VIP, 53)), "answer from the VIP");
+        assert_eq!(&buf[..4], b"rs1:", "datagram {i}");
+        assert!(n == 4004 && buf[4..n] == *msg, "datagram {i}: {n} bytes, contents intact: {}", buf[4..n] == *msg);
+    }
+    let st = d.status();
+    let reasm = &st["director"]["reassembly"];
+    assert!(reasm["reassembled"].as_u64().unwrap_or(0) >= 6, "requests and replies reassembled: {reasm}");
+
     let st = d.status();
     // Nothing else was dropped: no checksum or malformed-frame drops.
     let drops = st["director"]["dropped"].as_object().expect("director.dropped");
     assert!(drops.keys().all(|k| k == "dest_unavailable"), "unexpected drops: {st}");
     eprintln!(
-        "e2e_netns ({tag}): setup {:.1?}, 1 MiB in {:.2?}, total {:.1?}; frames {} ({} in hardware), tx_dropped {}, to the host {}",
+        "e2e_netns ({tag}): setup {:.1?}, 1 MiB in {:.2?}, total {:.1?}; frames {} ({} in hardware), tx_dropped {}, to the host {}, reassembly {}",
         setup,
         big_time,
         t0.elapsed(),
         counter(&st, &["exception_loop", "frames"]),
         counter(&st, &["exception_loop", "in_hardware"]),
         st["tx_dropped"],
-        st["director"]["to_host"]
+        st["director"]["to_host"],
+        st["director"]["reassembly"]
     );
     let (code, log) = d.stop();
     assert_eq!(code, 0, "{log}");
