@@ -247,12 +247,13 @@ pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
     };
     let listing = if args.list { format!("\n{}", out.listing) } else { String::new() };
     Ok(format!(
-        "replay ({:?} backend): {} frames in, {} transmitted, {} to host, {} dropped; {} services, {} connections created, {} live",
+        "replay ({:?} backend): {} frames in, {} transmitted, {} to host, {} dropped{}; {} services, {} connections created, {} live",
         args.backend,
         r.frames.input,
         r.frames.transmitted,
         r.frames.to_host,
         r.frames.dropped,
+        if r.frames.held > 0 { format!(", {} fragments held for reassembly", r.frames.held) } else { String::new() },
         r.services.len(),
         r.connections.created,
         r.connections.live
