@@ -781,8 +781,10 @@ impl Director {
         let local = p.daddr == u32::from(self.cfg.ip) || self.services.is_vip(p.daddr);
         let user = if local {
             DefragUser::LocalDeliver
-        } else if matches!(p.proto, IPPROTO_TCP | IPPROTO_UDP | IPPROTO_ICMP) {
-            // ip_forward checks each fragment before the FORWARD hook.
+        } else if matches!(p.proto, IPPROTO_TCP | IPPROTO_UDP | IPPROTO_ICMP) && !self.services.services.is_empty() {
+            // ip_vs_out gathers only once IPVS is enabled (`ipvs->enable`:
+            // a service was added at some point). ip_forward checks each
+            // fragment before the FORWARD hook.
             if p.ttl <= 1 || (p.df && p.len > self.cfg.mtu) {
                 return self.host(HostReason::Fragment);
             }

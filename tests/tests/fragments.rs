@@ -190,3 +190,22 @@ fn duplicates_overlaps_and_timeouts() {
         assert_eq!(s.conns, 0);
     }
 }
+
+#[test]
+fn forwarded_fragments_are_gathered_only_once_ipvs_is_enabled() {
+    // Routed through the director, not a NAT reply of any connection.
+    let ip = Ip { ident: 0x55, df: false, ..Ip::new(rs(1), Ipv4Addr::new(203, 0, 113, 5)) };
+    let whole = udp(rs_mac(1), DIRECTOR_MAC, ip, 7000, 7001, &payload(2000), false);
+    let frags = split(&whole, &[1480, 528], false);
+    for b in 0..BACKENDS {
+        // No service ever added: IPVS is off, the stack routes the fragments.
+        let mut d = dut(b, "", "");
+        assert_eq!(d.feed(T0, &frags[0]), Out::Host(frags[0].clone()), "{}", d.name);
+        assert_eq!(d.feed(T0 + 1, &frags[1]), Out::Host(frags[1].clone()), "{}", d.name);
+        // With a service, ip_vs_out gathers them; unrelated, the datagram
+        // goes on to the stack whole.
+        let mut d = dut(b, UDP_NAT, "");
+        assert_eq!(d.feed(T0, &frags[0]), Out::Drop, "{}", d.name);
+        assert_eq!(d.feed(T0 + 1, &frags[1]), Out::Host(whole.clone()), "{}", d.name);
+    }
+}
