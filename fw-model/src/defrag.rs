@@ -30,8 +30,8 @@
 //! The model does not send the ICMP "fragment reassembly time exceeded"
 //! Linux sends when a queue holding its first fragment expires (it emits
 //! frames only in answer to frames); memory is bounded by the bytes of the
-//! buffered frames (`ipfrag_high_thresh`, 4 MiB: no new queue above it)
-//! rather than by socket-buffer true sizes.
+//! buffered frames (`ipfrag_high_thresh`, 4 MiB: above it no fragment is
+//! taken) rather than by socket-buffer true sizes.
 
 use crate::time::{Time, SEC};
 use crate::xmit::{self, IP_DF, IP_MF, IP_OFFSET};
@@ -66,7 +66,7 @@ pub enum DefragFail {
     Oversize,
     /// Fragments with and without ECN capability mixed.
     EcnMix,
-    /// Over the memory threshold: no new queue.
+    /// Over the memory threshold: no fragment taken.
     NoMemory,
 }
 
@@ -234,11 +234,12 @@ impl Defrag {
         if self.queues.get(&key).is_some_and(|q| q.expires <= now) {
             self.remove(&key);
         }
+        // inet_frag_find: above the threshold no fragment is taken, for a
+        // new queue or an existing one, until queues complete or expire.
+        if self.mem > HIGH_THRESH {
+            return DefragResult::Failed(DefragFail::NoMemory);
+        }
         if !self.queues.contains_key(&key) {
-            // inet_frag_find: no new queue above the threshold.
-            if self.mem > HIGH_THRESH {
-                return DefragResult::Failed(DefragFail::NoMemory);
-            }
             self.queues.insert(key, Queue { expires: now + FRAG_TIMEOUT, ..Default::default() });
             self.next_due = Some(self.next_due.map_or(now + FRAG_TIMEOUT, |t| t.min(now + FRAG_TIMEOUT)));
             self.peers.entry(key.saddr).or_insert((0, 0)).1 += 1;
@@ -545,8 +546,11 @@ mod tests {
             id += 1;
         }
         assert_eq!(d.queue(0, &frag(id, 0, true, false, 0, &big), 14, u), DefragResult::Failed(DefragFail::NoMemory));
-        // Existing queues still take fragments (the newest: the older ones
-        // are more than 64 fragments of this source back, too far).
-        complete(d.queue(0, &frag(id - 1, 1480, false, false, 0, &big[..8]), 14, u));
+        // Nor do existing queues, until the memory is released.
+        let last = frag(id - 1, 1480, false, false, 0, &big[..8]);
+        assert_eq!(d.queue(0, &last, 14, u), DefragResult::Failed(DefragFail::NoMemory));
+        assert_eq!(d.expire(FRAG_TIMEOUT), id as u64);
+        assert_eq!(d.memory_bytes(), 0);
+        assert_eq!(d.queue(FRAG_TIMEOUT, &frag(id, 0, true, false, 0, &big), 14, u), DefragResult::Queued);
     }
 }

@@ -195,7 +195,7 @@ pub struct ReasmCounters {
     pub oversize: u64,
     /// ECN-capable and not-ECT fragments mixed.
     pub ecn_mix: u64,
-    /// No new queue: over `ipfrag_high_thresh`.
+    /// Fragments refused over `ipfrag_high_thresh`.
     pub no_memory: u64,
 }
 
