@@ -34,7 +34,7 @@
 //! taken) rather than by socket-buffer true sizes.
 
 use crate::time::{Time, SEC};
-use crate::xmit::{self, IP_DF, IP_MF, IP_OFFSET};
+use crate::xmit::{self, rd16, IP_DF, IP_MF, IP_OFFSET};
 use std::collections::HashMap;
 
 /// `ipfrag_time`.
@@ -147,10 +147,6 @@ pub struct Defrag {
     mem: usize,
 }
 
-fn rd16(b: &[u8], o: usize) -> u16 {
-    u16::from_be_bytes([b[o], b[o + 1]])
-}
-
 /// `ip_frag_ecn_table`: the ECN codepoint to OR into the datagram's TOS,
 /// `None` for an invalid mix. Bits: 1 not-ECT, 2 ECT(1), 4 ECT(0), 8 CE.
 fn ecn_combine(bits: u8) -> Option<u8> {
@@ -199,6 +195,8 @@ impl Defrag {
         due.len() as u64
     }
 
+    /// Unhashes a queue and frees its fragments (`inet_frag_kill`): a later
+    /// fragment with the same key starts a new queue.
     fn remove(&mut self, k: &Key) {
         if let Some(q) = self.queues.remove(k) {
             self.mem -= q.mem;
@@ -209,12 +207,6 @@ impl Defrag {
                 }
             }
         }
-    }
-
-    /// `inet_frag_kill`: the queue is unhashed and its fragments freed; a
-    /// later fragment with the same key starts a new queue.
-    fn kill(&mut self, k: &Key) {
-        self.remove(k);
     }
 
     /// Offers the IPv4 fragment at `frame[l3..]` (header checksum verified,
@@ -263,7 +255,7 @@ impl Defrag {
         let mut end = offset + tot - ihl;
         if !mf {
             if end < q.len || (q.last_in && end != q.len) {
-                self.kill(&key);
+                self.remove(&key);
                 return DefragResult::Failed(DefragFail::Invalid);
             }
             q.last_in = true;
@@ -272,14 +264,14 @@ impl Defrag {
             end &= !7;
             if end > q.len {
                 if q.last_in {
-                    self.kill(&key);
+                    self.remove(&key);
                     return DefragResult::Failed(DefragFail::Invalid);
                 }
                 q.len = end;
             }
         }
         if end == offset {
-            self.kill(&key);
+            self.remove(&key);
             return DefragResult::Failed(DefragFail::Invalid);
         }
 
@@ -291,7 +283,7 @@ impl Defrag {
             }
             Some(tail) if tail < end => {
                 if offset < tail {
-                    self.kill(&key);
+                    self.remove(&key);
                     return DefragResult::Failed(DefragFail::Overlap);
                 }
                 if offset == tail {
@@ -309,7 +301,7 @@ impl Defrag {
                 match hit {
                     Some((s, e)) if offset >= s && end <= e => return DefragResult::Failed(DefragFail::Duplicate),
                     Some(_) => {
-                        self.kill(&key);
+                        self.remove(&key);
                         return DefragResult::Failed(DefragFail::Overlap);
                     }
                     None => q.runs.push((offset, end)),
@@ -340,7 +332,7 @@ impl Defrag {
 
         // ip_frag_reasm
         let Some(ecn_bits) = ecn_combine(q.ecn) else {
-            self.kill(&key);
+            self.remove(&key);
             return DefragResult::Failed(DefragFail::EcnMix);
         };
         let head = q.head.clone().unwrap_or_default();
@@ -348,7 +340,7 @@ impl Defrag {
         let hl = head.len() - l3;
         let len = hl + q.len;
         if len > 65535 {
-            self.kill(&key);
+            self.remove(&key);
             return DefragResult::Failed(DefragFail::Oversize);
         }
         let mut f = head;
@@ -365,7 +357,7 @@ impl Defrag {
         xmit::ip_send_check(&mut f, l3);
         let frag_max_size = q.max_size.max(q.max_df_size) as u16;
         // ipq_kill: done with this key (a late duplicate starts a new queue).
-        self.kill(&key);
+        self.remove(&key);
         DefragResult::Complete(Reassembled { frame: f, frag_max_size, pmtu, pieces })
     }
 }

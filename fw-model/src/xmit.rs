@@ -14,7 +14,7 @@ use crate::wire::{MacAddr, IPPROTO_ICMP, IPPROTO_IPIP, IPPROTO_TCP, IPPROTO_UDP}
 use std::net::Ipv4Addr;
 
 #[inline]
-fn rd16(b: &[u8], o: usize) -> u16 {
+pub(crate) fn rd16(b: &[u8], o: usize) -> u16 {
     u16::from_be_bytes([b[o], b[o + 1]])
 }
 #[inline]

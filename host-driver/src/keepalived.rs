@@ -846,15 +846,8 @@ fn virtual_server(
     });
     let mut sf = 0u32;
     for (f, loc) in &flags {
-        let (bit, only) = match f.as_str() {
-            "flag-1" => (SchedFlags::SCHED1, None),
-            "flag-2" => (SchedFlags::SCHED2, None),
-            "flag-3" => (SchedFlags::SCHED3, None),
-            "sh-fallback" => (SchedFlags::SCHED1, Some("sh")),
-            "sh-port" => (SchedFlags::SCHED2, Some("sh")),
-            "mh-fallback" => (SchedFlags::SCHED1, Some("mh")),
-            _ => (SchedFlags::SCHED2, Some("mh")),
-        };
+        // Only known flag names were collected.
+        let Some((bit, only)) = SchedFlags::by_name(f) else { continue };
         match only {
             Some(s) if s != sched => ctx.warn(loc, format!("{f} only applies to the {s} scheduler - ignored")),
             _ => sf |= bit,

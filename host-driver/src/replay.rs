@@ -50,7 +50,7 @@ pub struct ReplayArgs {
     pub host: Option<PathBuf>,
     pub stats: Option<PathBuf>,
     pub backend: Backend,
-    /// Also print `ipvsadm -L -n --stats` and `ipvsadm -L -n` of the final state.
+    /// Also print `ipvsadm -L -n --stats`, `-L -n` and `-L -n --rate` of the final state.
     pub list: bool,
     /// Data width of the simulated core (`--backend sim`): 64 or 512.
     pub width: u32,

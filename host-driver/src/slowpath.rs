@@ -11,7 +11,6 @@ use std::net::Ipv4Addr;
 use lvsnic_model::hw::regs::*;
 use lvsnic_model::hw::{HwOutput, HwParams};
 use lvsnic_model::time::Time;
-use lvsnic_model::wire::MacAddr;
 
 /// What the director did with one received frame.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -44,11 +43,9 @@ impl<D: Datapath> SlowPath<D> {
             return Err(DatapathError::Device(format!("unexpected ID register {id:#010x} (expected {ID_VALUE:#010x})")));
         }
         let cfg = &director.cfg;
-        let m: MacAddr = cfg.mac;
-        dp.write32(MAC_HI, (m.0[0] as u32) << 8 | m.0[1] as u32);
-        dp.write32(MAC_LO, u32::from_be_bytes([m.0[2], m.0[3], m.0[4], m.0[5]]));
-        dp.write32(IP, u32::from(cfg.ip));
-        dp.write32(MTU, cfg.mtu as u32);
+        for (reg, v) in identity_writes(cfg.mac, u32::from(cfg.ip), cfg.mtu) {
+            dp.write32(reg, v);
+        }
         let mut s = SlowPath { director, flows: FlowManager::new(params), dp, seq: 0 };
         s.sync_vips(params.vip_count);
         let pmtu = if s.director.cfg.sysctl.pmtu_disc { CTRL_PMTU_DISC } else { 0 };

@@ -102,12 +102,7 @@ impl FuzzWorld {
 
     /// Register writes that load this world into a core out of reset.
     pub fn setup_writes(&self) -> Vec<(u32, u32)> {
-        let mut w = vec![
-            (MAC_HI, (self.mac.0[0] as u32) << 8 | self.mac.0[1] as u32),
-            (MAC_LO, u32::from_be_bytes([self.mac.0[2], self.mac.0[3], self.mac.0[4], self.mac.0[5]])),
-            (IP, self.ip),
-            (MTU, self.mtu as u32),
-        ];
+        let mut w = identity_writes(self.mac, self.ip, self.mtu).to_vec();
         for (i, v) in self.vips.iter().enumerate() {
             w.push((VIP_BASE + 4 * i as u32, *v));
         }

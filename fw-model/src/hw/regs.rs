@@ -52,3 +52,15 @@ mod tests {
         assert_eq!(super::super::regs_gen::MTU_RESET, 1500);
     }
 }
+
+/// The writes that give a core the director's identity: `MAC_HI` (the
+/// first two bytes), `MAC_LO` (the last four), `IP`, `MTU`.
+pub fn identity_writes(mac: crate::wire::MacAddr, ip: u32, mtu: u16) -> [(u32, u32); 4] {
+    let m = mac.0;
+    [
+        (MAC_HI, (m[0] as u32) << 8 | m[1] as u32),
+        (MAC_LO, u32::from_be_bytes([m[2], m[3], m[4], m[5]])),
+        (IP, ip),
+        (MTU, mtu as u32),
+    ]
+}

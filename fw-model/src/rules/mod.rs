@@ -115,6 +115,21 @@ impl SchedFlags {
     pub fn port(self) -> bool {
         self.contains(Self::SCHED2)
     }
+
+    /// A flag by its ipvsadm/keepalived name: its bit and the scheduler it
+    /// is limited to, if any.
+    pub fn by_name(name: &str) -> Option<(u32, Option<&'static str>)> {
+        Some(match name {
+            "flag-1" => (Self::SCHED1, None),
+            "flag-2" => (Self::SCHED2, None),
+            "flag-3" => (Self::SCHED3, None),
+            "sh-fallback" => (Self::SCHED1, Some("sh")),
+            "sh-port" => (Self::SCHED2, Some("sh")),
+            "mh-fallback" => (Self::SCHED1, Some("mh")),
+            "mh-port" => (Self::SCHED2, Some("mh")),
+            _ => return None,
+        })
+    }
 }
 
 /// Persistence granularity (`-M`).

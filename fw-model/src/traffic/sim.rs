@@ -893,6 +893,16 @@ impl<'a> Sim<'a> {
         s.resp = fb::http_response(resp_size);
     }
 
+    /// The server's FIN-ACK; the client answers with `next` one RTT later.
+    fn server_fin(&mut self, now: Time, sid: u32, next: T) {
+        let f = self.server_seg(sid, TCP_FIN | TCP_ACK, &[], &[]);
+        let Some(ts) = self.emit_server(now, sid, f) else { return };
+        let s = &mut self.sess[sid as usize];
+        s.s_nxt = s.s_nxt.wrapping_add(1);
+        let d = self.rtt(sid);
+        self.push(ts + d, Ev::Tcp(sid, next));
+    }
+
     fn tcp(&mut self, now: Time, sid: u32, step: T) {
         match step {
             T::Syn => self.tcp_syn(now, sid),
@@ -923,14 +933,7 @@ impl<'a> Sim<'a> {
                     self.push(ts + d, Ev::Tcp(sid, T::CliLastAck));
                 }
             }
-            T::SrvFinAck => {
-                let f = self.server_seg(sid, TCP_FIN | TCP_ACK, &[], &[]);
-                let Some(ts) = self.emit_server(now, sid, f) else { return };
-                let s = &mut self.sess[sid as usize];
-                s.s_nxt = s.s_nxt.wrapping_add(1);
-                let d = self.rtt(sid);
-                self.push(ts + d, Ev::Tcp(sid, T::CliLastAck));
-            }
+            T::SrvFinAck => self.server_fin(now, sid, T::CliLastAck),
             T::CliLastAck => {
                 let s = &mut self.sess[sid as usize];
                 s.c_rcv = s.s_nxt;
@@ -939,14 +942,7 @@ impl<'a> Sim<'a> {
                     self.end(sid, ts, SessionEnd::ClientClose);
                 }
             }
-            T::SrvFin => {
-                let f = self.server_seg(sid, TCP_FIN | TCP_ACK, &[], &[]);
-                let Some(ts) = self.emit_server(now, sid, f) else { return };
-                let s = &mut self.sess[sid as usize];
-                s.s_nxt = s.s_nxt.wrapping_add(1);
-                let d = self.rtt(sid);
-                self.push(ts + d, Ev::Tcp(sid, T::CliAckFin));
-            }
+            T::SrvFin => self.server_fin(now, sid, T::CliAckFin),
             T::CliAckFin => {
                 let s = &mut self.sess[sid as usize];
                 s.c_rcv = s.s_nxt;

@@ -723,15 +723,8 @@ fn parse_sched_flags(sched: &str, arg: &str) -> Result<u32, CommandError> {
     let mut any = false;
     for flag in arg.split(',').filter(|f| !f.is_empty()) {
         any = true;
-        let (bit, only) = match flag {
-            "flag-1" => (SchedFlags::SCHED1, None),
-            "flag-2" => (SchedFlags::SCHED2, None),
-            "flag-3" => (SchedFlags::SCHED3, None),
-            "sh-fallback" => (SchedFlags::SCHED1, Some("sh")),
-            "sh-port" => (SchedFlags::SCHED2, Some("sh")),
-            "mh-fallback" => (SchedFlags::SCHED1, Some("mh")),
-            "mh-port" => (SchedFlags::SCHED2, Some("mh")),
-            _ => return Err(fail(format!("invalid scheduler flag `{flag}'"))),
+        let Some((bit, only)) = SchedFlags::by_name(flag) else {
+            return Err(fail(format!("invalid scheduler flag `{flag}'")));
         };
         flags |= bit;
         if let Some(s) = only {
