@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """Generates the register-map artefacts from hw/regmap/lvsnic.rdl (SystemRDL):
 
-  hw/rtl/lvsnic_regs.vh         Verilog localparams (addresses, fields, resets)
-  fw-model/src/hw/regs_gen.rs   Rust constants
-  host-driver/src/regmap.rs     Rust BAR0 layout (volatile-register blocks, bitflags fields)
-  docs/registers.md             the register reference
+  hw/rtl/lvsnic_regs.vh         Verilog localparams (addresses, fields, resets, codes, layouts)
+  hw/regmap/src/regs.rs         Rust constants of the core's registers (crate lvsnic-regmap)
+  hw/regmap/src/dma.rs          Rust constants of the DMA engine's registers
+  hw/regmap/src/codes.rs        Rust enums of the shared codes, in-band layouts
+  hw/tb/unit/lvsnic_regs.py     Python constants and code enums (cocotb tests)
+  docs/registers.md             the register and code reference
+
+The shared codes are the SystemRDL enums that fields `encode`: found by
+walking the fields of every map in LAYOUTS, in declaration order.
 
 `--check` regenerates in memory and fails (exit 1) if a committed file differs.
 Needs systemrdl-compiler (installed into .venv by scripts/setup-hw.sh).
@@ -13,17 +18,89 @@ import os
 import sys
 
 from systemrdl import RDLCompiler
-from systemrdl.node import RegNode, RegfileNode, AddrmapNode
+from systemrdl.node import FieldNode, RegNode, RegfileNode
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RDL = os.path.join(ROOT, "hw", "regmap", "lvsnic.rdl")
 HEADER = "generated from hw/regmap/lvsnic.rdl by scripts/gen-regmap.py: do not edit"
 
 
-def compile_map():
-    rdlc = RDLCompiler()
-    rdlc.compile_file(RDL)
-    return rdlc.elaborate().top
+# The maps elaborated: BAR0 (the core at 0, the DMA engine), then the
+# in-band layouts.
+BAR0 = "lvsnic_bar0"
+LAYOUTS = ("lvsnic_host_meta", "lvsnic_action_word0")
+
+
+class Map:
+    """The elaborated maps: `core`, `dma` (nodes inside BAR0) and `layouts`
+    (name -> top node)."""
+
+    def __init__(self):
+        rdlc = RDLCompiler()
+        rdlc.compile_file(RDL)
+        bar0 = rdlc.elaborate(top_def_name=BAR0).top
+        self.core = bar0.get_child_by_name("core")
+        self.dma = bar0.get_child_by_name("dma")
+        self.layouts = {n: rdlc.elaborate(top_def_name=n).top for n in LAYOUTS}
+
+    def enums(self):
+        """Every enum a field encodes: [(enum class, the fields)] in order of first use."""
+        seen = {}
+        for node in [self.core] + list(self.layouts.values()):
+            for f in node.descendants():
+                if isinstance(f, FieldNode) and f.get_property("encode") is not None:
+                    seen.setdefault(f.get_property("encode"), []).append(f)
+        return [(e, Fields(fs)) for e, fs in seen.items()]
+
+    def layout_fields(self, name):
+        """(field, absolute bit position) of a layout, in bit order."""
+        top = self.layouts[name]
+        out = [(f, 8 * r.address_offset + f.low) for r in top.children() for f in r.fields()]
+        return sorted(out, key=lambda x: x[1])
+
+
+class Fields(list):
+    """The fields that encode one enum (all of one width)."""
+
+    @property
+    def width(self):
+        return self[0].width
+
+    def label(self):
+        """`FLOW_CMD.cmd`, `ACT_CMD.cmd`; `lvsnic_host_meta.reason` for a layout."""
+        def one(f):
+            top = f.parent.parent
+            owner = top.inst_name if top.inst_name in LAYOUTS else f.parent.inst_name
+            return f"`{owner}.{f.inst_name}`"
+        return ", ".join(one(f) for f in self)
+
+    def desc(self):
+        return self[0].get_property("desc") or f"`{self[0].inst_name}` codes."
+
+
+def enum_prefix(e):
+    """lvsnic_action_op -> ACTION_OP"""
+    return e.type_name.removeprefix("lvsnic_").upper()
+
+
+def enum_rust_name(e):
+    """lvsnic_action_op -> ActionOp"""
+    return "".join(w.capitalize() for w in e.type_name.removeprefix("lvsnic_").split("_"))
+
+
+def camel(name):
+    """L2_OTHER_HOST -> L2OtherHost"""
+    return "".join(w.capitalize() for w in name.split("_"))
+
+
+def enum_bits(e):
+    """Bits needed for the largest value."""
+    return max(1, max(m.value for m in e).bit_length())
+
+
+def dense(e):
+    """The values are 0..n-1."""
+    return sorted(m.value for m in e) == list(range(len(e)))
 
 
 def regs(top):
@@ -64,9 +141,9 @@ def reset_of(node):
     return v
 
 
-def gen_verilog(top):
+def gen_verilog(m):
     L = [f"// {HEADER}", "// Register addresses, fields and reset values of lvsnic_core (docs/registers.md).", ""]
-    for name, addr, node, arr in regs(top):
+    for name, addr, node, arr in regs(m.core):
         if arr:
             base, stride, n = arr
             L.append(f"localparam [15:0] LVSNIC_{name}_BASE = 16'h{base:04x};")
@@ -84,7 +161,7 @@ def gen_verilog(top):
                 fn = f.inst_name.upper()
                 L.append(f"localparam integer LVSNIC_{name}_{fn}_LSB = {f.low};")
                 L.append(f"localparam integer LVSNIC_{name}_{fn}_WIDTH = {f.width};")
-    return "\n".join(L) + "\n"
+    return "\n".join(L + gen_verilog_codes(m)) + "\n"
 
 
 def gen_rust_consts(top):
@@ -109,91 +186,181 @@ def gen_rust_consts(top):
             L.append(f"pub const {name}: u32 = 0x{addr:03X};")
             L.append(f"/// {desc}: value after reset.")
             L.append(f"pub const {name}_RESET: u32 = 0x{reset_of(node):08X};")
-            for f in fields(node):
-                if f.width == 32:
-                    continue
-                fn = f.inst_name.upper()
-                mask = ((1 << f.width) - 1) << f.low
-                L.append(f"/// {desc}: field `{f.inst_name}` (bits {f.high}:{f.low}).")
-                L.append(f"pub const {name}_{fn}_MASK: u32 = 0x{mask:08X};")
-                L.append(f"/// {desc}: field `{f.inst_name}` shift.")
-                L.append(f"pub const {name}_{fn}_SHIFT: u32 = {f.low};")
+            L += rust_field_consts(f"{name}_", desc, node)
     return "\n".join(L) + "\n"
 
 
-def gen_rust_mmio(top):
+def gen_verilog_codes(m):
+    """Localparams of the codes and the in-band layouts."""
+    L = []
+    for e, f in m.enums():
+        p, w = enum_prefix(e), enum_bits(e)
+        L += ["", f"// {e.type_name}: values of {f.label()}."]
+        L.append(f"localparam integer LVSNIC_{p}_BITS = {w};")
+        if dense(e):
+            L.append(f"localparam integer LVSNIC_{p}_COUNT = {len(e)};")
+        for c in e:
+            L.append(f"localparam [{w - 1}:0] LVSNIC_{p}_{c.name} = {w}'d{c.value};  // {c.rdl_desc}")
+    for name in LAYOUTS:
+        p = name.removeprefix("lvsnic_").upper()
+        L += ["", f"// {name}: {m.layouts[name].get_property('name')}, bit positions."]
+        for f, lsb in m.layout_fields(name):
+            fn = f.inst_name.upper()
+            L.append(f"localparam integer LVSNIC_{p}_{fn}_LSB = {lsb};")
+            L.append(f"localparam integer LVSNIC_{p}_{fn}_WIDTH = {f.width};")
+    return L
+
+
+def rust_field_consts(prefix, desc, node):
+    """MASK/SHIFT constants of a register's fields narrower than 32 bits."""
+    L = []
+    for f in fields(node):
+        if f.width == 32:
+            continue
+        fn = f.inst_name.upper()
+        mask = ((1 << f.width) - 1) << f.low
+        L.append(f"/// {desc}: field `{f.inst_name}` (bits {f.high}:{f.low}).")
+        L.append(f"pub const {prefix}{fn}_MASK: u32 = 0x{mask:08X};")
+        L.append(f"/// {desc}: field `{f.inst_name}` shift.")
+        L.append(f"pub const {prefix}{fn}_SHIFT: u32 = {f.low};")
+    return L
+
+
+def window(node):
+    """The BAR0 window decoded to a block: its registers rounded up to a power of two."""
+    return 1 << (node.size - 1).bit_length()
+
+
+def gen_rust_dma(dma):
     L = [f"// {HEADER}",
-         "//! BAR0 of an lvsnic card as a `#[repr(C)]` block of volatile registers",
-         "//! (`volatile-register`), and the control bits as `bitflags`. Only the",
-         "//! VFIO backend maps it over device memory; the layout is checked",
-         "//! against the register map in tests.",
-         "",
-         "use volatile_register::{RO, RW, WO};",
-         "",
-         "bitflags::bitflags! {",
-         "    /// `CTRL` register bits.",
-         "    #[derive(Clone, Copy, Debug, PartialEq, Eq)]",
-         "    pub struct Ctrl: u32 {"]
-    for name, addr, node, arr in regs(top):
-        if name == "CTRL":
-            for f in fields(node):
-                L.append(f"        /// {f.get_property('desc') or f.inst_name}")
-                L.append(f"        const {f.inst_name.upper()} = 1 << {f.low};")
-    L += ["    }", "}", "",
-          "/// One 64-bit counter (`LO` latches `HI`).",
-          "#[repr(C)]",
-          "pub struct Counter {",
-          "    pub lo: RO<u32>,",
-          "    pub hi: RO<u32>,",
-          "}", "",
-          "/// BAR0 registers, in address order.",
-          "#[repr(C)]",
-          "pub struct Bar0 {"]
-    pos = 0
-    pad = 0
-    for name, addr, node, arr in regs(top):
-        if addr > pos:
-            L.append(f"    _reserved{pad}: [u32; {(addr - pos) // 4}],")
-            pad += 1
-        if arr:
-            base, stride, n = arr
-            if isinstance(node, RegfileNode):
-                L.append(f"    pub {name.lower()}: [Counter; {n}],")
-            else:
-                kind = {"RW": "RW", "R": "RO", "W": "WO"}[access(fields(node)[0])]
-                L.append(f"    pub {name.lower()}: [{kind}<u32>; {n}],")
-            pos = base + stride * n
+         f"//! {dma.get_property('name')}: {dma.get_property('desc')} Registers in BAR0",
+         "//! (docs/hardware.md §8.2); unlisted addresses in the window read 0 and ignore writes.", "",
+         "/// First byte address of the DMA engine's registers in BAR0.",
+         f"pub const DMA_BASE: u32 = 0x{dma.absolute_address:03X};",
+         "/// One past the last byte address of the DMA engine's window.",
+         f"pub const DMA_END: u32 = 0x{dma.absolute_address + window(dma):03X};"]
+    queue = None
+    for child in dma.children():
+        L.append(f"/// {child.get_property('name')}.")
+        L.append(f"pub const {child.inst_name}: u32 = 0x{child.absolute_address:03X};")
+        if isinstance(child, RegNode):
+            L += rust_field_consts(f"{child.inst_name}_", child.get_property("name"), child)
         else:
-            kind = {"RW": "RW", "R": "RO", "W": "WO"}[access(fields(node)[0])]
-            L.append(f"    pub {name.lower()}: {kind}<u32>,")
-            pos = addr + 4
-    L += ["}", "",
-          f"/// Size of the register block in bytes.",
-          f"pub const BAR0_REGS_SIZE: usize = 0x{pos:X};",
-          "",
-          "#[cfg(test)]",
-          "mod tests {",
-          "    use super::*;",
-          "    use lvsnic_model::hw::regs_gen as r;",
-          "    use std::mem::{offset_of, size_of};",
-          "",
-          "    #[test]",
-          "    fn layout_matches_the_register_map() {",
-          "        assert_eq!(size_of::<Bar0>(), BAR0_REGS_SIZE);"]
-    for name, addr, node, arr in regs(top):
-        const = f"r::{name}_BASE" if arr else f"r::{name}"
-        L.append(f"        assert_eq!(offset_of!(Bar0, {name.lower()}) as u32, {const});")
-    L += ["    }", "}", ""]
+            queue = child
+    L += ["", f"/// Offsets inside a queue register block (add a queue's address).", "pub mod q {"]
+    for r in queue.children():
+        name = r.get_property("name")
+        d = r.get_property("desc")
+        L.append(f"    /// {name}{'. ' + d if d else '.'}")
+        L.append(f"    pub const {r.inst_name}: u32 = 0x{r.address_offset:02X};")
+        L += ["    " + x for x in rust_field_consts(f"{r.inst_name}_", f"`{r.inst_name}`", r)]
+    L += ["}", ""]
     return "\n".join(L)
 
 
-def gen_markdown(top):
-    L = [f"<!-- {HEADER} -->", "# lvsnic registers", "",
-         top.get_property("desc") or "", "",
-         "Semantics: docs/hardware.md §6. Counter numbers: 0 frames received, 1 frames forwarded,",
-         "2 frames to the host, 3 frames injected, 32 + *r* frames to the host with reason *r*.", "",
-         "| address | name | access | reset | fields |", "|---|---|---|---|---|"]
-    for name, addr, node, arr in regs(top):
+def gen_rust_codes(m):
+    L = [f"// {HEADER}",
+         "//! The codes shared by the RTL, the model, the simulator harness and the",
+         "//! testbenches, and the bit positions of the in-band data that carries them.", ""]
+    for e, f in m.enums():
+        n, w = enum_rust_name(e), enum_bits(e)
+        L += [f"/// `{e.type_name}`: {f.desc()} Values of {f.label()}.",
+              "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]",
+              "#[repr(u8)]", f"pub enum {n} {{"]
+        for c in e:
+            L += [f"    /// {c.rdl_desc}", f"    {camel(c.name)} = {c.value},"]
+        L += ["}", "", f"impl {n} {{"]
+        if dense(e):
+            L += ["    /// Number of codes (their values are 0 to `COUNT` - 1).",
+                  f"    pub const COUNT: usize = {len(e)};"]
+        L += ["    /// The code of value `v`, if there is one.",
+              f"    pub const fn from_u8(v: u8) -> Option<{n}> {{",
+              "        match v {"]
+        L += [f"            {c.value} => Some({n}::{camel(c.name)})," for c in e]
+        L += ["            _ => None,", "        }", "    }"]
+        if len(e) == 1 << f.width:
+            last = list(e)[-1]
+            L += [f"    /// The code in the low {f.width} bits of `v` (every value of the field is a code).",
+                  f"    pub const fn from_field(v: u32) -> {n} {{",
+                  f"        match v & 0x{(1 << f.width) - 1:X} {{"]
+            L += [f"            {c.value} => {n}::{camel(c.name)}," for c in e if c is not last]
+            L += [f"            _ => {n}::{camel(last.name)},", "        }", "    }"]
+        L += ["    /// The code's name in lower case.",
+              "    pub const fn name(self) -> &'static str {",
+              "        match self {"]
+        L += [f'            {n}::{camel(c.name)} => "{c.name.lower()}",' for c in e]
+        L += ["        }", "    }", "}", ""]
+    for name in LAYOUTS:
+        top = m.layouts[name]
+        mod = name.removeprefix("lvsnic_")
+        nwords = top.size // 4
+        L += [f"/// `{name}`: {top.get_property('name')}, bit positions (bit 0 = bit 0 of 32-bit word 0).",
+              f"pub mod {mod} {{"]
+        defined = [0] * nwords
+        for f, lsb in m.layout_fields(name):
+            fn = f.inst_name.upper()
+            L += [f"    /// `{f.inst_name}`: {f.get_property('desc')}",
+                  f"    pub const {fn}_LSB: u32 = {lsb};",
+                  f"    /// `{f.inst_name}`: width in bits.",
+                  f"    pub const {fn}_WIDTH: u32 = {f.width};"]
+            for b in range(lsb, lsb + f.width):
+                defined[b // 32] |= 1 << (b % 32)
+        L += ["    /// 32-bit words.",
+              f"    pub const WORDS: usize = {nwords};",
+              "    /// The defined bits of each word; the others are reserved, 0.",
+              f"    pub const DEFINED: [u32; WORDS] = [{', '.join(f'0x{d:08X}' for d in defined)}];",
+              "}", ""]
+    return "\n".join(L)
+
+
+def gen_python(m):
+    L = [f'"""{HEADER}.', "",
+         "Register addresses of lvsnic_core, the shared codes and the bit positions of",
+         'the in-band layouts (docs/registers.md), for the cocotb tests."""', "",
+         "import enum", ""]
+    for name, addr, node, arr in regs(m.core):
+        if arr:
+            base, stride, n = arr
+            L.append(f"{name}_BASE = 0x{base:03X}")
+            L.append(f"{name}_STRIDE = {stride}")
+            L.append(f"{name}_LEN = {n}")
+            if isinstance(node, RegfileNode):
+                for r in node.children():
+                    if isinstance(r, RegNode):
+                        L.append(f"{name}_{r.inst_name}_OFFSET = 0x{r.address_offset:X}")
+        else:
+            L.append(f"{name} = 0x{addr:03X}")
+            L.append(f"{name}_RESET = 0x{reset_of(node):08X}")
+            for f in fields(node):
+                if f.width < 32:
+                    L.append(f"{name}_{f.inst_name.upper()}_MASK = 0x{((1 << f.width) - 1) << f.low:08X}")
+                    L.append(f"{name}_{f.inst_name.upper()}_SHIFT = {f.low}")
+    for e, f in m.enums():
+        L += ["", "", f"class {enum_rust_name(e)}(enum.IntEnum):",
+              f'    """`{e.type_name}`: the values of {f.label()}."""', ""]
+        for c in e:
+            L.append(f"    {c.name} = {c.value}  # {c.rdl_desc}")
+    L.append("")
+    for name in LAYOUTS:
+        p = name.removeprefix("lvsnic_").upper()
+        L += ["", f"# {name}: {m.layouts[name].get_property('name')}, bit positions"]
+        for f, lsb in m.layout_fields(name):
+            fn = f.inst_name.upper()
+            L.append(f"{p}_{fn}_LSB = {lsb}")
+            L.append(f"{p}_{fn}_WIDTH = {f.width}")
+    return "\n".join(L) + "\n"
+
+
+def md_reg_rows(block, rel=False):
+    """Table rows (address, name, access, reset, fields) of a block's registers
+    (`rel`: offsets from the block's address)."""
+    L = []
+    for name, addr, node, arr in regs(block):
+        if rel:
+            addr -= block.absolute_address
+        if isinstance(node, RegfileNode) and not node.is_array:
+            L.append(f"| 0x{addr:03X} | `{name}` | | — | {node.get_property('name')}: a queue block, below |")
+            continue
         if arr:
             base, stride, n = arr
             label = f"0x{base:03X} + {stride}·*i*, *i* < {n}"
@@ -206,22 +373,65 @@ def gen_markdown(top):
         fl = fields(node)
         acc = access(fl[0]) if fl else ""
         rs = f"0x{reset_of(node):08X}" if any(isinstance(f.get_property('reset'), int) for f in fl) else "—"
-        fs = "; ".join(
-            f"`{f.inst_name}` [{f.high}:{f.low}]" + (f": {f.get_property('desc')}" if f.get_property("desc") else "")
-            for f in fl)
+        fs = "; ".join(f"`{f.inst_name}` [{f.high}:{f.low}]" + md_field_note(f) for f in fl)
         d = node.get_property("desc")
         nm = f"`{name}[i]`" if arr else f"`{name}`"
         L.append(f"| {label} | {nm} | {acc} | {rs} | {node.get_property('name')}{(': ' + d) if d else ''} — {fs} |")
+    return L
+
+
+def md_field_note(f):
+    d = f.get_property("desc")
+    e = f.get_property("encode")
+    note = f": {d}" if d else ""
+    if e is not None:
+        note += f" (values: `{e.type_name}`)"
+    return note
+
+
+HEAD = ["| address | name | access | reset | fields |", "|---|---|---|---|---|"]
+
+
+def gen_markdown(m):
+    top = m.core
+    L = [f"<!-- {HEADER} -->", "# lvsnic registers", "",
+         top.get_property("desc") or "", "",
+         "Semantics: docs/hardware.md §6. Counter numbers: 0 frames received, 1 frames forwarded,",
+         "2 frames to the host, 3 frames injected, 32 + *r* frames to the host with reason *r*.", ""]
+    L += HEAD + md_reg_rows(top)
+    L += ["", "## Codes", "",
+          "Shared by the RTL (`LVSNIC_<CODE>_<NAME>` in hw/rtl/lvsnic_regs.vh), Rust (crate",
+          "lvsnic-regmap) and the cocotb tests (hw/tb/unit/lvsnic_regs.py)."]
+    for e, f in m.enums():
+        L += ["", f"### `{e.type_name}`", "", f"Values of {f.label()}.", "",
+              "| value | name | meaning |", "|---|---|---|"]
+        L += [f"| {c.value} | `{c.name}` | {c.rdl_desc} |" for c in e]
+    for name in LAYOUTS:
+        top = m.layouts[name]
+        L += ["", f"## {top.get_property('name')} (`{name}`)", "",
+              "Bit positions in 32-bit words (bit 32*i* + *b* is bit *b* of word *i*); other bits reserved, 0.", "",
+              "| bits | field | meaning |", "|---|---|---|"]
+        L += [f"| {lsb + f.width - 1}:{lsb} | `{f.inst_name}` | {md_field_note(f).removeprefix(': ')} |"
+              for f, lsb in m.layout_fields(name)]
+    dma = m.dma
+    L += ["", f"## {dma.get_property('name')} (BAR0 0x{dma.absolute_address:03X}–0x{dma.absolute_address + window(dma) - 1:03X})", "",
+          f"{dma.get_property('desc')} Semantics: docs/hardware.md §8.2. Unlisted addresses read 0 and ignore writes.", ""]
+    L += HEAD + md_reg_rows(dma)
+    queue = [c for c in dma.children() if isinstance(c, RegfileNode)][0]
+    L += ["", f"Queue block (offsets from `RXQ` or `TXQ`): {queue.get_property('desc')}", ""]
+    L += [h.replace("address", "offset") for h in HEAD] + md_reg_rows(queue, rel=True)
     return "\n".join(L) + "\n"
 
 
 def main():
-    top = compile_map()
+    m = Map()
     outputs = {
-        os.path.join(ROOT, "hw", "rtl", "lvsnic_regs.vh"): gen_verilog(top),
-        os.path.join(ROOT, "fw-model", "src", "hw", "regs_gen.rs"): gen_rust_consts(top),
-        os.path.join(ROOT, "host-driver", "src", "regmap.rs"): gen_rust_mmio(top),
-        os.path.join(ROOT, "docs", "registers.md"): gen_markdown(top),
+        os.path.join(ROOT, "hw", "rtl", "lvsnic_regs.vh"): gen_verilog(m),
+        os.path.join(ROOT, "hw", "regmap", "src", "regs.rs"): gen_rust_consts(m.core),
+        os.path.join(ROOT, "hw", "regmap", "src", "dma.rs"): gen_rust_dma(m.dma),
+        os.path.join(ROOT, "hw", "regmap", "src", "codes.rs"): gen_rust_codes(m),
+        os.path.join(ROOT, "hw", "tb", "unit", "lvsnic_regs.py"): gen_python(m),
+        os.path.join(ROOT, "docs", "registers.md"): gen_markdown(m),
     }
     check = "--check" in sys.argv
     stale = []

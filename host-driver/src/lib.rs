@@ -9,7 +9,6 @@
 
 pub mod replay;
 pub mod datapath;
-pub mod regmap;
 pub mod flows;
 pub mod sim_bench;
 pub mod slowpath;

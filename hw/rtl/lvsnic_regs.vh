@@ -121,3 +121,60 @@ localparam integer LVSNIC_CNT_STRIDE = 8;
 localparam integer LVSNIC_CNT_LEN = 64;
 localparam [15:0] LVSNIC_CNT_LO_OFFSET = 16'h0000;
 localparam [15:0] LVSNIC_CNT_HI_OFFSET = 16'h0004;
+
+// lvsnic_table_cmd: values of `FLOW_CMD.cmd`, `ACT_CMD.cmd`.
+localparam integer LVSNIC_TABLE_CMD_BITS = 2;
+localparam [1:0] LVSNIC_TABLE_CMD_WRITE = 2'd1;  // Write the staging entry (and zero its activity).
+localparam [1:0] LVSNIC_TABLE_CMD_READ = 2'd2;  // Read the entry and its activity.
+
+// lvsnic_reason: values of `lvsnic_host_meta.reason`.
+localparam integer LVSNIC_REASON_BITS = 5;
+localparam integer LVSNIC_REASON_COUNT = 20;
+localparam [4:0] LVSNIC_REASON_FORWARDED = 5'd0;  // Forwarded (never seen on the host port).
+localparam [4:0] LVSNIC_REASON_MALFORMED = 5'd1;  // Shorter than 14 bytes, or a malformed IPv4 header.
+localparam [4:0] LVSNIC_REASON_L2_MULTICAST = 5'd2;  // Group bit set in the destination MAC.
+localparam [4:0] LVSNIC_REASON_L2_OTHER_HOST = 5'd3;  // Destination MAC is not the director's.
+localparam [4:0] LVSNIC_REASON_VLAN = 5'd4;  // 802.1Q tagged.
+localparam [4:0] LVSNIC_REASON_NON_IPV4 = 5'd5;  // EtherType not IPv4.
+localparam [4:0] LVSNIC_REASON_IP_CHECKSUM = 5'd6;  // IPv4 header checksum wrong.
+localparam [4:0] LVSNIC_REASON_IP_OPTIONS = 5'd7;  // IHL > 5.
+localparam [4:0] LVSNIC_REASON_FRAGMENT = 5'd8;  // A fragment.
+localparam [4:0] LVSNIC_REASON_NOT_TCP_UDP = 5'd9;  // Neither TCP nor UDP.
+localparam [4:0] LVSNIC_REASON_L4_TRUNCATED = 5'd10;  // Total length too short for the L4 header.
+localparam [4:0] LVSNIC_REASON_TTL = 5'd11;  // TTL ≤ 1.
+localparam [4:0] LVSNIC_REASON_MISS_VIP = 5'd12;  // No flow, destination is a VIP.
+localparam [4:0] LVSNIC_REASON_MISS_LOCAL = 5'd13;  // No flow, destination is the director.
+localparam [4:0] LVSNIC_REASON_MISS = 5'd14;  // No flow.
+localparam [4:0] LVSNIC_REASON_TCP_CONTROL = 5'd15;  // TCP SYN/FIN/RST, ACK clear, or `ack_fast` clear.
+localparam [4:0] LVSNIC_REASON_UDP_ZERO_CSUM = 5'd16;  // UDP checksum 0 on a NAT action.
+localparam [4:0] LVSNIC_REASON_TOO_BIG = 5'd17;  // Larger than the MTU after rewrite.
+localparam [4:0] LVSNIC_REASON_DISABLED = 5'd18;  // `CTRL.enable` = 0.
+localparam [4:0] LVSNIC_REASON_TRUNCATED = 5'd19;  // Forwarding decided, but the frame ended early (also aborted on tx).
+
+// lvsnic_action_op: values of `lvsnic_action_word0.op`.
+localparam integer LVSNIC_ACTION_OP_BITS = 2;
+localparam integer LVSNIC_ACTION_OP_COUNT = 4;
+localparam [1:0] LVSNIC_ACTION_OP_ROUTE = 2'd0;  // Direct routing: MAC rewrite.
+localparam [1:0] LVSNIC_ACTION_OP_NAT_DNAT = 2'd1;  // NAT request: destination address and port.
+localparam [1:0] LVSNIC_ACTION_OP_NAT_SNAT = 2'd2;  // NAT reply: source address and port.
+localparam [1:0] LVSNIC_ACTION_OP_TUNNEL = 2'd3;  // IPIP encapsulation.
+
+// lvsnic_host_meta: Exception metadata, bit positions.
+localparam integer LVSNIC_HOST_META_REASON_LSB = 0;
+localparam integer LVSNIC_HOST_META_REASON_WIDTH = 8;
+localparam integer LVSNIC_HOST_META_HIT_LSB = 8;
+localparam integer LVSNIC_HOST_META_HIT_WIDTH = 1;
+localparam integer LVSNIC_HOST_META_VIP_LSB = 9;
+localparam integer LVSNIC_HOST_META_VIP_WIDTH = 1;
+localparam integer LVSNIC_HOST_META_HASH_0_LSB = 32;
+localparam integer LVSNIC_HOST_META_HASH_0_WIDTH = 32;
+localparam integer LVSNIC_HOST_META_SEQ_LSB = 64;
+localparam integer LVSNIC_HOST_META_SEQ_WIDTH = 32;
+localparam integer LVSNIC_HOST_META_TS_LSB = 96;
+localparam integer LVSNIC_HOST_META_TS_WIDTH = 64;
+
+// lvsnic_action_word0: Action entry word 0, bit positions.
+localparam integer LVSNIC_ACTION_WORD0_OP_LSB = 0;
+localparam integer LVSNIC_ACTION_WORD0_OP_WIDTH = 2;
+localparam integer LVSNIC_ACTION_WORD0_MAC_LO_LSB = 16;
+localparam integer LVSNIC_ACTION_WORD0_MAC_LO_WIDTH = 16;

@@ -42,7 +42,9 @@ pub mod params {
 pub use crate::axis::{AxisSink, AxisSource, Frame, ReceivedFrame, SentFrame};
 pub use crate::dut::{Core, CoreConfig, Limits, Width, TRACE_PERIOD};
 pub use crate::error::{AxilOp, Port, RtlFailure, SimError};
-pub use crate::meta::{reason, HostUser, InjectUser, RxUser, Tuser, TxUser};
+pub use crate::meta::{HostUser, InjectUser, RxUser, Tuser, TxUser};
+/// Exception reason codes (docs/hardware.md §3), generated from the register map.
+pub use lvsnic_regmap::Reason;
 pub use crate::params::{ACTION_LOG2, AXIL_ADDR_WIDTH, FLOW_BUCKETS_LOG2, VIP_COUNT};
 pub use crate::pattern::Pattern;
 

@@ -112,50 +112,6 @@ impl fmt::Debug for Tuser {
     }
 }
 
-/// Exception reason codes (docs/hardware.md §3, `m_axis_host_tuser[7:0]`).
-pub mod reason {
-    /// Forwarded (never seen on the host port).
-    pub const FORWARD: u8 = 0;
-    /// Shorter than 14 bytes, or a malformed IPv4 header.
-    pub const MALFORMED: u8 = 1;
-    /// Group bit set in the destination MAC.
-    pub const L2_MULTICAST: u8 = 2;
-    /// Destination MAC is not the director's.
-    pub const L2_OTHER_HOST: u8 = 3;
-    /// 802.1Q tagged.
-    pub const VLAN: u8 = 4;
-    /// EtherType not IPv4.
-    pub const NON_IPV4: u8 = 5;
-    /// IPv4 header checksum wrong.
-    pub const IP_CHECKSUM: u8 = 6;
-    /// IHL > 5.
-    pub const IP_OPTIONS: u8 = 7;
-    /// A fragment.
-    pub const FRAGMENT: u8 = 8;
-    /// Neither TCP nor UDP.
-    pub const NOT_TCP_UDP: u8 = 9;
-    /// Total length too short for the L4 header.
-    pub const L4_TRUNCATED: u8 = 10;
-    /// TTL ≤ 1.
-    pub const TTL: u8 = 11;
-    /// No flow, destination is a VIP.
-    pub const MISS_VIP: u8 = 12;
-    /// No flow, destination is the director.
-    pub const MISS_LOCAL: u8 = 13;
-    /// No flow.
-    pub const MISS: u8 = 14;
-    /// TCP SYN/FIN/RST, ACK clear, or `ack_fast` clear.
-    pub const TCP_CONTROL: u8 = 15;
-    /// UDP checksum 0 on a NAT action.
-    pub const UDP_ZERO_CSUM: u8 = 16;
-    /// Larger than the MTU after rewrite.
-    pub const TOO_BIG: u8 = 17;
-    /// `CTRL.enable` = 0.
-    pub const DISABLED: u8 = 18;
-    /// Forwarding decided, but the frame ended early (also aborted on tx).
-    pub const TRUNCATED: u8 = 19;
-}
-
 /// `s_axis_rx_tuser` (96 bits): `[63:0]` ingress timestamp, `[95:64]` sequence.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RxUser {
@@ -241,7 +197,7 @@ impl TxUser {
 /// `m_axis_host_tuser` (160 bits, §5).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct HostUser {
-    /// `[7:0]` reason code ([`reason`]).
+    /// `[7:0]` reason code ([`Reason`](crate::Reason); raw, so a wrong value shows).
     pub reason: u8,
     /// `[8]` a flow entry matched.
     pub hit: bool,

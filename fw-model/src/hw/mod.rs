@@ -11,95 +11,14 @@ pub mod fuzz;
 pub mod pipeline;
 pub mod placement;
 pub mod regs;
-pub mod regs_gen;
+pub use lvsnic_regmap::regs as regs_gen;
 pub mod tables;
 pub mod toeplitz;
 
 pub use pipeline::{HwOutput, HwParams, HwPipeline};
 
-/// Exception reason codes (docs/hardware.md §3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[repr(u8)]
-pub enum Reason {
-    Forwarded = 0,
-    Malformed = 1,
-    L2Multicast = 2,
-    L2OtherHost = 3,
-    Vlan = 4,
-    NonIpv4 = 5,
-    IpChecksum = 6,
-    IpOptions = 7,
-    Fragment = 8,
-    NotTcpUdp = 9,
-    L4Truncated = 10,
-    Ttl = 11,
-    MissVip = 12,
-    MissLocal = 13,
-    Miss = 14,
-    TcpControl = 15,
-    UdpZeroCsum = 16,
-    TooBig = 17,
-    Disabled = 18,
-    Truncated = 19,
-}
-
-impl Reason {
-    /// Number of reason codes.
-    pub const COUNT: usize = 20;
-
-    pub fn from_u8(v: u8) -> Option<Reason> {
-        use Reason::*;
-        Some(match v {
-            0 => Forwarded,
-            1 => Malformed,
-            2 => L2Multicast,
-            3 => L2OtherHost,
-            4 => Vlan,
-            5 => NonIpv4,
-            6 => IpChecksum,
-            7 => IpOptions,
-            8 => Fragment,
-            9 => NotTcpUdp,
-            10 => L4Truncated,
-            11 => Ttl,
-            12 => MissVip,
-            13 => MissLocal,
-            14 => Miss,
-            15 => TcpControl,
-            16 => UdpZeroCsum,
-            17 => TooBig,
-            18 => Disabled,
-            19 => Truncated,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        use Reason::*;
-        match self {
-            Forwarded => "forwarded",
-            Malformed => "malformed",
-            L2Multicast => "l2_multicast",
-            L2OtherHost => "l2_other_host",
-            Vlan => "vlan",
-            NonIpv4 => "non_ipv4",
-            IpChecksum => "ip_checksum",
-            IpOptions => "ip_options",
-            Fragment => "fragment",
-            NotTcpUdp => "not_tcp_udp",
-            L4Truncated => "l4_truncated",
-            Ttl => "ttl",
-            MissVip => "miss_vip",
-            MissLocal => "miss_local",
-            Miss => "miss",
-            TcpControl => "tcp_control",
-            UdpZeroCsum => "udp_zero_csum",
-            TooBig => "too_big",
-            Disabled => "disabled",
-            Truncated => "truncated",
-        }
-    }
-}
+/// Exception reason codes (docs/hardware.md §3), generated from the register map.
+pub use lvsnic_regmap::Reason;
 
 /// Exception metadata (`m_axis_host_tuser`, docs/hardware.md §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -25,8 +25,8 @@ pub const VERSION_VALUE: u32 = super::regs_gen::VERSION_RESET;
 pub const CTRL_ENABLE: u32 = super::regs_gen::CTRL_ENABLE_MASK;
 pub const CTRL_PMTU_DISC: u32 = super::regs_gen::CTRL_PMTU_DISC_MASK;
 
-pub const CMD_WRITE: u32 = 1;
-pub const CMD_READ: u32 = 2;
+pub const CMD_WRITE: u32 = lvsnic_regmap::TableCmd::Write as u32;
+pub const CMD_READ: u32 = lvsnic_regmap::TableCmd::Read as u32;
 
 /// Counter numbers (`CNT[n]` at `CNT_BASE + 8n`).
 pub const CNT_RX: u32 = 0;

@@ -79,18 +79,8 @@ impl FlowEntry {
     }
 }
 
-/// What an action does (`op`, bits 1:0).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ActionOp {
-    /// Direct routing: MAC rewrite.
-    Route = 0,
-    /// NAT request: destination address and port.
-    NatDnat = 1,
-    /// NAT reply: source address and port.
-    NatSnat = 2,
-    /// IPIP encapsulation.
-    Tunnel = 3,
-}
+/// What an action does (`op`, bits 1:0), generated from the register map.
+pub use lvsnic_regmap::ActionOp;
 
 /// An action table entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -109,12 +99,7 @@ impl ActionEntry {
     }
 
     pub fn from_bits(b: u128) -> Self {
-        let op = match b & 3 {
-            0 => ActionOp::Route,
-            1 => ActionOp::NatDnat,
-            2 => ActionOp::NatSnat,
-            _ => ActionOp::Tunnel,
-        };
+        let op = ActionOp::from_field(b as u32);
         let m = (b >> 16) as u64;
         let mut mac = [0u8; 6];
         for (i, x) in mac.iter_mut().enumerate() {

@@ -10,58 +10,33 @@ use bitflags::bitflags;
 
 // ---------------------------------------------------------------- registers
 
-/// First byte address of the DMA engine's registers in BAR0.
-pub const DMA_BASE: u32 = 0x800;
-/// One past the last byte address of the DMA engine's registers.
-pub const DMA_END: u32 = 0x900;
-/// `DMA_CAPS`: `[7:0]` smallest ring size (log2), `[15:8]` largest,
-/// `[31:16]` longest frame the engine moves (bytes).
-pub const DMA_CAPS: u32 = 0x800;
-/// Receive (exception frames, device → host) queue register block.
-pub const RXQ: u32 = 0x840;
-/// Transmit (injected frames, host → device) queue register block.
-pub const TXQ: u32 = 0x880;
-
-/// Offsets inside a queue register block (add [`RXQ`] or [`TXQ`]).
-pub mod q {
-    pub const DQ_BASE_LO: u32 = 0x00;
-    pub const DQ_BASE_HI: u32 = 0x04;
-    pub const CQ_BASE_LO: u32 = 0x08;
-    pub const CQ_BASE_HI: u32 = 0x0C;
-    pub const SIZE_LOG2: u32 = 0x10;
-    pub const CTRL: u32 = 0x14;
-    pub const STATUS: u32 = 0x18;
-    pub const IRQ: u32 = 0x1C;
-    pub const DQ_PROD: u32 = 0x20;
-    pub const DQ_CONS: u32 = 0x24;
-    pub const CQ_PROD: u32 = 0x28;
-    pub const CQ_CONS: u32 = 0x2C;
-    pub const ERR_DESC: u32 = 0x30;
-    pub const ERR_INDEX: u32 = 0x34;
-    pub const ERR_DMA: u32 = 0x38;
-    pub const DROP: u32 = 0x3C;
-}
+// Addresses and fields are generated from the register map
+// (hw/regmap/lvsnic.rdl, docs/registers.md): `DMA_BASE`..`DMA_END` is the
+// engine's BAR0 window, `RXQ`/`TXQ` the queue register blocks and `q` the
+// offsets inside one.
+use lvsnic_regmap::dma as regs;
+pub use lvsnic_regmap::dma::{q, DMA_BASE, DMA_CAPS, DMA_END, RXQ, TXQ};
 
 bitflags! {
     /// Queue `CTRL` register.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct QCtrl: u32 {
         /// The queue runs. 0 → 1 zeroes the four indices and clears `fault`.
-        const ENABLE = 1 << 0;
+        const ENABLE = q::CTRL_ENABLE_MASK;
     }
     /// Queue `STATUS` register.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct QStatus: u32 {
         /// The queue is enabled and not halted.
-        const RUNNING = 1 << 0;
+        const RUNNING = q::STATUS_RUNNING_MASK;
         /// A DMA access to the queue's rings failed: the queue halted.
-        const FAULT = 1 << 1;
+        const FAULT = q::STATUS_FAULT_MASK;
     }
     /// Queue `IRQ` register.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct QIrq: u32 {
         /// Raise the queue's MSI-X vector after the next completion, then clear.
-        const ARM = 1 << 0;
+        const ARM = q::IRQ_ARM_MASK;
     }
 }
 
@@ -87,10 +62,16 @@ pub struct DmaCaps {
 
 impl DmaCaps {
     pub fn from_reg(v: u32) -> DmaCaps {
-        DmaCaps { min_log2: v as u8, max_log2: (v >> 8) as u8, max_frame: (v >> 16) as u16 }
+        DmaCaps {
+            min_log2: ((v & regs::DMA_CAPS_MIN_LOG2_MASK) >> regs::DMA_CAPS_MIN_LOG2_SHIFT) as u8,
+            max_log2: ((v & regs::DMA_CAPS_MAX_LOG2_MASK) >> regs::DMA_CAPS_MAX_LOG2_SHIFT) as u8,
+            max_frame: ((v & regs::DMA_CAPS_MAX_FRAME_MASK) >> regs::DMA_CAPS_MAX_FRAME_SHIFT) as u16,
+        }
     }
     pub fn to_reg(self) -> u32 {
-        self.min_log2 as u32 | (self.max_log2 as u32) << 8 | (self.max_frame as u32) << 16
+        (self.min_log2 as u32) << regs::DMA_CAPS_MIN_LOG2_SHIFT
+            | (self.max_log2 as u32) << regs::DMA_CAPS_MAX_LOG2_SHIFT
+            | (self.max_frame as u32) << regs::DMA_CAPS_MAX_FRAME_SHIFT
     }
     /// The engine's DMA capabilities are usable by this driver: a non-empty
     /// ring size range within 1..=15 and a frame limit of at least 1514.
@@ -329,6 +310,19 @@ mod tests {
             // Position 0xFFFF and 0x0000 are adjacent: same pass iff 0 is a slot boundary.
             assert_eq!(idx::phase(0xFFFF, log2), !idx::phase(0, log2));
         }
+    }
+
+    /// The generated register constants are the addresses of
+    /// docs/hardware.md §8.2.
+    #[test]
+    fn registers_are_the_contract() {
+        assert_eq!((DMA_BASE, DMA_END, DMA_CAPS, RXQ, TXQ), (0x800, 0x900, 0x800, 0x840, 0x880));
+        let offsets = [
+            q::DQ_BASE_LO, q::DQ_BASE_HI, q::CQ_BASE_LO, q::CQ_BASE_HI, q::SIZE_LOG2, q::CTRL, q::STATUS, q::IRQ,
+            q::DQ_PROD, q::DQ_CONS, q::CQ_PROD, q::CQ_CONS, q::ERR_DESC, q::ERR_INDEX, q::ERR_DMA, q::DROP,
+        ];
+        assert_eq!(offsets, core::array::from_fn(|i| 4 * i as u32));
+        assert_eq!((QCtrl::ENABLE.bits(), QStatus::RUNNING.bits(), QStatus::FAULT.bits(), QIrq::ARM.bits()), (1, 1, 2, 1));
     }
 
     #[test]

@@ -19,15 +19,14 @@ the action index uses its low ACTION_LOG2 bits.
 
 import struct
 
+from lvsnic_regs import ActionOp, Reason
+
 KEY0 = bytes.fromhex("6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa")
 KEY1 = KEY0[16:] + KEY0[:16]
 
-R_MALFORMED, R_L2_MULTICAST, R_L2_OTHER_HOST, R_VLAN, R_NON_IPV4 = 1, 2, 3, 4, 5
-R_IP_CHECKSUM, R_IP_OPTIONS, R_FRAGMENT, R_NOT_TCP_UDP, R_L4_TRUNCATED = 6, 7, 8, 9, 10
-R_TTL, R_MISS_VIP, R_MISS_LOCAL, R_MISS, R_TCP_CONTROL = 11, 12, 13, 14, 15
-R_UDP_ZERO_CSUM, R_TOO_BIG, R_DISABLED, R_TRUNCATED = 16, 17, 18, 19
-
-OP_ROUTE, OP_DNAT, OP_SNAT, OP_TUNNEL = 0, 1, 2, 3
+# Reason codes (Reason.MALFORMED, ...) and action ops, generated from the
+# register map (hw/regmap/lvsnic.rdl).
+OP_ROUTE, OP_DNAT, OP_SNAT, OP_TUNNEL = ActionOp.ROUTE, ActionOp.NAT_DNAT, ActionOp.NAT_SNAT, ActionOp.TUNNEL
 
 
 def toeplitz(key, data):
@@ -105,7 +104,7 @@ class Ref:
             return ("host", bytes(frame), m)
         tl = h[16] << 8 | h[17]
         if n < 14 + tl:
-            return ("trunc", bytes(frame), meta(R_TRUNCATED, 1, vip, hash0, seq, ts))
+            return ("trunc", bytes(frame), meta(Reason.TRUNCATED, 1, vip, hash0, seq, ts))
         a = self.actions.get(act_idx, 0)
         out = self._rewrite(bytearray(frame[:14 + tl]), a)
         self.pkts[act_idx] = self.pkts.get(act_idx, 0) + 1
@@ -116,7 +115,7 @@ class Ref:
     def _classify(self, h, n):
         """(reason, hit, vip, hash0, action index, slot index)"""
         if not self.enable:
-            return (R_DISABLED, 0, 0, 0, 0, 0)
+            return (Reason.DISABLED, 0, 0, 0, 0, 0)
         etype = h[12] << 8 | h[13]
         ver, ihl = h[14] >> 4, h[14] & 15
         tl = h[16] << 8 | h[17]
@@ -126,37 +125,37 @@ class Ref:
         sport, dport = struct.unpack(">HH", h[34:38])
         pre = 0
         if n < 14:
-            pre = R_MALFORMED
+            pre = Reason.MALFORMED
         elif h[0] & 1:
-            pre = R_L2_MULTICAST
+            pre = Reason.L2_MULTICAST
         elif h[0:6] != self.mac:
-            pre = R_L2_OTHER_HOST
+            pre = Reason.L2_OTHER_HOST
         elif etype == 0x8100:
-            pre = R_VLAN
+            pre = Reason.VLAN
         elif etype != 0x0800:
-            pre = R_NON_IPV4
+            pre = Reason.NON_IPV4
         elif n < 34 or ver != 4 or ihl < 5 or tl < ihl * 4:
-            pre = R_MALFORMED
+            pre = Reason.MALFORMED
         elif ihl > 5:
-            pre = R_IP_OPTIONS
+            pre = Reason.IP_OPTIONS
         elif csum(h[14:34]) != 0:
-            pre = R_IP_CHECKSUM
+            pre = Reason.IP_CHECKSUM
         elif frag & 0x3FFF:
-            pre = R_FRAGMENT
+            pre = Reason.FRAGMENT
         elif proto not in (6, 17):
-            pre = R_NOT_TCP_UDP
+            pre = Reason.NOT_TCP_UDP
         elif tl < (40 if proto == 6 else 28) or n < (54 if proto == 6 else 42):
-            pre = R_L4_TRUNCATED
+            pre = Reason.L4_TRUNCATED
         if pre:
             return (pre, 0, 0, 0, 0, 0)
         d = struct.pack(">IIHH", src, dst, sport, dport)
         hash0 = toeplitz(KEY0, d)
         vip = int(any(v and a == dst for v, a in self.vips))
         if ttl <= 1:
-            return (R_TTL, int(self._lookup(h) is not None), vip, hash0, 0, 0)
+            return (Reason.TTL, int(self._lookup(h) is not None), vip, hash0, 0, 0)
         found = self._lookup(h)
         if found is None:
-            r = R_MISS_VIP if vip else (R_MISS_LOCAL if dst == self.ip else R_MISS)
+            r = Reason.MISS_VIP if vip else (Reason.MISS_LOCAL if dst == self.ip else Reason.MISS)
             return (r, 0, vip, hash0, 0, 0)
         entry, slot = found
         act_idx = (entry >> 112) & ((1 << self.A) - 1)
@@ -166,11 +165,11 @@ class Ref:
         if proto == 6:
             flags = h[47]
             if (flags & 0x07) or not (flags & 0x10) or not ack_fast:
-                return (R_TCP_CONTROL, 1, vip, hash0, 0, 0)
+                return (Reason.TCP_CONTROL, 1, vip, hash0, 0, 0)
         if proto == 17 and (h[40] << 8 | h[41]) == 0 and op in (OP_DNAT, OP_SNAT):
-            return (R_UDP_ZERO_CSUM, 1, vip, hash0, 0, 0)
+            return (Reason.UDP_ZERO_CSUM, 1, vip, hash0, 0, 0)
         if tl + (20 if op == OP_TUNNEL else 0) > self.mtu:
-            return (R_TOO_BIG, 1, vip, hash0, 0, 0)
+            return (Reason.TOO_BIG, 1, vip, hash0, 0, 0)
         return (0, 1, vip, hash0, act_idx, slot)
 
     def _lookup(self, h):

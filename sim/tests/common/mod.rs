@@ -1,7 +1,7 @@
 //! Helpers shared by the harness tests.
 #![allow(dead_code)]
 
-use lvsnic_sim::{reason, HostUser, InjectUser, ReceivedFrame, RxUser, TxUser, RTL_FILELIST};
+use lvsnic_sim::{HostUser, InjectUser, ReceivedFrame, Reason, RxUser, TxUser, RTL_FILELIST};
 
 /// Whether the models were built from the stand-in RTL of testdata/stub_rtl.
 pub fn is_stub() -> bool {
@@ -13,9 +13,9 @@ pub fn is_stub() -> bool {
 /// reports DISABLED.
 pub fn reset_reason() -> u8 {
     if is_stub() {
-        reason::MISS
+        Reason::Miss as u8
     } else {
-        reason::DISABLED
+        Reason::Disabled as u8
     }
 }
 

@@ -1,0 +1,228 @@
+// generated from hw/regmap/lvsnic.rdl by scripts/gen-regmap.py: do not edit
+//! The codes shared by the RTL, the model, the simulator harness and the
+//! testbenches, and the bit positions of the in-band data that carries them.
+
+/// `lvsnic_table_cmd`: `cmd` codes. Values of `FLOW_CMD.cmd`, `ACT_CMD.cmd`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum TableCmd {
+    /// Write the staging entry (and zero its activity).
+    Write = 1,
+    /// Read the entry and its activity.
+    Read = 2,
+}
+
+impl TableCmd {
+    /// The code of value `v`, if there is one.
+    pub const fn from_u8(v: u8) -> Option<TableCmd> {
+        match v {
+            1 => Some(TableCmd::Write),
+            2 => Some(TableCmd::Read),
+            _ => None,
+        }
+    }
+    /// The code's name in lower case.
+    pub const fn name(self) -> &'static str {
+        match self {
+            TableCmd::Write => "write",
+            TableCmd::Read => "read",
+        }
+    }
+}
+
+/// `lvsnic_reason`: Why the frame went to the host. Values of `lvsnic_host_meta.reason`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Reason {
+    /// Forwarded (never seen on the host port).
+    Forwarded = 0,
+    /// Shorter than 14 bytes, or a malformed IPv4 header.
+    Malformed = 1,
+    /// Group bit set in the destination MAC.
+    L2Multicast = 2,
+    /// Destination MAC is not the director's.
+    L2OtherHost = 3,
+    /// 802.1Q tagged.
+    Vlan = 4,
+    /// EtherType not IPv4.
+    NonIpv4 = 5,
+    /// IPv4 header checksum wrong.
+    IpChecksum = 6,
+    /// IHL > 5.
+    IpOptions = 7,
+    /// A fragment.
+    Fragment = 8,
+    /// Neither TCP nor UDP.
+    NotTcpUdp = 9,
+    /// Total length too short for the L4 header.
+    L4Truncated = 10,
+    /// TTL ≤ 1.
+    Ttl = 11,
+    /// No flow, destination is a VIP.
+    MissVip = 12,
+    /// No flow, destination is the director.
+    MissLocal = 13,
+    /// No flow.
+    Miss = 14,
+    /// TCP SYN/FIN/RST, ACK clear, or `ack_fast` clear.
+    TcpControl = 15,
+    /// UDP checksum 0 on a NAT action.
+    UdpZeroCsum = 16,
+    /// Larger than the MTU after rewrite.
+    TooBig = 17,
+    /// `CTRL.enable` = 0.
+    Disabled = 18,
+    /// Forwarding decided, but the frame ended early (also aborted on tx).
+    Truncated = 19,
+}
+
+impl Reason {
+    /// Number of codes (their values are 0 to `COUNT` - 1).
+    pub const COUNT: usize = 20;
+    /// The code of value `v`, if there is one.
+    pub const fn from_u8(v: u8) -> Option<Reason> {
+        match v {
+            0 => Some(Reason::Forwarded),
+            1 => Some(Reason::Malformed),
+            2 => Some(Reason::L2Multicast),
+            3 => Some(Reason::L2OtherHost),
+            4 => Some(Reason::Vlan),
+            5 => Some(Reason::NonIpv4),
+            6 => Some(Reason::IpChecksum),
+            7 => Some(Reason::IpOptions),
+            8 => Some(Reason::Fragment),
+            9 => Some(Reason::NotTcpUdp),
+            10 => Some(Reason::L4Truncated),
+            11 => Some(Reason::Ttl),
+            12 => Some(Reason::MissVip),
+            13 => Some(Reason::MissLocal),
+            14 => Some(Reason::Miss),
+            15 => Some(Reason::TcpControl),
+            16 => Some(Reason::UdpZeroCsum),
+            17 => Some(Reason::TooBig),
+            18 => Some(Reason::Disabled),
+            19 => Some(Reason::Truncated),
+            _ => None,
+        }
+    }
+    /// The code's name in lower case.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Reason::Forwarded => "forwarded",
+            Reason::Malformed => "malformed",
+            Reason::L2Multicast => "l2_multicast",
+            Reason::L2OtherHost => "l2_other_host",
+            Reason::Vlan => "vlan",
+            Reason::NonIpv4 => "non_ipv4",
+            Reason::IpChecksum => "ip_checksum",
+            Reason::IpOptions => "ip_options",
+            Reason::Fragment => "fragment",
+            Reason::NotTcpUdp => "not_tcp_udp",
+            Reason::L4Truncated => "l4_truncated",
+            Reason::Ttl => "ttl",
+            Reason::MissVip => "miss_vip",
+            Reason::MissLocal => "miss_local",
+            Reason::Miss => "miss",
+            Reason::TcpControl => "tcp_control",
+            Reason::UdpZeroCsum => "udp_zero_csum",
+            Reason::TooBig => "too_big",
+            Reason::Disabled => "disabled",
+            Reason::Truncated => "truncated",
+        }
+    }
+}
+
+/// `lvsnic_action_op`: What the action does. Values of `lvsnic_action_word0.op`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum ActionOp {
+    /// Direct routing: MAC rewrite.
+    Route = 0,
+    /// NAT request: destination address and port.
+    NatDnat = 1,
+    /// NAT reply: source address and port.
+    NatSnat = 2,
+    /// IPIP encapsulation.
+    Tunnel = 3,
+}
+
+impl ActionOp {
+    /// Number of codes (their values are 0 to `COUNT` - 1).
+    pub const COUNT: usize = 4;
+    /// The code of value `v`, if there is one.
+    pub const fn from_u8(v: u8) -> Option<ActionOp> {
+        match v {
+            0 => Some(ActionOp::Route),
+            1 => Some(ActionOp::NatDnat),
+            2 => Some(ActionOp::NatSnat),
+            3 => Some(ActionOp::Tunnel),
+            _ => None,
+        }
+    }
+    /// The code in the low 2 bits of `v` (every value of the field is a code).
+    pub const fn from_field(v: u32) -> ActionOp {
+        match v & 0x3 {
+            0 => ActionOp::Route,
+            1 => ActionOp::NatDnat,
+            2 => ActionOp::NatSnat,
+            _ => ActionOp::Tunnel,
+        }
+    }
+    /// The code's name in lower case.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ActionOp::Route => "route",
+            ActionOp::NatDnat => "nat_dnat",
+            ActionOp::NatSnat => "nat_snat",
+            ActionOp::Tunnel => "tunnel",
+        }
+    }
+}
+
+/// `lvsnic_host_meta`: Exception metadata, bit positions (bit 0 = bit 0 of 32-bit word 0).
+pub mod host_meta {
+    /// `reason`: Why the frame went to the host.
+    pub const REASON_LSB: u32 = 0;
+    /// `reason`: width in bits.
+    pub const REASON_WIDTH: u32 = 8;
+    /// `hit`: A flow entry matched.
+    pub const HIT_LSB: u32 = 8;
+    /// `hit`: width in bits.
+    pub const HIT_WIDTH: u32 = 1;
+    /// `vip`: The destination is a valid VIP.
+    pub const VIP_LSB: u32 = 9;
+    /// `vip`: width in bits.
+    pub const VIP_WIDTH: u32 = 1;
+    /// `hash_0`: Toeplitz hash of way 0.
+    pub const HASH_0_LSB: u32 = 32;
+    /// `hash_0`: width in bits.
+    pub const HASH_0_WIDTH: u32 = 32;
+    /// `seq`: Sequence number from s_axis_rx_tuser.
+    pub const SEQ_LSB: u32 = 64;
+    /// `seq`: width in bits.
+    pub const SEQ_WIDTH: u32 = 32;
+    /// `ts`: Ingress timestamp.
+    pub const TS_LSB: u32 = 96;
+    /// `ts`: width in bits.
+    pub const TS_WIDTH: u32 = 64;
+    /// 32-bit words.
+    pub const WORDS: usize = 5;
+    /// The defined bits of each word; the others are reserved, 0.
+    pub const DEFINED: [u32; WORDS] = [0x000003FF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF];
+}
+
+/// `lvsnic_action_word0`: Action entry word 0, bit positions (bit 0 = bit 0 of 32-bit word 0).
+pub mod action_word0 {
+    /// `op`: What the action does.
+    pub const OP_LSB: u32 = 0;
+    /// `op`: width in bits.
+    pub const OP_WIDTH: u32 = 2;
+    /// `mac_lo`: Destination MAC bytes 4 and 5 (byte 4 in bits 31:24).
+    pub const MAC_LO_LSB: u32 = 16;
+    /// `mac_lo`: width in bits.
+    pub const MAC_LO_WIDTH: u32 = 16;
+    /// 32-bit words.
+    pub const WORDS: usize = 1;
+    /// The defined bits of each word; the others are reserved, 0.
+    pub const DEFINED: [u32; WORDS] = [0xFFFF0003];
+}
