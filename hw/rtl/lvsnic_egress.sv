@@ -29,7 +29,7 @@
 //     short); that slot also produces the statistics event. If the frame's
 //     last beat comes first, the tx frame is ended with tuser[32] (abort),
 //     the streamer is rewound to the frame's first beat and the frame is
-//     replayed to the host with reason TRUNCATED (19), hit set.
+//     replayed to the host with reason TRUNCATED, hit set.
 // Slots are registered once, assembled, and written to 16-entry output
 // FIFOs; the engine only fires a slot when its destination FIFO has room
 // (credits), so nothing after it stalls. All per-slot decisions use
@@ -103,6 +103,8 @@ module lvsnic_egress #(
     output logic                    cnt_host,
     output logic [4:0]              cnt_host_reason
 );
+
+    `include "lvsnic_regs.vh"
 
     localparam integer W     = KEEP_WIDTH;
     localparam integer LW    = $clog2(W);
@@ -365,7 +367,20 @@ module lvsnic_egress #(
     logic [31:0]           sl_seq;
     logic [159:0]          sl_meta;
 
-    wire [4:0]    h_reason = cur_rep ? 5'd19 : cur_reason;
+    // m_axis_host_tuser (lvsnic_host_meta); bits not listed are 0
+    function automatic logic [159:0] host_meta(input logic [4:0] reason, input logic hit, input logic vip,
+                                               input logic [31:0] hash, input logic [31:0] seq,
+                                               input logic [63:0] ts);
+        host_meta = '0;
+        host_meta[LVSNIC_HOST_META_REASON_LSB +: LVSNIC_HOST_META_REASON_WIDTH] = LVSNIC_HOST_META_REASON_WIDTH'(reason);
+        host_meta[LVSNIC_HOST_META_HIT_LSB]                                     = hit;
+        host_meta[LVSNIC_HOST_META_VIP_LSB]                                     = vip;
+        host_meta[LVSNIC_HOST_META_HASH_0_LSB +: LVSNIC_HOST_META_HASH_0_WIDTH] = hash;
+        host_meta[LVSNIC_HOST_META_SEQ_LSB +: LVSNIC_HOST_META_SEQ_WIDTH]       = seq;
+        host_meta[LVSNIC_HOST_META_TS_LSB +: LVSNIC_HOST_META_TS_WIDTH]         = ts;
+    endfunction
+
+    wire [4:0]    h_reason = cur_rep ? LVSNIC_REASON_TRUNCATED : cur_reason;
     wire          h_hit    = cur_rep ? 1'b1 : cur_hit;
     wire          s_last   = fire_h ? p_last : (f_last || f_short);
     wire [LW-1:0] s_cnt    = fire_h ? (p_last ? p_cnt : {LW{1'b1}})
@@ -385,7 +400,7 @@ module lvsnic_egress #(
         sl_ov    <= h_sr[DATA_WIDTH-1:0];
         sl_mask  <= fire_h ? {W{1'b0}} : m_sr[W-1:0];
         sl_seq   <= cur_seq;
-        sl_meta  <= {cur_ts, cur_seq, cur_hash, 16'h0, 6'h0, cur_vip, h_hit, 3'h0, h_reason};
+        sl_meta  <= host_meta(h_reason, h_hit, cur_vip, cur_hash, cur_seq, cur_ts);
         for (int l = 0; l < W; l++) sl_keep[l] <= (LW'(l) <= s_cnt);
     end
 

@@ -100,6 +100,8 @@ module lvsnic_lookup #(
     input  wire                          dec_pop
 );
 
+    `include "lvsnic_regs.vh"
+
     localparam integer W    = DATA_WIDTH / 8;
     localparam integer LW   = $clog2(W);
     localparam integer B    = FLOW_BUCKETS_LOG2;
@@ -361,22 +363,22 @@ module lvsnic_lookup #(
         end
     end
 
-    // first matching row of 1..12 (reason code), 0 if none
+    // first matching row of 1..12 (reason code), FORWARDED (0) if none
     logic [4:0] s3_pre;
     always_comb begin
-        if      (s3_runt)            s3_pre = 5'd1;
-        else if (s3_mcast)           s3_pre = 5'd2;
-        else if (s3_other)           s3_pre = 5'd3;
-        else if (s3_vlan)            s3_pre = 5'd4;
-        else if (s3_nonip)           s3_pre = 5'd5;
-        else if (s3_malf)            s3_pre = 5'd1;
-        else if (s3_opts)            s3_pre = 5'd7;
-        else if (s3_ipck != 16'h0)   s3_pre = 5'd6;
-        else if (s3_frag)            s3_pre = 5'd8;
-        else if (!s3_tcp && !s3_udp) s3_pre = 5'd9;
-        else if (s3_l4tr)            s3_pre = 5'd10;
-        else if (s3_ttl)             s3_pre = 5'd11;
-        else                         s3_pre = 5'd0;
+        if      (s3_runt)            s3_pre = LVSNIC_REASON_MALFORMED;
+        else if (s3_mcast)           s3_pre = LVSNIC_REASON_L2_MULTICAST;
+        else if (s3_other)           s3_pre = LVSNIC_REASON_L2_OTHER_HOST;
+        else if (s3_vlan)            s3_pre = LVSNIC_REASON_VLAN;
+        else if (s3_nonip)           s3_pre = LVSNIC_REASON_NON_IPV4;
+        else if (s3_malf)            s3_pre = LVSNIC_REASON_MALFORMED;
+        else if (s3_opts)            s3_pre = LVSNIC_REASON_IP_OPTIONS;
+        else if (s3_ipck != 16'h0)   s3_pre = LVSNIC_REASON_IP_CHECKSUM;
+        else if (s3_frag)            s3_pre = LVSNIC_REASON_FRAGMENT;
+        else if (!s3_tcp && !s3_udp) s3_pre = LVSNIC_REASON_NOT_TCP_UDP;
+        else if (s3_l4tr)            s3_pre = LVSNIC_REASON_L4_TRUNCATED;
+        else if (s3_ttl)             s3_pre = LVSNIC_REASON_TTL;
+        else                         s3_pre = LVSNIC_REASON_FORWARDED;
     end
 
     // ------------------------------------------------------------------
@@ -610,19 +612,20 @@ module lvsnic_lookup #(
     wire [31:0] a_addr  = s8_actd[95:64];
     wire [15:0] a_port  = s8_actd[111:96];
     wire [15:0] a_delta = s8_actd[127:112];
-    wire        a_dnat  = (a_op == 2'd1);
-    wire        a_snat  = (a_op == 2'd2);
-    wire        a_tun   = (a_op == 2'd3);
+    wire        a_dnat  = (a_op == LVSNIC_ACTION_OP_NAT_DNAT);
+    wire        a_snat  = (a_op == LVSNIC_ACTION_OP_NAT_SNAT);
+    wire        a_tun   = (a_op == LVSNIC_ACTION_OP_TUNNEL);
 
     logic [4:0] s8_reason;
     always_comb begin
-        if (!cfg_enable)                               s8_reason = 5'd18;
-        else if (s8_pre != 5'd0)                       s8_reason = s8_pre;
-        else if (!s8_hit)                              s8_reason = s8_vip ? 5'd12 : (s8_local ? 5'd13 : 5'd14);
-        else if (s8_tcp && (s8_ctl || !s8_ackf))       s8_reason = 5'd15;
-        else if (s8_udp && s8_udp0 && (a_dnat || a_snat)) s8_reason = 5'd16;
-        else if (a_tun ? s8_big_t : s8_big_n)          s8_reason = 5'd17;
-        else                                           s8_reason = 5'd0;
+        if (!cfg_enable)                               s8_reason = LVSNIC_REASON_DISABLED;
+        else if (s8_pre != LVSNIC_REASON_FORWARDED)    s8_reason = s8_pre;
+        else if (!s8_hit)                              s8_reason = s8_vip ? LVSNIC_REASON_MISS_VIP
+                                                                 : (s8_local ? LVSNIC_REASON_MISS_LOCAL : LVSNIC_REASON_MISS);
+        else if (s8_tcp && (s8_ctl || !s8_ackf))       s8_reason = LVSNIC_REASON_TCP_CONTROL;
+        else if (s8_udp && s8_udp0 && (a_dnat || a_snat)) s8_reason = LVSNIC_REASON_UDP_ZERO_CSUM;
+        else if (a_tun ? s8_big_t : s8_big_n)          s8_reason = LVSNIC_REASON_TOO_BIG;
+        else                                           s8_reason = LVSNIC_REASON_FORWARDED;
     end
     // rows 1..11 all passed: hash_0 / hit / vip are reported (§5)
     wire s8_reached = cfg_enable && (s8_pre == 5'd0 || s8_pre == 5'd11);
@@ -782,7 +785,7 @@ module lvsnic_lookup #(
     end
 
     assign dec_valid      = ce && s11_v && (s11_k == K_PKT);
-    assign dec_fwd        = (s11_reason == 5'd0);
+    assign dec_fwd        = (s11_reason == LVSNIC_REASON_FORWARDED);
     assign dec_tun        = s11_tun;
     assign dec_reason     = s11_reason;
     assign dec_hit        = s11_hit;

@@ -152,10 +152,11 @@ module lvsnic_regs #(
 
     assign cfg_mac = {mac_hi, mac_lo};
 
-    // counters: n = 0..3 global, 32 + r per reason (r = 1..19)
+    // counters: n = 0..3 global, CNT_REASON + r per reason r (1 to LVSNIC_REASON_COUNT - 1)
     localparam integer NCNT = 64;
+    localparam integer CNT_REASON = 32;
     function automatic logic cnt_impl(input integer n);
-        cnt_impl = (n < 4) || (n >= 33 && n <= 51);
+        cnt_impl = (n < 4) || (n > CNT_REASON && n < CNT_REASON + LVSNIC_REASON_COUNT);
     endfunction
 
     wire [NCNT*64-1:0] cnt;
@@ -194,8 +195,8 @@ module lvsnic_regs #(
             wm <= {{8{s_axil_wstrb[3]}}, {8{s_axil_wstrb[2]}}, {8{s_axil_wstrb[1]}}, {8{s_axil_wstrb[0]}}};
             w_fcmd <= hit_addr(s_axil_awaddr[AW-1:2], 32'(LVSNIC_FLOW_CMD));
             w_acmd <= hit_addr(s_axil_awaddr[AW-1:2], 32'(LVSNIC_ACT_CMD));
-            w_cmd1 <= (s_axil_wdata & in_wm) == 32'd1;
-            w_cmd2 <= (s_axil_wdata & in_wm) == 32'd2;
+            w_cmd1 <= (s_axil_wdata & in_wm) == 32'(LVSNIC_TABLE_CMD_WRITE);
+            w_cmd2 <= (s_axil_wdata & in_wm) == 32'(LVSNIC_TABLE_CMD_READ);
         end
     end
 
@@ -495,7 +496,7 @@ module lvsnic_regs #(
                          : (gc == 1) ? ev_fwd
                          : (gc == 2) ? ev_host
                          : (gc == 3) ? ev_inj
-                         : (ev_host && ev_host_reason == 5'(gc - 32));
+                         : (ev_host && ev_host_reason == 5'(gc - CNT_REASON));
                 always_ff @(posedge clk) begin
                     if (rst) begin
                         c <= 64'h0;

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use lvsnic_regmap::host_meta::*;
+
 /// A `tuser` value of up to 160 bits, little-endian 32-bit words
 /// (word 0 = bits 31:0), as on the wire.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -217,24 +219,28 @@ impl HostUser {
     /// The raw value (`reserved` truncated to its 22 bits).
     pub fn to_tuser(self) -> Tuser {
         Tuser::ZERO
-            .with_field(0, 8, self.reason.into())
-            .with_field(8, 1, self.hit.into())
-            .with_field(9, 1, self.vip.into())
-            .with_field(10, 22, self.reserved.into())
-            .with_field(32, 32, self.hash.into())
-            .with_field(64, 32, self.seq.into())
-            .with_field(96, 64, self.timestamp)
+            .with_field(REASON_LSB, REASON_WIDTH, self.reason.into())
+            .with_field(HIT_LSB, HIT_WIDTH, self.hit.into())
+            .with_field(VIP_LSB, VIP_WIDTH, self.vip.into())
+            .with_field(RESERVED_LSB, RESERVED_WIDTH, self.reserved.into())
+            .with_field(HASH_0_LSB, HASH_0_WIDTH, self.hash.into())
+            .with_field(SEQ_LSB, SEQ_WIDTH, self.seq.into())
+            .with_field(TS_LSB, TS_WIDTH, self.timestamp)
     }
     /// Decodes a raw value.
     pub fn from_tuser(t: &Tuser) -> HostUser {
         HostUser {
-            reason: t.field(0, 8) as u8,
-            hit: t.bit(8),
-            vip: t.bit(9),
-            reserved: t.field(10, 22) as u32,
-            hash: t.field(32, 32) as u32,
-            seq: t.field(64, 32) as u32,
-            timestamp: t.field(96, 64),
+            reason: t.field(REASON_LSB, REASON_WIDTH) as u8,
+            hit: t.bit(HIT_LSB),
+            vip: t.bit(VIP_LSB),
+            reserved: t.field(RESERVED_LSB, RESERVED_WIDTH) as u32,
+            hash: t.field(HASH_0_LSB, HASH_0_WIDTH) as u32,
+            seq: t.field(SEQ_LSB, SEQ_WIDTH) as u32,
+            timestamp: t.field(TS_LSB, TS_WIDTH),
         }
     }
 }
+
+/// `[31:10]` of `m_axis_host_tuser`: the reserved bits of word 0, above the last defined one.
+const RESERVED_LSB: u32 = VIP_LSB + VIP_WIDTH;
+const RESERVED_WIDTH: u32 = 32 - RESERVED_LSB;

@@ -19,6 +19,7 @@ pub use pipeline::{HwOutput, HwParams, HwPipeline};
 
 /// Exception reason codes (docs/hardware.md §3), generated from the register map.
 pub use lvsnic_regmap::Reason;
+use lvsnic_regmap::host_meta;
 
 /// Exception metadata (`m_axis_host_tuser`, docs/hardware.md §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,32 +33,50 @@ pub struct HostMeta {
 }
 
 impl HostMeta {
-    /// The 160-bit `tuser` value as five little-endian 32-bit words.
-    pub fn to_words(&self) -> [u32; 5] {
-        [
-            self.reason as u32 | (self.hit as u32) << 8 | (self.vip as u32) << 9,
-            self.hash0,
-            self.seq,
-            self.ts as u32,
-            (self.ts >> 32) as u32,
-        ]
+    /// The 160-bit `tuser` value as five little-endian 32-bit words
+    /// (bit positions: `lvsnic_regmap::host_meta`).
+    pub fn to_words(&self) -> [u32; host_meta::WORDS] {
+        let mut w = [0; host_meta::WORDS];
+        put(&mut w, host_meta::REASON_LSB, host_meta::REASON_WIDTH, self.reason as u64);
+        put(&mut w, host_meta::HIT_LSB, host_meta::HIT_WIDTH, self.hit as u64);
+        put(&mut w, host_meta::VIP_LSB, host_meta::VIP_WIDTH, self.vip as u64);
+        put(&mut w, host_meta::HASH_0_LSB, host_meta::HASH_0_WIDTH, self.hash0 as u64);
+        put(&mut w, host_meta::SEQ_LSB, host_meta::SEQ_WIDTH, self.seq as u64);
+        put(&mut w, host_meta::TS_LSB, host_meta::TS_WIDTH, self.ts);
+        w
     }
 
     /// Parses a 160-bit `tuser` value; None for an unknown reason or
     /// non-zero reserved bits.
-    pub fn from_words(w: [u32; 5]) -> Option<HostMeta> {
-        if w[0] & 0xFFFF_FC00 != 0 {
+    pub fn from_words(w: [u32; host_meta::WORDS]) -> Option<HostMeta> {
+        if w.iter().zip(host_meta::DEFINED).any(|(w, d)| w & !d != 0) {
             return None;
         }
         Some(HostMeta {
-            reason: Reason::from_u8(w[0] as u8)?,
-            hit: w[0] & 0x100 != 0,
-            vip: w[0] & 0x200 != 0,
-            hash0: w[1],
-            seq: w[2],
-            ts: w[3] as u64 | (w[4] as u64) << 32,
+            reason: Reason::from_u8(get(&w, host_meta::REASON_LSB, host_meta::REASON_WIDTH) as u8)?,
+            hit: get(&w, host_meta::HIT_LSB, host_meta::HIT_WIDTH) != 0,
+            vip: get(&w, host_meta::VIP_LSB, host_meta::VIP_WIDTH) != 0,
+            hash0: get(&w, host_meta::HASH_0_LSB, host_meta::HASH_0_WIDTH) as u32,
+            seq: get(&w, host_meta::SEQ_LSB, host_meta::SEQ_WIDTH) as u32,
+            ts: get(&w, host_meta::TS_LSB, host_meta::TS_WIDTH),
         })
     }
+}
+
+/// ORs the low `width` bits of `v` into bits `lsb..lsb + width` of the words.
+fn put(w: &mut [u32], lsb: u32, width: u32, v: u64) {
+    for i in 0..width {
+        let b = lsb + i;
+        w[(b / 32) as usize] |= (((v >> i) & 1) as u32) << (b % 32);
+    }
+}
+
+/// Bits `lsb..lsb + width` (width ≤ 64) of the words.
+fn get(w: &[u32], lsb: u32, width: u32) -> u64 {
+    (0..width).fold(0, |v, i| {
+        let b = lsb + i;
+        v | (((w[(b / 32) as usize] >> (b % 32)) & 1) as u64) << i
+    })
 }
 
 /// Register access to the data plane (AXI-Lite), the same for the model,

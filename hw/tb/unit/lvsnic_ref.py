@@ -19,6 +19,7 @@ the action index uses its low ACTION_LOG2 bits.
 
 import struct
 
+import lvsnic_regs as L
 from lvsnic_regs import ActionOp, Reason
 
 KEY0 = bytes.fromhex("6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa")
@@ -67,7 +68,9 @@ def action_entry(op, mac, addr=0, port=0, delta=0):
 
 
 def meta(reason, hit, vip, hash0, seq, ts):
-    return reason | hit << 8 | vip << 9 | hash0 << 32 | seq << 64 | ts << 96
+    """The 160-bit m_axis_host_tuser (lvsnic_host_meta)."""
+    return (reason << L.HOST_META_REASON_LSB | hit << L.HOST_META_HIT_LSB | vip << L.HOST_META_VIP_LSB
+            | hash0 << L.HOST_META_HASH_0_LSB | seq << L.HOST_META_SEQ_LSB | ts << L.HOST_META_TS_LSB)
 
 
 class Ref:

@@ -26,8 +26,8 @@ sys.path.insert(0, os.path.join(ROOT, "hw", "tb", "unit"))
 
 # Table command and status registers (docs/registers.md): the host waits
 # for busy = 0 before a command.
-FLOW_CMD, FLOW_STATUS = 0x214, 0x218
-ACT_CMD, ACT_STATUS = 0x314, 0x318
+from lvsnic_regs import ACT_CMD, ACT_STATUS, FLOW_CMD, FLOW_STATUS  # noqa: E402
+from lvsnic_ref import meta  # noqa: E402
 
 
 def read_pcap(path):
@@ -139,7 +139,7 @@ async def run_vectors(dut):
         u = int(g.tuser[0] if isinstance(g.tuser, list) else g.tuser)
         seq, reason, hit, vip, hash0, t = int(m[0]), int(m[1]), int(m[2]), int(m[3]), int(m[4], 16), int(m[5])
         assert bytes(g.tdata) == e, f"host frame {k} (seq {seq}) differs"
-        want = reason | hit << 8 | vip << 9 | hash0 << 32 | seq << 64 | t << 96
+        want = meta(reason, hit, vip, hash0, seq, t)
         assert u == want, f"host frame {k} (seq {seq}): tuser {u:#042x} != {want:#042x}"
     wall = time.monotonic() - start
     for _ in range(50):
