@@ -423,26 +423,32 @@ def gen_markdown(m):
     return "\n".join(L) + "\n"
 
 
-def main():
+def generated():
+    """{path relative to the repository: text} of every generated file."""
     m = Map()
-    outputs = {
-        os.path.join(ROOT, "hw", "rtl", "lvsnic_regs.vh"): gen_verilog(m),
-        os.path.join(ROOT, "hw", "regmap", "src", "regs.rs"): gen_rust_consts(m.core),
-        os.path.join(ROOT, "hw", "regmap", "src", "dma.rs"): gen_rust_dma(m.dma),
-        os.path.join(ROOT, "hw", "regmap", "src", "codes.rs"): gen_rust_codes(m),
-        os.path.join(ROOT, "hw", "tb", "unit", "lvsnic_regs.py"): gen_python(m),
-        os.path.join(ROOT, "docs", "registers.md"): gen_markdown(m),
+    return {
+        "hw/rtl/lvsnic_regs.vh": gen_verilog(m),
+        "hw/regmap/src/regs.rs": gen_rust_consts(m.core),
+        "hw/regmap/src/dma.rs": gen_rust_dma(m.dma),
+        "hw/regmap/src/codes.rs": gen_rust_codes(m),
+        "hw/tb/unit/lvsnic_regs.py": gen_python(m),
+        "docs/registers.md": gen_markdown(m),
     }
+
+
+def main():
     check = "--check" in sys.argv
     stale = []
-    for path, text in outputs.items():
+    for rel, text in generated().items():
+        path = os.path.join(ROOT, rel)
         if check:
             try:
-                cur = open(path).read()
+                with open(path) as fh:
+                    cur = fh.read()
             except FileNotFoundError:
                 cur = None
             if cur != text:
-                stale.append(os.path.relpath(path, ROOT))
+                stale.append(rel)
         else:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w") as fh:

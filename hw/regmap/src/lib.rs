@@ -17,3 +17,44 @@ pub mod dma;
 pub mod regs;
 
 pub use codes::*;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The codes are the numbers of docs/hardware.md §3 and §4.
+    #[test]
+    fn codes_are_the_contract() {
+        use Reason::*;
+        let reasons = [
+            Forwarded, Malformed, L2Multicast, L2OtherHost, Vlan, NonIpv4, IpChecksum, IpOptions, Fragment, NotTcpUdp,
+            L4Truncated, Ttl, MissVip, MissLocal, Miss, TcpControl, UdpZeroCsum, TooBig, Disabled, Truncated,
+        ];
+        assert_eq!(reasons.len(), Reason::COUNT);
+        for (v, r) in reasons.into_iter().enumerate() {
+            assert_eq!(r as usize, v);
+            assert_eq!(Reason::from_u8(v as u8), Some(r));
+        }
+        assert_eq!(Reason::from_u8(Reason::COUNT as u8), None);
+        assert_eq!((L2OtherHost.name(), UdpZeroCsum.name(), Forwarded.name()), ("l2_other_host", "udp_zero_csum", "forwarded"));
+        let ops = [ActionOp::Route, ActionOp::NatDnat, ActionOp::NatSnat, ActionOp::Tunnel];
+        for (v, op) in ops.into_iter().enumerate() {
+            assert_eq!(op as u32, v as u32);
+            assert_eq!(ActionOp::from_field(v as u32 | 0xFFFF_FFFC), op, "only bits 1:0 count");
+        }
+        assert_eq!((TableCmd::Write as u32, TableCmd::Read as u32), (1, 2));
+        assert_eq!((TableCmd::from_u8(0), TableCmd::from_u8(3)), (None, None));
+    }
+
+    /// `m_axis_host_tuser` as docs/hardware.md §5 lays it out.
+    #[test]
+    fn host_meta_is_the_contract() {
+        use host_meta::*;
+        let fields = [(REASON_LSB, REASON_WIDTH), (HIT_LSB, HIT_WIDTH), (VIP_LSB, VIP_WIDTH)];
+        assert_eq!(fields, [(0, 8), (8, 1), (9, 1)]);
+        let fields = [(HASH_0_LSB, HASH_0_WIDTH), (SEQ_LSB, SEQ_WIDTH), (TS_LSB, TS_WIDTH)];
+        assert_eq!(fields, [(32, 32), (64, 32), (96, 64)]);
+        assert_eq!(DEFINED, [0x3FF, !0, !0, !0, !0]);
+        assert_eq!((action_word0::OP_LSB, action_word0::OP_WIDTH), (0, 2));
+    }
+}
