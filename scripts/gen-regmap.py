@@ -201,14 +201,23 @@ def gen_verilog_codes(m):
             L.append(f"localparam integer LVSNIC_{p}_COUNT = {len(e)};")
         for c in e:
             L.append(f"localparam [{w - 1}:0] LVSNIC_{p}_{c.name} = {w}'d{c.value};  // {c.rdl_desc}")
+    for name, title, consts in layout_consts(m):
+        L += ["", f"// {name}: {title}, bit positions."]
+        L += [f"localparam integer LVSNIC_{c} = {v};" for c, v in consts]
+    return L
+
+
+def layout_consts(m):
+    """[(layout, its title, [(NAME_LSB or NAME_WIDTH, value)])] of the in-band layouts."""
+    out = []
     for name in LAYOUTS:
         p = name.removeprefix("lvsnic_").upper()
-        L += ["", f"// {name}: {m.layouts[name].get_property('name')}, bit positions."]
+        consts = []
         for f, lsb in m.layout_fields(name):
             fn = f.inst_name.upper()
-            L.append(f"localparam integer LVSNIC_{p}_{fn}_LSB = {lsb};")
-            L.append(f"localparam integer LVSNIC_{p}_{fn}_WIDTH = {f.width};")
-    return L
+            consts += [(f"{p}_{fn}_LSB", lsb), (f"{p}_{fn}_WIDTH", f.width)]
+        out.append((name, m.layouts[name].get_property("name"), consts))
+    return out
 
 
 def rust_field_consts(prefix, desc, node):
@@ -341,13 +350,9 @@ def gen_python(m):
         for c in e:
             L.append(f"    {c.name} = {c.value}  # {c.rdl_desc}")
     L.append("")
-    for name in LAYOUTS:
-        p = name.removeprefix("lvsnic_").upper()
-        L += ["", f"# {name}: {m.layouts[name].get_property('name')}, bit positions"]
-        for f, lsb in m.layout_fields(name):
-            fn = f.inst_name.upper()
-            L.append(f"{p}_{fn}_LSB = {lsb}")
-            L.append(f"{p}_{fn}_WIDTH = {f.width}")
+    for name, title, consts in layout_consts(m):
+        L += ["", f"# {name}: {title}, bit positions"]
+        L += [f"{c} = {v}" for c, v in consts]
     return "\n".join(L) + "\n"
 
 
