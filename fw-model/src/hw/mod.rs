@@ -85,3 +85,22 @@ pub trait Csr {
     fn write32(&mut self, addr: u32, value: u32);
     fn read32(&mut self, addr: u32) -> u32;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words of docs/hardware.md §5, and back.
+    #[test]
+    fn host_meta_words_are_the_contract() {
+        let m = HostMeta { reason: Reason::Truncated, hit: true, vip: true, hash0: 0xDEAD_BEEF, seq: 7, ts: 0x1122_3344_5566_7788 };
+        let w = m.to_words();
+        assert_eq!(w, [19 | 1 << 8 | 1 << 9, 0xDEAD_BEEF, 7, 0x5566_7788, 0x1122_3344]);
+        assert_eq!(HostMeta::from_words(w), Some(m));
+        let plain = HostMeta { reason: Reason::Miss, hit: false, vip: false, hash0: 0, seq: 0, ts: 0 };
+        assert_eq!(plain.to_words(), [14, 0, 0, 0, 0]);
+        for bad in [[1 << 10, 0, 0, 0, 0], [1 << 31, 0, 0, 0, 0], [20, 0, 0, 0, 0], [0xFF, 0, 0, 0, 0]] {
+            assert_eq!(HostMeta::from_words(bad), None, "{bad:x?}: reserved bits or no such reason");
+        }
+    }
+}
