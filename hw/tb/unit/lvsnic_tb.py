@@ -178,6 +178,18 @@ def run_prims(test_module, test_dir):
     run("prims", "tb_prims", test_module, test_dir, extra_sources=[prims])
 
 
-def tie_low(dut, names):
-    for n in names:
-        getattr(dut, n).value = 0
+async def request(dut, req, ack, **values):
+    """A level request: at a falling edge sets the named inputs and req = 1,
+    holds them until ack is seen high (same cycle), then drops req."""
+    from cocotb.triggers import FallingEdge, ReadOnly
+    await FallingEdge(dut.clk)
+    for k, v in values.items():
+        getattr(dut, k).value = v
+    req.value = 1
+    while True:
+        await ReadOnly()
+        acked = int(ack.value)
+        await FallingEdge(dut.clk)
+        if acked:
+            break
+    req.value = 0

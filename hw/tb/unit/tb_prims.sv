@@ -1,11 +1,12 @@
 // tb_prims: the small generic blocks of hw/rtl side by side in one Verilator
 // build for the skid/, fifo/ and sdp_ram/ unit tests (one build instead of
-// five; each test drives only its instance's ports, named <instance>_<port>).
-//   skid_*  lvsnic_axis_skid  WIDTH 32
-//   f0_*    lvsnic_fifo       WIDTH 16, DEPTH_LOG2 2, OREG 0
-//   f1_*    lvsnic_fifo       WIDTH 16, DEPTH_LOG2 2, OREG 1
-//   r0_*    lvsnic_sdp_ram    WIDTH 16, ADDR_WIDTH 4, OUT_REG 0
-//   r1_*    lvsnic_sdp_ram    WIDTH 16, ADDR_WIDTH 4, OUT_REG 1
+// five). The two FIFOs share their inputs (fifo_*), as do the two RAMs
+// (ram_*): one stimulus, each variant checked against its own model.
+//   skid_*       lvsnic_axis_skid  WIDTH 32
+//   fifo_* -> f0 lvsnic_fifo       WIDTH 16, DEPTH_LOG2 2, OREG 0
+//          -> f1 lvsnic_fifo       WIDTH 16, DEPTH_LOG2 2, OREG 1
+//   ram_*  -> r0 lvsnic_sdp_ram    WIDTH 16, ADDR_WIDTH 4, OUT_REG 0
+//          -> r1 lvsnic_sdp_ram    WIDTH 16, ADDR_WIDTH 4, OUT_REG 1
 `default_nettype none
 module tb_prims (
     input  wire        clk,
@@ -18,57 +19,39 @@ module tb_prims (
     input  wire        skid_m_ready,
     output wire [31:0] skid_m_data,
 
-    input  wire        f0_flush,
-    input  wire        f0_in_valid,
-    input  wire [15:0] f0_in_data,
-    output wire        f0_out_valid,
-    output wire [15:0] f0_out_data,
-    input  wire        f0_out_pop,
-    output wire [2:0]  f0_count,
+    input  wire        fifo_flush,
+    input  wire        fifo_in_valid,
+    input  wire [15:0] fifo_in_data,
+    input  wire        fifo_out_pop,
+    output wire [1:0]  fifo_out_valid,    // [n]: FIFO fn
+    output wire [31:0] fifo_out_data,     // [16n +: 16]
+    output wire [5:0]  fifo_count,        // [3n +: 3]
 
-    input  wire        f1_flush,
-    input  wire        f1_in_valid,
-    input  wire [15:0] f1_in_data,
-    output wire        f1_out_valid,
-    output wire [15:0] f1_out_data,
-    input  wire        f1_out_pop,
-    output wire [2:0]  f1_count,
-
-    input  wire        r0_we,
-    input  wire [3:0]  r0_waddr,
-    input  wire [15:0] r0_wdata,
-    input  wire        r0_re,
-    input  wire [3:0]  r0_raddr,
-    input  wire        r0_oce,
-    output wire [15:0] r0_rdata,
-
-    input  wire        r1_we,
-    input  wire [3:0]  r1_waddr,
-    input  wire [15:0] r1_wdata,
-    input  wire        r1_re,
-    input  wire [3:0]  r1_raddr,
-    input  wire        r1_oce,
-    output wire [15:0] r1_rdata
+    input  wire        ram_we,
+    input  wire [3:0]  ram_waddr,
+    input  wire [15:0] ram_wdata,
+    input  wire        ram_re,
+    input  wire [3:0]  ram_raddr,
+    input  wire        ram_oce,
+    output wire [31:0] ram_rdata          // [16n +: 16]: RAM rn
 );
     lvsnic_axis_skid #(.WIDTH(32)) u_skid (
         .clk(clk), .rst(rst),
         .s_valid(skid_s_valid), .s_ready(skid_s_ready), .s_data(skid_s_data),
         .m_valid(skid_m_valid), .m_ready(skid_m_ready), .m_data(skid_m_data));
 
-    lvsnic_fifo #(.WIDTH(16), .DEPTH_LOG2(2), .OREG(0)) u_f0 (
-        .clk(clk), .rst(rst), .flush(f0_flush), .in_valid(f0_in_valid), .in_data(f0_in_data),
-        .out_valid(f0_out_valid), .out_data(f0_out_data), .out_pop(f0_out_pop), .count(f0_count));
+    genvar n;
+    generate
+        for (n = 0; n < 2; n = n + 1) begin : g_var
+            lvsnic_fifo #(.WIDTH(16), .DEPTH_LOG2(2), .OREG(n)) u_fifo (
+                .clk(clk), .rst(rst), .flush(fifo_flush), .in_valid(fifo_in_valid), .in_data(fifo_in_data),
+                .out_valid(fifo_out_valid[n]), .out_data(fifo_out_data[16*n +: 16]), .out_pop(fifo_out_pop),
+                .count(fifo_count[3*n +: 3]));
 
-    lvsnic_fifo #(.WIDTH(16), .DEPTH_LOG2(2), .OREG(1)) u_f1 (
-        .clk(clk), .rst(rst), .flush(f1_flush), .in_valid(f1_in_valid), .in_data(f1_in_data),
-        .out_valid(f1_out_valid), .out_data(f1_out_data), .out_pop(f1_out_pop), .count(f1_count));
-
-    lvsnic_sdp_ram #(.WIDTH(16), .ADDR_WIDTH(4), .OUT_REG(0)) u_r0 (
-        .clk(clk), .we(r0_we), .waddr(r0_waddr), .wdata(r0_wdata),
-        .re(r0_re), .raddr(r0_raddr), .oce(r0_oce), .rdata(r0_rdata));
-
-    lvsnic_sdp_ram #(.WIDTH(16), .ADDR_WIDTH(4), .OUT_REG(1)) u_r1 (
-        .clk(clk), .we(r1_we), .waddr(r1_waddr), .wdata(r1_wdata),
-        .re(r1_re), .raddr(r1_raddr), .oce(r1_oce), .rdata(r1_rdata));
+            lvsnic_sdp_ram #(.WIDTH(16), .ADDR_WIDTH(4), .OUT_REG(n)) u_ram (
+                .clk(clk), .we(ram_we), .waddr(ram_waddr), .wdata(ram_wdata),
+                .re(ram_re), .raddr(ram_raddr), .oce(ram_oce), .rdata(ram_rdata[16*n +: 16]));
+        end
+    endgenerate
 endmodule
 `default_nettype wire

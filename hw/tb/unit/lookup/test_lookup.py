@@ -33,7 +33,7 @@ import pytest
 from cocotb.triggers import FallingEdge, ReadOnly
 
 import lvsnic_ref as R
-from lvsnic_tb import cycles, rand_bytes, seed, start
+from lvsnic_tb import cycles, rand_bytes, request, seed, start
 
 B, A, VIPS, DEC_DEPTH = 4, 4, 4, 32
 DIR_MAC = bytes.fromhex("020000000001")
@@ -138,15 +138,7 @@ class TB:
         d = self.dut
         res = self.act_rd if is_act else self.flow_rd
         n0 = len(res)
-        await FallingEdge(d.clk)
-        d.tok_req.value, d.tok_is_act.value, d.tok_idx.value = 1, int(is_act), idx
-        while True:
-            await ReadOnly()
-            ack = int(d.tok_ack.value)
-            await FallingEdge(d.clk)
-            if ack:
-                break
-        d.tok_req.value = 0
+        await request(d, d.tok_req, d.tok_ack, tok_is_act=int(is_act), tok_idx=idx)
         for _ in range(100):
             if len(res) > n0:
                 break

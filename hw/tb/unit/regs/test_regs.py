@@ -161,85 +161,75 @@ class Tables:
         self.dut, self.rng = dut, rng
         self.flow, self.act, self.lh, self.cnt = {}, {}, {}, {}
         self.log = []
-        cocotb.start_soon(self.run())
+        cocotb.start_soon(self.writes())
+        cocotb.start_soon(self.serve(dut.tok_req, dut.tok_ack, ("tok_is_act", "tok_idx"), self.token))
+        cocotb.start_soon(self.serve(dut.st_req, dut.st_ack, ("st_op", "st_idx"), self.stats_op))
 
-    async def run(self):
-        d, rng = self.dut, self.rng
-        pend = []            # (cycle, signal, data signal(s), value)
-        t = 0
-        tok_wait = st_wait = held = None
+    async def writes(self):
+        d = self.dut
         while True:
             await FallingEdge(d.clk)
-            t += 1
-            for s in ("tok_ack", "st_ack", "flow_rd_valid", "act_rd_valid", "lh_rd_valid", "cnt_rd_valid"):
-                getattr(d, s).value = 0
-            for p in [p for p in pend if p[0] <= t]:
-                pend.remove(p)
-                _, sig, vals = p
-                getattr(d, sig).value = 1
-                for k, v in vals.items():
-                    getattr(d, k).value = v
             await ReadOnly()
-            if int(d.steal.value):
-                fw, aw = int(d.flow_wr.value), int(d.act_wr.value)
-                assert fw + aw == 1, "steal without exactly one write strobe"
-                if fw:
-                    idx, val = int(d.flow_wr_idx.value), int(d.flow_wr_data.value)
-                    self.flow[idx] = val
-                else:
-                    idx, val = int(d.act_wr_idx.value), int(d.act_wr_data.value)
-                    self.act[idx] = val
-                self.log.append(("wr_act" if aw else "wr_flow", idx, val))
-                held = (idx, val, aw)
-            elif self.log and self.log[-1][0].startswith("wr_") and held is not None:
-                # index and data still held in the stolen cycle
-                idx, val, aw = held
-                got = (int(d.act_wr_idx.value), int(d.act_wr_data.value)) if aw else \
-                      (int(d.flow_wr_idx.value), int(d.flow_wr_data.value))
-                assert got == (idx, val), "write index/data not held in the stolen cycle"
-                held = None
-            if int(d.tok_req.value):
-                if tok_wait is None:
-                    tok_wait = rng.choice([0, 0, 1, 4])
-                if tok_wait == 0:
-                    tok_wait = None
-                    await FallingEdge(d.clk)
-                    d.tok_ack.value = 1
-                    await ReadOnly()
-                    is_act, idx = int(d.tok_is_act.value), int(d.tok_idx.value)
-                    self.log.append(("tok", is_act, idx))
-                    t += 1
-                    if is_act:
-                        pend.append((t + rng.randrange(2, 9), "act_rd_valid",
-                                     {"act_rd_data": self.act.get(idx & ((1 << A) - 1), 0)}))
-                    else:
-                        pend.append((t + rng.randrange(2, 9), "flow_rd_valid",
-                                     {"flow_rd_data": self.flow.get(idx & ((1 << (B + 3)) - 1), 0)}))
-                    continue
-                tok_wait -= 1
-            if int(d.st_req.value):
-                if st_wait is None:
-                    st_wait = rng.choice([0, 0, 1, 3])
-                if st_wait == 0:
-                    st_wait = None
-                    await FallingEdge(d.clk)
-                    d.st_ack.value = 1
-                    await ReadOnly()
-                    op, idx = int(d.st_op.value), int(d.st_idx.value)
-                    self.log.append(("st", op, idx))
-                    t += 1
-                    slot, act = idx & ((1 << (B + 3)) - 1), idx & ((1 << A) - 1)
-                    if op == 0:
-                        self.lh[slot] = 0
-                    elif op == 1:
-                        pend.append((t + rng.randrange(2, 6), "lh_rd_valid", {"lh_rd_data": self.lh.get(slot, 0)}))
-                    elif op == 2:
-                        self.cnt[act] = (0, 0)
-                    else:
-                        pk, by = self.cnt.get(act, (0, 0))
-                        pend.append((t + rng.randrange(2, 6), "cnt_rd_valid", {"cnt_rd_pkts": pk, "cnt_rd_bytes": by}))
-                    continue
-                st_wait -= 1
+            if not int(d.steal.value):
+                continue
+            aw = int(d.act_wr.value)
+            assert aw + int(d.flow_wr.value) == 1, "steal without exactly one write strobe"
+            idx_s, data_s = (d.act_wr_idx, d.act_wr_data) if aw else (d.flow_wr_idx, d.flow_wr_data)
+            idx, val = int(idx_s.value), int(data_s.value)
+            (self.act if aw else self.flow)[idx] = val
+            self.log.append(("wr_act" if aw else "wr_flow", idx, val))
+            await FallingEdge(d.clk)            # the stolen cycle: still held
+            await ReadOnly()
+            assert (int(idx_s.value), int(data_s.value)) == (idx, val), "write not held in the stolen cycle"
+
+    async def serve(self, req, ack, fields, act):
+        """Acknowledges a level request after 1..5 cycles; `act` gets the
+        request's fields."""
+        d = self.dut
+        while True:
+            await FallingEdge(d.clk)
+            ack.value = 0
+            await ReadOnly()
+            if not int(req.value):
+                continue
+            for _ in range(self.rng.choice([1, 1, 2, 5])):
+                await FallingEdge(d.clk)
+            ack.value = 1
+            await ReadOnly()
+            act(*(int(getattr(d, f).value) for f in fields))
+
+    def result(self, sig, **values):
+        """A read result after a random delay, one cycle long."""
+        async def pulse():
+            d = self.dut
+            for _ in range(self.rng.randrange(2, 8)):
+                await FallingEdge(d.clk)
+            getattr(d, sig).value = 1
+            for k, v in values.items():
+                getattr(d, k).value = v
+            await FallingEdge(d.clk)
+            getattr(d, sig).value = 0
+        cocotb.start_soon(pulse())
+
+    def token(self, is_act, idx):
+        self.log.append(("tok", is_act, idx))
+        if is_act:
+            self.result("act_rd_valid", act_rd_data=self.act.get(idx & ((1 << A) - 1), 0))
+        else:
+            self.result("flow_rd_valid", flow_rd_data=self.flow.get(idx & ((1 << (B + 3)) - 1), 0))
+
+    def stats_op(self, op, idx):
+        self.log.append(("st", op, idx))
+        slot, act = idx & ((1 << (B + 3)) - 1), idx & ((1 << A) - 1)
+        if op == 0:
+            self.lh[slot] = 0
+        elif op == 1:
+            self.result("lh_rd_valid", lh_rd_data=self.lh.get(slot, 0))
+        elif op == 2:
+            self.cnt[act] = (0, 0)
+        else:
+            pk, by = self.cnt.get(act, (0, 0))
+            self.result("cnt_rd_valid", cnt_rd_pkts=pk, cnt_rd_bytes=by)
 
 
 async def wait_idle(tb, status):

@@ -19,7 +19,7 @@ from pathlib import Path
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
 
-from lvsnic_tb import cycles, seed, start
+from lvsnic_tb import cycles, request, seed, start
 
 B, A, EV_DEPTH = 4, 4, 8
 NSLOT = 1 << (B + 3)
@@ -88,15 +88,7 @@ class TB:
 
     async def host(self, op, idx):
         d = self.dut
-        await FallingEdge(d.clk)
-        d.host_req.value, d.host_op.value, d.host_idx.value = 1, op, idx
-        while True:
-            await ReadOnly()
-            acked = int(d.host_ack.value)
-            await FallingEdge(d.clk)
-            if acked:
-                break
-        d.host_req.value = 0
+        await request(d, d.host_req, d.host_ack, host_op=op, host_idx=idx)
 
     async def events(self, rng, n, p_idle, acts):
         """n events, back to back when p_idle = 0, within the queue's
