@@ -361,6 +361,11 @@ async def counters(dut):
     end_v = (await tb.rd(tb.addr["CNT[0].LO"])) | (await tb.rd(tb.addr["CNT[0].HI"])) << 32
     assert vals == sorted(vals) and start_v <= vals[0] and vals[-1] < end_v, [hex(v) for v in vals]
     assert vals[0] >> 32 == 5 and vals[-1] >> 32 == 6, "the run did not cross the boundary"
+    # the latch is per counter: another counter's LO read in between does
+    # not change what this counter's HI returns
+    lo0 = await tb.rd(tb.addr["CNT[0].LO"])
+    await tb.rd(tb.addr["CNT[1].LO"])
+    assert await tb.rd(tb.addr["CNT[0].HI"]) << 32 | lo0 == end_v
 
 
 def test_regs():
