@@ -17,12 +17,38 @@
 //   s_axil <-> lvsnic_regs (registers, commands, global counters)
 `default_nettype none
 
+// Parameters (docs/hardware.md §2). Each is checked at elaboration below:
+// an out-of-range value is a `$error` plus an instance of a nonexistent
+// module named after the parameter (lvsnic_core_invalid_parameter_<NAME>),
+// which stops both Verilator and Yosys.
 module lvsnic_core #(
+    // Width in bits of every AXI-Stream tdata (rx, tx, host, inject); the
+    // frame buffer, egress realignment and beat counts scale with it.
+    // Legal: 64, 128, 256 or 512 (checked: exactly one of these).
     parameter integer DATA_WIDTH        = 64,
+    // Width of every AXI-Stream tkeep, one bit per tdata byte. Not a free
+    // choice: it exists so the port declarations read like the AXI-Stream
+    // convention. Legal: DATA_WIDTH/8 (checked: KEEP_WIDTH*8 == DATA_WIDTH).
     parameter integer KEEP_WIDTH        = DATA_WIDTH/8,
+    // log2 of the buckets per way of the flow table (2 ways x 2^N buckets
+    // x 4 slots of 128 bit, plus a 64-bit last_hit per slot). The bucket
+    // of a way is the low N bits of its Toeplitz hash; FLOW_INDEX and the
+    // slot index are N+3 bits; the reset sweep takes 2^max(N, ACTION_LOG2)
+    // cycles. Reported in CAPS0[23:16]. Legal: 4..16 (checked).
     parameter integer FLOW_BUCKETS_LOG2 = 10,
+    // log2 of the number of action entries (128 bit each) and of the
+    // per-action packet/byte counter pairs. A flow entry's 16-bit action
+    // index uses its low ACTION_LOG2 bits; ACT_INDEX keeps ACTION_LOG2
+    // bits. Reported in CAPS0[31:24]. Legal: 4..16 (checked).
     parameter integer ACTION_LOG2       = 10,
+    // Number of VIP match entries (VIP[i] registers, VIP_VALID bits,
+    // parallel compares in lookup S1); VIP[i] for i >= VIP_COUNT reads 0.
+    // Reported in CAPS1[23:16]. Legal: 1..32 (checked here; lvsnic_regs
+    // also checks it against the register map's 32-entry VIP array).
     parameter integer VIP_COUNT         = 16,
+    // Width of the AXI4-Lite byte addresses. The register map occupies
+    // 0x000..0x5FF, so 12 bits hold it; every address bit is decoded (no
+    // aliasing), unmapped addresses read 0. Legal: 12..16 (checked).
     parameter integer AXIL_ADDR_WIDTH   = 16
 ) (
     input  wire                         clk,

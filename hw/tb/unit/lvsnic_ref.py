@@ -235,3 +235,29 @@ class Ref:
             o[10:12] = csum(bytes(o)).to_bytes(2, "big")
             f[14:14] = o
         return f
+
+
+def lookup_decision(ref, frame):
+    """The decision lvsnic_lookup takes for ``frame`` (it sees the first 54
+    bytes, zero-filled, and min(len, 54)), before the egress's length check:
+
+    * ``("host", reason, hit, vip, hash_0)`` for an exception;
+    * ``("fwd", tun, head, total_length, action_index, slot_index, vip,
+      hash_0)`` for a forwarded frame, ``head`` the first 54 bytes (74 with
+      IPIP) of the rewritten frame, fewer when the rewritten frame is
+      shorter. A frame shorter than 14 + total length is forwarded here too
+      (the egress aborts it, docs/hardware.md §3.1); its head is that of the
+      frame zero-filled to 14 + total length.
+
+    No state (counters, last_hit) is changed."""
+    n = len(frame)
+    h = bytes(frame[:54]) + bytes(max(0, 54 - n))
+    reason, hit, vip, hash0, act, slot = ref._classify(h, n)
+    if reason:
+        return ("host", reason, hit, vip, hash0)
+    tl = h[16] << 8 | h[17]
+    a = ref.actions.get(act, 0)
+    tun = int(a & 3 == OP_TUNNEL)
+    body = bytearray(frame[:14 + tl]) + bytes(max(0, 14 + tl - n))
+    out = ref._rewrite(body, a)
+    return ("fwd", tun, bytes(out[:74 if tun else 54]), tl, act, slot, vip, hash0)

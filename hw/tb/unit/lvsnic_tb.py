@@ -88,3 +88,108 @@ def quiet_loggers():
     import logging
     for n in ("cocotbext", "cocotbext.axi", "cocotb.tb"):
         logging.getLogger(n).setLevel(logging.WARNING)
+
+
+# ----------------------------------------------------------------------
+# helpers shared by the block test benches (skid, fifo, sdp_ram, ingress,
+# tx_arb, stats, regs, lookup)
+# ----------------------------------------------------------------------
+def seed(default):
+    """The random seed of a test: LVSNIC_SEED or the test's default."""
+    return int(os.environ.get("LVSNIC_SEED", str(default)))
+
+
+async def start(dut, reset_cycles=3, settle=1):
+    """Starts a 4 ns clock on dut.clk and pulses dut.rst."""
+    import cocotb
+    from cocotb.clock import Clock
+    from cocotb.triggers import RisingEdge
+    quiet_loggers()
+    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    dut.rst.value = 1
+    for _ in range(reset_cycles):
+        await RisingEdge(dut.clk)
+    dut.rst.value = 0
+    for _ in range(settle):
+        await RisingEdge(dut.clk)
+
+
+async def cycles(dut, n):
+    from cocotb.triggers import RisingEdge
+    for _ in range(n):
+        await RisingEdge(dut.clk)
+
+
+def pauses(rng, p):
+    """An endless pause pattern for cocotbext-axi (True = pause), busy with
+    probability p."""
+    return iter(lambda: rng.random() < p, None)
+
+
+def unpause(o):
+    """Ends a cocotbext-axi pause pattern (clear_pause_generator leaves
+    `pause` at its last value)."""
+    o.clear_pause_generator()
+    o.pause = False
+
+
+def stream_bus(dut, prefix):
+    """A cocotbext-axi AxiStreamBus on ports named <prefix>_valid, _ready,
+    _data, _keep, _last, _user (the RTL blocks' internal naming) instead of
+    AXI-Stream's tvalid, tdata, ..."""
+    from cocotbext.axi import AxiStreamBus
+
+    class _Bus(AxiStreamBus):
+        _signals = {"tdata": "data"}
+        _optional_signals = {"tvalid": "valid", "tready": "ready", "tlast": "last",
+                             "tkeep": "keep", "tuser": "user"}
+
+    return _Bus(dut, prefix)
+
+
+async def wiggle(dut, sig, rng, p):
+    """Drives `sig` (a ready or enable input) low with probability p each
+    cycle, forever (p = 0: held high)."""
+    from cocotb.triggers import FallingEdge
+    while True:
+        await FallingEdge(dut.clk)
+        sig.value = int(rng.random() >= p)
+
+
+def rand_bytes(rng, n):
+    return bytes(rng.getrandbits(8) for _ in range(n))
+
+
+class Ports:
+    """The ports <prefix><name> of a test-bench wrapper as attributes <name>
+    (tb_prims.sv puts several blocks side by side)."""
+
+    def __init__(self, dut, prefix):
+        self._dut = dut
+        self._prefix = prefix
+
+    def __getattr__(self, name):
+        return getattr(self._dut, self._prefix + name)
+
+
+def run_prims(test_module, test_dir):
+    """Runs a cocotb module against tb_prims.sv (one shared build)."""
+    prims = UNIT / "tb_prims.sv"
+    run("prims", "tb_prims", test_module, test_dir, extra_sources=[prims])
+
+
+async def request(dut, req, ack, **values):
+    """A level request: at a falling edge sets the named inputs and req = 1,
+    holds them until ack is seen high (same cycle), then drops req."""
+    from cocotb.triggers import FallingEdge, ReadOnly
+    await FallingEdge(dut.clk)
+    for k, v in values.items():
+        getattr(dut, k).value = v
+    req.value = 1
+    while True:
+        await ReadOnly()
+        acked = int(ack.value)
+        await FallingEdge(dut.clk)
+        if acked:
+            break
+    req.value = 0
