@@ -12,7 +12,7 @@ use harness::*;
 use lvsnic_model::director::{Action, Director};
 use lvsnic_model::pcap;
 use lvsnic_model::rules::ipvsadm::{format_list, parse_command, parse_rules, Command, ListOptions};
-use lvsnic_tests::*;
+use lvsnic_fixtures::*;
 
 const RULES: &str = "\
 -A -t 10.0.0.100:80 -s wlc

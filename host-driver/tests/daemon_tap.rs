@@ -9,7 +9,7 @@ mod harness;
 
 use harness::*;
 use lvsnic_model::wire::TCP_SYN;
-use lvsnic_tests::*;
+use lvsnic_fixtures::*;
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 

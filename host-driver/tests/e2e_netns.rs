@@ -47,7 +47,7 @@
 mod harness;
 
 use harness::*;
-use lvsnic_tests::{director_toml, rs, rs_mac, DIRECTOR_IP, GATEWAY_MAC, VIP};
+use lvsnic_fixtures::{director_toml, rs, rs_mac, DIRECTOR_IP, GATEWAY_MAC, VIP};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};

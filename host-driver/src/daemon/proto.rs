@@ -35,12 +35,26 @@
 //! rate limit's counters and the offload state). A malformed request gets
 //! exit status 2 and a one-line `stderr`.
 
-use crate::control::Output;
+use crate::invocation::Output;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// Default control socket.
+pub const DEFAULT_SOCKET: &str = "/run/lvsnic.sock";
+
+/// The control socket: `explicit`, else `$LVSNIC_SOCKET`, else [`DEFAULT_SOCKET`].
+pub fn socket_path(explicit: Option<&Path>) -> PathBuf {
+    if let Some(p) = explicit {
+        return p.to_path_buf();
+    }
+    match std::env::var_os("LVSNIC_SOCKET") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from(DEFAULT_SOCKET),
+    }
+}
 
 /// One request on the control socket.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -20,6 +20,7 @@ pub mod memory;
 pub mod mmio;
 #[deny(unsafe_code)]
 pub mod model;
+#[cfg(feature = "sim")]
 pub mod sim_core;
 #[deny(unsafe_code)]
 pub mod pci;
@@ -31,33 +32,73 @@ pub mod vfio;
 
 use format::{q, DmaCaps};
 use lvsnic_model::hw::regs::*;
-use lvsnic_model::hw::{Csr, HwParams};
+use lvsnic_model::hw::{Csr, HwOutput, HwParams};
 use lvsnic_model::time::Time;
 pub use rings::{RxCounters, RxFrame, TxCounters};
 
-/// One lvsnic card, whatever the backend.
+/// One lvsnic card, whatever the backend: its registers ([`Csr`]), the
+/// exception (receive) ring and the inject (transmit) ring. Every backend
+/// implements every method with its real effect; how frames reach and
+/// leave the card's network ports is not part of it (see [`Wire`]).
 pub trait Device: Csr {
     /// `model`, `sim` or `vfio`.
     fn backend(&self) -> &'static str;
     /// Takes up to `max` exception frames (with their metadata) the card
     /// handed up, copied out of DMA memory; returns how many were added.
     fn recv(&mut self, out: &mut Vec<RxFrame>, max: usize) -> Result<usize, DeviceError>;
-    /// Queues frames (with their sequence numbers) for transmission, rings
-    /// the doorbell once and reaps finished sends; returns how many were
-    /// queued.
+    /// Queues frames (with their sequence numbers) for transmission on the
+    /// card's network port (`s_axis_inject`), rings the doorbell once and
+    /// reaps finished sends; returns how many were queued.
     fn send(&mut self, frames: &[(&[u8], u32)]) -> Result<usize, DeviceError>;
     /// Host ring counters, the DMA engine's error counters and the core's
     /// frame counters.
     fn counters(&mut self) -> DeviceCounters;
 }
 
-/// The network side of a modelled card (`model`, `sim`): frames arriving
-/// at the MAC and frames it transmitted, for tests and replay.
+/// The network side of a card whose network is simulated (`model`, `sim`):
+/// frames arriving at its MAC and the frames it transmitted. A real card
+/// (`vfio`) has no such side in the host: frames from the network arrive
+/// on its ports, the ones it sends leave on them, and the host sees only
+/// what the card hands up ([`Device::recv`]). Code that offers frames to
+/// the data plane and reads back what it sent is written for
+/// `D: Device + Wire` ([`offer`], [`take_injected`]).
 pub trait Wire {
     /// A frame arriving from the network (`s_axis_rx`, tuser = `ts`, `seq`).
     fn deliver(&mut self, frame: &[u8], ts: Time, seq: u32);
     /// Frames transmitted since the last call, in order.
     fn transmitted(&mut self) -> Vec<dma_model::TxOut>;
+}
+
+/// Offers one frame to the data plane of a simulated card (`seq` is its
+/// sequence number) and returns what came out for it: forwarded on the
+/// wire, handed up through the receive ring, or both for a frame the core
+/// aborted. Anything else (no output, several) is an error.
+pub fn offer<D: Device + Wire + ?Sized>(dev: &mut D, frame: &[u8], ts: Time, seq: u32) -> Result<HwOutput, DeviceError> {
+    dev.deliver(frame, ts, seq);
+    let mut tx = dev.transmitted();
+    let mut host = Vec::with_capacity(1);
+    dev.recv(&mut host, usize::MAX)?;
+    let (nt, nh) = (tx.len(), host.len());
+    if nt <= 1 && nh <= 1 {
+        match (tx.pop(), host.pop()) {
+            (Some(t), None) if !t.abort => return Ok(HwOutput::Forward { frame: t.data, seq: t.seq }),
+            (None, Some(h)) => return Ok(HwOutput::ToHost { meta: h.meta, frame: h.data }),
+            (Some(t), Some(h)) if t.abort => return Ok(HwOutput::Aborted { meta: h.meta, frame: h.data }),
+            _ => {}
+        }
+    }
+    Err(DeviceError::Outcome { seq, transmitted: nt, to_host: nh, rx: dev.counters().rx })
+}
+
+/// The frames a simulated card transmitted for the `n` frames just sent
+/// through its transmit ring (`seq`: the sequence number they carried),
+/// as they left its MAC. Fewer, more, or an aborted one is an error.
+pub fn take_injected<D: Device + Wire + ?Sized>(dev: &mut D, n: usize, seq: u32) -> Result<Vec<Vec<u8>>, DeviceError> {
+    let tx = dev.transmitted();
+    if tx.len() == n && tx.iter().all(|t| !t.abort) {
+        return Ok(tx.into_iter().map(|t| t.data).collect());
+    }
+    Err(DeviceError::Injected { seq, sent: n, transmitted: tx.len(), tx: dev.counters().tx })
 }
 
 /// A device failure, as one line.
@@ -69,6 +110,13 @@ pub enum DeviceError {
     Identity(#[from] IdentityError),
     #[error("{0}")]
     Vfio(#[from] vfio::VfioError),
+    /// A frame offered to a simulated card gave an output the core cannot
+    /// give for one frame.
+    #[error("frame {seq}: {transmitted} frames transmitted and {to_host} received by the host (receive ring {rx:?})")]
+    Outcome { seq: u32, transmitted: usize, to_host: usize, rx: RxCounters },
+    /// Frames sent through the transmit ring did not all leave the card.
+    #[error("injected frame {seq}: {sent} frames sent, {transmitted} transmitted (transmit ring {tx:?})")]
+    Injected { seq: u32, sent: usize, transmitted: usize, tx: TxCounters },
 }
 
 /// What the identification registers say.
