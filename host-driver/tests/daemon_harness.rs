@@ -1,6 +1,8 @@
 //! Helpers for the daemon tests (included by them with `#[path]`): start
 //! `lvsnic daemon` on a private socket, run `lvsnic` client commands
 //! against it, stop it with SIGTERM.
+// `unsafe` allowed in this test helper (the workspace denies it): kill(2) through libc.
+#![allow(unsafe_code)]
 #![allow(dead_code)]
 
 use std::io::Write;
@@ -138,7 +140,8 @@ impl Daemon {
     /// Sends SIGTERM and waits: exit status and the daemon's stderr.
     pub fn stop(mut self) -> (i32, String) {
         let mut c = self.child.take().unwrap();
-        // SAFETY-free: kill(2) on our own child's pid.
+        // SAFETY: kill(2) has no memory effects; the pid is our own child's,
+        // not yet reaped, so it cannot have been reused.
         unsafe {
             libc::kill(c.id() as i32, libc::SIGTERM);
         }
@@ -150,6 +153,7 @@ impl Daemon {
 impl Drop for Daemon {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
+            // SAFETY: as in `stop`: our own unreaped child.
             unsafe {
                 libc::kill(c.id() as i32, libc::SIGTERM);
             }
