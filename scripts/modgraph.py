@@ -40,14 +40,19 @@ def edges(src: pathlib.Path, depth: int):
             body = m.group(1)
             items = [i.strip() for i in body.strip("{}").split(",")] if body.startswith("{") else [body]
             targets += [i.split("::") for i in items if i]
-        # super::x inside a directory module
+        # super::x: the parent module (`super::{a, b}` names items or
+        # modules of the parent; a non-module item is an edge to the parent)
         for m in re.finditer(r"\bsuper::(\{[^}]*\}|[A-Za-z_][\w:]*)", text):
             body = m.group(1)
             items = [i.strip() for i in body.strip("{}").split(",")] if body.startswith("{") else [body]
-            base = list(parent) if path.stem not in ("mod",) else list(parent[:-1])
             if path.stem == "mod" or not parent and path.stem in ("lib", "main"):
                 continue  # super of a crate root / dir module: outside, skip
-            targets += [base + i.split("::") for i in items if i]
+            targets += [list(parent) + i.split("::") for i in items if i]
+        # child::x written from a directory module's mod.rs (relative paths)
+        if path.stem == "mod":
+            for child in sorted(p.stem for p in path.parent.glob("*.rs") if p.stem != "mod"):
+                if re.search(r"(?<![\w:])" + child + r"::", text):
+                    targets.append(list(parent) + [child])
         for t in targets:
             mods = []
             for p in t:
@@ -65,7 +70,7 @@ def edges(src: pathlib.Path, depth: int):
             if not real:
                 continue
             to = "::".join(real[:depth])
-            if to != me and not me.startswith(to + "::") and not to.startswith(me + "::"):
+            if to != me:
                 out.add((me, to))
     return sorted(out)
 

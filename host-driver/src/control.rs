@@ -84,10 +84,13 @@ enum Done {
 
 /// The director as the daemon runs it.
 pub struct Control<D: Device> {
+    /// The golden model and flow manager in front of the card.
     pub sp: SlowPath<D>,
     /// VIP table entries of the data plane.
     pub vip_count: u32,
+    /// The per-service new-connection rate limit.
     pub limiter: Limiter,
+    /// The exception loop's counters.
     pub counters: LoopCounters,
 }
 
@@ -197,6 +200,7 @@ fn dir_err_line(e: &DirectorError) -> String {
 }
 
 impl<D: Device> Control<D> {
+    /// The control plane over `sp`, with `vip_count` VIP table entries and the rate limit `limits`.
     pub fn new(sp: SlowPath<D>, vip_count: u32, limits: Limits) -> Self {
         Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default() }
     }

@@ -10,8 +10,11 @@ use serde::Serialize;
 /// What one ipvsadm invocation printed and returned.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Output {
+    /// What it printed on standard output.
     pub stdout: String,
+    /// What it printed on standard error.
     pub stderr: String,
+    /// Its exit status.
     pub exit: i32,
 }
 

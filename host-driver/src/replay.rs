@@ -39,12 +39,19 @@ pub enum Backend {
 /// Inputs and outputs of one replay.
 #[derive(Clone, Debug)]
 pub struct ReplayArgs {
+    /// Rules (`ipvsadm -S` format).
     pub rules: PathBuf,
+    /// DIRECTOR.toml.
     pub director: PathBuf,
+    /// Frames arriving at the director (pcap).
     pub input: PathBuf,
+    /// Frames it transmits (pcap).
     pub output: PathBuf,
+    /// Frames for the director's own stack (pcap).
     pub host: Option<PathBuf>,
+    /// Counters as JSON.
     pub stats: Option<PathBuf>,
+    /// The data plane.
     pub backend: Backend,
     /// Also print `ipvsadm -L -n --stats`, `-L -n` and `-L -n --rate` of the final state.
     pub list: bool,
@@ -55,24 +62,33 @@ pub struct ReplayArgs {
 /// A failure the user sees as one line.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
+    /// DIRECTOR.toml is not valid.
     #[error("{0}")]
     Config(#[from] lvsnic_model::config::ConfigError),
+    /// The rules file is not valid.
     #[error("{path}: {msg}")]
     Rules { path: String, msg: String },
+    /// A capture could not be read or written.
     #[error("{path}: {msg}")]
     Pcap { path: String, msg: String },
+    /// The director refused its configuration or rules.
     #[error("{0}")]
     Director(#[from] lvsnic_model::director::DirectorError),
+    /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
+    /// The data plane failed or could not be built.
     #[error("{0}")]
     Device(String),
 }
 
 /// What a replay produced.
 pub struct ReplayOutcome {
+    /// Transmitted frames, stamped with the time of the frame that caused them.
     pub tx: Vec<PcapRecord>,
+    /// Frames for the director's own stack.
     pub host: Vec<PcapRecord>,
+    /// The director's counters at the end.
     pub report: Report,
     /// `ipvsadm -L -n --stats` followed by `ipvsadm -L -n` of the final state.
     pub listing: String,

@@ -40,8 +40,11 @@ pub struct FrameResult {
 
 /// Golden model + flow manager in front of a data plane.
 pub struct SlowPath<D: Device> {
+    /// The golden model: services, connections, timers, transmitters.
     pub director: Director,
+    /// The hardware flows of offloaded connections.
     pub flows: FlowManager,
+    /// The card.
     pub dp: D,
     seq: u32,
 }

@@ -32,11 +32,17 @@ use std::path::Path;
 /// What `vectors` wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VectorSummary {
+    /// Input frames.
     pub frames: usize,
+    /// Of those, forwarded by the data plane.
     pub forwarded: usize,
+    /// Handed to the host.
     pub to_host: usize,
+    /// Aborted on `m_axis_tx` (and handed up).
     pub aborted: usize,
+    /// Flow entries in the snapshot.
     pub flows: usize,
+    /// Register writes that load the snapshot.
     pub register_writes: usize,
 }
 

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The `lvsnic` binary under test.
 pub const LVSNIC: &str = env!("CARGO_BIN_EXE_lvsnic");
 
 /// A fresh directory for one test.
@@ -20,6 +21,7 @@ pub fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
+/// Writes `text` to `dir/name`; returns the path.
 pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -29,8 +31,11 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 /// What a command printed and returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ran {
+    /// Exit status.
     pub code: i32,
+    /// Standard output.
     pub stdout: String,
+    /// Standard error.
     pub stderr: String,
 }
 
@@ -58,8 +63,11 @@ pub fn lvsnic_at(sock: &Path, args: &[&str], stdin: Option<&str>) -> Ran {
 /// A running daemon.
 pub struct Daemon {
     child: Option<Child>,
+    /// The test's directory.
     pub dir: PathBuf,
+    /// The daemon's control socket.
     pub sock: PathBuf,
+    /// The daemon's standard error, as a file.
     pub log: PathBuf,
 }
 

@@ -14,6 +14,7 @@ use std::net::Ipv4Addr;
 /// golden model inside (`Deref`); frames and rule changes go through the
 /// whole stack.
 pub struct Dut {
+    /// `golden`, `model`, `sim64` or `sim512`.
     pub name: &'static str,
     kind: DutKind,
 }
@@ -84,6 +85,7 @@ impl Dut {
         }
     }
 
+    /// `ipvsadm -e` on every layer of the backend.
     pub fn edit_dest(&mut self, key: &lvsnic_model::rules::ServiceKey, r: &lvsnic_model::rules::DestRule) -> Result<(), lvsnic_model::director::DirectorError> {
         match &mut self.kind {
             DutKind::Golden(d) => d.edit_dest(key, r),
@@ -92,6 +94,7 @@ impl Dut {
         }
     }
 
+    /// `ipvsadm -a` on every layer of the backend.
     pub fn add_dest(&mut self, key: &lvsnic_model::rules::ServiceKey, r: &lvsnic_model::rules::DestRule) -> Result<(), lvsnic_model::director::DirectorError> {
         match &mut self.kind {
             DutKind::Golden(d) => d.add_dest(key, r).map(|_| ()),
@@ -100,6 +103,7 @@ impl Dut {
         }
     }
 
+    /// `ipvsadm -d`, with the real server's hardware flows.
     pub fn del_dest(&mut self, key: &lvsnic_model::rules::ServiceKey, addr: Ipv4Addr, port: u16) -> Result<(), lvsnic_model::director::DirectorError> {
         match &mut self.kind {
             DutKind::Golden(d) => d.del_dest(key, addr, port),
@@ -108,6 +112,7 @@ impl Dut {
         }
     }
 
+    /// `ipvsadm -A`, with the VIP table.
     pub fn add_service(&mut self, rule: &lvsnic_model::rules::ServiceRule) -> Result<(), lvsnic_model::director::DirectorError> {
         match &mut self.kind {
             DutKind::Golden(d) => d.add_service(rule).map(|_| ()),
@@ -116,6 +121,7 @@ impl Dut {
         }
     }
 
+    /// `ipvsadm -D`, with the service's hardware flows.
     pub fn del_service(&mut self, key: &lvsnic_model::rules::ServiceKey) -> Result<(), lvsnic_model::director::DirectorError> {
         match &mut self.kind {
             DutKind::Golden(d) => d.del_service(key),

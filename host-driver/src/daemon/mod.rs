@@ -87,7 +87,9 @@ pub enum Pace {
 /// Where frames come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WireSpec {
+    /// Frames from a capture; transmitted frames (and host frames) to captures.
     Pcap { input: PathBuf, output: PathBuf, host: Option<PathBuf> },
+    /// Frames on a TAP device.
     Tap(String),
 }
 
@@ -118,12 +120,19 @@ impl std::str::FromStr for WireSpec {
 /// Everything `lvsnic daemon` takes.
 #[derive(Clone, Debug)]
 pub struct DaemonArgs {
+    /// The data plane.
     pub backend: DaemonBackend,
+    /// DIRECTOR.toml.
     pub director: PathBuf,
+    /// Control socket (default: `LVSNIC_SOCKET`, else /run/lvsnic.sock).
     pub socket: Option<PathBuf>,
+    /// Rules loaded at start (`ipvsadm -S` format).
     pub rules: Option<PathBuf>,
+    /// Where frames come from (simulated backends).
     pub wire: Option<WireSpec>,
+    /// How a pcap wire is played.
     pub pace: Pace,
+    /// TAP device of the director's own stack.
     pub host_tap: Option<String>,
     /// PCI address of the card (`vfio`).
     pub device: Option<String>,
@@ -134,20 +143,28 @@ pub struct DaemonArgs {
 /// A failure the user sees as one line.
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
+    /// DIRECTOR.toml is not valid.
     #[error("{0}")]
     Config(#[from] lvsnic_model::config::ConfigError),
+    /// The rules file is not valid.
     #[error("{path}: {msg}")]
     Rules { path: String, msg: String },
+    /// A capture could not be read or written.
     #[error("{path}: {msg}")]
     Pcap { path: String, msg: String },
+    /// The director refused its configuration or rules.
     #[error("{0}")]
     Director(#[from] lvsnic_model::director::DirectorError),
+    /// A system call or file failed.
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
+    /// Another daemon answers on the socket.
     #[error("another lvsnic daemon is already listening on {0}")]
     AlreadyRunning(String),
+    /// The socket path is taken by something else.
     #[error("{0} exists and is not a socket")]
     NotASocket(String),
+    /// The card failed or could not be opened.
     #[error("{0}")]
     Device(String),
 }
@@ -184,6 +201,7 @@ impl ControlSocket {
         Ok(ControlSocket { listener, path: path.to_path_buf(), ino: (m.dev(), m.ino()) })
     }
 
+    /// The socket's path.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -62,9 +62,12 @@ pub fn socket_path(explicit: Option<&Path>) -> PathBuf {
 pub enum Request {
     /// An ipvsadm command line.
     Ipvsadm {
+        /// Program name for messages (default `lvsnic`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prog: Option<String>,
+        /// The arguments, without the program name.
         argv: Vec<String>,
+        /// What `-R` reads.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stdin: Option<String>,
     },
@@ -72,8 +75,10 @@ pub enum Request {
     Status,
     /// Run frames of a `--pace step` pcap wire.
     Wire {
+        /// Run this many frames.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         frames: Option<u64>,
+        /// Run every frame stamped at or before this time (ns).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         until_ns: Option<u64>,
     },
@@ -90,10 +95,13 @@ pub const MAX_REQUEST: u64 = 64 << 20;
 /// A failed exchange with the daemon.
 #[derive(Debug, thiserror::Error)]
 pub enum ProtoError {
+    /// The socket does not answer.
     #[error("{path}: {source}")]
     Connect { path: String, source: std::io::Error },
+    /// Writing the request or reading the reply failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// The reply is not one JSON line.
     #[error("bad reply from the daemon: {0}")]
     BadReply(String),
 }

@@ -111,10 +111,12 @@ impl Tap {
         Ok(Tap { file, name: name.to_string() })
     }
 
+    /// The interface name.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The TAP file descriptor (for `poll`).
     pub fn fd(&self) -> RawFd {
         self.file.as_raw_fd()
     }

@@ -19,9 +19,13 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("DMA access of {len} bytes at {addr:#x} is outside [{base:#x}, {end:#x})")]
 pub struct MemError {
+    /// The device address accessed.
     pub addr: u64,
+    /// Bytes accessed.
     pub len: usize,
+    /// First device address of the memory.
     pub base: u64,
+    /// One past its last device address.
     pub end: u64,
 }
 
@@ -35,6 +39,7 @@ pub trait DmaMemory {
     fn base(&self) -> u64;
     /// Size in bytes.
     fn len(&self) -> usize;
+    /// Whether the memory has no bytes.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -37,6 +37,7 @@ impl Bar {
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Whether the mapping has no bytes.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -99,40 +99,71 @@ pub fn take_injected<D: Device + Wire + ?Sized>(dev: &mut D, n: usize, seq: u32)
 /// A device failure, as one line.
 #[derive(Debug, thiserror::Error)]
 pub enum DeviceError {
+    /// The host ring code refused or failed.
     #[error("{0}")]
     Ring(#[from] rings::RingError),
+    /// The card is not one this driver can run.
     #[error("{0}")]
     Identity(#[from] IdentityError),
-    #[error("{0}")]
-    Vfio(#[from] vfio::VfioError),
     /// A frame offered to a simulated card gave an output the core cannot
     /// give for one frame.
     #[error("frame {seq}: {transmitted} frames transmitted and {to_host} received by the host (receive ring {rx:?})")]
-    Outcome { seq: u32, transmitted: usize, to_host: usize, rx: RxCounters },
+    Outcome {
+        /// The frame's sequence number.
+        seq: u32,
+        /// Frames the card transmitted for it.
+        transmitted: usize,
+        /// Frames it handed up for it.
+        to_host: usize,
+        /// The receive ring's counters then.
+        rx: RxCounters,
+    },
     /// Frames sent through the transmit ring did not all leave the card.
     #[error("injected frame {seq}: {sent} frames sent, {transmitted} transmitted (transmit ring {tx:?})")]
-    Injected { seq: u32, sent: usize, transmitted: usize, tx: TxCounters },
+    Injected {
+        /// The sequence number the frames carried.
+        seq: u32,
+        /// Frames sent down the transmit ring.
+        sent: usize,
+        /// Frames that left the card.
+        transmitted: usize,
+        /// The transmit ring's counters then.
+        tx: TxCounters,
+    },
 }
 
 /// What the identification registers say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Identity {
+    /// `VERSION`: major in the upper half, minor in the lower.
     pub version: u32,
+    /// Table sizes and data width (`CAPS0`, `CAPS1`).
     pub params: HwParams,
+    /// The DMA engine's ring sizes and frame limit (`DMA_CAPS`).
     pub dma: DmaCaps,
 }
 
 /// The card is not one this driver can run.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum IdentityError {
+    /// `ID` reads all ones.
     #[error("the device does not answer: ID register reads 0xffffffff (memory decoding off, card in reset or gone)")]
     NoResponse,
+    /// `ID` is not "LVSN".
     #[error("not an lvsnic card: ID register reads {0:#010x}, expected 0x4c56534e (\"LVSN\")")]
     WrongId(u32),
+    /// A register map version other than 1.x.
     #[error("unsupported register map version {major}.{minor} (this driver supports 1.x)")]
-    Version { major: u16, minor: u16 },
+    Version {
+        /// `VERSION[31:16]`.
+        major: u16,
+        /// `VERSION[15:0]`.
+        minor: u16,
+    },
+    /// Parameters out of the range this driver handles.
     #[error("unsupported core: {0}")]
     Caps(String),
+    /// `DMA_CAPS` offers no usable ring size or frame length.
     #[error("no usable DMA engine: DMA_CAPS reads {0:#010x}")]
     NoDma(u32),
 }
@@ -178,8 +209,11 @@ pub fn check_identity<C: Csr + ?Sized>(csr: &mut C) -> Result<Identity, Identity
 /// A queue's device-side state and error counters (its registers).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueueRegs {
+    /// `STATUS`.
     pub status: u32,
+    /// `DQ_CONS`: descriptors consumed.
     pub dq_cons: u32,
+    /// `CQ_PROD`: completions written.
     pub cq_prod: u32,
     /// Malformed descriptors skipped.
     pub err_desc: u32,
@@ -194,19 +228,28 @@ pub struct QueueRegs {
 /// The core's frame counters (`CNT[0..4]`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CoreCounters {
+    /// `CNT_RX`: frames received from the network.
     pub rx: u64,
+    /// `CNT_FWD`: frames forwarded by the data plane.
     pub forwarded: u64,
+    /// `CNT_HOST`: frames handed up.
     pub to_host: u64,
+    /// `CNT_INJECT`: frames injected by the host.
     pub injected: u64,
 }
 
 /// Everything a device counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceCounters {
+    /// Receive ring (host side).
     pub rx: RxCounters,
+    /// Transmit ring (host side).
     pub tx: TxCounters,
+    /// Receive queue registers.
     pub rxq: QueueRegs,
+    /// Transmit queue registers.
     pub txq: QueueRegs,
+    /// The core's frame counters.
     pub core: CoreCounters,
 }
 

@@ -21,7 +21,9 @@ pub const MODEL_IOVA: u64 = 0x0000_0010_0000_0000;
 pub struct ModelDevice<C: Core = ModelCore> {
     card: Card<C, SimMemory>,
     mem: SimMemory,
+    /// The host side of the DMA rings.
     pub rings: Rings,
+    /// What the identification registers said.
     pub identity: Identity,
 }
 

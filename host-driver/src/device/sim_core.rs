@@ -13,6 +13,7 @@ pub const DRAIN_WATCHDOG_CYCLES: u64 = 50_000_000;
 
 /// The verilated core.
 pub struct SimCore {
+    /// The verilated core.
     pub rtl: Rtl,
     /// The first simulation error (a stuck frame, an AXI-Lite timeout, an
     /// RTL assertion); the core produces nothing more after it.
