@@ -2,7 +2,11 @@
 # Runs every lvsnic test: unit, property, conformance and end-to-end tests of
 # the whole workspace (including the RTL-vs-model differential runs and the
 # replay tests on the verilated core), the register-map freshness check,
-# the Verilator -Wall lint of the RTL and the cocotb testbenches. Installs what it needs when
+# the Verilator -Wall lint of the RTL, the cocotb testbenches, the build of
+# the director without Verilator (scripts/check-no-sim.sh) and the host
+# driver's module graph (no import cycles). Tests that need root run when
+# this runs as root; otherwise they are listed at the end as not run.
+# Installs what it needs when
 # missing (Rust must come from rustup; Verilator, cocotb and the SystemRDL
 # compiler go into .venv/ via scripts/setup-hw.sh).
 set -euo pipefail

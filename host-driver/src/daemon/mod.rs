@@ -266,6 +266,10 @@ struct Daemon<D: Device> {
 
 /// Runs `lvsnic daemon` until SIGINT/SIGTERM; returns the closing summary.
 pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
+    #[cfg(not(feature = "sim"))]
+    if args.backend == DaemonBackend::Sim {
+        return Err(DaemonError::Device(crate::NO_SIM_BACKEND.into()));
+    }
     let (mut cfg, limits) = limits::load_director(&args.director)?;
     let rules = match &args.rules {
         None => Default::default(),
