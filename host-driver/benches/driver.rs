@@ -16,7 +16,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use lvsnic::control::Control;
 use lvsnic::device::model::ModelDevice;
 use lvsnic::limits::Limits;
-use lvsnic::replay::MODEL_PARAMS;
+use lvsnic::device::model::MODEL_PARAMS;
 use lvsnic::slowpath::SlowPath;
 use lvsnic_model::director::Director;
 use lvsnic_model::hw::placement::FlowPlacer;
@@ -26,7 +26,7 @@ use lvsnic_model::hw::{Csr, HwPipeline};
 use lvsnic_model::rules::ipvsadm::parse_rules;
 use lvsnic_model::time::SEC;
 use lvsnic_model::wire::TCP_SYN;
-use lvsnic_tests::*;
+use lvsnic_fixtures::*;
 use std::hint::black_box;
 
 const RULES: &str = "-A -t 10.0.0.100:80 -s wlc\n\

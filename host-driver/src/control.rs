@@ -32,8 +32,10 @@
 //! `[neighbors]` entry, the sync daemon) is refused with one clear line and
 //! status 255, where a kernel would have accepted it.
 
-use crate::datapath::{Datapath, DatapathError};
+use crate::device::{Device, DeviceError, RxFrame, Wire};
 use crate::flows::OffloadView;
+pub use crate::invocation::Output;
+use crate::invocation::{usage, version};
 use crate::limits::{self, Limiter, Limits};
 use crate::slowpath::{FrameResult, SlowPath};
 use lvsnic_model::conn::{Conn, ConnId};
@@ -56,14 +58,6 @@ pub const EXIT_FAIL: i32 = 2;
 pub const EXIT_ERR: i32 = 255;
 /// `exit(1)` of the listing functions.
 pub const EXIT_LIST: i32 = 1;
-
-/// What one ipvsadm invocation printed and returned.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Output {
-    pub stdout: String,
-    pub stderr: String,
-    pub exit: i32,
-}
 
 /// Counters of the exception loop.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -89,11 +83,14 @@ enum Done {
 }
 
 /// The director as the daemon runs it.
-pub struct Control<D: Datapath> {
+pub struct Control<D: Device> {
+    /// The golden model and flow manager in front of the card.
     pub sp: SlowPath<D>,
     /// VIP table entries of the data plane.
     pub vip_count: u32,
+    /// The per-service new-connection rate limit.
     pub limiter: Limiter,
+    /// The exception loop's counters.
     pub counters: LoopCounters,
 }
 
@@ -202,7 +199,8 @@ fn dir_err_line(e: &DirectorError) -> String {
     }
 }
 
-impl<D: Datapath> Control<D> {
+impl<D: Device> Control<D> {
+    /// The control plane over `sp`, with `vip_count` VIP table entries and the rate limit `limits`.
     pub fn new(sp: SlowPath<D>, vip_count: u32, limits: Limits) -> Self {
         Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default() }
     }
@@ -213,36 +211,14 @@ impl<D: Datapath> Control<D> {
         self.sp.advance(ts);
     }
 
-    /// One frame from the wire at `ts`: the data plane forwards it, or hands
-    /// it up; a new-connection exception passes the service's rate limit,
-    /// then the golden model decides and the connection's flows are synced
-    /// (`SlowPath::frame_gated`).
-    pub fn frame(&mut self, ts: Time, frame: &[u8]) -> Result<FrameResult, DatapathError> {
-        self.counters.frames += 1;
-        let limiter = &mut self.limiter;
-        let r = self.sp.frame_gated(ts, frame, |d, f| match limits::new_conn_service(d, f) {
-            Some(svc) => limiter.admit(svc, ts),
-            None => true,
-        })?;
-        if r.in_hardware {
-            self.counters.in_hardware += 1;
-        } else {
-            self.counters.exceptions += 1;
-        }
-        if r.refused {
-            self.counters.rate_limited += 1;
-        }
-        self.counters.transmitted += r.tx.len() as u64;
-        self.counters.to_host += r.host.is_some() as u64;
-        Ok(r)
-    }
-
-    /// Handles the exception frames a card received from its own ports (the
-    /// `vfio` backend): up to `max` per call; returns how many.
-    pub fn poll_device(&mut self, max: usize) -> Result<usize, DatapathError> {
+    /// Handles the exception frames the card handed up on its receive ring
+    /// by itself (a real card's, from its own ports; a simulated card's
+    /// exceptions are taken by [`frame`](Self::frame)): up to `max` per call;
+    /// returns how many.
+    pub fn poll_device(&mut self, max: usize) -> Result<usize, DeviceError> {
         let mut batch = Vec::new();
-        let n = self.sp.dp.poll_exceptions(&mut batch, max)?;
-        for (meta, frame) in batch {
+        let n = self.sp.dp.recv(&mut batch, max)?;
+        for RxFrame { meta, data: frame } in batch {
             self.counters.frames += 1;
             self.counters.exceptions += 1;
             if let Some(svc) = limits::new_conn_service(&self.sp.director, &frame) {
@@ -252,18 +228,18 @@ impl<D: Datapath> Control<D> {
                 }
             }
             let r = self.sp.device_exception(meta.ts, frame, meta.seq)?;
-            self.counters.transmitted += r.tx.len() as u64;
+            self.counters.transmitted += r.injected as u64;
             self.counters.to_host += r.host.is_some() as u64;
         }
         Ok(n)
     }
 
-    /// A frame the director's own stack sends: injected, returned as it
-    /// leaves on the wire.
-    pub fn host_tx(&mut self, frame: &[u8]) -> Result<Vec<u8>, DatapathError> {
-        let f = self.sp.host_tx(frame)?;
+    /// A frame the director's own stack sends: down the card's transmit
+    /// ring, out of its network port.
+    pub fn host_tx(&mut self, frame: &[u8]) -> Result<(), DeviceError> {
+        self.sp.host_tx(frame)?;
         self.counters.transmitted += 1;
-        Ok(f)
+        Ok(())
     }
 
     /// The daemon's state as JSON (`lvsnic status`): the director report
@@ -391,11 +367,11 @@ impl<D: Datapath> Control<D> {
                 self.restore(prog, stdin, out)
             }
             Command::Help => {
-                out.stdout.push_str(&crate::cli::usage(prog));
+                out.stdout.push_str(&usage(prog));
                 Done::Exit(0)
             }
             Command::Version => {
-                out.stdout.push_str(&crate::cli::version(prog));
+                out.stdout.push_str(&version(prog));
                 Done::Exit(0)
             }
             Command::StartDaemon(_) | Command::StopDaemon(_) => {
@@ -586,6 +562,41 @@ impl<D: Datapath> Control<D> {
     /// The live rules as a service key list (for tests and status).
     pub fn service_keys(&self) -> Vec<ServiceKey> {
         self.sp.director.services.live_services().map(|s| s.rule.key).collect()
+    }
+}
+
+/// The exception loop over a card whose network is simulated.
+impl<D: Device + Wire> Control<D> {
+    /// One frame from the wire at `ts`: the data plane forwards it, or hands
+    /// it up; a new-connection exception passes the service's rate limit,
+    /// then the golden model decides and the connection's flows are synced
+    /// (`SlowPath::frame_gated`).
+    pub fn frame(&mut self, ts: Time, frame: &[u8]) -> Result<FrameResult, DeviceError> {
+        self.counters.frames += 1;
+        let limiter = &mut self.limiter;
+        let r = self.sp.frame_gated(ts, frame, |d, f| match limits::new_conn_service(d, f) {
+            Some(svc) => limiter.admit(svc, ts),
+            None => true,
+        })?;
+        if r.in_hardware {
+            self.counters.in_hardware += 1;
+        } else {
+            self.counters.exceptions += 1;
+        }
+        if r.refused {
+            self.counters.rate_limited += 1;
+        }
+        self.counters.transmitted += r.tx.len() as u64;
+        self.counters.to_host += r.host.is_some() as u64;
+        Ok(r)
+    }
+
+    /// [`host_tx`](Control::host_tx), returning the frame as it left the
+    /// card's MAC.
+    pub fn host_tx_observed(&mut self, frame: &[u8]) -> Result<Vec<u8>, DeviceError> {
+        let f = self.sp.host_tx_observed(frame)?;
+        self.counters.transmitted += 1;
+        Ok(f)
     }
 }
 

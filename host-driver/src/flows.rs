@@ -19,8 +19,11 @@ use std::net::Ipv4Addr;
 /// The flows one connection needs in hardware.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Wanted {
+    /// The request direction's flow key, action and whether it is offloaded.
     pub req: (FlowKey, ActionEntry, bool),
+    /// The reply direction (NAT), likewise.
     pub rep: Option<(FlowKey, ActionEntry, bool)>,
+    /// The real server.
     pub dest: DestId,
 }
 
@@ -111,6 +114,7 @@ pub struct FlowManager {
 }
 
 impl FlowManager {
+    /// No flows, for tables of `params`.
     pub fn new(params: HwParams) -> Self {
         let n = params.actions();
         FlowManager {
@@ -132,6 +136,7 @@ impl FlowManager {
         self.conns.len()
     }
 
+    /// Whether no connection is offloaded.
     pub fn is_empty(&self) -> bool {
         self.conns.is_empty()
     }
@@ -365,7 +370,9 @@ impl FlowManager {
 /// [`Offload`] view of the flows over a register interface, for
 /// [`Director::advance_with`].
 pub struct OffloadView<'a> {
+    /// The flow manager.
     pub flows: &'a mut FlowManager,
+    /// The card's registers.
     pub hw: &'a mut dyn Csr,
     /// Connections removed during the advance (their flows are uninstalled
     /// afterwards, when the director can be borrowed again).

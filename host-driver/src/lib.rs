@@ -7,15 +7,33 @@
 //! own syntax drives (`cli`, `control`); `keepalived` imports keepalived
 //! virtual servers.
 
-pub mod replay;
-pub mod datapath;
-pub mod flows;
-pub mod sim_bench;
-pub mod slowpath;
-pub mod vectors;
+//!
+//! Module dependencies point one way (`scripts/modgraph.py --check`, the
+//! graph in docs/architecture.md): commands (`cli`, `replay`, `vectors`,
+//! `daemon`, `keepalived`) → the exception loop and control plane
+//! (`control`, `slowpath`, `flows`, `limits`) → the card (`device`), with
+//! the control socket's protocol (`daemon::proto`) and the ipvsadm text
+//! (`invocation`) as leaves both sides use.
+//!
+//! Cargo feature `sim` (default): the `sim` backend, the verilated RTL core
+//! (`lvsnic-sim`, which needs Verilator to build). Without it the binary
+//! has the `model` and `vfio` backends only, and `--backend sim` says so.
+
 pub mod cli;
 pub mod control;
 pub mod daemon;
+pub mod device;
+pub mod flows;
+pub mod invocation;
 pub mod keepalived;
 pub mod limits;
-pub mod device;
+pub mod replay;
+#[cfg(feature = "sim")]
+pub mod sim_bench;
+pub mod slowpath;
+pub mod vectors;
+
+/// The one-line error of `--backend sim` in a build without the `sim`
+/// feature.
+pub const NO_SIM_BACKEND: &str =
+    "the sim backend is not in this build of lvsnic (built without the `sim` feature; rebuild with default features and Verilator installed)";

@@ -55,6 +55,7 @@ enum Cmd {
     Traffic(traffic_cmd::TrafficArgs),
     /// Measure the simulated RTL core: throughput and latency streaming
     /// established-flow frames, or simulation speed on test vectors.
+    #[cfg(feature = "sim")]
     SimBench {
         /// Data width of the core: 64 or 512.
         #[arg(long, default_value_t = 64)]
@@ -226,6 +227,7 @@ fn main() -> ExitCode {
             replay::replay(&ReplayArgs { rules, director, input, output, host, stats, backend, list, width }).map_err(|e| e.to_string())
         }
         Cmd::Traffic(args) => traffic_cmd::run(&args).map_err(|e| e.to_string()),
+        #[cfg(feature = "sim")]
         Cmd::SimBench { width, mode, frames, sweep: Some(range), step, json, .. } => parse_range(&range)
             .and_then(|(a, b)| lvsnic::sim_bench::sweep(width, mode, a..=b, step, frames))
             .map(|r| {
@@ -239,6 +241,7 @@ fn main() -> ExitCode {
                     )
                 }
             }),
+        #[cfg(feature = "sim")]
         Cmd::SimBench { width, frame_len, mode, frames, vectors, json, .. } => match vectors {
             Some(dir) => lvsnic::sim_bench::bench_vectors(width, &dir).map(|r| {
                 if json {
@@ -298,6 +301,7 @@ mod tests {
 }
 
 /// `FIRST..LAST` (or `FIRST..=LAST`), inclusive.
+#[cfg(feature = "sim")]
 fn parse_range(s: &str) -> Result<(usize, usize), String> {
     let (a, b) = s.split_once("..").ok_or_else(|| format!("--sweep {s}: expected FIRST..LAST"))?;
     let b = b.strip_prefix('=').unwrap_or(b);

@@ -12,10 +12,9 @@ use lvsnic_model::config::DirectorConfig;
 use crate::slowpath::SlowPath;
 use lvsnic_model::director::{Action, Director};
 use crate::control::Control;
-use crate::device::dma_model::DmaEngine;
-use crate::device::model::ModelDevice;
+use crate::device::model::{ModelDevice, MODEL_PARAMS};
 use crate::device::rings::RingConfig;
-use crate::device::sim_core::SimCore;
+use crate::device::{Device, Wire};
 use crate::limits::Limits;
 use lvsnic_model::hw::HwParams;
 use lvsnic_model::pcap::{self, PcapRecord};
@@ -33,22 +32,26 @@ pub enum Backend {
     /// other backends are compared with).
     Golden,
     /// The verilated RTL core (`lvsnic-sim`, width from `--width`) with the
-    /// host slow path.
+    /// host slow path (cargo feature `sim`).
     Sim,
 }
-
-/// Table sizes of the modelled data plane used by `--backend model`.
-pub const MODEL_PARAMS: HwParams = HwParams { data_width: 64, flow_buckets_log2: 16, action_log2: 12, vip_count: 32 };
 
 /// Inputs and outputs of one replay.
 #[derive(Clone, Debug)]
 pub struct ReplayArgs {
+    /// Rules (`ipvsadm -S` format).
     pub rules: PathBuf,
+    /// DIRECTOR.toml.
     pub director: PathBuf,
+    /// Frames arriving at the director (pcap).
     pub input: PathBuf,
+    /// Frames it transmits (pcap).
     pub output: PathBuf,
+    /// Frames for the director's own stack (pcap).
     pub host: Option<PathBuf>,
+    /// Counters as JSON.
     pub stats: Option<PathBuf>,
+    /// The data plane.
     pub backend: Backend,
     /// Also print `ipvsadm -L -n --stats`, `-L -n` and `-L -n --rate` of the final state.
     pub list: bool,
@@ -59,24 +62,33 @@ pub struct ReplayArgs {
 /// A failure the user sees as one line.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
+    /// DIRECTOR.toml is not valid.
     #[error("{0}")]
     Config(#[from] lvsnic_model::config::ConfigError),
+    /// The rules file is not valid.
     #[error("{path}: {msg}")]
     Rules { path: String, msg: String },
+    /// A capture could not be read or written.
     #[error("{path}: {msg}")]
     Pcap { path: String, msg: String },
+    /// The director refused its configuration or rules.
     #[error("{0}")]
     Director(#[from] lvsnic_model::director::DirectorError),
+    /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
+    /// The data plane failed or could not be built.
     #[error("{0}")]
     Device(String),
 }
 
 /// What a replay produced.
 pub struct ReplayOutcome {
+    /// Transmitted frames, stamped with the time of the frame that caused them.
     pub tx: Vec<PcapRecord>,
+    /// Frames for the director's own stack.
     pub host: Vec<PcapRecord>,
+    /// The director's counters at the end.
     pub report: Report,
     /// `ipvsadm -L -n --stats` followed by `ipvsadm -L -n` of the final state.
     pub listing: String,
@@ -121,13 +133,20 @@ pub fn run_limited(
     records: &[PcapRecord],
 ) -> Result<ReplayOutcome, ReplayError> {
     match backend {
+        #[cfg(feature = "sim")]
         Backend::Sim => {
+            use crate::device::sim_core::{sim_device, SimCore};
             let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
             let d = Director::new(cfg, rules, start)?;
-            let dev = sim_device(width)?;
+            let dev = sim_device(width).map_err(ReplayError::Device)?;
             let params = SimCore::params(width);
             let sp = SlowPath::new(d, dev, params).map_err(|e| ReplayError::Device(e.to_string()))?;
             run_split_limited(sp, params, limits, records)
+        }
+        #[cfg(not(feature = "sim"))]
+        Backend::Sim => {
+            let _ = width;
+            Err(ReplayError::Device(crate::NO_SIM_BACKEND.into()))
         }
         Backend::Golden => run_golden(cfg, rules, records),
         Backend::Model => {
@@ -140,21 +159,14 @@ pub fn run_limited(
     }
 }
 
-/// The `sim` device: the verilated core of `width` bits behind the DMA
-/// engine model and the host rings.
-pub fn sim_device(width: u32) -> Result<ModelDevice<SimCore>, ReplayError> {
-    let core = SimCore::new(width).map_err(ReplayError::Device)?;
-    ModelDevice::with_core(core, DmaEngine::default(), RingConfig::default()).map_err(|e| ReplayError::Device(e.to_string()))
-}
-
 /// Runs `records` through the daemon's exception loop ([`Control`], no
 /// rate limit) over a slow path in front of a data plane.
-pub fn run_split<D: crate::datapath::Datapath>(sp: SlowPath<D>, params: HwParams, records: &[PcapRecord]) -> Result<ReplayOutcome, ReplayError> {
+pub fn run_split<D: Device + Wire>(sp: SlowPath<D>, params: HwParams, records: &[PcapRecord]) -> Result<ReplayOutcome, ReplayError> {
     run_split_limited(sp, params, Limits::default(), records)
 }
 
 /// [`run_split`] with a rate limit.
-pub fn run_split_limited<D: crate::datapath::Datapath>(
+pub fn run_split_limited<D: Device + Wire>(
     sp: SlowPath<D>,
     params: HwParams,
     limits: Limits,

@@ -2,8 +2,15 @@
 //! the golden model (schedulers, connection table, transmitters); the
 //! resulting frames are injected, and the connection's flows are installed
 //! or updated in the data plane so its next packets stay in hardware.
+//!
+//! The slow path runs on any [`Device`]: it takes exceptions the card
+//! handed up ([`SlowPath::device_exception`]) and sends what the director
+//! transmits down the card's transmit ring. On a card whose network is
+//! simulated (`D: Device + Wire`, the `model` and `sim` backends) it can
+//! also offer a frame to the data plane itself ([`SlowPath::frame`]) and
+//! report the frames as they left the card's MAC.
 
-use crate::datapath::{Datapath, DatapathError};
+use crate::device::{self, Device, DeviceError, Wire};
 use crate::flows::{FlowManager, OffloadView};
 use lvsnic_model::director::{Action, Director, DirectorError};
 use lvsnic_model::rules::{DestRule, ServiceKey, ServiceRule};
@@ -15,8 +22,13 @@ use lvsnic_model::time::Time;
 /// What the director did with one received frame.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FrameResult {
-    /// Frames transmitted on the wire, in order.
+    /// Frames transmitted on the wire, in order, as they left the card
+    /// (cards with a [`Wire`]: the frame the data plane forwarded, or what
+    /// it transmitted for the frames the director sent).
     pub tx: Vec<Vec<u8>>,
+    /// Frames the director sent down the card's transmit ring for this
+    /// frame (every backend; on a [`Wire`] card they are also in `tx`).
+    pub injected: usize,
     /// The frame, if it went to the director's own stack.
     pub host: Option<Vec<u8>>,
     /// Whether the data plane forwarded it without the host.
@@ -27,20 +39,23 @@ pub struct FrameResult {
 }
 
 /// Golden model + flow manager in front of a data plane.
-pub struct SlowPath<D: Datapath> {
+pub struct SlowPath<D: Device> {
+    /// The golden model: services, connections, timers, transmitters.
     pub director: Director,
+    /// The hardware flows of offloaded connections.
     pub flows: FlowManager,
+    /// The card.
     pub dp: D,
     seq: u32,
 }
 
-impl<D: Datapath> SlowPath<D> {
+impl<D: Device> SlowPath<D> {
     /// Programs the data plane's registers from the director's
     /// configuration (MAC, IP, MTU, VIPs) and enables it.
-    pub fn new(director: Director, mut dp: D, params: HwParams) -> Result<Self, DatapathError> {
+    pub fn new(director: Director, mut dp: D, params: HwParams) -> Result<Self, DeviceError> {
         let id = dp.read32(ID);
         if id != ID_VALUE {
-            return Err(DatapathError::Device(format!("unexpected ID register {id:#010x} (expected {ID_VALUE:#010x})")));
+            return Err(device::IdentityError::WrongId(id).into());
         }
         let cfg = &director.cfg;
         for (reg, v) in identity_writes(cfg.mac, u32::from(cfg.ip), cfg.mtu) {
@@ -80,61 +95,39 @@ impl<D: Datapath> SlowPath<D> {
         self.flows.forget(&mut self.dp, &mut self.director, &removed);
     }
 
-    /// One received frame, end to end.
-    pub fn frame(&mut self, ts: Time, frame: &[u8]) -> Result<FrameResult, DatapathError> {
-        self.frame_gated(ts, frame, |_, _| true)
+    /// Sends a frame from the director's own stack down the card's
+    /// transmit ring (it leaves on the card's network port).
+    pub fn host_tx(&mut self, frame: &[u8]) -> Result<(), DeviceError> {
+        self.seq = self.seq.wrapping_add(1);
+        self.inject(&[frame], self.seq)
     }
 
-    /// [`frame`](Self::frame) with a gate at the slow path's entry: an
-    /// exception frame for which `admit(director, frame)` is false is
-    /// refused (dropped) before the golden model sees it.
-    pub fn frame_gated(
-        &mut self,
-        ts: Time,
-        frame: &[u8],
-        mut admit: impl FnMut(&Director, &[u8]) -> bool,
-    ) -> Result<FrameResult, DatapathError> {
-        self.advance(ts);
-        self.seq = self.seq.wrapping_add(1);
-        let seq = self.seq;
-        match self.dp.rx(frame, ts, seq)? {
-            HwOutput::Forward { frame, .. } => Ok(FrameResult { tx: vec![frame], in_hardware: true, ..Default::default() }),
-            HwOutput::ToHost { frame, .. } | HwOutput::Aborted { frame, .. } => {
-                if !admit(&self.director, &frame) {
-                    return Ok(FrameResult { refused: true, ..Default::default() });
-                }
-                self.exception(frame, seq)
-            }
-        }
-    }
-
-    /// Sends a frame from the director's own stack to the wire; returns it
-    /// as it left.
-    pub fn host_tx(&mut self, frame: &[u8]) -> Result<Vec<u8>, DatapathError> {
-        self.seq = self.seq.wrapping_add(1);
-        self.dp.inject(frame, self.seq)
+    /// Sends `frames` down the transmit ring with sequence number `seq`.
+    fn inject(&mut self, frames: &[&[u8]], seq: u32) -> Result<(), DeviceError> {
+        let batch: Vec<(&[u8], u32)> = frames.iter().map(|f| (*f, seq)).collect();
+        self.dp.send(&batch)?;
+        Ok(())
     }
 
     /// An exception frame a card received from its own ports (`seq` and
     /// `ts` from its metadata): timers run up to `ts`, then the golden model
     /// decides, as for frames handed up through [`frame`](Self::frame).
-    pub fn device_exception(&mut self, ts: Time, frame: Vec<u8>, seq: u32) -> Result<FrameResult, DatapathError> {
+    pub fn device_exception(&mut self, ts: Time, frame: Vec<u8>, seq: u32) -> Result<FrameResult, DeviceError> {
         self.advance(ts);
         self.exception(frame, seq)
     }
 
     /// A frame the data plane handed up: the golden model decides.
-    fn exception(&mut self, frame: Vec<u8>, seq: u32) -> Result<FrameResult, DatapathError> {
+    fn exception(&mut self, frame: Vec<u8>, seq: u32) -> Result<FrameResult, DeviceError> {
         let mut f = frame;
         let mut extra = Vec::new();
         let action = self.director.process_now(&mut f, &mut extra);
         let mut r = FrameResult::default();
         match action {
             Action::Transmit => {
-                r.tx.push(self.dp.inject(&f, seq)?);
-                for e in extra {
-                    r.tx.push(self.dp.inject(&e, seq)?);
-                }
+                let frames: Vec<&[u8]> = std::iter::once(&f).chain(&extra).map(Vec::as_slice).collect();
+                self.inject(&frames, seq)?;
+                r.injected = frames.len();
             }
             Action::ToHost(_) => r.host = Some(f),
             Action::Drop(_) | Action::Held => {}
@@ -202,5 +195,47 @@ impl<D: Datapath> SlowPath<D> {
     /// before reading them).
     pub fn settle(&mut self) {
         self.flows.credit_all(&mut self.dp, &mut self.director);
+    }
+}
+
+/// The data plane of a card whose network is simulated: frames are offered
+/// on its wire and what it transmits is read back.
+impl<D: Device + Wire> SlowPath<D> {
+    /// One received frame, end to end.
+    pub fn frame(&mut self, ts: Time, frame: &[u8]) -> Result<FrameResult, DeviceError> {
+        self.frame_gated(ts, frame, |_, _| true)
+    }
+
+    /// [`frame`](Self::frame) with a gate at the slow path's entry: an
+    /// exception frame for which `admit(director, frame)` is false is
+    /// refused (dropped) before the golden model sees it.
+    pub fn frame_gated(
+        &mut self,
+        ts: Time,
+        frame: &[u8],
+        mut admit: impl FnMut(&Director, &[u8]) -> bool,
+    ) -> Result<FrameResult, DeviceError> {
+        self.advance(ts);
+        self.seq = self.seq.wrapping_add(1);
+        let seq = self.seq;
+        match device::offer(&mut self.dp, frame, ts, seq)? {
+            HwOutput::Forward { frame, .. } => Ok(FrameResult { tx: vec![frame], in_hardware: true, ..Default::default() }),
+            HwOutput::ToHost { frame, .. } | HwOutput::Aborted { frame, .. } => {
+                if !admit(&self.director, &frame) {
+                    return Ok(FrameResult { refused: true, ..Default::default() });
+                }
+                let mut r = self.exception(frame, seq)?;
+                r.tx = device::take_injected(&mut self.dp, r.injected, seq)?;
+                Ok(r)
+            }
+        }
+    }
+
+    /// [`host_tx`](SlowPath::host_tx), returning the frame as it left the
+    /// card's MAC.
+    pub fn host_tx_observed(&mut self, frame: &[u8]) -> Result<Vec<u8>, DeviceError> {
+        self.host_tx(frame)?;
+        let mut tx = device::take_injected(&mut self.dp, 1, self.seq)?;
+        Ok(tx.remove(0))
     }
 }

@@ -17,6 +17,8 @@
 //! | `expected_host.txt` | `SEQ REASON HIT VIP HASH0 TS` per host frame (hex hash) |
 //! | `expected_abort.txt` | `SEQ` of frames aborted on `m_axis_tx` |
 
+use crate::device::model::ModelDevice;
+use crate::device::rings::RingConfig;
 use crate::replay::ReplayError;
 use crate::slowpath::SlowPath;
 use lvsnic_model::config::DirectorConfig;
@@ -30,11 +32,17 @@ use std::path::Path;
 /// What `vectors` wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VectorSummary {
+    /// Input frames.
     pub frames: usize,
+    /// Of those, forwarded by the data plane.
     pub forwarded: usize,
+    /// Handed to the host.
     pub to_host: usize,
+    /// Aborted on `m_axis_tx` (and handed up).
     pub aborted: usize,
+    /// Flow entries in the snapshot.
     pub flows: usize,
+    /// Register writes that load the snapshot.
     pub register_writes: usize,
 }
 
@@ -42,14 +50,15 @@ pub struct VectorSummary {
 pub fn snapshot(cfg: DirectorConfig, rules: &RuleSet, records: &[PcapRecord], params: HwParams) -> Result<HwPipeline, ReplayError> {
     let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
     let d = Director::new(cfg, rules, start)?;
-    let mut sp = SlowPath::new(d, HwPipeline::new(params), params).map_err(|e| ReplayError::Device(e.to_string()))?;
-    let mut best = sp.dp.clone();
+    let dev = ModelDevice::model(params, RingConfig::default()).map_err(|e| ReplayError::Device(e.to_string()))?;
+    let mut sp = SlowPath::new(d, dev, params).map_err(|e| ReplayError::Device(e.to_string()))?;
+    let mut best = sp.dp.card().core.hw.clone();
     let mut best_n = best.flow_count();
     for r in records {
         sp.frame(r.ts_ns, &r.data).map_err(|e| ReplayError::Device(e.to_string()))?;
         let n = sp.flows.len();
         if n > best_n {
-            best = sp.dp.clone();
+            best = sp.dp.card().core.hw.clone();
             best_n = best.flow_count();
         }
     }

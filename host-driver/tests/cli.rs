@@ -3,7 +3,7 @@
 
 use lvsnic_model::pcap::{self, PcapRecord, Resolution};
 use lvsnic_model::wire::{TCP_ACK, TCP_SYN};
-use lvsnic_tests::*;
+use lvsnic_fixtures::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

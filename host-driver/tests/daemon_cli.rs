@@ -7,7 +7,7 @@
 mod harness;
 
 use harness::*;
-use lvsnic_tests::director_toml;
+use lvsnic_fixtures::director_toml;
 
 const RULES: &str = "\
 -A -t 10.0.0.100:80 -s rr

@@ -1,6 +1,8 @@
 //! Helpers for the daemon tests (included by them with `#[path]`): start
 //! `lvsnic daemon` on a private socket, run `lvsnic` client commands
 //! against it, stop it with SIGTERM.
+// `unsafe` allowed in this test helper (the workspace denies it): kill(2) through libc.
+#![allow(unsafe_code)]
 #![allow(dead_code)]
 
 use std::io::Write;
@@ -8,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The `lvsnic` binary under test.
 pub const LVSNIC: &str = env!("CARGO_BIN_EXE_lvsnic");
 
 /// A fresh directory for one test.
@@ -18,6 +21,7 @@ pub fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
+/// Writes `text` to `dir/name`; returns the path.
 pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -27,8 +31,11 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 /// What a command printed and returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ran {
+    /// Exit status.
     pub code: i32,
+    /// Standard output.
     pub stdout: String,
+    /// Standard error.
     pub stderr: String,
 }
 
@@ -56,8 +63,11 @@ pub fn lvsnic_at(sock: &Path, args: &[&str], stdin: Option<&str>) -> Ran {
 /// A running daemon.
 pub struct Daemon {
     child: Option<Child>,
+    /// The test's directory.
     pub dir: PathBuf,
+    /// The daemon's control socket.
     pub sock: PathBuf,
+    /// The daemon's standard error, as a file.
     pub log: PathBuf,
 }
 
@@ -138,7 +148,8 @@ impl Daemon {
     /// Sends SIGTERM and waits: exit status and the daemon's stderr.
     pub fn stop(mut self) -> (i32, String) {
         let mut c = self.child.take().unwrap();
-        // SAFETY-free: kill(2) on our own child's pid.
+        // SAFETY: kill(2) has no memory effects; the pid is our own child's,
+        // not yet reaped, so it cannot have been reused.
         unsafe {
             libc::kill(c.id() as i32, libc::SIGTERM);
         }
@@ -150,6 +161,7 @@ impl Daemon {
 impl Drop for Daemon {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
+            // SAFETY: as in `stop`: our own unreaped child.
             unsafe {
                 libc::kill(c.id() as i32, libc::SIGTERM);
             }

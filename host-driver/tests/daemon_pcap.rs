@@ -1,6 +1,6 @@
 //! The daemon over a pcap wire: rule changes issued with `lvsnic -a/-e/-d`
 //! in the middle of a capture (`--pace step`), compared with frames built
-//! independently (`lvsnic_tests::expect`); listings after traffic byte for
+//! independently (`lvsnic_fixtures::expect`); listings after traffic byte for
 //! byte; the new-connection rate limit under a SYN flood; a whole capture
 //! through the daemon equals `lvsnic replay`.
 
@@ -10,7 +10,7 @@ mod harness;
 use harness::*;
 use lvsnic_model::pcap::{self, PcapRecord, Resolution};
 use lvsnic_model::wire::{TCP_ACK, TCP_PSH, TCP_SYN};
-use lvsnic_tests::*;
+use lvsnic_fixtures::*;
 use std::net::Ipv4Addr;
 use std::path::Path;
 

@@ -12,7 +12,7 @@ use harness::*;
 use lvsnic_model::director::{Action, Director};
 use lvsnic_model::pcap;
 use lvsnic_model::rules::ipvsadm::{format_list, parse_command, parse_rules, Command, ListOptions};
-use lvsnic_tests::*;
+use lvsnic_fixtures::*;
 
 const RULES: &str = "\
 -A -t 10.0.0.100:80 -s wlc
@@ -53,7 +53,7 @@ fn golden_apply(d: &mut Director, args: &str) {
 }
 
 fn sim_daemon_with_rule_changes_equals_golden(width: &str) {
-    assert_eq!(BACKENDS, 4, "the sim crate was built with its stand-in core, not hw/rtl");
+    assert_eq!(lvsnic_sim::RTL_ORIGIN, "hw/rtl", "the sim crate was not built from hw/rtl (stand-in core?)");
     let dir = tmpdir(&format!("simload{width}"));
     let rules = write(&dir, "rules", RULES);
     let dcfg = write(&dir, "d.toml", &director_toml());

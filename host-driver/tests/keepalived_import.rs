@@ -465,7 +465,7 @@ virtual_server 10.0.0.101 53 {
 }
 ",
     );
-    let d = Daemon::start(&dir, &lvsnic_tests::director_toml(), &[]);
+    let d = Daemon::start(&dir, &lvsnic_fixtures::director_toml(), &[]);
     let printed = conv(&conf);
     assert_eq!(printed.code, 0);
     let r = keepalived(&[conf.to_str().unwrap(), "--load", "--socket", d.sock.to_str().unwrap()]);

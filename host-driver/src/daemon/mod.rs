@@ -8,9 +8,13 @@
 //! ```
 //!
 //! * State: a [`Control`] (golden model + flow manager in front of a
-//!   [`Datapath`]). `--backend model` is the hardware model
-//!   (`lvsnic_model::hw::HwPipeline`); other backends plug in by building
-//!   another `Datapath` in [`run`] — the loop is generic over it.
+//!   [`Device`]). `--backend model` is the hardware model behind the DMA
+//!   engine model and the host rings, `sim` the verilated core in its
+//!   place (cargo feature `sim`), `vfio` a real card; the loop is generic
+//!   over the device. `--wire` needs a card whose network is simulated
+//!   ([`device::Wire`](crate::device::Wire): `model`, `sim`); a real card
+//!   takes its frames from its ports and hands exceptions up on its
+//!   receive ring, which the loop polls on every backend.
 //! * Control: the Unix socket of [`proto`] (default `/run/lvsnic.sock`,
 //!   `--socket` or `LVSNIC_SOCKET` override). Requests are applied between
 //!   frames. A second daemon on a socket that answers is refused with a
@@ -35,16 +39,15 @@
 pub mod proto;
 pub mod sys;
 
-use crate::control::{Control, Output};
-use crate::datapath::Datapath;
+use crate::control::Control;
+use crate::device::model::{ModelDevice, MODEL_PARAMS};
+use crate::device::rings::RingConfig;
+use crate::device::vfio::VfioDevice;
+use crate::device::{Device, Wire as SimulatedWire};
+use crate::invocation::Output;
 use crate::limits;
-use crate::replay::MODEL_PARAMS;
 use crate::slowpath::SlowPath;
 use lvsnic_model::director::Director;
-use crate::device::model::ModelDevice;
-use crate::device::rings::RingConfig;
-use crate::device::sim_core::SimCore;
-use crate::device::vfio::VfioDevice;
 use lvsnic_model::pcap::{self, PcapRecord, PcapWriter, Resolution};
 use lvsnic_model::time::Time;
 use proto::{Reply, Request};
@@ -84,7 +87,9 @@ pub enum Pace {
 /// Where frames come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WireSpec {
+    /// Frames from a capture; transmitted frames (and host frames) to captures.
     Pcap { input: PathBuf, output: PathBuf, host: Option<PathBuf> },
+    /// Frames on a TAP device.
     Tap(String),
 }
 
@@ -115,12 +120,19 @@ impl std::str::FromStr for WireSpec {
 /// Everything `lvsnic daemon` takes.
 #[derive(Clone, Debug)]
 pub struct DaemonArgs {
+    /// The data plane.
     pub backend: DaemonBackend,
+    /// DIRECTOR.toml.
     pub director: PathBuf,
+    /// Control socket (default: `LVSNIC_SOCKET`, else /run/lvsnic.sock).
     pub socket: Option<PathBuf>,
+    /// Rules loaded at start (`ipvsadm -S` format).
     pub rules: Option<PathBuf>,
+    /// Where frames come from (simulated backends).
     pub wire: Option<WireSpec>,
+    /// How a pcap wire is played.
     pub pace: Pace,
+    /// TAP device of the director's own stack.
     pub host_tap: Option<String>,
     /// PCI address of the card (`vfio`).
     pub device: Option<String>,
@@ -131,20 +143,28 @@ pub struct DaemonArgs {
 /// A failure the user sees as one line.
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
+    /// DIRECTOR.toml is not valid.
     #[error("{0}")]
     Config(#[from] lvsnic_model::config::ConfigError),
+    /// The rules file is not valid.
     #[error("{path}: {msg}")]
     Rules { path: String, msg: String },
+    /// A capture could not be read or written.
     #[error("{path}: {msg}")]
     Pcap { path: String, msg: String },
+    /// The director refused its configuration or rules.
     #[error("{0}")]
     Director(#[from] lvsnic_model::director::DirectorError),
+    /// A system call or file failed.
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
+    /// Another daemon answers on the socket.
     #[error("another lvsnic daemon is already listening on {0}")]
     AlreadyRunning(String),
+    /// The socket path is taken by something else.
     #[error("{0} exists and is not a socket")]
     NotASocket(String),
+    /// The card failed or could not be opened.
     #[error("{0}")]
     Device(String),
 }
@@ -181,6 +201,7 @@ impl ControlSocket {
         Ok(ControlSocket { listener, path: path.to_path_buf(), ino: (m.dev(), m.ino()) })
     }
 
+    /// The socket's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -225,9 +246,15 @@ enum Wire {
     Tap(sys::Tap),
 }
 
+/// Runs what the wire (and the host TAP) has for now.
+type RunWire<D> = fn(&mut Daemon<D>, &mut Vec<u8>) -> Result<(), DaemonError>;
+
 /// The daemon's whole state.
-struct Daemon<D: Datapath> {
+struct Daemon<D: Device> {
     ctl: Control<D>,
+    /// [`Daemon::run_wire`] for a card with a simulated network,
+    /// [`Daemon::run_host_tap`] for a real card (no `--wire`).
+    run_wire: RunWire<D>,
     wire: Wire,
     host_tap: Option<sys::Tap>,
     /// Frames for the host stack dropped (no --host-tap) or not written.
@@ -239,6 +266,10 @@ struct Daemon<D: Datapath> {
 
 /// Runs `lvsnic daemon` until SIGINT/SIGTERM; returns the closing summary.
 pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
+    #[cfg(not(feature = "sim"))]
+    if args.backend == DaemonBackend::Sim {
+        return Err(DaemonError::Device(crate::NO_SIM_BACKEND.into()));
+    }
     let (mut cfg, limits) = limits::load_director(&args.director)?;
     let rules = match &args.rules {
         None => Default::default(),
@@ -289,15 +320,19 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
             let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).map_err(|e| dev_err(e.to_string()))?;
             let sp = SlowPath::new(director, dev, MODEL_PARAMS).map_err(|e| dev_err(e.to_string()))?;
             let ctl = Control::new(sp, MODEL_PARAMS.vip_count, limits);
-            serve(Daemon { ctl, wire, host_tap, host_dropped: 0, tx_dropped: 0, live }, args)
+            serve(Daemon::new(ctl, Daemon::run_wire, wire, host_tap, live), args)
         }
+        #[cfg(feature = "sim")]
         DaemonBackend::Sim => {
-            let dev = crate::replay::sim_device(args.width).map_err(|e| dev_err(e.to_string()))?;
+            use crate::device::sim_core::{sim_device, SimCore};
+            let dev = sim_device(args.width).map_err(dev_err)?;
             let params = SimCore::params(args.width);
             let sp = SlowPath::new(director, dev, params).map_err(|e| dev_err(e.to_string()))?;
             let ctl = Control::new(sp, params.vip_count, limits);
-            serve(Daemon { ctl, wire, host_tap, host_dropped: 0, tx_dropped: 0, live }, args)
+            serve(Daemon::new(ctl, Daemon::run_wire, wire, host_tap, live), args)
         }
+        #[cfg(not(feature = "sim"))]
+        DaemonBackend::Sim => Err(dev_err(crate::NO_SIM_BACKEND.into())),
         DaemonBackend::Vfio => {
             let bdf = args.device.as_deref().ok_or_else(|| dev_err("--backend vfio needs --device <PCI address>, e.g. --device 0000:3b:00.0".into()))?;
             if !matches!(wire, Wire::None) {
@@ -307,7 +342,7 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
             let params = params_from_caps(&mut dev);
             let sp = SlowPath::new(director, dev, params).map_err(|e| dev_err(e.to_string()))?;
             let ctl = Control::new(sp, params.vip_count, limits);
-            serve(Daemon { ctl, wire, host_tap, host_dropped: 0, tx_dropped: 0, live: true }, args)
+            serve(Daemon::new(ctl, Daemon::run_host_tap, wire, host_tap, true), args)
         }
     }
 }
@@ -325,8 +360,8 @@ fn params_from_caps(csr: &mut dyn lvsnic_model::hw::Csr) -> lvsnic_model::hw::Hw
     }
 }
 
-fn serve<D: Datapath>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, DaemonError> {
-    let path = crate::cli::socket_path(args.socket.as_deref());
+fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, DaemonError> {
+    let path = proto::socket_path(args.socket.as_deref());
     let sock = ControlSocket::bind(&path)?;
     sys::install_signal_handlers().map_err(io_err("installing signal handlers"))?;
     let wire_desc = match (&args.wire, &d.wire) {
@@ -357,7 +392,7 @@ fn serve<D: Datapath>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Dae
         if ready[0] {
             d.accept_all(&sock.listener)?;
         }
-        d.run_wire(&mut buf)?;
+        (d.run_wire)(&mut d, &mut buf)?;
         // A real card's exceptions arrive on its receive ring (polled).
         d.ctl.poll_device(256).map_err(|e| DaemonError::Device(e.to_string()))?;
         if d.live && last_tick.elapsed() >= Duration::from_millis(100) {
@@ -374,7 +409,11 @@ fn serve<D: Datapath>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Dae
     ))
 }
 
-impl<D: Datapath> Daemon<D> {
+impl<D: Device> Daemon<D> {
+    fn new(ctl: Control<D>, run_wire: RunWire<D>, wire: Wire, host_tap: Option<sys::Tap>, live: bool) -> Self {
+        Daemon { ctl, run_wire, wire, host_tap, host_dropped: 0, tx_dropped: 0, live }
+    }
+
     fn poll_timeout(&self) -> i32 {
         match &self.wire {
             Wire::Pcap(w) if w.next < w.records.len() => match w.pace {
@@ -462,7 +501,7 @@ impl<D: Datapath> Daemon<D> {
                         }
                     }
                     let mut buf = Vec::new();
-                    if let Err(e) = self.run_wire(&mut buf) {
+                    if let Err(e) = (self.run_wire)(self, &mut buf) {
                         return Output { stderr: format!("{e}\n"), exit: 1, ..Default::default() };
                     }
                     let _ = self.flush();
@@ -481,6 +520,52 @@ impl<D: Datapath> Daemon<D> {
         }
     }
 
+    /// What the director's own stack sends (on `--host-tap`) goes down
+    /// the card's transmit ring and leaves on its port (a real card).
+    fn run_host_tap(&mut self, buf: &mut Vec<u8>) -> Result<(), DaemonError> {
+        self.host_tap_frames(buf, |d, f| d.ctl.host_tx(f).map_err(|e| DaemonError::Device(e.to_string())))
+    }
+
+    /// Reads up to 256 frames from `--host-tap` and hands each to `each`.
+    fn host_tap_frames(
+        &mut self,
+        buf: &mut Vec<u8>,
+        mut each: impl FnMut(&mut Self, &[u8]) -> Result<(), DaemonError>,
+    ) -> Result<(), DaemonError> {
+        if self.host_tap.is_none() {
+            return Ok(());
+        }
+        if buf.len() < 65536 {
+            buf.resize(65536, 0);
+        }
+        for _ in 0..256 {
+            let Some(ht) = &mut self.host_tap else { return Ok(()) };
+            let n = match ht.recv(buf).map_err(io_err(format!("reading {}", ht.name())))? {
+                None => return Ok(()),
+                Some(n) => n,
+            };
+            each(self, &buf[..n])?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), DaemonError> {
+        if let Wire::Pcap(w) = &mut self.wire {
+            w.out.flush().map_err(|e| DaemonError::Pcap { path: "output".into(), msg: e.to_string() })?;
+            if let Some(h) = &mut w.host {
+                h.flush().map_err(|e| DaemonError::Pcap { path: "host".into(), msg: e.to_string() })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn bad(msg: String) -> Reply {
+    Output { stdout: String::new(), stderr: format!("lvsnic daemon: {msg}\n"), exit: 2 }
+}
+
+/// The wire of a card whose network is simulated.
+impl<D: Device + SimulatedWire> Daemon<D> {
     /// Runs what the wire has for now.
     fn run_wire(&mut self, buf: &mut Vec<u8>) -> Result<(), DaemonError> {
         match &mut self.wire {
@@ -493,7 +578,7 @@ impl<D: Datapath> Daemon<D> {
                 self.run_tap(buf)
             }
         }?;
-        self.run_host_tap(buf)
+        self.run_host_tap_wire(buf)
     }
 
     fn run_pcap(&mut self) -> Result<(), DaemonError> {
@@ -588,50 +673,26 @@ impl<D: Datapath> Daemon<D> {
         Ok(())
     }
 
-    /// What the director's own stack sends (on `--host-tap`) goes out on the wire.
-    fn run_host_tap(&mut self, buf: &mut Vec<u8>) -> Result<(), DaemonError> {
-        if self.host_tap.is_none() {
-            return Ok(());
-        }
-        if buf.len() < 65536 {
-            buf.resize(65536, 0);
-        }
-        for _ in 0..256 {
-            let Some(ht) = &mut self.host_tap else { return Ok(()) };
-            let n = match ht.recv(buf).map_err(io_err(format!("reading {}", ht.name())))? {
-                None => return Ok(()),
-                Some(n) => n,
-            };
-            let f = self.ctl.host_tx(&buf[..n]).map_err(|e| DaemonError::Device(e.to_string()))?;
-            match &mut self.wire {
+    /// What the director's own stack sends (on `--host-tap`) goes out on
+    /// the wire as the card transmitted it.
+    fn run_host_tap_wire(&mut self, buf: &mut Vec<u8>) -> Result<(), DaemonError> {
+        self.host_tap_frames(buf, |d, frame| {
+            let f = d.ctl.host_tx_observed(frame).map_err(|e| DaemonError::Device(e.to_string()))?;
+            match &mut d.wire {
                 Wire::Tap(t) => {
                     if !t.send(&f).unwrap_or(false) {
-                        self.tx_dropped += 1;
+                        d.tx_dropped += 1;
                     }
                 }
                 Wire::Pcap(w) => {
-                    let ts = self.ctl.sp.director.now();
+                    let ts = d.ctl.sp.director.now();
                     w.out
                         .write_record(ts, &f)
                         .map_err(|e| DaemonError::Pcap { path: "output".into(), msg: e.to_string() })?;
                 }
-                Wire::None => self.tx_dropped += 1,
+                Wire::None => d.tx_dropped += 1,
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
-
-    fn flush(&mut self) -> Result<(), DaemonError> {
-        if let Wire::Pcap(w) = &mut self.wire {
-            w.out.flush().map_err(|e| DaemonError::Pcap { path: "output".into(), msg: e.to_string() })?;
-            if let Some(h) = &mut w.host {
-                h.flush().map_err(|e| DaemonError::Pcap { path: "host".into(), msg: e.to_string() })?;
-            }
-        }
-        Ok(())
-    }
-}
-
-fn bad(msg: String) -> Reply {
-    Output { stdout: String::new(), stderr: format!("lvsnic daemon: {msg}\n"), exit: 2 }
 }

@@ -35,12 +35,26 @@
 //! rate limit's counters and the offload state). A malformed request gets
 //! exit status 2 and a one-line `stderr`.
 
-use crate::control::Output;
+use crate::invocation::Output;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// Default control socket.
+pub const DEFAULT_SOCKET: &str = "/run/lvsnic.sock";
+
+/// The control socket: `explicit`, else `$LVSNIC_SOCKET`, else [`DEFAULT_SOCKET`].
+pub fn socket_path(explicit: Option<&Path>) -> PathBuf {
+    if let Some(p) = explicit {
+        return p.to_path_buf();
+    }
+    match std::env::var_os("LVSNIC_SOCKET") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from(DEFAULT_SOCKET),
+    }
+}
 
 /// One request on the control socket.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,9 +62,12 @@ use std::time::Duration;
 pub enum Request {
     /// An ipvsadm command line.
     Ipvsadm {
+        /// Program name for messages (default `lvsnic`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prog: Option<String>,
+        /// The arguments, without the program name.
         argv: Vec<String>,
+        /// What `-R` reads.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stdin: Option<String>,
     },
@@ -58,8 +75,10 @@ pub enum Request {
     Status,
     /// Run frames of a `--pace step` pcap wire.
     Wire {
+        /// Run this many frames.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         frames: Option<u64>,
+        /// Run every frame stamped at or before this time (ns).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         until_ns: Option<u64>,
     },
@@ -76,10 +95,13 @@ pub const MAX_REQUEST: u64 = 64 << 20;
 /// A failed exchange with the daemon.
 #[derive(Debug, thiserror::Error)]
 pub enum ProtoError {
+    /// The socket does not answer.
     #[error("{path}: {source}")]
     Connect { path: String, source: std::io::Error },
+    /// Writing the request or reading the reply failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// The reply is not one JSON line.
     #[error("bad reply from the daemon: {0}")]
     BadReply(String),
 }

@@ -1,5 +1,7 @@
 //! The few system calls the daemon needs beyond std: SIGINT/SIGTERM
 //! handling, TAP devices, poll(2). All of the daemon's `unsafe` is here.
+// `unsafe` allowed here (the crate denies it): sigaction(2), poll(2), the TUNSETIFF and SIOCSIFFLAGS ioctls.
+#![allow(unsafe_code)]
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -109,10 +111,12 @@ impl Tap {
         Ok(Tap { file, name: name.to_string() })
     }
 
+    /// The interface name.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The TAP file descriptor (for `poll`).
     pub fn fd(&self) -> RawFd {
         self.file.as_raw_fd()
     }

@@ -22,6 +22,7 @@ use lvsnic_model::hw::{Csr, HwOutput, HwParams, HwPipeline};
 /// A frame the core sent on `m_axis_tx`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TxOut {
+    /// The frame's bytes.
     pub data: Vec<u8>,
     /// `m_axis_tx_tuser[31:0]`.
     pub seq: u32,
@@ -33,6 +34,7 @@ pub struct TxOut {
 /// five 32-bit words (word 0 = bits 31:0), uninterpreted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostOut {
+    /// `m_axis_host_tuser`, word 0 = bits 31:0.
     pub meta: [u32; 5],
     pub data: Vec<u8>,
 }
@@ -40,7 +42,9 @@ pub struct HostOut {
 /// Frames that came out of a core, per output stream, in order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CoreOutputs {
+    /// Frames on `m_axis_tx`.
     pub tx: Vec<TxOut>,
+    /// Frames on `m_axis_host`.
     pub host: Vec<HostOut>,
 }
 
@@ -81,11 +85,13 @@ pub trait Core: Csr {
 /// The hardware model as a [`Core`].
 #[derive(Clone, Debug)]
 pub struct ModelCore {
+    /// The hardware model.
     pub hw: HwPipeline,
     pending: CoreOutputs,
 }
 
 impl ModelCore {
+    /// The hardware model with table sizes `params`, out of reset.
     pub fn new(params: HwParams) -> ModelCore {
         ModelCore { hw: HwPipeline::new(params), pending: CoreOutputs::default() }
     }
@@ -286,11 +292,14 @@ impl Default for DmaEngine {
 /// Which of the engine's queues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueueId {
+    /// The receive queue (exception frames).
     Rx,
+    /// The transmit queue (injected frames).
     Tx,
 }
 
 impl DmaEngine {
+    /// An engine that reports `caps` in `DMA_CAPS`, both queues disabled.
     pub fn new(caps: DmaCaps) -> DmaEngine {
         DmaEngine { caps, rx: Queue::default(), tx: Queue::default() }
     }
@@ -403,7 +412,9 @@ impl DmaEngine {
 /// to the core's AXI-Lite port.
 #[derive(Debug)]
 pub struct Card<C: Core, M: DmaMemory> {
+    /// The core behind the engine.
     pub core: C,
+    /// The DMA engine.
     pub engine: DmaEngine,
     mem: M,
     outs: CoreOutputs,
@@ -411,6 +422,7 @@ pub struct Card<C: Core, M: DmaMemory> {
 }
 
 impl<C: Core, M: DmaMemory> Card<C, M> {
+    /// A card with `core` and `engine`, its DMA into `mem`.
     pub fn new(core: C, engine: DmaEngine, mem: M) -> Self {
         Card { core, engine, mem, outs: CoreOutputs::default(), wire_tx: Vec::new() }
     }

@@ -10,6 +10,8 @@
 //! * [`DmaRegion`]: an anonymous mapping (hugepages when available) that
 //!   the VFIO backend maps into the IOMMU; the only `unsafe` of this file
 //!   is its volatile copy loop.
+// `unsafe` allowed here (the crate denies it): volatile copies to and from DMA memory, the anonymous mapping.
+#![allow(unsafe_code)]
 
 use std::sync::{Arc, Mutex};
 
@@ -17,9 +19,13 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("DMA access of {len} bytes at {addr:#x} is outside [{base:#x}, {end:#x})")]
 pub struct MemError {
+    /// The device address accessed.
     pub addr: u64,
+    /// Bytes accessed.
     pub len: usize,
+    /// First device address of the memory.
     pub base: u64,
+    /// One past its last device address.
     pub end: u64,
 }
 
@@ -33,6 +39,7 @@ pub trait DmaMemory {
     fn base(&self) -> u64;
     /// Size in bytes.
     fn len(&self) -> usize;
+    /// Whether the memory has no bytes.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -6,6 +6,8 @@
 //! or not 4-byte aligned is never dereferenced (reads return 0xFFFFFFFF,
 //! what PCIe returns for an unsupported request; writes are dropped) and
 //! is counted in [`Bar::bad_accesses`].
+// `unsafe` allowed here (the crate denies it): volatile loads and stores to the mapped BAR.
+#![allow(unsafe_code)]
 
 use lvsnic_model::hw::Csr;
 use std::fs::File;
@@ -35,6 +37,7 @@ impl Bar {
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Whether the mapping has no bytes.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

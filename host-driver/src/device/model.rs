@@ -6,9 +6,11 @@ use super::dma_model::{Card, Core, DmaEngine, ModelCore, TxOut};
 use super::memory::SimMemory;
 use super::rings::{RingConfig, RingLayout, Rings, RxFrame};
 use super::{check_identity, read_counters, Device, DeviceCounters, DeviceError, Identity, Wire};
-use crate::datapath::{Datapath, DatapathError};
-use lvsnic_model::hw::{Csr, HwOutput, HwParams};
+use lvsnic_model::hw::{Csr, HwParams};
 use lvsnic_model::time::Time;
+
+/// Table sizes of the modelled card (`--backend model`).
+pub const MODEL_PARAMS: HwParams = HwParams { data_width: 64, flow_buckets_log2: 16, action_log2: 12, vip_count: 32 };
 
 /// Device address of the model's DMA memory (arbitrary, above 4 GiB so the
 /// `_HI` halves of the base registers are exercised).
@@ -19,7 +21,9 @@ pub const MODEL_IOVA: u64 = 0x0000_0010_0000_0000;
 pub struct ModelDevice<C: Core = ModelCore> {
     card: Card<C, SimMemory>,
     mem: SimMemory,
+    /// The host side of the DMA rings.
     pub rings: Rings,
+    /// What the identification registers said.
     pub identity: Identity,
 }
 
@@ -84,42 +88,5 @@ impl<C: Core> Wire for ModelDevice<C> {
     }
     fn transmitted(&mut self) -> Vec<TxOut> {
         self.card.take_wire_tx()
-    }
-}
-
-/// The slow path's view: a frame in, what came out for it, all through the
-/// rings.
-impl<C: Core> Datapath for ModelDevice<C> {
-    fn rx(&mut self, frame: &[u8], ts: Time, seq: u32) -> Result<HwOutput, DatapathError> {
-        self.deliver(frame, ts, seq);
-        let mut tx = self.transmitted();
-        let mut host = Vec::with_capacity(1);
-        self.recv(&mut host, usize::MAX).map_err(|e| DatapathError::Device(e.to_string()))?;
-        let (nt, nh) = (tx.len(), host.len());
-        if nt <= 1 && nh <= 1 {
-            match (tx.pop(), host.pop()) {
-                (Some(t), None) if !t.abort => return Ok(HwOutput::Forward { frame: t.data, seq: t.seq }),
-                (None, Some(h)) => return Ok(HwOutput::ToHost { meta: h.meta, frame: h.data }),
-                (Some(t), Some(h)) if t.abort => return Ok(HwOutput::Aborted { meta: h.meta, frame: h.data }),
-                _ => {}
-            }
-        }
-        Err(DatapathError::Device(format!(
-            "frame {seq}: {nt} frames transmitted and {nh} received by the host (receive ring {:?})",
-            self.rings.rx.counters
-        )))
-    }
-
-    fn inject(&mut self, frame: &[u8], seq: u32) -> Result<Vec<u8>, DatapathError> {
-        self.send(&[(frame, seq)]).map_err(|e| DatapathError::Device(e.to_string()))?;
-        let mut tx = self.transmitted();
-        let n = tx.len();
-        match tx.pop() {
-            Some(t) if n == 1 && !t.abort => Ok(t.data),
-            _ => Err(DatapathError::Device(format!(
-                "injected frame {seq}: {n} frames transmitted (transmit ring {:?})",
-                self.rings.tx.counters
-            ))),
-        }
     }
 }

@@ -2,7 +2,9 @@
 //! DMA engine model and the host rings it is the `sim` backend
 //! (`ModelDevice<SimCore>`), the same host code path a real card sees.
 
-use super::dma_model::{Core, CoreOutputs, HostOut, TxOut};
+use super::dma_model::{Core, CoreOutputs, DmaEngine, HostOut, TxOut};
+use super::model::ModelDevice;
+use super::rings::RingConfig;
 use lvsnic_model::hw::{Csr, HwParams};
 use lvsnic_sim::{Core as Rtl, InjectUser, RxUser, SimError, TxUser, Width};
 
@@ -11,6 +13,7 @@ pub const DRAIN_WATCHDOG_CYCLES: u64 = 50_000_000;
 
 /// The verilated core.
 pub struct SimCore {
+    /// The verilated core.
     pub rtl: Rtl,
     /// The first simulation error (a stuck frame, an AXI-Lite timeout, an
     /// RTL assertion); the core produces nothing more after it.
@@ -50,6 +53,13 @@ impl SimCore {
             self.error.get_or_insert(e);
         }
     }
+}
+
+/// The `sim` device: the verilated core of `width` bits behind the DMA
+/// engine model and the host rings.
+pub fn sim_device(width: u32) -> Result<ModelDevice<SimCore>, String> {
+    let core = SimCore::new(width)?;
+    ModelDevice::with_core(core, DmaEngine::default(), RingConfig::default()).map_err(|e| e.to_string())
 }
 
 impl Csr for SimCore {

@@ -7,6 +7,8 @@
 //! field offsets pinned in tests and compared with the installed kernel
 //! header by `tests/device_vfio.rs`). Every struct passed by pointer
 //! carries `argsz` = its full size, so the kernel never writes past it.
+// `unsafe` allowed here (the crate denies it): the VFIO ioctl(2) calls.
+#![allow(unsafe_code)]
 
 use std::ffi::CStr;
 use std::io;

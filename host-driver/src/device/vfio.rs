@@ -486,36 +486,3 @@ mod tests {
         assert!(is_dma_register(0x800) && is_dma_register(0x8BC) && !is_dma_register(0x7FC) && !is_dma_register(0x900));
     }
 }
-
-/// A real card as the slow path's data plane: frames arrive on the card's
-/// own ports and come up through the receive ring
-/// ([`poll_exceptions`](crate::datapath::Datapath::poll_exceptions));
-/// injected frames go down the transmit ring.
-impl crate::datapath::Datapath for VfioDevice {
-    fn rx(
-        &mut self,
-        _frame: &[u8],
-        _ts: lvsnic_model::time::Time,
-        _seq: u32,
-    ) -> Result<lvsnic_model::hw::HwOutput, crate::datapath::DatapathError> {
-        Err(crate::datapath::DatapathError::Device(
-            "a real card receives frames from its own network ports, not from the host".into(),
-        ))
-    }
-    fn inject(&mut self, frame: &[u8], seq: u32) -> Result<Vec<u8>, crate::datapath::DatapathError> {
-        use super::Device;
-        self.send(&[(frame, seq)]).map_err(|e| crate::datapath::DatapathError::Device(e.to_string()))?;
-        Ok(frame.to_vec())
-    }
-    fn poll_exceptions(
-        &mut self,
-        out: &mut Vec<(lvsnic_model::hw::HostMeta, Vec<u8>)>,
-        max: usize,
-    ) -> Result<usize, crate::datapath::DatapathError> {
-        use super::Device;
-        let mut frames = Vec::new();
-        let n = self.recv(&mut frames, max).map_err(|e| crate::datapath::DatapathError::Device(e.to_string()))?;
-        out.extend(frames.into_iter().map(|f| (f.meta, f.data)));
-        Ok(n)
-    }
-}
