@@ -11,9 +11,7 @@ use crate::time::{secs, Time};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 
-/// Index of a service in the table's arena.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-pub struct ServiceId(pub u32);
+pub use crate::dest::ServiceId;
 
 /// FTP control port (`FTPPORT`).
 pub const FTPPORT: u16 = 21;

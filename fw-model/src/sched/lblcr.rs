@@ -33,7 +33,7 @@
 use super::lblc::{is_overloaded, Table};
 use super::wlc::least_weighted;
 use super::{SchedPacket, Scheduler, SvcView};
-use crate::ipvs::DestId;
+use crate::dest::DestId;
 use crate::rng::RandomSource;
 use crate::time::Time;
 

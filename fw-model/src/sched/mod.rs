@@ -32,7 +32,7 @@
 //! `schedule` does not allocate, except that lblc/lblcr may when they create
 //! a cache entry (the kernel `kmalloc`s one); see `tests.rs`.
 
-use crate::ipvs::{Dest, DestId};
+use crate::dest::{Dest, DestId};
 use crate::rng::RandomSource;
 use crate::rules::{Protocol, SchedFlags};
 use crate::time::{secs, Time};

@@ -17,7 +17,7 @@
 //!   from the connection code without telling the scheduler).
 
 use super::{new_scheduler_with, SchedPacket, SchedSysctls, Scheduler, SvcView};
-use crate::ipvs::{Dest, DestId, ServiceId};
+use crate::dest::{Dest, DestId, ServiceId};
 use crate::rng::{RandomSource, SplitMix64};
 use crate::rules::{FwdMethod, Protocol, SchedFlags};
 use crate::time::Time;
