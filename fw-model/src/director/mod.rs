@@ -54,7 +54,9 @@ use crate::ipvs::{Estimator, RuleError, ServiceTable, Stats};
 use crate::rng::SplitMix64;
 use crate::rules::{RuleSet, ServiceKey};
 use crate::time::Time;
-use crate::wire::{self, FrameError, FrameInfo, MacAddr, IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP};
+use crate::wire::{
+    self, ArpOperation, ArpPacket, ArpRepr, EthernetFrame, FrameError, FrameInfo, Ipv4Packet, MacAddr,
+    IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP};
 use crate::xmit;
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
@@ -398,23 +400,19 @@ impl Director {
         self.conns.touch_batch(&keys[..n], &mut heads[..n])
     }
 
-    /// The connection-table key of an untagged IPv4 TCP/UDP frame.
+    /// The connection-table key of an IPv4 TCP/UDP frame (802.1Q-tagged or
+    /// not).
     #[inline]
     fn lookup_key(&self, frame: &[u8]) -> Option<(u8, u32, u16)> {
-        if frame.len() < 38 || frame[12] != 0x08 || frame[13] != 0x00 {
+        let eth = EthernetFrame::new_checked(frame).ok()?;
+        if eth.ethertype() != wire::ETHERTYPE_IPV4 {
             return None;
         }
-        let l4 = 14 + ((frame[14] & 0x0f) as usize) * 4;
-        if frame.len() < l4 + 4 {
-            return None;
-        }
-        let proto = frame[23];
-        let s = u32::from_be_bytes([frame[26], frame[27], frame[28], frame[29]]);
-        let d = u32::from_be_bytes([frame[30], frame[31], frame[32], frame[33]]);
-        let sp = u16::from_be_bytes([frame[l4], frame[l4 + 1]]);
-        let dp = u16::from_be_bytes([frame[l4 + 2], frame[l4 + 3]]);
+        let ip = Ipv4Packet::new_checked_header(eth.into_payload()).ok()?;
+        let (sp, dp) = wire::transport_ports(&ip.into_inner()[ip.header_len()..])?;
+        let (s, d) = (u32::from(ip.src_addr()), u32::from(ip.dst_addr()));
         // Requests are keyed on the source, replies on the destination.
-        Some(if self.services.is_vip(d) { (proto, s, sp) } else { (proto, d, dp) })
+        Some(if self.services.is_vip(d) { (ip.protocol(), s, sp) } else { (ip.protocol(), d, dp) })
     }
 
     /// Processes one frame received at time `ts`. On [`Action::Transmit`]
@@ -495,16 +493,16 @@ impl Director {
     /// ARP: answer requests for the director's address and every VIP.
     fn arp(&mut self, frame: &mut Vec<u8>, info: &FrameInfo) -> Action {
         let l3 = info.l2_len;
-        if frame.len() < l3 + 28 {
+        if frame.len() < l3 + wire::arp::PACKET_LEN {
             return self.host(HostReason::Malformed);
         }
-        let a = &frame[l3..];
-        let ok = a[0..2] == [0, 1] && a[2..4] == [8, 0] && a[4] == 6 && a[5] == 4;
-        let op = u16::from_be_bytes([a[6], a[7]]);
-        let tpa = Ipv4Addr::new(a[24], a[25], a[26], a[27]);
-        if !ok || op != 1 {
+        let Ok(req) = ArpRepr::parse(&ArpPacket::new_unchecked(&frame[l3..])) else {
+            return self.host(HostReason::Arp);
+        };
+        if req.operation != ArpOperation::Request {
             return self.host(HostReason::Arp);
         }
+        let tpa = req.target_ip;
         if tpa != self.cfg.ip && !self.services.is_vip(u32::from(tpa)) {
             return self.host(HostReason::Arp);
         }

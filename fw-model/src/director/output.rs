@@ -4,8 +4,8 @@
 //! (`icmpv4_xrlim_allow`), `ip_finish_output`'s fragmentation, and the
 //! drop and host-handoff accounting.
 
-use crate::wire::icmp::{ICMP_DEST_UNREACH, ICMP_TIME_EXCEEDED, ICMP_UNREACH_FRAG_NEEDED};
-use crate::wire::IPPROTO_ICMP;
+use crate::wire::icmp::{self, ICMP_DEST_UNREACH, ICMP_TIME_EXCEEDED, ICMP_UNREACH_FRAG_NEEDED};
+use crate::wire::{Icmpv4Packet, Ipv4Packet, IPPROTO_ICMP};
 use super::{Action, Director, DropReason, HostReason, Pkt};
 use crate::conn::{flags as cf, ConnId};
 use crate::defrag::DefragUser;
@@ -57,8 +57,7 @@ impl Director {
     /// `drop` action when the kernel would send nothing.
     pub(super) fn icmp_send(&mut self, frame: &mut Vec<u8>, p: &Pkt, typ: u8, code: u8, info: u32, src: u32, drop: DropReason) -> Action {
         // Never about a non-first fragment, nor about an ICMP error.
-        let frag = u16::from_be_bytes([frame[p.l3 + 6], frame[p.l3 + 7]]) & xmit::IP_OFFSET;
-        if frag != 0 {
+        if Ipv4Packet::new_unchecked(&frame[p.l3..]).frag_offset_units() != 0 {
             return self.drop(drop);
         }
         if p.proto == IPPROTO_ICMP {
@@ -66,8 +65,8 @@ impl Director {
             if it >= frame.len() {
                 return self.drop(drop);
             }
-            let t = frame[it];
-            if t > 18 || xmit::icmp_type_is_error(t) {
+            let t = Icmpv4Packet::new_unchecked(&frame[it..]).msg_type();
+            if t > 18 || icmp::is_error_type(t) {
                 return self.drop(drop);
             }
         }
@@ -120,7 +119,8 @@ impl Director {
     /// Splits an oversized (DF clear) packet into fragments: the first
     /// replaces `frame`, the rest go to `extra`.
     pub(super) fn finish_tx(&mut self, frame: &mut Vec<u8>, l3: usize, extra: &mut Vec<Vec<u8>>) -> Action {
-        let tot = u16::from_be_bytes([frame[l3 + 2], frame[l3 + 3]]) as usize;
+        let ip = Ipv4Packet::new_unchecked(&frame[l3..]);
+        let (tot, hl) = (usize::from(ip.total_len()), ip.header_len());
         if let Some(r) = &self.reasm {
             // ip_finish_output: a reassembled packet always goes through
             // ip_fragment, at the smaller of the MTU and its largest
@@ -129,7 +129,6 @@ impl Director {
             // path, DF cleared); reassembled for local delivery, they were
             // coalesced into one buffer: cut anew (slow path).
             let mtu = (self.cfg.mtu as usize).min(r.frag_max_size as usize);
-            let hl = xmit::ihl(frame, l3);
             let same_data = r.pieces.iter().sum::<usize>() == tot - hl;
             let mut frags = if r.user == DefragUser::VsOut && same_data && xmit::fraglist_fits(hl, mtu, &r.pieces) {
                 xmit::fragment_fast(frame, l3, &r.pieces)
@@ -191,7 +190,7 @@ impl Director {
                 // The kernel draws a non-DF outer ID from its randomised
                 // generator; the model copies the inner ID (documented
                 // deviation: deterministic, and the hardware can do it).
-                let inner_id = u16::from_be_bytes([frame[p.l3 + 4], frame[p.l3 + 5]]);
+                let inner_id = Ipv4Packet::new_unchecked(&frame[p.l3..]).ident();
                 xmit::ipip_encap(frame, p.l3, self.cfg.ip, daddr, self.cfg.sysctl.pmtu_disc, inner_id);
             }
             _ => return self.host(HostReason::LocalRealServer),
