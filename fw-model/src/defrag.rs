@@ -162,6 +162,7 @@ fn ecn_combine(bits: u8) -> Option<u8> {
 }
 
 impl Defrag {
+    /// No queue, nothing buffered.
     pub fn new() -> Self {
         Self::default()
     }
@@ -171,6 +172,7 @@ impl Defrag {
         self.queues.len()
     }
 
+    /// Whether no datagram is being reassembled.
     pub fn is_empty(&self) -> bool {
         self.queues.is_empty()
     }

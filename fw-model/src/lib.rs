@@ -16,6 +16,8 @@
 //! No wall clock is used anywhere: time is the packets' timestamps
 //! ([`time::Time`], nanoseconds).
 
+#![warn(missing_docs)]
+
 pub mod time;
 pub mod wire;
 pub mod pcap;

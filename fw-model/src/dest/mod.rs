@@ -25,6 +25,7 @@ pub struct ServiceId(pub u32);
 pub struct DestId(pub u32);
 
 impl DestId {
+    /// The arena index.
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -50,8 +51,11 @@ pub struct Stats {
 pub struct Dest {
     /// The service this server belongs to.
     pub svc: ServiceId,
+    /// Real server address.
     pub addr: Ipv4Addr,
+    /// Real server port.
     pub port: u16,
+    /// Forwarding method.
     pub fwd: FwdMethod,
     /// Current weight (kernel `atomic_t weight`), 0..=65535.
     pub weight: i32,
@@ -72,6 +76,7 @@ pub struct Dest {
     pub available: bool,
     /// `IP_VS_DEST_F_OVERLOAD`: upper threshold reached.
     pub overloaded: bool,
+    /// Traffic counters.
     pub stats: Stats,
     /// Rate estimator over `stats` (`ipvsadm -L --rate`).
     pub est: Estimator,

@@ -88,6 +88,7 @@ pub enum HostReason {
 }
 
 impl HostReason {
+    /// Every reason, in counter-index order.
     pub const ALL: [HostReason; 9] = [
         HostReason::Malformed,
         HostReason::NonIp,
@@ -99,6 +100,7 @@ impl HostReason {
         HostReason::LocalRealServer,
         HostReason::Forward,
     ];
+    /// The name in `STATS.json` and the replay summary.
     pub fn name(self) -> &'static str {
         match self {
             HostReason::Malformed => "malformed",
@@ -142,6 +144,7 @@ pub enum DropReason {
 }
 
 impl DropReason {
+    /// Every reason, in counter-index order.
     pub const ALL: [DropReason; 10] = [
         DropReason::OtherHost,
         DropReason::TtlExceeded,
@@ -154,6 +157,7 @@ impl DropReason {
         DropReason::Truncated,
         DropReason::Reassembly,
     ];
+    /// The name in `STATS.json` and the replay summary.
     pub fn name(self) -> &'static str {
         match self {
             DropReason::OtherHost => "other_host",
@@ -224,14 +228,21 @@ struct ReasmInfo {
 /// Director-wide counters (beyond the IPVS per-service statistics).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
+    /// Frames received (and credited from the hardware).
     pub frames_in: u64,
+    /// Frames transmitted (fragments and generated replies included).
     pub frames_tx: u64,
+    /// Frames handed to the director's own stack.
     pub frames_host: u64,
+    /// Frames dropped (an ICMP error sent instead counts too).
     pub frames_dropped: u64,
+    /// Frames handed to the stack, by [`HostReason`] index.
     pub host: [u64; 9],
+    /// Frames dropped, by [`DropReason`] index.
     pub drop: [u64; 10],
     /// Fragments held for reassembly.
     pub frames_held: u64,
+    /// IPv4 reassembly counters.
     pub reasm: ReasmCounters,
     /// ICMP messages generated, by (type, code).
     pub icmp_sent: std::collections::BTreeMap<(u8, u8), u64>,
@@ -239,19 +250,33 @@ pub struct Counters {
     pub icmp_rate_limited: u64,
     /// ARP replies sent.
     pub arp_replies: u64,
-    /// Connections created / expired.
+    /// Connections created.
     pub conns_created: u64,
+    /// Connections expired.
     pub conns_expired: u64,
+    /// Persistence templates created.
     pub templates_created: u64,
 }
 
 /// A problem with the rules for this director.
 #[derive(Debug, thiserror::Error)]
 pub enum DirectorError {
+    /// The kernel would refuse a rule.
     #[error("service {service}: {error}")]
-    Rule { service: String, error: RuleError },
+    Rule {
+        /// The service, as `ipvsadm -L` names it.
+        service: String,
+        /// What the kernel would say.
+        error: RuleError,
+    },
+    /// A real server the director cannot reach: no next-hop MAC.
     #[error("real server {addr} of service {service} has no entry in [neighbors] of the director configuration")]
-    NoNeighbor { addr: Ipv4Addr, service: String },
+    NoNeighbor {
+        /// The real server.
+        addr: Ipv4Addr,
+        /// Its service.
+        service: String,
+    },
 }
 
 /// The parsed facts of an IPv4 TCP/UDP/ICMP packet the logic needs.
@@ -271,8 +296,11 @@ struct Pkt {
 
 /// The golden-model director.
 pub struct Director {
+    /// The director configuration.
     pub cfg: DirectorConfig,
+    /// Services and real servers.
     pub services: ServiceTable,
+    /// The connection table.
     pub conns: ConnTable,
     /// `ipvs->tot_stats`.
     pub total: Stats,
@@ -280,6 +308,7 @@ pub struct Director {
     pub total_est: Estimator,
     /// When the next rate-estimation tick falls (every 2 s from the start).
     est_next: Time,
+    /// Director-wide counters.
     pub counters: Counters,
     rng: SplitMix64,
     now: Time,

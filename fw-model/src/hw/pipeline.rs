@@ -14,9 +14,13 @@ use std::net::Ipv4Addr;
 /// Elaboration parameters of `lvsnic_core`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HwParams {
+    /// AXI-Stream data width in bits (`DATA_WIDTH`).
     pub data_width: u32,
+    /// log2 of the flow table buckets per way (`FLOW_BUCKETS_LOG2`).
     pub flow_buckets_log2: u32,
+    /// log2 of the action table entries (`ACTION_LOG2`).
     pub action_log2: u32,
+    /// VIP table entries (`VIP_COUNT`).
     pub vip_count: u32,
 }
 
@@ -31,6 +35,7 @@ impl HwParams {
     pub fn flow_slots(&self) -> usize {
         2 * 4 << self.flow_buckets_log2
     }
+    /// Action table entries.
     pub fn actions(&self) -> usize {
         1 << self.action_log2
     }
@@ -44,17 +49,33 @@ impl HwParams {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HwOutput {
     /// Rewritten frame on `m_axis_tx`.
-    Forward { frame: Vec<u8>, seq: u32 },
+    Forward {
+        /// The rewritten frame.
+        frame: Vec<u8>,
+        /// The receive sequence number (`tuser`).
+        seq: u32,
+    },
     /// The unchanged frame on `m_axis_host`.
-    ToHost { meta: HostMeta, frame: Vec<u8> },
+    ToHost {
+        /// The host metadata (reason, hit, hash, seq, ts).
+        meta: HostMeta,
+        /// The frame as received.
+        frame: Vec<u8>,
+    },
     /// An aborted frame on `m_axis_tx` (bytes unspecified) and the unchanged
     /// frame on `m_axis_host` with reason `TRUNCATED` (§3.1).
-    Aborted { meta: HostMeta, frame: Vec<u8> },
+    Aborted {
+        /// The host metadata (reason `TRUNCATED`).
+        meta: HostMeta,
+        /// The frame as received.
+        frame: Vec<u8>,
+    },
 }
 
 /// The modelled `lvsnic_core`: registers, tables, counters.
 #[derive(Clone, Debug)]
 pub struct HwPipeline {
+    /// The elaboration parameters.
     pub params: HwParams,
     ctrl: u32,
     mac: MacAddr,

@@ -40,7 +40,9 @@ use crate::time::Time;
 /// `struct ip_vs_dest_set`: members newest first, `lastmod`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DestSet {
+    /// The servers, newest first.
     pub members: Vec<DestId>,
+    /// When the set last changed (`lastmod`).
     pub lastmod: Time,
 }
 

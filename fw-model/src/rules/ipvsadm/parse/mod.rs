@@ -56,9 +56,19 @@ pub enum Command {
     /// which libipvs sends as "all").
     Zero(Option<ServiceKey>),
     /// `--set tcp tcpfin udp` in seconds; 0 leaves a timeout unchanged.
-    SetTimeouts { tcp: u32, tcpfin: u32, udp: u32 },
+    SetTimeouts {
+        /// TCP established timeout.
+        tcp: u32,
+        /// TCP FIN_WAIT timeout.
+        tcpfin: u32,
+        /// UDP timeout.
+        udp: u32,
+    },
     /// `-S [-n]`
-    Save { numeric: bool },
+    Save {
+        /// `-n`: numeric output.
+        numeric: bool,
+    },
     /// `-R`
     Restore,
     /// `--start-daemon master|backup`: parsed so that callers can reject it.
@@ -103,13 +113,16 @@ pub struct ListOptions {
 /// Sync daemon role (`--start-daemon`/`--stop-daemon` argument).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DaemonState {
+    /// `master`: sends connection updates.
     Master,
+    /// `backup`: receives them.
     Backup,
 }
 
 /// `--start-daemon`/`--stop-daemon` and their options.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SyncDaemon {
+    /// Master or backup.
     pub state: DaemonState,
     /// `--mcast-interface` (default `eth0` for start, empty for stop).
     pub mcast_ifn: String,
@@ -135,14 +148,26 @@ pub enum CommandError {
     /// An option popt could not parse: unknown option, missing argument.
     /// Shown as popt does: `-t: missing argument`.
     #[error("{option}: {reason}")]
-    BadOption { option: String, reason: &'static str },
+    BadOption {
+        /// The option as written.
+        option: String,
+        /// What popt found wrong.
+        reason: &'static str,
+    },
     /// One of ipvsadm's own `fail()` messages, verbatim.
     #[error("{0}")]
     Invalid(String),
     /// A host or service name where ipvsadm would have done a lookup:
     /// lvsnic takes numeric addresses and ports only.
     #[error("{context}: {what} `{name}' is not numeric; numeric addresses and ports are required (no name lookups)")]
-    NotNumeric { context: &'static str, what: &'static str, name: String },
+    NotNumeric {
+        /// ipvsadm's message for the option.
+        context: &'static str,
+        /// "host name" or "service name".
+        what: &'static str,
+        /// The name given.
+        name: String,
+    },
 }
 
 fn fail(msg: impl Into<String>) -> CommandError {
