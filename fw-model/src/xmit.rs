@@ -14,7 +14,7 @@
 
 use crate::wire::checksum;
 use crate::wire::ipv4::{self, Ipv4Packet};
-use crate::wire::{arp, icmp, tcp, udp};
+use crate::wire::{arp, icmp, replace_transport_port, tcp, udp};
 use crate::wire::{
     ArpOperation, ArpPacket, ArpRepr, EthernetFrame, Icmpv4Packet, MacAddr, TcpPacket, UdpPacket, IPPROTO_ICMP,
     IPPROTO_IPIP, IPPROTO_TCP, IPPROTO_UDP,
@@ -88,37 +88,27 @@ pub fn nat_rewrite(frame: &mut [u8], l3: usize, dst: bool, new_addr: Ipv4Addr, n
     if ip.frag_offset_units() == 0 {
         let proto = ip.protocol();
         let seg = ip.payload_mut();
-        let delta = checksum::delta_addr(old_addr, new_addr);
-        match proto {
-            IPPROTO_TCP if seg.len() >= tcp::HEADER_LEN => {
+        let l4_len = match proto {
+            IPPROTO_TCP => tcp::HEADER_LEN,
+            IPPROTO_UDP => udp::HEADER_LEN,
+            _ => usize::MAX,
+        };
+        if seg.len() >= l4_len {
+            let old_port = replace_transport_port(seg, dst, new_port);
+            let delta = checksum::delta_addr(old_addr, new_addr) + checksum::delta16(old_port, new_port);
+            if proto == IPPROTO_TCP {
                 let mut tcp = TcpPacket::new_unchecked(seg);
-                let old_port = if dst { tcp.dst_port() } else { tcp.src_port() };
-                if dst {
-                    tcp.set_dst_port(new_port);
-                } else {
-                    tcp.set_src_port(new_port);
-                }
-                let c = checksum::apply_delta(tcp.checksum(), delta + checksum::delta16(old_port, new_port));
-                tcp.set_checksum(c);
-            }
-            IPPROTO_UDP if seg.len() >= udp::HEADER_LEN => {
+                tcp.set_checksum(checksum::apply_delta(tcp.checksum(), delta));
+            } else {
                 let mut udp = UdpPacket::new_unchecked(seg);
-                let old_port = if dst { udp.dst_port() } else { udp.src_port() };
-                if dst {
-                    udp.set_dst_port(new_port);
-                } else {
-                    udp.set_src_port(new_port);
-                }
                 let check = udp.checksum();
                 if check != 0 {
-                    let c = checksum::apply_delta(check, delta + checksum::delta16(old_port, new_port));
-                    udp.set_checksum(checksum::udp_finalize(c));
+                    udp.set_checksum(checksum::udp_finalize(checksum::apply_delta(check, delta)));
                 } else {
                     // udp_*nat_handler: a zero checksum gets a full one.
                     udp.fill_checksum_segment(src_addr, dst_addr);
                 }
             }
-            _ => {}
         }
     }
     ip.fill_checksum();
@@ -362,17 +352,11 @@ pub fn nat_icmp(frame: &mut [u8], l3: usize, inout: bool, addr: Ipv4Addr, port: 
     let qproto = quoted.protocol();
     let qhl = quoted.header_len();
     // The quoted transport header: only its port is rewritten, its
-    // checksum is left as quoted (as the kernel does). TCP and UDP both
-    // start with the source and destination ports.
+    // checksum is left as quoted (as the kernel does).
     let quoted = quoted.into_inner();
     let port_end = qhl + if inout { 4 } else { 2 };
     if (qproto == IPPROTO_TCP || qproto == IPPROTO_UDP) && quoted.len() >= port_end {
-        let mut ports = UdpPacket::new_unchecked(&mut quoted[qhl..]);
-        if inout {
-            ports.set_dst_port(port);
-        } else {
-            ports.set_src_port(port);
-        }
+        replace_transport_port(&mut quoted[qhl..], inout, port);
     }
     icmp.fill_checksum();
 }

@@ -62,13 +62,14 @@ fn icmp_of<'a>(frame: &'a [u8], p: &Pkt) -> Option<Icmpv4Packet<&'a [u8]>> {
     (ic + icmp::HEADER_LEN <= end).then(|| Icmpv4Packet::new_unchecked(&frame[ic..end]))
 }
 
-/// The error types IPVS relates to a connection.
-fn relates_to_conn(typ: u8) -> bool {
-    typ == ICMP_DEST_UNREACH || typ == ICMP_SOURCE_QUENCH || typ == ICMP_TIME_EXCEEDED
-}
-
-/// The datagram quoted by the ICMP error of `p`.
+/// The datagram quoted by the ICMP message of `p`, if the message is an
+/// error IPVS relates to a connection (destination unreachable, source
+/// quench, time exceeded).
 fn quoted_by(frame: &[u8], p: &Pkt) -> Option<Quoted> {
+    let typ = icmp_of(frame, p)?.msg_type();
+    if typ != ICMP_DEST_UNREACH && typ != ICMP_SOURCE_QUENCH && typ != ICMP_TIME_EXCEEDED {
+        return None;
+    }
     let end = (p.l3 + p.len as usize).min(frame.len());
     quoted_at(frame, p.l3 + p.ihl + icmp::HEADER_LEN, end)
 }
@@ -81,12 +82,6 @@ impl Director {
     /// `ip_vs_in_icmp`: an ICMP error to a local address about one of our
     /// connections (client → VIP direction), or about our IPIP packets.
     pub(super) fn ip_vs_in_icmp(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt) -> Action {
-        let Some(typ) = icmp_of(frame, p).map(|m| m.msg_type()) else {
-            return self.host(HostReason::Local);
-        };
-        if !relates_to_conn(typ) {
-            return self.host(HostReason::Local);
-        }
         let Some(q) = quoted_by(frame, p) else {
             return self.host(HostReason::Local);
         };
@@ -193,12 +188,6 @@ impl Director {
     /// `ip_forward` + `ip_vs_out_icmp`: an ICMP error from a real server
     /// about a NAT connection, on its way to the client.
     pub(super) fn ip_vs_out_icmp(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt) -> Action {
-        let Some(typ) = icmp_of(frame, p).map(|m| m.msg_type()) else {
-            return self.host(HostReason::Forward);
-        };
-        if !relates_to_conn(typ) {
-            return self.host(HostReason::Forward);
-        }
         let Some(q) = quoted_by(frame, p) else {
             return self.host(HostReason::Forward);
         };

@@ -5,7 +5,7 @@ use super::regs::*;
 use super::tables::{apply_l4_delta, ActionEntry, ActionOp, FlowEntry, FlowKey};
 use super::{Csr, HostMeta, Reason};
 use crate::wire::{
-    checksum, ethernet, ipv4, tcp, transport_ports, udp, EthernetFrame, Ipv4Packet, MacAddr, TcpPacket, UdpPacket,
+    checksum, ethernet, ipv4, replace_transport_port, tcp, transport_ports, udp, EthernetFrame, Ipv4Packet, MacAddr, TcpPacket, UdpPacket,
     ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP, TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN,
 };
 use crate::xmit;
@@ -279,21 +279,14 @@ impl HwPipeline {
             } else {
                 ip.set_src_addr(addr);
             }
-            if ip.protocol() == IPPROTO_TCP {
-                let mut t = TcpPacket::new_unchecked(ip.payload_mut());
-                if dnat {
-                    t.set_dst_port(a.port);
-                } else {
-                    t.set_src_port(a.port);
-                }
+            let proto = ip.protocol();
+            let l4 = ip.payload_mut();
+            replace_transport_port(l4, dnat, a.port);
+            if proto == IPPROTO_TCP {
+                let mut t = TcpPacket::new_unchecked(l4);
                 t.set_checksum(apply_l4_delta(t.checksum(), a.l4_delta));
             } else {
-                let mut u = UdpPacket::new_unchecked(ip.payload_mut());
-                if dnat {
-                    u.set_dst_port(a.port);
-                } else {
-                    u.set_src_port(a.port);
-                }
+                let mut u = UdpPacket::new_unchecked(l4);
                 u.set_checksum(checksum::udp_finalize(apply_l4_delta(u.checksum(), a.l4_delta)));
             }
         }

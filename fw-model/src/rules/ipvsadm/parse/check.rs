@@ -142,31 +142,33 @@ pub(super) const LEGALITY: [&[u8; 34]; 14] = [
 /// `generic_opt_check()`
 pub(super) fn generic_opt_check(cmd: Cmd, options: u64) -> Result<(), CommandError> {
     let i = cmd as usize;
-    let row = LEGALITY[i];
+    check_row(LEGALITY[i], 0..NUMBER_OF_OPT as usize, options, &format!("'{}' command", CMD_NAMES[i]))
+}
+
+/// One row of a legality table (`+` required, `x` illegal, `1` at most one
+/// of the `1`s, space optional) against the options given; `opts` are the
+/// option numbers of the row's columns, `target` names the row in messages.
+fn check_row(row: &[u8], opts: impl Iterator<Item = usize>, options: u64, target: &str) -> Result<(), CommandError> {
     let mut last = 0usize;
     let mut count = 0;
-    for j in 0..NUMBER_OF_OPT as usize {
-        let set = options & (1u64 << j) != 0;
-        if !set {
+    for (j, k) in opts.enumerate() {
+        if options & (1u64 << k) == 0 {
             if row[j] == b'+' {
-                return Err(fail(format!(
-                    "You need to supply the '{}' option for the '{}' command",
-                    OPT_NAMES[j], CMD_NAMES[i]
-                )));
+                return Err(fail(format!("You need to supply the '{}' option for the {target}", OPT_NAMES[k])));
             }
         } else {
             if row[j] == b'x' {
-                return Err(fail(format!("Illegal '{}' option with the '{}' command", OPT_NAMES[j], CMD_NAMES[i])));
+                return Err(fail(format!("Illegal '{}' option with the {target}", OPT_NAMES[k])));
             }
             if row[j] == b'1' {
                 count += 1;
                 if count == 1 {
-                    last = j;
+                    last = k;
                     continue;
                 }
                 return Err(fail(format!(
-                    "The option '{}' conflicts with the '{}' option in the '{}' command",
-                    OPT_NAMES[j], OPT_NAMES[last], CMD_NAMES[i]
+                    "The option '{}' conflicts with the '{}' option in the {target}",
+                    OPT_NAMES[k], OPT_NAMES[last]
                 )));
             }
         }
@@ -181,39 +183,8 @@ pub(super) const TUN_OPTS: [u32; 4] = [O_TUN_PORT, O_TUN_NOCSUM, O_TUN_CSUM, O_T
 
 /// `tunnel_opt_check()`
 pub(super) fn tunnel_opt_check(tun_type: usize, options: u64) -> Result<(), CommandError> {
-    let row = TUN_LEGALITY[tun_type];
-    let mut last = 0usize;
-    let mut count = 0;
-    for (j, &k) in TUN_OPTS.iter().enumerate() {
-        let k = k as usize;
-        if options & (1u64 << k) == 0 {
-            if row[j] == b'+' {
-                return Err(fail(format!(
-                    "You need to supply the '{}' option for the '{}' tunnel type",
-                    OPT_NAMES[k], TUN_NAMES[tun_type]
-                )));
-            }
-        } else {
-            if row[j] == b'x' {
-                return Err(fail(format!(
-                    "Illegal '{}' option with the '{}' tunnel type",
-                    OPT_NAMES[k], TUN_NAMES[tun_type]
-                )));
-            }
-            if row[j] == b'1' {
-                count += 1;
-                if count == 1 {
-                    last = k;
-                    continue;
-                }
-                return Err(fail(format!(
-                    "The option '{}' conflicts with the '{}' option in the '{}' tunnel type",
-                    OPT_NAMES[k], OPT_NAMES[last], TUN_NAMES[tun_type]
-                )));
-            }
-        }
-    }
-    Ok(())
+    let opts = TUN_OPTS.iter().map(|&k| k as usize);
+    check_row(TUN_LEGALITY[tun_type], opts, options, &format!("'{}' tunnel type", TUN_NAMES[tun_type]))
 }
 
 pub(super) fn set_option(options: &mut u64, optc: u32) -> Result<(), CommandError> {
