@@ -34,7 +34,7 @@
 //! taken) rather than by socket-buffer true sizes.
 
 use crate::time::{Time, SEC};
-use crate::xmit::{self, rd16, IP_DF, IP_MF, IP_OFFSET};
+use crate::wire::ipv4::{self, Ipv4Packet};
 use std::collections::HashMap;
 
 /// `ipfrag_time`.
@@ -162,6 +162,7 @@ fn ecn_combine(bits: u8) -> Option<u8> {
 }
 
 impl Defrag {
+    /// No queue, nothing buffered.
     pub fn new() -> Self {
         Self::default()
     }
@@ -171,6 +172,7 @@ impl Defrag {
         self.queues.len()
     }
 
+    /// Whether no datagram is being reassembled.
     pub fn is_empty(&self) -> bool {
         self.queues.is_empty()
     }
@@ -212,14 +214,14 @@ impl Defrag {
     /// Offers the IPv4 fragment at `frame[l3..]` (header checksum verified,
     /// `tot_len` within the frame, a fragment) at time `now`.
     pub fn queue(&mut self, now: Time, frame: &[u8], l3: usize, user: DefragUser) -> DefragResult {
-        let ihl = xmit::ihl(frame, l3);
-        let tot = rd16(frame, l3 + 2) as usize;
-        let fo = rd16(frame, l3 + 6);
+        let ip = Ipv4Packet::new_unchecked(&frame[l3..]);
+        let ihl = ip.header_len();
+        let tot = usize::from(ip.total_len());
         let key = Key {
-            saddr: u32::from_be_bytes([frame[l3 + 12], frame[l3 + 13], frame[l3 + 14], frame[l3 + 15]]),
-            daddr: u32::from_be_bytes([frame[l3 + 16], frame[l3 + 17], frame[l3 + 18], frame[l3 + 19]]),
-            id: rd16(frame, l3 + 4),
-            proto: frame[l3 + 9],
+            saddr: u32::from(ip.src_addr()),
+            daddr: u32::from(ip.dst_addr()),
+            id: ip.ident(),
+            proto: ip.protocol(),
             user,
         };
         // A queue whose timer ran out is gone, whatever `advance` saw.
@@ -249,9 +251,9 @@ impl Defrag {
             *q = Queue { expires: now + FRAG_TIMEOUT, rid: end_rid, max_size, max_df_size, ..Default::default() };
         }
 
-        let ecn = 1u8 << (frame[l3 + 1] & 3);
-        let offset = ((fo & IP_OFFSET) as usize) << 3;
-        let mf = fo & IP_MF != 0;
+        let ecn = 1u8 << ip.ecn();
+        let offset = usize::from(ip.frag_offset_bytes());
+        let mf = ip.more_frags();
         let mut end = offset + tot - ihl;
         if !mf {
             if end < q.len || (q.last_in && end != q.len) {
@@ -323,7 +325,7 @@ impl Defrag {
         }
         let fragsize = end - offset + ihl;
         q.max_size = q.max_size.max(fragsize);
-        if fo & IP_DF != 0 {
+        if ip.dont_frag() {
             q.max_df_size = q.max_df_size.max(fragsize);
         }
         if !(q.first_in && q.last_in && q.meat == q.len) {
@@ -350,11 +352,12 @@ impl Defrag {
             f.extend_from_slice(&p.data);
             pieces.push(p.data.len());
         }
-        f[l3 + 2..l3 + 4].copy_from_slice(&(len as u16).to_be_bytes());
-        f[l3 + 1] |= ecn_bits;
         let pmtu = q.max_df_size == q.max_size;
-        f[l3 + 6..l3 + 8].copy_from_slice(&(if pmtu { IP_DF } else { 0 }).to_be_bytes());
-        xmit::ip_send_check(&mut f, l3);
+        let mut ip = Ipv4Packet::new_unchecked(&mut f[l3..]);
+        ip.set_total_len(len as u16);
+        ip.set_ecn(ip.ecn() | ecn_bits);
+        ip.set_flags_frag_offset(if pmtu { ipv4::FLAG_DF } else { 0 });
+        ip.fill_checksum();
         let frag_max_size = q.max_size.max(q.max_df_size) as u16;
         // ipq_kill: done with this key (a late duplicate starts a new queue).
         self.remove(&key);
@@ -373,11 +376,11 @@ mod tests {
         f[12] = 8;
         let tot = 20 + data.len();
         let mut ip = [0x45, tos, (tot >> 8) as u8, tot as u8, (id >> 8) as u8, id as u8, 0, 0, 64, 17, 0, 0, 198, 51, 100, 7, 10, 0, 0, 100];
-        let fo = (offset >> 3) as u16 | if mf { IP_MF } else { 0 } | if df { IP_DF } else { 0 };
-        ip[6..8].copy_from_slice(&fo.to_be_bytes());
+        let fo = (offset >> 3) as u16 | if mf { ipv4::FLAG_MF } else { 0 } | if df { ipv4::FLAG_DF } else { 0 };
+        Ipv4Packet::new_unchecked(&mut ip[..]).set_flags_frag_offset(fo);
         f.extend_from_slice(&ip);
         f.extend_from_slice(data);
-        xmit::ip_send_check(&mut f, 14);
+        Ipv4Packet::new_unchecked(&mut f[14..]).fill_checksum();
         f
     }
 
@@ -402,7 +405,7 @@ mod tests {
         let r = complete(d.queue(2, &frag(7, 0, true, false, 0, &payload[..1480]), 14, user));
         let mut want = frag(7, 0, false, false, 0, &payload);
         want[14 + 6] = 0;
-        xmit::ip_send_check(&mut want, 14);
+        Ipv4Packet::new_unchecked(&mut want[14..]).fill_checksum();
         assert_eq!(r.frame, want);
         assert_eq!((r.frag_max_size, r.pmtu, r.pieces), (1500, false, vec![1480, 1480, 40]));
         assert_eq!(d.memory_bytes(), 0);
@@ -469,12 +472,12 @@ mod tests {
         d.queue(0, &frag(8, 0, true, true, 0, &p[..32]), 14, u);
         let r = complete(d.queue(0, &frag(8, 32, false, false, 0, &p[32..]), 14, u));
         assert!(r.pmtu);
-        assert_eq!(rd16(&r.frame, 20), IP_DF);
+        assert_eq!(Ipv4Packet::new_unchecked(&r.frame[14..]).flags_frag_offset(), ipv4::FLAG_DF);
         // DF only on a smaller one: no DF.
         d.queue(0, &frag(9, 0, true, false, 0, &p[..32]), 14, u);
         let r = complete(d.queue(0, &frag(9, 32, false, true, 0, &p[32..]), 14, u));
         assert!(!r.pmtu);
-        assert_eq!(rd16(&r.frame, 20), 0);
+        assert_eq!(Ipv4Packet::new_unchecked(&r.frame[14..]).flags_frag_offset(), 0);
         // ECT(0) + CE: CE.
         d.queue(0, &frag(10, 0, true, false, 2, &p[..32]), 14, u);
         let r = complete(d.queue(0, &frag(10, 32, false, false, 3, &p[32..]), 14, u));

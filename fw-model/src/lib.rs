@@ -9,19 +9,22 @@
 //!   stack, or drops;
 //! * as a library: packet views and checksums ([`wire`]), pcap files
 //!   ([`pcap`]), ipvsadm rules ([`rules`]), schedulers ([`sched`]), real
-//!   servers and services ([`ipvs`]), the connection table ([`conn`]) and the
+//!   servers ([`dest`]) and services ([`ipvs`]), the connection table ([`conn`]) and the
 //!   packet transforms ([`xmit`]), which the host driver reuses as its slow
 //!   path.
 //!
 //! No wall clock is used anywhere: time is the packets' timestamps
 //! ([`time::Time`], nanoseconds).
 
+#![warn(missing_docs)]
+
 pub mod time;
 pub mod wire;
 pub mod pcap;
 pub mod rules;
-pub mod ipvs;
+pub mod dest;
 pub mod sched;
+pub mod ipvs;
 pub mod conn;
 pub mod hw;
 pub mod xmit;

@@ -25,6 +25,10 @@
 use lvsnic_model::config::{ConfigError, DirectorConfig};
 use lvsnic_model::director::Director;
 use lvsnic_model::time::{Time, SEC};
+use lvsnic_model::wire::{
+    ipv4, transport_ports, EthernetFrame, Ipv4Packet, TcpPacket, ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP, TCP_ACK,
+    TCP_RST, TCP_SYN,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -180,34 +184,33 @@ impl Limiter {
 /// The service a frame handed up by the data plane would open a new
 /// connection on, if it would (see the module docs).
 pub fn new_conn_service(d: &Director, frame: &[u8]) -> Option<SvcKey> {
-    if frame.len() < 34 || frame[12..14] != [0x08, 0x00] || frame[0..6] != d.cfg.mac.0 {
+    let eth = EthernetFrame::new_checked(frame).ok()?;
+    if eth.dst_addr() != d.cfg.mac || eth.ethertype() != ETHERTYPE_IPV4 {
         return None;
     }
-    let l3 = 14;
-    if frame[l3] >> 4 != 4 {
+    let l3 = eth.into_payload();
+    if l3.len() < ipv4::HEADER_LEN {
         return None;
     }
-    let ihl = ((frame[l3] & 0x0f) as usize) * 4;
-    let frag = u16::from_be_bytes([frame[l3 + 6], frame[l3 + 7]]);
-    if ihl < 20 || frag & 0x3fff != 0 {
+    let ip = Ipv4Packet::new_unchecked(l3);
+    if ip.version() != 4 || ip.header_len() < ipv4::HEADER_LEN || ip.is_fragment() {
         return None;
     }
-    let proto = frame[l3 + 9];
-    let l4 = l3 + ihl;
-    let need = if proto == 6 { 14 } else { 4 };
-    if !(proto == 6 || proto == 17) || frame.len() < l4 + need {
+    let proto = ip.protocol();
+    // Up to the TCP flags (RFC 9293: byte 13), or the UDP ports.
+    let need = if proto == IPPROTO_TCP { 14 } else { 4 };
+    let l4 = l3.get(ip.header_len()..).filter(|l4| l4.len() >= need)?;
+    if proto != IPPROTO_TCP && proto != IPPROTO_UDP {
         return None;
     }
-    let saddr = u32::from_be_bytes(frame[l3 + 12..l3 + 16].try_into().ok()?);
-    let daddr = u32::from_be_bytes(frame[l3 + 16..l3 + 20].try_into().ok()?);
+    let (saddr, daddr) = (u32::from(ip.src_addr()), u32::from(ip.dst_addr()));
     if !d.services.is_vip(daddr) {
         return None;
     }
-    let sport = u16::from_be_bytes([frame[l4], frame[l4 + 1]]);
-    let dport = u16::from_be_bytes([frame[l4 + 2], frame[l4 + 3]]);
-    if proto == 6 {
-        let flags = frame[l4 + 13];
-        let (syn, ack, rst) = (flags & 0x02 != 0, flags & 0x10 != 0, flags & 0x04 != 0);
+    let (sport, dport) = transport_ports(l4)?;
+    if proto == IPPROTO_TCP {
+        let flags = TcpPacket::new_unchecked(l4).flags();
+        let (syn, ack, rst) = (flags & TCP_SYN != 0, flags & TCP_ACK != 0, flags & TCP_RST != 0);
         if rst || !(d.cfg.sysctl.sloppy_tcp || (syn && !ack)) {
             return None;
         }
@@ -223,6 +226,8 @@ pub fn new_conn_service(d: &Director, frame: &[u8]) -> Option<SvcKey> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lvsnic_model::rules::ipvsadm::parse_rules;
+    use lvsnic_model::wire::{build, EthernetRepr, Ipv4Repr, MacAddr, TcpRepr};
 
     #[test]
     fn limits_section_is_split_out_keeping_line_numbers() {
@@ -258,5 +263,59 @@ mod tests {
         // Unlimited by default.
         let mut free = Limiter::default();
         assert!((0..1000).all(|_| free.admit(k, t0)));
+    }
+
+    /// A director with one TCP service, 10.0.0.100:80, and the limits given.
+    fn limited_director(limits: &str) -> (Director, Limits) {
+        let text = format!(
+            "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n\n\
+             [neighbors]\n\"10.0.0.2\" = \"02:00:00:00:00:02\"\n\n[limits]\n{limits}"
+        );
+        let (cfg, l) = parse_director(&text).unwrap();
+        let rules = parse_rules("-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 10.0.0.2:80 -m\n").unwrap();
+        (Director::new(cfg, &rules, 0).unwrap(), l)
+    }
+
+    /// A TCP segment from 198.51.100.7:`sport` to the service, to the
+    /// director's MAC, with an 802.1Q tag when `vlan` is given.
+    fn segment(d: &Director, vlan: Option<u16>, sport: u16, flags: u8) -> Vec<u8> {
+        let eth = EthernetRepr { src: MacAddr([2, 0, 0, 0, 0, 0xfe]), dst: d.cfg.mac, vlan_tci: vlan, ethertype: ETHERTYPE_IPV4 };
+        let ip = Ipv4Repr {
+            src_addr: Ipv4Addr::new(198, 51, 100, 7),
+            dst_addr: Ipv4Addr::new(10, 0, 0, 100),
+            protocol: 0,
+            payload_len: 0,
+            ttl: 64,
+            tos: 0,
+            ident: 1,
+            dont_frag: true,
+        };
+        let tcp = TcpRepr { src_port: sport, dst_port: 80, seq_number: 1, ack_number: 0, flags, window_len: 64240 };
+        build::tcp_frame(&eth, &ip, &tcp, b"")
+    }
+
+    #[test]
+    fn tagged_syn_is_limited_like_an_untagged_one() {
+        let (d, limits) = limited_director("new_conn_per_sec = 1\nburst = 1\n");
+        let svc = Some((6, Ipv4Addr::new(10, 0, 0, 100), 80));
+        let untagged = segment(&d, None, 40000, TCP_SYN);
+        let tagged = segment(&d, Some(100), 40001, TCP_SYN);
+        assert_eq!(new_conn_service(&d, &untagged), svc);
+        assert_eq!(new_conn_service(&d, &tagged), svc);
+        // Not new connections, tagged or not: an ACK, a SYN to another MAC.
+        for vlan in [None, Some(100)] {
+            assert_eq!(new_conn_service(&d, &segment(&d, vlan, 40002, TCP_ACK)), None);
+            let mut other = segment(&d, vlan, 40003, TCP_SYN);
+            other[5] ^= 0xff;
+            assert_eq!(new_conn_service(&d, &other), None);
+        }
+        // One token per second: whichever SYN comes second is limited.
+        let t0 = 1_000 * SEC;
+        for (first, second) in [(&untagged, &tagged), (&tagged, &untagged)] {
+            let mut lim = Limiter::new(limits);
+            assert!(lim.admit(new_conn_service(&d, first).unwrap(), t0));
+            assert!(!lim.admit(new_conn_service(&d, second).unwrap(), t0));
+            assert_eq!(lim.limited_total, 1);
+        }
     }
 }

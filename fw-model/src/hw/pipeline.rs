@@ -2,16 +2,25 @@
 //! and the register interface (§6).
 
 use super::regs::*;
-use super::tables::{apply_l4_delta, fold16, ActionEntry, ActionOp, FlowEntry, FlowKey};
+use super::tables::{apply_l4_delta, ActionEntry, ActionOp, FlowEntry, FlowKey};
 use super::{Csr, HostMeta, Reason};
-use crate::wire::MacAddr;
+use crate::wire::{
+    checksum, ethernet, ipv4, replace_transport_port, tcp, transport_ports, udp, EthernetFrame, Ipv4Packet, MacAddr, TcpPacket, UdpPacket,
+    ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP, TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN,
+};
+use crate::xmit;
+use std::net::Ipv4Addr;
 
 /// Elaboration parameters of `lvsnic_core`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HwParams {
+    /// AXI-Stream data width in bits (`DATA_WIDTH`).
     pub data_width: u32,
+    /// log2 of the flow table buckets per way (`FLOW_BUCKETS_LOG2`).
     pub flow_buckets_log2: u32,
+    /// log2 of the action table entries (`ACTION_LOG2`).
     pub action_log2: u32,
+    /// VIP table entries (`VIP_COUNT`).
     pub vip_count: u32,
 }
 
@@ -26,6 +35,7 @@ impl HwParams {
     pub fn flow_slots(&self) -> usize {
         2 * 4 << self.flow_buckets_log2
     }
+    /// Action table entries.
     pub fn actions(&self) -> usize {
         1 << self.action_log2
     }
@@ -39,17 +49,33 @@ impl HwParams {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HwOutput {
     /// Rewritten frame on `m_axis_tx`.
-    Forward { frame: Vec<u8>, seq: u32 },
+    Forward {
+        /// The rewritten frame.
+        frame: Vec<u8>,
+        /// The receive sequence number (`tuser`).
+        seq: u32,
+    },
     /// The unchanged frame on `m_axis_host`.
-    ToHost { meta: HostMeta, frame: Vec<u8> },
+    ToHost {
+        /// The host metadata (reason, hit, hash, seq, ts).
+        meta: HostMeta,
+        /// The frame as received.
+        frame: Vec<u8>,
+    },
     /// An aborted frame on `m_axis_tx` (bytes unspecified) and the unchanged
     /// frame on `m_axis_host` with reason `TRUNCATED` (§3.1).
-    Aborted { meta: HostMeta, frame: Vec<u8> },
+    Aborted {
+        /// The host metadata (reason `TRUNCATED`).
+        meta: HostMeta,
+        /// The frame as received.
+        frame: Vec<u8>,
+    },
 }
 
 /// The modelled `lvsnic_core`: registers, tables, counters.
 #[derive(Clone, Debug)]
 pub struct HwPipeline {
+    /// The elaboration parameters.
     pub params: HwParams,
     ctrl: u32,
     mac: MacAddr,
@@ -76,34 +102,10 @@ pub struct HwPipeline {
     hi_latch: Vec<u32>,
 }
 
-#[inline]
-fn be16(b: &[u8], o: usize) -> u16 {
-    u16::from_be_bytes([b[o], b[o + 1]])
-}
-#[inline]
-fn be32(b: &[u8], o: usize) -> u32 {
-    u32::from_be_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
-}
-
-/// One's-complement checksum of a 20-byte IPv4 header with its checksum
-/// field taken as 0.
-fn ip_header_checksum(h: &[u8]) -> u16 {
-    let mut s: u64 = 0;
-    for i in (0..20).step_by(2) {
-        if i != 10 {
-            s += be16(h, i) as u64;
-        }
-    }
-    !fold16(s)
-}
-
-fn ip_header_ok(h: &[u8]) -> bool {
-    let mut s: u64 = 0;
-    for i in (0..20).step_by(2) {
-        s += be16(h, i) as u64;
-    }
-    fold16(s) == 0xFFFF
-}
+/// Where the core finds the headers: it handles untagged IPv4 without
+/// options only, so they are at fixed offsets.
+const L3: usize = ethernet::HEADER_LEN;
+const L4: usize = L3 + ipv4::HEADER_LEN;
 
 impl HwPipeline {
     /// A core out of reset: disabled, `pmtu_disc` on, MTU 1500, empty tables.
@@ -169,53 +171,56 @@ impl HwPipeline {
             return self.to_host(Reason::Disabled, false, false, 0, seq, ts, f);
         }
         let host = |s: &mut Self, r: Reason| s.to_host(r, false, false, 0, seq, ts, f);
-        if f.len() < 14 {
+        if f.len() < ethernet::HEADER_LEN {
             return host(self, Reason::Malformed);
         }
-        if f[0] & 1 != 0 {
+        let eth = EthernetFrame::new_unchecked(f);
+        if eth.dst_addr().is_multicast() {
             return host(self, Reason::L2Multicast);
         }
-        if f[0..6] != self.mac.0 {
+        if eth.dst_addr() != self.mac {
             return host(self, Reason::L2OtherHost);
         }
-        match be16(f, 12) {
-            0x8100 => return host(self, Reason::Vlan),
-            0x0800 => {}
-            _ => return host(self, Reason::NonIpv4),
+        if eth.has_vlan() {
+            return host(self, Reason::Vlan);
         }
-        if f.len() < 34 {
+        if eth.ethertype() != ETHERTYPE_IPV4 {
+            return host(self, Reason::NonIpv4);
+        }
+        if f.len() < L4 {
             return host(self, Reason::Malformed);
         }
-        let ihl = (f[14] & 0x0f) as usize;
-        let tot = be16(f, 16) as usize;
-        if f[14] >> 4 != 4 || ihl < 5 || tot < ihl * 4 {
+        let ip = Ipv4Packet::new_unchecked(&f[L3..]);
+        let tot = usize::from(ip.total_len());
+        if ip.version() != 4 || ip.header_len() < ipv4::HEADER_LEN || tot < ip.header_len() {
             return host(self, Reason::Malformed);
         }
-        if ihl > 5 {
+        if ip.has_options() {
             return host(self, Reason::IpOptions);
         }
-        if !ip_header_ok(&f[14..34]) {
+        if !ip.verify_checksum() {
             return host(self, Reason::IpChecksum);
         }
-        let frag = be16(f, 20);
-        if frag & 0x3fff != 0 {
+        if ip.is_fragment() {
             return host(self, Reason::Fragment);
         }
-        let proto = f[23];
+        let proto = ip.protocol();
         let l4len = match proto {
-            6 => 20,
-            17 => 8,
+            IPPROTO_TCP => tcp::HEADER_LEN,
+            IPPROTO_UDP => udp::HEADER_LEN,
             _ => return host(self, Reason::NotTcpUdp),
         };
-        if tot < 20 + l4len || f.len() < 34 + l4len {
+        if tot < ipv4::HEADER_LEN + l4len || f.len() < L4 + l4len {
             return host(self, Reason::L4Truncated);
         }
-        let key = FlowKey { proto, saddr: be32(f, 26), daddr: be32(f, 30), sport: be16(f, 34), dport: be16(f, 36) };
+        let (sport, dport) = transport_ports(&f[L4..]).unwrap_or_default();
+        let (saddr, daddr) = (u32::from(ip.src_addr()), u32::from(ip.dst_addr()));
+        let key = FlowKey { proto, saddr, daddr, sport, dport };
         let (h0, h1) = key.hashes();
         let vip = self.is_vip(key.daddr);
         let info = |s: &mut Self, r: Reason, hit: bool| s.to_host(r, hit, vip, h0, seq, ts, f);
         let found = self.lookup(&key, h0, h1);
-        if f[22] <= 1 {
+        if ip.ttl() <= 1 {
             return info(self, Reason::Ttl, found.is_some());
         }
         let Some((slot, entry)) = found else {
@@ -229,21 +234,21 @@ impl HwPipeline {
             return info(self, r, false);
         };
         let action = ActionEntry::from_bits(self.actions[entry.action as usize & (self.params.actions() - 1)]);
-        if proto == 6 {
-            let flags = f[47];
-            if flags & 0x07 != 0 || flags & 0x10 == 0 || !entry.ack_fast {
+        if proto == IPPROTO_TCP {
+            let flags = TcpPacket::new_unchecked(&f[L4..]).flags();
+            if flags & (TCP_FIN | TCP_SYN | TCP_RST) != 0 || flags & TCP_ACK == 0 || !entry.ack_fast {
                 return info(self, Reason::TcpControl, true);
             }
         }
         let nat = matches!(action.op, ActionOp::NatDnat | ActionOp::NatSnat);
-        if proto == 17 && nat && be16(f, 40) == 0 {
+        if proto == IPPROTO_UDP && nat && UdpPacket::new_unchecked(&f[L4..]).checksum() == 0 {
             return info(self, Reason::UdpZeroCsum, true);
         }
         let out_len = tot + if action.op == ActionOp::Tunnel { 20 } else { 0 };
         if out_len > self.mtu as usize {
             return info(self, Reason::TooBig, true);
         }
-        if f.len() < 14 + tot {
+        if f.len() < L3 + tot {
             self.counters[CNT_HOST as usize] += 1;
             self.counters[(CNT_REASON_BASE + Reason::Truncated as u32) as usize] += 1;
             return HwOutput::Aborted {
@@ -257,54 +262,40 @@ impl HwPipeline {
         self.act_bytes[a] += tot as u64;
         self.last_hit[slot] = ts;
         self.counters[CNT_FWD as usize] += 1;
-        HwOutput::Forward { frame: self.rewrite(&f[..14 + tot], &action), seq }
+        HwOutput::Forward { frame: self.rewrite(&f[..L3 + tot], &action), seq }
     }
 
     fn rewrite(&self, f: &[u8], a: &ActionEntry) -> Vec<u8> {
-        let mut out = Vec::with_capacity(f.len() + 20);
-        out.extend_from_slice(&a.mac.0);
-        out.extend_from_slice(&self.mac.0);
-        out.extend_from_slice(&f[12..]);
-        let ip = 14;
-        out[ip + 8] -= 1; // TTL > 1 checked
-        match a.op {
-            ActionOp::Route => {}
-            ActionOp::NatDnat | ActionOp::NatSnat => {
-                let (ao, po) = if a.op == ActionOp::NatDnat { (16, 2) } else { (12, 0) };
-                out[ip + ao..ip + ao + 4].copy_from_slice(&a.addr.to_be_bytes());
-                out[ip + 20 + po..ip + 22 + po].copy_from_slice(&a.port.to_be_bytes());
-                let co = ip + 20 + if out[ip + 9] == 6 { 16 } else { 6 };
-                let mut c = apply_l4_delta(be16(&out, co), a.l4_delta);
-                if out[ip + 9] == 17 && c == 0 {
-                    c = 0xFFFF;
-                }
-                out[co..co + 2].copy_from_slice(&c.to_be_bytes());
-            }
-            ActionOp::Tunnel => {}
-        }
-        let c = ip_header_checksum(&out[ip..ip + 20]);
-        out[ip + 10..ip + 12].copy_from_slice(&c.to_be_bytes());
-        if a.op == ActionOp::Tunnel {
-            let inner_tot = be16(&out, ip + 2);
-            let tos = out[ip + 1];
-            let df = self.ctrl & CTRL_PMTU_DISC != 0 && be16(&out, ip + 6) & 0x4000 != 0;
-            let mut h = [0u8; 20];
-            h[0] = 0x45;
-            h[1] = if tos & 3 == 3 { (tos & !3) | 2 } else { tos };
-            h[2..4].copy_from_slice(&inner_tot.wrapping_add(20).to_be_bytes());
-            if !df {
-                h[4] = out[ip + 4];
-                h[5] = out[ip + 5];
+        let mut out = Vec::with_capacity(f.len() + ipv4::HEADER_LEN);
+        out.extend_from_slice(f);
+        xmit::set_macs(&mut out, a.mac, self.mac);
+        let mut ip = Ipv4Packet::new_unchecked(&mut out[L3..]);
+        ip.set_ttl(ip.ttl() - 1); // TTL > 1 checked
+        if matches!(a.op, ActionOp::NatDnat | ActionOp::NatSnat) {
+            let dnat = a.op == ActionOp::NatDnat;
+            let addr = Ipv4Addr::from(a.addr);
+            if dnat {
+                ip.set_dst_addr(addr);
             } else {
-                h[6] = 0x40;
+                ip.set_src_addr(addr);
             }
-            h[8] = out[ip + 8];
-            h[9] = 4;
-            h[12..16].copy_from_slice(&self.ip.to_be_bytes());
-            h[16..20].copy_from_slice(&a.addr.to_be_bytes());
-            let c = ip_header_checksum(&h);
-            h[10..12].copy_from_slice(&c.to_be_bytes());
-            out.splice(ip..ip, h);
+            let proto = ip.protocol();
+            let l4 = ip.payload_mut();
+            replace_transport_port(l4, dnat, a.port);
+            if proto == IPPROTO_TCP {
+                let mut t = TcpPacket::new_unchecked(l4);
+                t.set_checksum(apply_l4_delta(t.checksum(), a.l4_delta));
+            } else {
+                let mut u = UdpPacket::new_unchecked(l4);
+                u.set_checksum(checksum::udp_finalize(apply_l4_delta(u.checksum(), a.l4_delta)));
+            }
+        }
+        ip.fill_checksum();
+        if a.op == ActionOp::Tunnel {
+            // The outer header copies the inner ID when DF is clear.
+            let pmtu_disc = self.ctrl & CTRL_PMTU_DISC != 0;
+            let ident = ip.ident();
+            xmit::ipip_encap(&mut out, L3, Ipv4Addr::from(self.ip), Ipv4Addr::from(a.addr), pmtu_disc, ident);
         }
         out
     }

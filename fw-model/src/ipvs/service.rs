@@ -11,9 +11,7 @@ use crate::time::{secs, Time};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 
-/// Index of a service in the table's arena.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-pub struct ServiceId(pub u32);
+pub use crate::dest::ServiceId;
 
 /// FTP control port (`FTPPORT`).
 pub const FTPPORT: u16 = 21;
@@ -28,15 +26,21 @@ use crate::fasthash::FastMap;
 /// A virtual service (`struct ip_vs_service`).
 #[derive(Debug)]
 pub struct Service {
+    /// Its index in the table.
     pub id: ServiceId,
     /// The service as configured (its `dests` field is unused: see `order`).
     pub rule: ServiceRule,
+    /// Protocol.
     pub proto: Protocol,
+    /// Virtual address.
     pub vaddr: Ipv4Addr,
+    /// Virtual port.
     pub vport: u16,
     /// Real servers in kernel list order (newest first).
     pub order: Vec<DestId>,
+    /// The bound scheduler (`svc->scheduler` with its data).
     pub sched: Box<dyn Scheduler>,
+    /// Traffic counters.
     pub stats: Stats,
     /// Rate estimator over `stats` (`ipvsadm -L --rate`).
     pub est: Estimator,
@@ -67,18 +71,25 @@ impl Service {
 /// A rule operation the kernel would refuse, with ipvsadm's wording.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RuleError {
+    /// `-A` of an existing service (EEXIST).
     #[error("Service already exists")]
     ServiceExists,
+    /// A missing service (ESRCH).
     #[error("No such service")]
     NoSuchService,
+    /// `-a` of an existing real server (EEXIST).
     #[error("Destination already exists")]
     DestExists,
+    /// A missing real server (ENOENT).
     #[error("No such destination")]
     NoSuchDest,
+    /// A scheduler the model does not implement (ENOENT).
     #[error("Scheduler not found: {0}")]
     UnknownScheduler(String),
+    /// `-y` above `-x` (ERANGE).
     #[error("lower threshold is higher than upper threshold")]
     Thresholds,
+    /// A rule the director does not carry out (IPv6, fwmark, ...).
     #[error("{0}")]
     Unsupported(String),
 }
@@ -86,7 +97,9 @@ pub enum RuleError {
 /// All services and real servers of a director.
 #[derive(Debug, Default)]
 pub struct ServiceTable {
+    /// Every service ever added, by [`ServiceId`] (deleted ones stay, not live).
     pub services: Vec<Service>,
+    /// The real server arena, by [`DestId`].
     pub dests: Vec<Dest>,
     /// Live services by (protocol, address, port).
     index: FastMap<(u8, u32, u16), ServiceId>,
@@ -147,6 +160,7 @@ fn check_supported_dest(d: &DestRule) -> Result<Ipv4Addr, RuleError> {
 }
 
 impl ServiceTable {
+    /// An empty table.
     pub fn new() -> Self {
         Self::default()
     }
@@ -161,14 +175,17 @@ impl ServiceTable {
         self.index.get(&Self::key_of(proto, a, port)).copied()
     }
 
+    /// The service with this id.
     pub fn service(&self, id: ServiceId) -> &Service {
         &self.services[id.0 as usize]
     }
 
+    /// The real server with this id.
     pub fn dest(&self, id: DestId) -> &Dest {
         &self.dests[id.index()]
     }
 
+    /// The real server with this id, mutable.
     pub fn dest_mut(&mut self, id: DestId) -> &mut Dest {
         &mut self.dests[id.index()]
     }

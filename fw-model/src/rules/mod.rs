@@ -17,8 +17,11 @@ use std::net::IpAddr;
 /// Transport protocol of a virtual service (`-t`, `-u`, `--sctp-service`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub enum Protocol {
+    /// TCP (`-t`).
     Tcp,
+    /// UDP (`-u`).
     Udp,
+    /// SCTP (`--sctp-service`).
     Sctp,
 }
 
@@ -45,7 +48,9 @@ impl Protocol {
 /// Address family of a fwmark service (`-f N` or `-f N -6`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AddressFamily {
+    /// IPv4 (`AF_INET`).
     Inet,
+    /// IPv6 (`AF_INET6`, `-6`).
     Inet6,
 }
 
@@ -53,9 +58,21 @@ pub enum AddressFamily {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ServiceKey {
     /// `-t|-u|--sctp-service addr:port`
-    Addr { proto: Protocol, addr: IpAddr, port: u16 },
+    Addr {
+        /// Transport protocol.
+        proto: Protocol,
+        /// Virtual address.
+        addr: IpAddr,
+        /// Virtual port (0 for a persistent port-0 service).
+        port: u16,
+    },
     /// `-f mark [-6]`
-    Fwmark { mark: u32, af: AddressFamily },
+    Fwmark {
+        /// Firewall mark.
+        mark: u32,
+        /// Address family of the marked packets.
+        af: AddressFamily,
+    },
 }
 
 impl ServiceKey {
@@ -97,13 +114,18 @@ impl fmt::Display for ServiceKey {
 pub struct SchedFlags(pub u32);
 
 impl SchedFlags {
+    /// `IP_VS_SVC_F_SCHED1` (`sh-fallback`, `mh-fallback`).
     pub const SCHED1: u32 = 0x0008;
+    /// `IP_VS_SVC_F_SCHED2` (`sh-port`, `mh-port`).
     pub const SCHED2: u32 = 0x0010;
+    /// `IP_VS_SVC_F_SCHED3`.
     pub const SCHED3: u32 = 0x0020;
 
+    /// Whether flag `bit` is set.
     pub fn contains(self, bit: u32) -> bool {
         self.0 & bit != 0
     }
+    /// Whether no scheduler flag is set.
     pub fn is_empty(self) -> bool {
         self.0 & (Self::SCHED1 | Self::SCHED2 | Self::SCHED3) == 0
     }
@@ -142,25 +164,35 @@ pub enum Netmask {
 }
 
 impl Netmask {
+    /// The IPv4 default, 255.255.255.255 (one client address per template).
     pub const V4_DEFAULT: Netmask = Netmask::V4(0xffff_ffff);
+    /// The IPv6 default, /128.
     pub const V6_DEFAULT: Netmask = Netmask::V6(128);
 }
 
 /// Tunnel encapsulation type of a `-i` real server (`--tun-type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TunnelType {
+    /// IP in IP (RFC 2003), the default.
     Ipip,
     /// GUE with its UDP destination port (`--tun-port`).
-    Gue { port: u16 },
+    Gue {
+        /// UDP destination port.
+        port: u16,
+    },
+    /// GRE.
     Gre,
 }
 
 /// Tunnel checksum option (`--tun-nocsum` default, `--tun-csum`, `--tun-remcsum`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TunnelCsum {
+    /// `--tun-nocsum`: no checksum (the default).
     #[default]
     NoCsum,
+    /// `--tun-csum`: checksum in the tunnel header.
     Csum,
+    /// `--tun-remcsum`: remote checksum offload.
     RemCsum,
 }
 
@@ -173,7 +205,12 @@ pub enum FwdMethod {
     /// server address is local; saved as `-g`.
     Local,
     /// `-i`: tunnelling (IP_VS_CONN_F_TUNNEL).
-    Tunnel { tun: TunnelType, csum: TunnelCsum },
+    Tunnel {
+        /// Encapsulation.
+        tun: TunnelType,
+        /// Tunnel checksum option.
+        csum: TunnelCsum,
+    },
     /// `-g`: direct routing (IP_VS_CONN_F_DROUTE), ipvsadm's default.
     Route,
 }
@@ -196,8 +233,11 @@ impl FwdMethod {
 /// A real server as configured (`-a`/`-e ... -r addr:port [-g|-m|-i] -w W -x U -y L`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DestRule {
+    /// Real server address.
     pub addr: IpAddr,
+    /// Real server port (the service port when not given).
     pub port: u16,
+    /// Forwarding method.
     pub fwd: FwdMethod,
     /// 0..=65535 (0 = quiescent).
     pub weight: u32,
@@ -210,9 +250,11 @@ pub struct DestRule {
 /// A virtual service as configured (`-A`/`-E`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServiceRule {
+    /// What identifies the service.
     pub key: ServiceKey,
     /// Scheduler name as given to `-s` (default `wlc`).
     pub scheduler: String,
+    /// Scheduler flags (`-b`).
     pub flags: SchedFlags,
     /// `-p [timeout]`: persistence timeout in seconds (default 360).
     pub persistent: Option<u32>,
@@ -252,6 +294,7 @@ impl ServiceRule {
 /// A whole rule set, services in the order they were added.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RuleSet {
+    /// The services with their real servers.
     pub services: Vec<ServiceRule>,
 }
 

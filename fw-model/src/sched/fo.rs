@@ -6,7 +6,7 @@
 //! first server in list order (the newest). No deviation.
 
 use super::{SchedPacket, Scheduler, SvcView};
-use crate::ipvs::DestId;
+use crate::dest::DestId;
 use crate::rng::RandomSource;
 use crate::time::Time;
 

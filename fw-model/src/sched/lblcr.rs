@@ -33,14 +33,16 @@
 use super::lblc::{is_overloaded, Table};
 use super::wlc::least_weighted;
 use super::{SchedPacket, Scheduler, SvcView};
-use crate::ipvs::DestId;
+use crate::dest::DestId;
 use crate::rng::RandomSource;
 use crate::time::Time;
 
 /// `struct ip_vs_dest_set`: members newest first, `lastmod`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DestSet {
+    /// The servers, newest first.
     pub members: Vec<DestId>,
+    /// When the set last changed (`lastmod`).
     pub lastmod: Time,
 }
 

@@ -9,7 +9,7 @@
 //! in list order (strict `<`). No deviation.
 
 use super::{SchedPacket, Scheduler, SvcView};
-use crate::ipvs::DestId;
+use crate::dest::DestId;
 use crate::rng::RandomSource;
 use crate::time::Time;
 

@@ -38,7 +38,7 @@ use super::hash::{fls, gcd};
 use super::sh::{is_unavailable, sched_port};
 use super::siphash::hsiphash_u32_le_host;
 use super::{SchedPacket, Scheduler, SvcView};
-use crate::ipvs::DestId;
+use crate::dest::DestId;
 use crate::rng::RandomSource;
 use crate::time::Time;
 

@@ -32,7 +32,7 @@
 //! `schedule` does not allocate, except that lblc/lblcr may when they create
 //! a cache entry (the kernel `kmalloc`s one); see `tests.rs`.
 
-use crate::ipvs::{Dest, DestId};
+use crate::dest::{Dest, DestId};
 use crate::rng::RandomSource;
 use crate::rules::{Protocol, SchedFlags};
 use crate::time::{secs, Time};
@@ -66,6 +66,7 @@ pub struct SvcView<'a> {
     pub order: &'a [DestId],
     /// Scheduler flags (`-b`).
     pub flags: SchedFlags,
+    /// Service protocol.
     pub proto: Protocol,
     /// Service port (0 for a port-0 service).
     pub port: u16,
@@ -88,6 +89,7 @@ impl<'a> SvcView<'a> {
         self.order.len()
     }
 
+    /// Whether the service has no server.
     pub fn is_empty(&self) -> bool {
         self.order.is_empty()
     }
@@ -97,10 +99,13 @@ impl<'a> SvcView<'a> {
 /// transport header).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SchedPacket {
+    /// Source address.
     pub saddr: Ipv4Addr,
+    /// Destination address.
     pub daddr: Ipv4Addr,
     /// Source port; 0 when the packet has none (fragment, other protocol).
     pub sport: u16,
+    /// Destination port; 0 when the packet has none.
     pub dport: u16,
     /// IP protocol number.
     pub proto: u8,

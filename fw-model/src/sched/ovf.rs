@@ -8,7 +8,7 @@
 //! connections are not looked at. No deviation.
 
 use super::{SchedPacket, Scheduler, SvcView};
-use crate::ipvs::DestId;
+use crate::dest::DestId;
 use crate::rng::RandomSource;
 use crate::time::Time;
 

@@ -20,7 +20,7 @@
 //! `list_head` pointer does. No deviation.
 
 use super::{SchedPacket, Scheduler, SvcView};
-use crate::ipvs::DestId;
+use crate::dest::DestId;
 use crate::rng::RandomSource;
 use crate::time::Time;
 

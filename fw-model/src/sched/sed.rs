@@ -8,7 +8,7 @@
 //! ties stay with the earlier server). No deviation.
 
 use super::{SchedPacket, Scheduler, SvcView};
-use crate::ipvs::{Dest, DestId};
+use crate::dest::{Dest, DestId};
 use crate::rng::RandomSource;
 use crate::time::Time;
 

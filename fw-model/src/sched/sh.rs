@@ -27,7 +27,7 @@
 
 use super::hash::hash_32;
 use super::{SchedPacket, Scheduler, SvcView};
-use crate::ipvs::{Dest, DestId};
+use crate::dest::{Dest, DestId};
 use crate::rng::RandomSource;
 use crate::time::Time;
 

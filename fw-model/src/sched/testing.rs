@@ -17,7 +17,7 @@
 //!   from the connection code without telling the scheduler).
 
 use super::{new_scheduler_with, SchedPacket, SchedSysctls, Scheduler, SvcView};
-use crate::ipvs::{Dest, DestId, ServiceId};
+use crate::dest::{Dest, DestId, ServiceId};
 use crate::rng::{RandomSource, SplitMix64};
 use crate::rules::{FwdMethod, Protocol, SchedFlags};
 use crate::time::Time;
@@ -34,6 +34,7 @@ pub struct ScriptedRandom {
 }
 
 impl ScriptedRandom {
+    /// A source that returns `values` in order, then a fixed-seed sequence.
     pub fn new(values: Vec<u32>) -> Self {
         ScriptedRandom { values, pos: 0, fallback: SplitMix64::new(0x5EED), draws: 0 }
     }
@@ -69,14 +70,23 @@ impl RandomSource for ScriptedRandom {
 
 /// One virtual service with a scheduler, driven like ip_vs_ctl.c drives it.
 pub struct TestService {
+    /// The real server arena.
     pub dests: Vec<Dest>,
+    /// The service's servers in kernel list order (newest first).
     pub order: Vec<DestId>,
+    /// Scheduler flags (`-b`).
     pub flags: SchedFlags,
+    /// Service protocol.
     pub proto: Protocol,
+    /// Service port.
     pub port: u16,
+    /// The sysctls the scheduler was bound with.
     pub sysctls: SchedSysctls,
+    /// The scheduler under test.
     pub sched: Box<dyn Scheduler>,
+    /// Current time, given to `schedule`.
     pub now: Time,
+    /// Random source for `twos`.
     pub rng: ScriptedRandom,
     /// Packet used by [`TestService::pick`].
     pub pkt: SchedPacket,

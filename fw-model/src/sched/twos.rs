@@ -28,7 +28,7 @@
 //! only the mapping is reproducible, not the kernel's random stream.)
 
 use super::{SchedPacket, Scheduler, SvcView};
-use crate::ipvs::DestId;
+use crate::dest::DestId;
 use crate::rng::RandomSource;
 use crate::time::Time;
 

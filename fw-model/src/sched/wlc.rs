@@ -13,7 +13,7 @@
 //! `__ip_vs_lblcr_schedule` are the same algorithm).
 
 use super::{SchedPacket, Scheduler, SvcView};
-use crate::ipvs::DestId;
+use crate::dest::DestId;
 use crate::rng::RandomSource;
 use crate::time::Time;
 

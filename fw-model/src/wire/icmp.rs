@@ -50,6 +50,12 @@ pub const ICMP_EXC_FRAGTIME: u8 = 1;
 /// Parameter Problem (type 12).
 pub const ICMP_PARAMETER_PROBLEM: u8 = 12;
 
+/// Whether messages of type `t` are errors (RFC 1122 3.2.2; the kernel's
+/// `icmp_pointers[].error`).
+pub fn is_error_type(t: u8) -> bool {
+    matches!(t, ICMP_DEST_UNREACH | ICMP_SOURCE_QUENCH | ICMP_REDIRECT | ICMP_TIME_EXCEEDED | ICMP_PARAMETER_PROBLEM)
+}
+
 mod field {
     pub const TYPE: usize = 0;
     pub const CODE: usize = 1;
@@ -130,10 +136,7 @@ impl<T: AsRef<[u8]>> Icmpv4Packet<T> {
     /// (destination unreachable, source quench, redirect, time exceeded,
     /// parameter problem).
     pub fn is_error(&self) -> bool {
-        matches!(
-            self.msg_type(),
-            ICMP_DEST_UNREACH | ICMP_SOURCE_QUENCH | ICMP_REDIRECT | ICMP_TIME_EXCEEDED | ICMP_PARAMETER_PROBLEM
-        )
+        is_error_type(self.msg_type())
     }
 
     /// The data after the 8-byte header.

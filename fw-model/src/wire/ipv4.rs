@@ -34,10 +34,14 @@ mod field {
     pub const DST: core::ops::Range<usize> = 16..20;
 }
 
-const FLAG_RESERVED: u16 = 0x8000;
-const FLAG_DF: u16 = 0x4000;
-const FLAG_MF: u16 = 0x2000;
-const OFFSET_MASK: u16 = 0x1FFF;
+/// The reserved flag bit of the Flags/Fragment Offset word.
+pub const FLAG_RESERVED: u16 = 0x8000;
+/// Don't Fragment bit of the Flags/Fragment Offset word.
+pub const FLAG_DF: u16 = 0x4000;
+/// More Fragments bit of the Flags/Fragment Offset word.
+pub const FLAG_MF: u16 = 0x2000;
+/// Fragment Offset bits (8-byte units) of the Flags/Fragment Offset word.
+pub const OFFSET_MASK: u16 = 0x1FFF;
 
 /// A zero-copy view of an IPv4 packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,6 +158,12 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
 
     fn flg_off(&self) -> u16 {
         get16(self.buffer.as_ref(), field::FLG_OFF)
+    }
+
+    /// The whole Flags and Fragment Offset word ([`FLAG_DF`], [`FLAG_MF`],
+    /// [`OFFSET_MASK`]).
+    pub fn flags_frag_offset(&self) -> u16 {
+        self.flg_off()
     }
 
     /// The reserved flag bit (must be zero, RFC 791).
@@ -289,6 +299,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
     /// Sets Identification.
     pub fn set_ident(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::IDENT, v);
+    }
+
+    /// Sets the whole Flags and Fragment Offset word.
+    pub fn set_flags_frag_offset(&mut self, v: u16) {
+        put16(self.buffer.as_mut(), field::FLG_OFF, v);
     }
 
     fn set_flg_off_bits(&mut self, mask: u16, value: u16) {

@@ -92,6 +92,23 @@ pub const IPPROTO_TCP: u8 = 6;
 /// IP protocol number of UDP (RFC 768).
 pub const IPPROTO_UDP: u8 = 17;
 
+/// The source and destination ports at the start of a TCP or UDP header
+/// (both begin with them: RFC 9293 section 3.1, RFC 768), or `None` if
+/// `l4` is shorter than 4 bytes.
+pub fn transport_ports(l4: &[u8]) -> Option<(u16, u16)> {
+    (l4.len() >= 4).then(|| (get16(l4, 0), get16(l4, 2)))
+}
+
+/// Sets the source port (the destination port when `dst`) at the start of
+/// a TCP or UDP header and returns the port it replaces. `l4` must hold
+/// that port (at least 2 bytes, 4 for the destination port).
+pub fn replace_transport_port(l4: &mut [u8], dst: bool, port: u16) -> u16 {
+    let off = if dst { 2 } else { 0 };
+    let old = get16(l4, off);
+    put16(l4, off, port);
+    old
+}
+
 /// Why a buffer is not a valid packet of the expected kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum WireError {

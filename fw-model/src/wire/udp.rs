@@ -152,6 +152,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
         self.set_checksum(checksum::udp_finalize(!checksum::fold(sum)));
     }
 
+    /// [`fill_checksum`](Self::fill_checksum) over the whole buffer instead
+    /// of `Length` bytes: what IPVS's UDP NAT handlers compute for a
+    /// datagram that had no checksum (over the IP payload, `skb->len -
+    /// udphoff`). Wrap the IPv4 payload.
+    pub fn fill_checksum_segment(&mut self, src: Ipv4Addr, dst: Ipv4Addr) {
+        self.set_checksum(0);
+        let d = self.buffer.as_ref();
+        let sum = checksum::ones_sum(d, checksum::pseudo_header_sum_len(src, dst, IPPROTO_UDP, d.len()));
+        self.set_checksum(checksum::udp_finalize(!checksum::fold(sum)));
+    }
+
     /// The mutable data, bounded by Length and the buffer.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let l = usize::from(self.len());

@@ -26,36 +26,57 @@ pub const DEFAULT_CONN_TAB_SIZE: u32 = 1 << 12;
 /// Traffic counters of a service or server (`struct ip_vs_stats64`, totals).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StatsView {
+    /// Connections scheduled.
     pub conns: u64,
+    /// Packets client → real server.
     pub inpkts: u64,
+    /// Packets real server → client.
     pub outpkts: u64,
+    /// Bytes client → real server.
     pub inbytes: u64,
+    /// Bytes real server → client.
     pub outbytes: u64,
 }
 
 /// Rate estimates of a service or server (`struct ip_vs_stats64`, rates).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RateView {
+    /// Connections per second.
     pub cps: u64,
+    /// Packets per second, client → real server.
     pub inpps: u64,
+    /// Packets per second, real server → client.
     pub outpps: u64,
+    /// Bytes per second, client → real server.
     pub inbps: u64,
+    /// Bytes per second, real server → client.
     pub outbps: u64,
 }
 
 /// A real server as `-L` shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DestListing {
+    /// Real server address.
     pub addr: IpAddr,
+    /// Real server port.
     pub port: u16,
+    /// Forwarding method.
     pub fwd: FwdMethod,
+    /// Weight.
     pub weight: u32,
+    /// Upper connection threshold (`-x`), 0 = none.
     pub u_threshold: u32,
+    /// Lower connection threshold (`-y`), 0 = none.
     pub l_threshold: u32,
+    /// Active connections.
     pub activeconns: u32,
+    /// Inactive connections.
     pub inactconns: u32,
+    /// Persistence templates.
     pub persistconns: u32,
+    /// Traffic counters.
     pub stats: StatsView,
+    /// Rate estimates.
     pub rates: RateView,
 }
 
@@ -83,15 +104,25 @@ impl DestListing {
 /// of the sort.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServiceListing {
+    /// What identifies the service.
     pub key: ServiceKey,
+    /// Scheduler name.
     pub scheduler: String,
+    /// Scheduler flags (`-b`).
     pub flags: SchedFlags,
+    /// Persistence timeout in seconds, when persistent.
     pub persistent: Option<u32>,
+    /// Persistence granularity (`-M`).
     pub netmask: Netmask,
+    /// Persistence engine (`--pe`).
     pub pe: Option<String>,
+    /// One-packet scheduling (`-o`).
     pub ops: bool,
+    /// Traffic counters.
     pub stats: StatsView,
+    /// Rate estimates.
     pub rates: RateView,
+    /// The real servers.
     pub dests: Vec<DestListing>,
 }
 
@@ -685,12 +716,19 @@ pub fn format_timeout(tcp: u32, tcpfin: u32, udp: u32) -> String {
 /// One connection of `/proc/net/ip_vs_conn`, as `ipvsadm -L -c` reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConnListing {
+    /// Protocol.
     pub proto: Protocol,
+    /// Client address.
     pub caddr: IpAddr,
+    /// Client port.
     pub cport: u16,
+    /// Virtual address.
     pub vaddr: IpAddr,
+    /// Virtual port.
     pub vport: u16,
+    /// Real server address.
     pub daddr: IpAddr,
+    /// Real server port.
     pub dport: u16,
     /// Kernel state name (`ESTABLISHED`, `SYN_RECV`, `FIN_WAIT`, `UDP`, `NONE`, ...).
     pub state: String,
@@ -698,6 +736,7 @@ pub struct ConnListing {
     pub expires_secs: u32,
     /// Persistence engine name and data, when the connection has pe data.
     pub pe_name: Option<String>,
+    /// Persistence engine data.
     pub pe_data: Option<String>,
 }
 
@@ -745,11 +784,15 @@ pub fn format_connections(conns: &[ConnListing], persistent_conn: bool) -> Strin
 /// One sync daemon as `ipvsadm -L --daemon` shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DaemonListing {
+    /// Master or backup.
     pub state: DaemonState,
+    /// Multicast interface.
     pub mcast_ifn: String,
+    /// Sync ID.
     pub syncid: u32,
     /// 0 = not reported.
     pub sync_maxlen: u32,
+    /// Multicast group, when reported.
     pub mcast_group: Option<IpAddr>,
     /// 0 = not reported.
     pub mcast_port: u16,

@@ -46,7 +46,12 @@ pub enum ApplyError {
     /// `-a`/`-e` with `-y` above `-x` (ERANGE from ip_vs_add_dest /
     /// ip_vs_edit_dest; an unset `-x` is 0).
     #[error("Numerical result out of range (lower threshold {lower} is higher than upper threshold {upper})")]
-    ThresholdRange { lower: u32, upper: u32 },
+    ThresholdRange {
+        /// `-y`.
+        lower: u32,
+        /// `-x`.
+        upper: u32,
+    },
     /// A command that is not a rule change (`-L`, `-S`, `-R`, `-h`, daemons).
     #[error("{0}")]
     NotARule(&'static str),
@@ -149,8 +154,11 @@ pub fn apply_command(rules: &mut RuleSet, cmd: &Command) -> Result<(), ApplyErro
 /// (kernel `ip_vs_set_timeout`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Timeouts {
+    /// TCP established timeout.
     pub tcp: u32,
+    /// TCP FIN_WAIT timeout.
     pub tcpfin: u32,
+    /// UDP timeout.
     pub udp: u32,
 }
 
@@ -159,7 +167,9 @@ pub struct Timeouts {
 /// file order, as successive kernel calls would).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RestoreScript {
+    /// The rules, services in file order.
     pub rules: RuleSet,
+    /// The merged `--set` timeouts, if any line set them.
     pub timeouts: Option<Timeouts>,
 }
 
@@ -191,6 +201,7 @@ pub struct RulesError {
     pub line: usize,
     /// The line, trimmed, control characters escaped.
     pub text: String,
+    /// The problem.
     pub kind: RulesErrorKind,
 }
 

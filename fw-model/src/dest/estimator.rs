@@ -38,19 +38,26 @@ pub struct Estimator {
     pub cps: u64,
     /// Packets per second × 2^10, in and out.
     pub inpps: u64,
+    /// Packets per second × 2^10, out.
     pub outpps: u64,
     /// Bytes per second × 2^5, in and out.
     pub inbps: u64,
+    /// Bytes per second × 2^5, out.
     pub outbps: u64,
 }
 
 /// Rates as `ip_vs_read_estimator` rounds them (per second).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Rates {
+    /// Connections per second.
     pub cps: u64,
+    /// Packets per second, client → real server.
     pub inpps: u64,
+    /// Packets per second, real server → client.
     pub outpps: u64,
+    /// Bytes per second, client → real server.
     pub inbps: u64,
+    /// Bytes per second, real server → client.
     pub outbps: u64,
 }
 

@@ -1,0 +1,203 @@
+//! `ip_vs_in` (ip_vs_core.c) for TCP/UDP to a local address: the
+//! connection lookup and its reuse by a new SYN (`is_new_conn_expected`),
+//! scheduling (`ip_vs_schedule`, `ip_vs_sched_persist`, with
+//! `ip_vs_check_template` of ip_vs_conn.c), and `ip_vs_leave`.
+
+use crate::wire::icmp::{ICMP_DEST_UNREACH, ICMP_UNREACH_PORT};
+use crate::wire::{IPPROTO_TCP, IPPROTO_UDP, TCP_RST, TCP_SYN};
+use super::{Action, Director, DropReason, HostReason, Pkt};
+use crate::conn::tcp::{self, Direction};
+use crate::conn::{flags as cf, Conn, ConnId, NIL};
+use crate::ipvs::{DestId, ServiceId};
+use crate::sched::SchedPacket;
+use std::net::Ipv4Addr;
+
+impl Director {
+
+    /// `ip_vs_in` for TCP/UDP to a local address.
+    pub(super) fn ip_vs_in(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt) -> Action {
+        let Some((_, sport, dport, tflags)) = p.l4 else {
+            return self.host(HostReason::Malformed);
+        };
+        let mut cp = self.conns.in_get(p.proto, p.saddr, sport, p.daddr, dport);
+        let is_syn = p.proto == IPPROTO_TCP && tflags & TCP_SYN != 0;
+        let mode = self.cfg.sysctl.conn_reuse_mode;
+        if let (true, true, Some(id)) = (mode != 0, is_syn, cp) {
+            let c = *self.conns.get(id);
+            let mut resched = false;
+            if self.cfg.sysctl.expire_nodest_conn && c.dest != NIL && self.services.dests[c.dest as usize].weight == 0 {
+                resched = true;
+            } else if is_new_conn_expected(&c, mode) {
+                // With conntrack off, `uses_ct` is false: always reschedule.
+                resched = true;
+            }
+            if resched {
+                if c.n_control == 0 {
+                    self.expire_now(id);
+                }
+                cp = None;
+            }
+        }
+        let id = match cp {
+            Some(id) => id,
+            None => match self.try_to_schedule(frame, p, sport, dport, tflags) {
+                Ok(id) => id,
+                Err(a) => return a,
+            },
+        };
+        self.last_conn = Some(id);
+        let c = *self.conns.get(id);
+        if c.dest != NIL && !self.services.dests[c.dest as usize].available {
+            if self.cfg.sysctl.expire_nodest_conn {
+                self.expire_now(id);
+            }
+            return self.drop(DropReason::DestUnavailable);
+        }
+        self.in_stats(&c, p.len);
+        self.set_state(id, Direction::Input, tflags);
+        let a = self.xmit_request(frame, extra, p, id, false);
+        self.conn_put(id);
+        a
+    }
+
+    /// `tcp_conn_schedule`/`udp_conn_schedule` → `ip_vs_schedule`.
+    pub(super) fn try_to_schedule(&mut self, frame: &mut Vec<u8>, p: &Pkt, sport: u16, dport: u16, tflags: u8) -> Result<ConnId, Action> {
+        if p.proto == IPPROTO_TCP && (tflags & TCP_RST != 0 || !(self.cfg.sysctl.sloppy_tcp || tflags & TCP_SYN != 0)) {
+            return Err(self.host(HostReason::NotSyn));
+        }
+        let Some(svc) = self.services.find(p.proto, p.daddr, dport) else {
+            return Err(self.host(HostReason::Local));
+        };
+        if sport == crate::ipvs::service::FTPDATA {
+            return Err(self.host(HostReason::FtpData));
+        }
+        let pkt = SchedPacket {
+            saddr: Ipv4Addr::from(p.saddr),
+            daddr: Ipv4Addr::from(p.daddr),
+            sport,
+            dport,
+            proto: p.proto,
+        };
+        let s = self.services.service(svc);
+        let (persistent, svc_port, ops) = (s.persistent(), s.vport, s.rule.ops);
+        let one_packet = if ops && p.proto == IPPROTO_UDP { cf::ONE_PACKET } else { 0 };
+        if persistent {
+            return match self.sched_persist(svc, &pkt, one_packet) {
+                Some(id) => Ok(id),
+                None => Err(self.leave(frame, p, svc, dport)),
+            };
+        }
+        if dport != svc_port {
+            return Err(self.leave(frame, p, svc, dport));
+        }
+        let now = self.now;
+        let Some(dest) = self.services.schedule(svc, &pkt, now, &mut self.rng) else {
+            return Err(self.leave(frame, p, svc, dport));
+        };
+        let d = self.services.dest(dest);
+        let dp = if d.port != 0 { d.port } else { dport };
+        let mut c = Conn::new(p.proto, p.saddr, sport, p.daddr, dport, u32::from(d.addr), dp, one_packet);
+        self.bind_dest(&mut c, dest);
+        let id = self.insert_conn(c);
+        self.conn_stats(dest, svc);
+        Ok(id)
+    }
+
+    pub(super) fn insert_conn(&mut self, c: Conn) -> ConnId {
+        self.counters.conns_created += 1;
+        self.conns.insert(c)
+    }
+
+    /// `ip_vs_sched_persist`.
+    pub(super) fn sched_persist(&mut self, svc: ServiceId, pkt: &SchedPacket, one_packet: u16) -> Option<ConnId> {
+        let s = self.services.service(svc);
+        let snet = u32::from(pkt.saddr) & s.netmask();
+        let svc_port = s.vport;
+        let svc_timeout = s.timeout();
+        let vport = if pkt.dport == svc_port && svc_port != crate::ipvs::service::FTPPORT { pkt.dport } else { 0 };
+        let vaddr = u32::from(pkt.daddr);
+        let proto = pkt.proto;
+        let mut ct = self.conns.ct_in_get(proto, snet, 0, vaddr, vport);
+        if let Some(t) = ct {
+            if !self.check_template(t) {
+                ct = None;
+            }
+        }
+        let (ct, dest) = match ct {
+            Some(t) => (t, DestId(self.conns.get(t).dest)),
+            None => {
+                let now = self.now;
+                let dest = self.services.schedule(svc, pkt, now, &mut self.rng)?;
+                let d = self.services.dest(dest);
+                let tdport = if pkt.dport == svc_port && svc_port != crate::ipvs::service::FTPPORT { d.port } else { 0 };
+                let mut t = Conn::new(proto, snet, 0, vaddr, vport, u32::from(d.addr), tdport, cf::TEMPLATE);
+                self.bind_dest(&mut t, dest);
+                t.set_timeout(svc_timeout);
+                        let id = self.insert_conn(t);
+                self.counters.templates_created += 1;
+                (id, dest)
+            }
+        };
+        let d = self.services.dest(dest);
+        let mut dport = pkt.dport;
+        if dport == svc_port && d.port != 0 {
+            dport = d.port;
+        }
+        let mut c = Conn::new(proto, u32::from(pkt.saddr), pkt.sport, vaddr, pkt.dport, u32::from(d.addr), dport, one_packet);
+        self.bind_dest(&mut c, dest);
+        let id = self.insert_conn(c);
+        // ip_vs_control_add + ip_vs_conn_put(ct)
+        self.conns.get_mut(id).control = ct.0;
+        self.conns.get_mut(ct).n_control += 1;
+        self.conn_put(ct);
+        self.conn_stats(dest, svc);
+        Some(id)
+    }
+
+    /// `ip_vs_check_template`: false (and the template invalidated) when its
+    /// server is gone, deleted, or quiescent with `expire_quiescent_template`.
+    pub(super) fn check_template(&mut self, t: ConnId) -> bool {
+        let c = *self.conns.get(t);
+        let bad = if c.dest == NIL {
+            true
+        } else {
+            let d = &self.services.dests[c.dest as usize];
+            !d.available || (self.cfg.sysctl.expire_quiescent_template && d.weight == 0)
+        };
+        if !bad {
+            return true;
+        }
+        if c.vport != 0xffff {
+            self.conns.rekey(t, |c| {
+                c.dport = 0xffff;
+                c.vport = 0xffff;
+                c.cport = 0;
+            });
+        }
+        false
+    }
+
+    /// `ip_vs_leave`: no server for a new connection.
+    pub(super) fn leave(&mut self, frame: &mut Vec<u8>, p: &Pkt, svc: ServiceId, dport: u16) -> Action {
+        let s = self.services.service(svc);
+        if s.vport == crate::ipvs::service::FTPPORT && dport != crate::ipvs::service::FTPPORT {
+            return self.host(HostReason::FtpData);
+        }
+        let src = p.daddr;
+        self.icmp_send(frame, p, ICMP_DEST_UNREACH, ICMP_UNREACH_PORT, 0, src, DropReason::NoRealServer)
+    }
+}
+
+/// `is_new_conn_expected`: a SYN may replace an uncontrolled TCP conn in
+/// TIME_WAIT or CLOSE (or FIN_WAIT without output, with `conn_reuse_mode & 2`).
+fn is_new_conn_expected(c: &Conn, mode: u8) -> bool {
+    if c.control != NIL {
+        return false;
+    }
+    if c.proto != IPPROTO_TCP {
+        return false;
+    }
+    c.state == tcp::state::TIME_WAIT
+        || c.state == tcp::state::CLOSE
+        || (mode & 2 != 0 && c.state == tcp::state::FIN_WAIT && c.flags & cf::NOOUTPUT != 0)
+}

@@ -1,0 +1,589 @@
+//! The whole director: Linux IPVS as one Ethernet-in, Ethernet-out
+//! function.
+//!
+//! [`Director::process`] takes a frame arriving at the director's NIC and its
+//! timestamp and says what the director does with it: transmit it
+//! (rewritten, or replaced by a generated ARP/ICMP reply, possibly followed
+//! by more frames such as IP fragments), hand it to the director's own
+//! network stack, or drop it. The decision logic follows `ip_vs_core.c`
+//! (`ip_vs_in`, `ip_vs_out`, `ip_vs_in_icmp`, `ip_vs_out_icmp`,
+//! `ip_vs_schedule`, `ip_vs_sched_persist`, `ip_vs_leave`), `ip_vs_conn.c`
+//! (timers, `ip_vs_bind_dest`/`ip_vs_unbind_dest`, `ip_vs_check_template`)
+//! and `ip_vs_xmit.c` (`__ip_vs_get_out_rt`, the NAT/DR/TUN transmitters).
+//!
+//! What the kernel does outside IPVS is modelled where it shows on the
+//! wire: `ip_forward` for NAT replies (TTL check and decrement, MTU check),
+//! `icmp_send` (source address, quoting, per-destination rate limit),
+//! `ip_fragment`, ARP replies for the director's address and every VIP.
+//! Everything the kernel would deliver locally or route without IPVS
+//! (traffic to the director's address, to a VIP port without a service,
+//! non-IP, unrelated forwarded traffic) is handed to the host stack.
+//!
+//! IPv4 fragments are reassembled first ([`crate::defrag`]) and the datagram
+//! is processed whole, then fragmented again on output.
+//!
+//! The code is split as the kernel's is: [`ip_vs_in`] and [`ip_vs_out`]
+//! (the hooks of ip_vs_core.c), [`icmp`] (`ip_vs_in_icmp`,
+//! `ip_vs_out_icmp`), [`output`] (the transmitters of ip_vs_xmit.c and
+//! `icmp_send`), [`bind`] and [`timers`] (ip_vs_conn.c), [`stats`] and
+//! [`ctl`] (rule changes, ip_vs_ctl.c); this module holds the types and
+//! the entry point that classifies each frame.
+//!
+//! Deviations, all documented in `docs/architecture.md`: no ICMP "fragment
+//! reassembly time exceeded" for an expired queue; IP IDs the
+//! kernel draws from a randomised generator come from a deterministic
+//! counter (ICMP errors) or copy the inner header's ID (non-DF tunnel
+//! headers); the global ICMP rate limit
+//! (randomised in the kernel) is not modelled; ICMP "fragmentation needed"
+//! for tunnels does not lower a cached path MTU.
+
+mod bind;
+mod ctl;
+mod icmp;
+mod ip_vs_in;
+mod ip_vs_out;
+mod output;
+mod stats;
+mod timers;
+
+use crate::config::DirectorConfig;
+use crate::defrag::{Defrag, DefragFail, DefragResult, DefragUser};
+use crate::conn::{Conn, ConnId, ConnTable};
+use crate::ipvs::estimator::EST_PERIOD;
+use crate::ipvs::{Estimator, RuleError, ServiceTable, Stats};
+use crate::rng::SplitMix64;
+use crate::rules::{RuleSet, ServiceKey};
+use crate::time::Time;
+use crate::wire::{
+    self, ArpOperation, ArpPacket, ArpRepr, EthernetFrame, FrameError, FrameInfo, Ipv4Packet, MacAddr,
+    IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP};
+use crate::xmit;
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+
+
+/// Why a frame went to the director's own network stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HostReason {
+    /// Runt, truncated or invalid headers (the stack drops these).
+    Malformed,
+    /// Not IPv4 and not ARP.
+    NonIp,
+    /// ARP not asking for one of our addresses, or an ARP reply.
+    Arp,
+    /// An IPv4 fragment left to the stack unreassembled: forwarded traffic
+    /// of other protocols than TCP/UDP/ICMP, or one `ip_forward` refuses
+    /// (TTL ≤ 1, DF and too big).
+    Fragment,
+    /// To a local address, not a load-balanced service (ping, ssh to the director...).
+    Local,
+    /// TCP segment without SYN (or with RST) that matches no connection.
+    NotSyn,
+    /// Source port 20 (FTP data is never scheduled), or FTP service pass-through.
+    FtpData,
+    /// Real server is the director itself (LOCALNODE).
+    LocalRealServer,
+    /// Not addressed to the director, and not a NAT reply: routed by the stack.
+    Forward,
+}
+
+impl HostReason {
+    /// Every reason, in counter-index order.
+    pub const ALL: [HostReason; 9] = [
+        HostReason::Malformed,
+        HostReason::NonIp,
+        HostReason::Arp,
+        HostReason::Fragment,
+        HostReason::Local,
+        HostReason::NotSyn,
+        HostReason::FtpData,
+        HostReason::LocalRealServer,
+        HostReason::Forward,
+    ];
+    /// The name in `STATS.json` and the replay summary.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostReason::Malformed => "malformed",
+            HostReason::NonIp => "non_ip",
+            HostReason::Arp => "arp",
+            HostReason::Fragment => "fragment",
+            HostReason::Local => "local",
+            HostReason::NotSyn => "not_syn",
+            HostReason::FtpData => "ftp_data",
+            HostReason::LocalRealServer => "local_real_server",
+            HostReason::Forward => "forward",
+        }
+    }
+}
+
+/// Why a frame was not sent anywhere (an ICMP error may have been sent
+/// instead: see [`Counters::icmp_sent`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DropReason {
+    /// Ethernet destination is another host.
+    OtherHost,
+    /// TTL would expire (ICMP time exceeded sent, unless rate limited).
+    TtlExceeded,
+    /// DF set and too big for the egress MTU (ICMP fragmentation needed sent).
+    FragNeeded,
+    /// No real server available for a new connection (ICMP port unreachable).
+    NoRealServer,
+    /// Packet of a connection whose real server was deleted (`expire_nodest_conn`).
+    DestUnavailable,
+    /// ICMP error related to a connection with a bad ICMP checksum.
+    BadIcmpChecksum,
+    /// ICMP error about our tunnel, consumed after answering the client.
+    TunnelIcmp,
+    /// Unsolicited packet from a real server answered with port unreachable (`nat_icmp_send`).
+    NatIcmpSend,
+    /// Truncated transport header on a packet IPVS had to look into.
+    Truncated,
+    /// A fragment given up by reassembly (duplicate, overlap, inconsistent
+    /// length, oversize, ECN mix, memory: see [`ReasmCounters`]).
+    Reassembly,
+}
+
+impl DropReason {
+    /// Every reason, in counter-index order.
+    pub const ALL: [DropReason; 10] = [
+        DropReason::OtherHost,
+        DropReason::TtlExceeded,
+        DropReason::FragNeeded,
+        DropReason::NoRealServer,
+        DropReason::DestUnavailable,
+        DropReason::BadIcmpChecksum,
+        DropReason::TunnelIcmp,
+        DropReason::NatIcmpSend,
+        DropReason::Truncated,
+        DropReason::Reassembly,
+    ];
+    /// The name in `STATS.json` and the replay summary.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::OtherHost => "other_host",
+            DropReason::TtlExceeded => "ttl_exceeded",
+            DropReason::FragNeeded => "frag_needed",
+            DropReason::NoRealServer => "no_real_server",
+            DropReason::DestUnavailable => "dest_unavailable",
+            DropReason::BadIcmpChecksum => "bad_icmp_checksum",
+            DropReason::TunnelIcmp => "tunnel_icmp",
+            DropReason::NatIcmpSend => "nat_icmp_send",
+            DropReason::Truncated => "truncated",
+            DropReason::Reassembly => "reassembly",
+        }
+    }
+}
+
+/// What to do with the frame after [`Director::process`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Transmit the (rewritten or replaced) frame, then every frame in the
+    /// `extra` vector, in order.
+    Transmit,
+    /// Hand the frame to the director's network stack: unchanged, or the
+    /// reassembled datagram when the frame completed one.
+    ToHost(HostReason),
+    /// Send nothing.
+    Drop(DropReason),
+    /// A fragment kept for reassembly; the datagram is not complete yet.
+    Held,
+}
+
+/// IPv4 reassembly counters (`ip_fragment.c`'s REASM* statistics).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReasmCounters {
+    /// Fragments kept waiting for the rest of their datagram.
+    pub held: u64,
+    /// Datagrams completed (`REASMOKS`).
+    pub reassembled: u64,
+    /// Queues dropped after 30 s incomplete (`REASMTIMEOUT`).
+    pub timeouts: u64,
+    /// Fragments inside data already queued (dropped alone).
+    pub duplicates: u64,
+    /// Fragments overlapping queued data (`REASM_OVERLAPS`; queue dropped).
+    pub overlaps: u64,
+    /// Zero-length fragments, data past the end, two different ends.
+    pub invalid: u64,
+    /// Datagrams over 65535 bytes.
+    pub oversize: u64,
+    /// ECN-capable and not-ECT fragments mixed.
+    pub ecn_mix: u64,
+    /// Fragments refused over `ipfrag_high_thresh`.
+    pub no_memory: u64,
+}
+
+/// What the output path needs to know about the datagram being processed
+/// when it was reassembled from fragments.
+#[derive(Clone, Debug)]
+struct ReasmInfo {
+    /// `IPCB(skb)->frag_max_size`.
+    frag_max_size: u16,
+    /// `IPSKB_FRAG_PMTU`.
+    pmtu: bool,
+    /// Data length of each fragment, in order.
+    pieces: Vec<usize>,
+    user: DefragUser,
+}
+
+/// Director-wide counters (beyond the IPVS per-service statistics).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Frames received (and credited from the hardware).
+    pub frames_in: u64,
+    /// Frames transmitted (fragments and generated replies included).
+    pub frames_tx: u64,
+    /// Frames handed to the director's own stack.
+    pub frames_host: u64,
+    /// Frames dropped (an ICMP error sent instead counts too).
+    pub frames_dropped: u64,
+    /// Frames handed to the stack, by [`HostReason`] index.
+    pub host: [u64; 9],
+    /// Frames dropped, by [`DropReason`] index.
+    pub drop: [u64; 10],
+    /// Fragments held for reassembly.
+    pub frames_held: u64,
+    /// IPv4 reassembly counters.
+    pub reasm: ReasmCounters,
+    /// ICMP messages generated, by (type, code).
+    pub icmp_sent: std::collections::BTreeMap<(u8, u8), u64>,
+    /// ICMP errors suppressed by the per-destination rate limit.
+    pub icmp_rate_limited: u64,
+    /// ARP replies sent.
+    pub arp_replies: u64,
+    /// Connections created.
+    pub conns_created: u64,
+    /// Connections expired.
+    pub conns_expired: u64,
+    /// Persistence templates created.
+    pub templates_created: u64,
+}
+
+/// A problem with the rules for this director.
+#[derive(Debug, thiserror::Error)]
+pub enum DirectorError {
+    /// The kernel would refuse a rule.
+    #[error("service {service}: {error}")]
+    Rule {
+        /// The service, as `ipvsadm -L` names it.
+        service: String,
+        /// What the kernel would say.
+        error: RuleError,
+    },
+    /// A real server the director cannot reach: no next-hop MAC.
+    #[error("real server {addr} of service {service} has no entry in [neighbors] of the director configuration")]
+    NoNeighbor {
+        /// The real server.
+        addr: Ipv4Addr,
+        /// Its service.
+        service: String,
+    },
+}
+
+/// The parsed facts of an IPv4 TCP/UDP/ICMP packet the logic needs.
+#[derive(Clone, Copy, Debug)]
+struct Pkt {
+    l3: usize,
+    ihl: usize,
+    len: u16,
+    saddr: u32,
+    daddr: u32,
+    proto: u8,
+    ttl: u8,
+    df: bool,
+    /// L4 present (not a later fragment, header within total length).
+    l4: Option<(usize, u16, u16, u8)>,
+}
+
+/// The golden-model director.
+pub struct Director {
+    /// The director configuration.
+    pub cfg: DirectorConfig,
+    /// Services and real servers.
+    pub services: ServiceTable,
+    /// The connection table.
+    pub conns: ConnTable,
+    /// `ipvs->tot_stats`.
+    pub total: Stats,
+    /// Rate estimator over `total`.
+    pub total_est: Estimator,
+    /// When the next rate-estimation tick falls (every 2 s from the start).
+    est_next: Time,
+    /// Director-wide counters.
+    pub counters: Counters,
+    rng: SplitMix64,
+    now: Time,
+    ip_id: u16,
+    /// Per-destination ICMP rate limit state (`inet_peer` rate_tokens, rate_last).
+    icmp_peers: HashMap<u32, (Time, Time)>,
+    /// A deleted server's connections are to be flushed (`expire_nodest_conn`).
+    nodest_flush: bool,
+    /// The connection the last processed packet belonged to (for the host
+    /// slow path that installs hardware flows).
+    pub last_conn: Option<ConnId>,
+    /// Next-hop MAC per real server (`DestId`), resolved once from the
+    /// neighbor table like the kernel's cached route in `dest->dest_dst`.
+    dest_mac: Vec<MacAddr>,
+    /// Connections whose timer was forced to now (`ip_vs_conn_expire_now`):
+    /// they expire whatever activity the hardware reports.
+    forced_expiry: std::collections::HashSet<ConnId>,
+    /// IPv4 reassembly queues.
+    pub defrag: Defrag,
+    /// Set while a reassembled datagram is processed.
+    reasm: Option<ReasmInfo>,
+}
+
+/// Connections served outside the director's packet path (by the
+/// hardware), as [`Director::advance_with`] sees them.
+pub trait Offload {
+    /// When a packet of connection `id` was last forwarded elsewhere, if ever.
+    fn last_use(&mut self, id: ConnId, conn: &Conn) -> Option<Time>;
+    /// Connection `id` is being removed from the table.
+    fn removed(&mut self, id: ConnId, conn: &Conn);
+}
+
+/// No offload: the director sees every packet.
+pub struct NoOffload;
+
+impl Offload for NoOffload {
+    fn last_use(&mut self, _: ConnId, _: &Conn) -> Option<Time> {
+        None
+    }
+    fn removed(&mut self, _: ConnId, _: &Conn) {}
+}
+
+fn service_name(key: &ServiceKey) -> String {
+    match key {
+        ServiceKey::Addr { proto, addr, port } => format!("{} {}:{}", proto.list_name(), addr, port),
+        ServiceKey::Fwmark { mark, .. } => format!("FWM {mark}"),
+    }
+}
+
+impl Director {
+    /// A director with `rules` loaded in file order at time `start`
+    /// (normally the first packet's timestamp). Every real server must have
+    /// a neighbor entry (or be the director itself).
+    pub fn new(cfg: DirectorConfig, rules: &RuleSet, start: Time) -> Result<Self, DirectorError> {
+        let mut d = Director {
+            cfg,
+            services: ServiceTable::new(),
+            conns: ConnTable::with_capacity(1 << 16),
+            total: Stats::default(),
+            total_est: Estimator::default(),
+            est_next: start + EST_PERIOD,
+            counters: Counters::default(),
+            rng: SplitMix64::new(0x7770_5EED),
+            now: start,
+            ip_id: 0,
+            icmp_peers: HashMap::new(),
+            nodest_flush: false,
+            last_conn: None,
+            dest_mac: Vec::new(),
+            forced_expiry: std::collections::HashSet::new(),
+            defrag: Defrag::new(),
+            reasm: None,
+        };
+        for s in &rules.services {
+            let name = service_name(&s.key);
+            d.services.add_service(s, start).map_err(|error| DirectorError::Rule { service: name.clone(), error })?;
+            for r in &s.dests {
+                d.check_neighbor(r.addr, &name)?;
+                d.services.add_dest(&s.key, r).map_err(|error| DirectorError::Rule { service: name.clone(), error })?;
+            }
+        }
+        Ok(d)
+    }
+
+    fn check_neighbor(&self, addr: std::net::IpAddr, service: &str) -> Result<(), DirectorError> {
+        if let std::net::IpAddr::V4(a) = addr {
+            if a != self.cfg.ip && !self.cfg.neighbors.contains_key(&a) {
+                return Err(DirectorError::NoNeighbor { addr: a, service: service.to_string() });
+            }
+        }
+        Ok(())
+    }
+
+    /// Re-seeds the random source used by the `twos` scheduler.
+    pub fn seed(&mut self, seed: u64) {
+        self.rng = SplitMix64::new(seed);
+    }
+
+    /// Current model time (the last packet's timestamp).
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+
+    /// Warms the cache for the connection lookups of a batch of frames
+    /// (request or reply direction) without changing any state, with
+    /// independent loads that overlap in the memory system. Receive loops
+    /// call it on each batch before processing the frames one by one;
+    /// results of [`process`](Self::process) do not depend on it. Returns a
+    /// value derived from the loads (give it to `std::hint::black_box`).
+    pub fn warm_batch(&self, frames: &[&[u8]]) -> u32 {
+        let mut keys = [(0u8, 0u32, 0u16); 32];
+        let mut heads = [0u32; 32];
+        let n = frames.len().min(32);
+        for (k, f) in keys.iter_mut().zip(frames.iter()) {
+            *k = self.lookup_key(f).unwrap_or((0, 0, 0));
+        }
+        self.conns.touch_batch(&keys[..n], &mut heads[..n])
+    }
+
+    /// The connection-table key of an IPv4 TCP/UDP frame (802.1Q-tagged or
+    /// not).
+    #[inline]
+    fn lookup_key(&self, frame: &[u8]) -> Option<(u8, u32, u16)> {
+        let eth = EthernetFrame::new_checked(frame).ok()?;
+        if eth.ethertype() != wire::ETHERTYPE_IPV4 {
+            return None;
+        }
+        let ip = Ipv4Packet::new_checked_header(eth.into_payload()).ok()?;
+        let (sp, dp) = wire::transport_ports(&ip.into_inner()[ip.header_len()..])?;
+        let (s, d) = (u32::from(ip.src_addr()), u32::from(ip.dst_addr()));
+        // Requests are keyed on the source, replies on the destination.
+        Some(if self.services.is_vip(d) { (ip.protocol(), s, sp) } else { (ip.protocol(), d, dp) })
+    }
+
+    /// Processes one frame received at time `ts`. On [`Action::Transmit`]
+    /// the frame (rewritten in place, or replaced) goes to the wire followed
+    /// by `extra`; on [`Action::ToHost`] it is unchanged.
+    pub fn process(&mut self, ts: Time, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>) -> Action {
+        self.advance(ts);
+        self.process_now(frame, extra)
+    }
+
+    /// [`process`](Self::process) at the current time, without running
+    /// timers (the caller ran [`advance_with`](Self::advance_with)).
+    pub fn process_now(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>) -> Action {
+        self.counters.frames_in += 1;
+        self.last_conn = None;
+        let a = self.process_inner(frame, extra);
+        match a {
+            Action::Transmit => self.counters.frames_tx += 1 + extra.len() as u64,
+            Action::Held => self.counters.frames_held += 1,
+            _ => {}
+        }
+        a
+    }
+
+    fn process_inner(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>) -> Action {
+        let info = wire::parse_frame(frame);
+        if frame.len() < 14 || info.error == Some(FrameError::Runt) {
+            return self.host(HostReason::Malformed);
+        }
+        let dst_mac = MacAddr::from_bytes(&frame[0..6]).unwrap_or(MacAddr::ZERO);
+        if dst_mac != self.cfg.mac && !dst_mac.is_multicast() {
+            return self.drop(DropReason::OtherHost);
+        }
+        match info.ethertype {
+            wire::ETHERTYPE_ARP => return self.arp(frame, &info),
+            wire::ETHERTYPE_IPV4 => {}
+            _ => return self.host(HostReason::NonIp),
+        }
+        // IPVS does not look at the TCP data offset, only the fixed header.
+        if !matches!(info.error, None | Some(FrameError::TcpBadHeaderLen)) {
+            return self.host(HostReason::Malformed);
+        }
+        let Some(ip) = info.ipv4 else {
+            return self.host(HostReason::Malformed);
+        };
+        if !ip.header_checksum_ok {
+            return self.host(HostReason::Malformed);
+        }
+        if dst_mac != self.cfg.mac {
+            // Broadcast/multicast IP traffic is never load-balanced.
+            return self.host(HostReason::Local);
+        }
+        let p = Pkt {
+            l3: ip.l3_offset,
+            ihl: ip.header_len,
+            len: ip.total_len,
+            saddr: u32::from(ip.src),
+            daddr: u32::from(ip.dst),
+            proto: ip.protocol,
+            ttl: ip.ttl,
+            df: ip.df,
+            l4: info.l4.map(|l| (l.offset, l.src_port, l.dst_port, l.tcp_flags)),
+        };
+        if ip.is_fragment() {
+            return self.defragment(frame, extra, &p);
+        }
+        let local = p.daddr == u32::from(self.cfg.ip) || self.services.is_vip(p.daddr);
+        match (local, p.proto) {
+            (true, IPPROTO_TCP) | (true, IPPROTO_UDP) => self.ip_vs_in(frame, extra, &p),
+            (true, IPPROTO_ICMP) => self.ip_vs_in_icmp(frame, extra, &p),
+            (true, _) => self.host(HostReason::Local),
+            (false, IPPROTO_TCP) | (false, IPPROTO_UDP) => self.ip_vs_out(frame, extra, &p),
+            (false, IPPROTO_ICMP) => self.ip_vs_out_icmp(frame, extra, &p),
+            (false, _) => self.host(HostReason::Forward),
+        }
+    }
+
+    /// ARP: answer requests for the director's address and every VIP.
+    fn arp(&mut self, frame: &mut Vec<u8>, info: &FrameInfo) -> Action {
+        let l3 = info.l2_len;
+        if frame.len() < l3 + wire::arp::PACKET_LEN {
+            return self.host(HostReason::Malformed);
+        }
+        let Ok(req) = ArpRepr::parse(&ArpPacket::new_unchecked(&frame[l3..])) else {
+            return self.host(HostReason::Arp);
+        };
+        if req.operation != ArpOperation::Request {
+            return self.host(HostReason::Arp);
+        }
+        let tpa = req.target_ip;
+        if tpa != self.cfg.ip && !self.services.is_vip(u32::from(tpa)) {
+            return self.host(HostReason::Arp);
+        }
+        *frame = xmit::arp_reply(frame, l3, self.cfg.mac, tpa);
+        self.counters.arp_replies += 1;
+        Action::Transmit
+    }
+
+
+    /// IPv4 fragments: reassembled before IPVS sees them, as Linux does
+    /// (`ip_local_deliver` for local addresses, `ip_vs_gather_frags` in
+    /// `ip_vs_out` for forwarded TCP/UDP/ICMP), then processed whole.
+    fn defragment(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt) -> Action {
+        let local = p.daddr == u32::from(self.cfg.ip) || self.services.is_vip(p.daddr);
+        let user = if local {
+            DefragUser::LocalDeliver
+        } else if matches!(p.proto, IPPROTO_TCP | IPPROTO_UDP | IPPROTO_ICMP) && !self.services.services.is_empty() {
+            // ip_vs_out gathers only once IPVS is enabled (`ipvs->enable`:
+            // a service was added at some point). ip_forward checks each
+            // fragment before the FORWARD hook.
+            if p.ttl <= 1 || (p.df && p.len > self.cfg.mtu) {
+                return self.host(HostReason::Fragment);
+            }
+            DefragUser::VsOut
+        } else {
+            return self.host(HostReason::Fragment);
+        };
+        let c = &mut self.counters.reasm;
+        match self.defrag.queue(self.now, frame, p.l3, user) {
+            DefragResult::Queued => {
+                c.held += 1;
+                Action::Held
+            }
+            DefragResult::Failed(f) => {
+                *match f {
+                    DefragFail::Duplicate => &mut c.duplicates,
+                    DefragFail::Overlap => &mut c.overlaps,
+                    DefragFail::Invalid => &mut c.invalid,
+                    DefragFail::Oversize => &mut c.oversize,
+                    DefragFail::EcnMix => &mut c.ecn_mix,
+                    DefragFail::NoMemory => &mut c.no_memory,
+                } += 1;
+                self.drop(DropReason::Reassembly)
+            }
+            DefragResult::Complete(r) => {
+                c.reassembled += 1;
+                *frame = r.frame;
+                self.reasm = Some(ReasmInfo { frag_max_size: r.frag_max_size, pmtu: r.pmtu, pieces: r.pieces, user });
+                let a = self.process_inner(frame, extra);
+                self.reasm = None;
+                a
+            }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The output side: the request transmitters (`ip_vs_nat_xmit`,
+//! `ip_vs_dr_xmit`, `ip_vs_tunnel_xmit` in ip_vs_xmit.c, each after
+//! `__ip_vs_get_out_rt`), `icmp_send` with its per-destination rate limit
+//! (`icmpv4_xrlim_allow`), `ip_finish_output`'s fragmentation, and the
+//! drop and host-handoff accounting.
+
+use crate::wire::icmp::{self, ICMP_DEST_UNREACH, ICMP_TIME_EXCEEDED, ICMP_UNREACH_FRAG_NEEDED};
+use crate::wire::{Icmpv4Packet, Ipv4Packet, IPPROTO_ICMP};
+use super::{Action, Director, DropReason, HostReason, Pkt};
+use crate::conn::{flags as cf, ConnId};
+use crate::defrag::DefragUser;
+use crate::time::{secs, Time, MSEC};
+use crate::wire::MacAddr;
+use crate::xmit;
+use std::net::Ipv4Addr;
+
+impl Director {
+
+    pub(super) fn next_ip_id(&mut self) -> u16 {
+        let id = self.ip_id;
+        self.ip_id = self.ip_id.wrapping_add(1);
+        id
+    }
+
+    /// `icmpv4_xrlim_allow` → `inet_peer_xrlim_allow`: token bucket per
+    /// destination, `icmp_ratelimit` per message, burst 6; FRAG_NEEDED and
+    /// types outside `icmp_ratemask` are not limited.
+    pub(super) fn icmp_allowed(&mut self, dst: u32, typ: u8, code: u8) -> bool {
+        if typ > 18 {
+            return true;
+        }
+        if typ == ICMP_DEST_UNREACH && code == ICMP_UNREACH_FRAG_NEEDED {
+            return true;
+        }
+        if (1u32 << typ) & self.cfg.sysctl.icmp_ratemask == 0 {
+            return true;
+        }
+        let timeout = self.cfg.sysctl.icmp_ratelimit_ms as Time * MSEC;
+        let now = self.now;
+        // A new peer starts with rate_last = now - 60 s (inet_getpeer).
+        let (tokens, last) = self.icmp_peers.entry(dst).or_insert((0, now.saturating_sub(secs(60))));
+        let mut token = *tokens + now.saturating_sub(*last);
+        *last = now;
+        if token > 6 * timeout {
+            token = 6 * timeout;
+        }
+        let ok = token >= timeout;
+        if ok {
+            token -= timeout;
+        }
+        *tokens = token;
+        ok
+    }
+
+    /// `icmp_send` in reply to the IPv4 packet at `frame[p.l3..]`: replaces
+    /// `frame` with the ICMP error and returns Transmit, or returns the
+    /// `drop` action when the kernel would send nothing.
+    pub(super) fn icmp_send(&mut self, frame: &mut Vec<u8>, p: &Pkt, typ: u8, code: u8, info: u32, src: u32, drop: DropReason) -> Action {
+        // Never about a non-first fragment, nor about an ICMP error.
+        if Ipv4Packet::new_unchecked(&frame[p.l3..]).frag_offset_units() != 0 {
+            return self.drop(drop);
+        }
+        if p.proto == IPPROTO_ICMP {
+            let it = p.l3 + p.ihl;
+            if it >= frame.len() {
+                return self.drop(drop);
+            }
+            let t = Icmpv4Packet::new_unchecked(&frame[it..]).msg_type();
+            if t > 18 || icmp::is_error_type(t) {
+                return self.drop(drop);
+            }
+        }
+        if !self.icmp_allowed(p.saddr, typ, code) {
+            self.counters.icmp_rate_limited += 1;
+            return self.drop(drop);
+        }
+        let ident = self.next_ip_id();
+        let dst_mac = self.cfg.next_hop_mac(Ipv4Addr::from(p.saddr));
+        let f = xmit::icmp_error_frame(
+            frame,
+            p.l3,
+            typ,
+            code,
+            info,
+            Ipv4Addr::from(src),
+            ident,
+            dst_mac,
+            self.cfg.mac,
+            self.cfg.mtu as usize,
+        );
+        *frame = f;
+        *self.counters.icmp_sent.entry((typ, code)).or_default() += 1;
+        self.counters.drop[drop as usize] += 1;
+        self.counters.frames_dropped += 1;
+        Action::Transmit
+    }
+
+    /// The size `ensure_mtu_is_adequate` compares with the MTU
+    /// (`__mtu_check_toobig_v4`): the largest fragment of a reassembled
+    /// datagram, else the packet.
+    pub(super) fn mtu_size(&self, p: &Pkt) -> u32 {
+        match &self.reasm {
+            Some(r) => r.frag_max_size as u32,
+            None => p.len as u32,
+        }
+    }
+    pub(super) fn drop(&mut self, r: DropReason) -> Action {
+        self.counters.drop[r as usize] += 1;
+        self.counters.frames_dropped += 1;
+        Action::Drop(r)
+    }
+
+    pub(super) fn host(&mut self, r: HostReason) -> Action {
+        self.counters.host[r as usize] += 1;
+        self.counters.frames_host += 1;
+        Action::ToHost(r)
+    }
+
+    /// Splits an oversized (DF clear) packet into fragments: the first
+    /// replaces `frame`, the rest go to `extra`.
+    pub(super) fn finish_tx(&mut self, frame: &mut Vec<u8>, l3: usize, extra: &mut Vec<Vec<u8>>) -> Action {
+        let ip = Ipv4Packet::new_unchecked(&frame[l3..]);
+        let (tot, hl) = (usize::from(ip.total_len()), ip.header_len());
+        if let Some(r) = &self.reasm {
+            // ip_finish_output: a reassembled packet always goes through
+            // ip_fragment, at the smaller of the MTU and its largest
+            // fragment. Gathered by ip_vs_out, its fragments are still
+            // chained and go out as they came if they fit (frag-list fast
+            // path, DF cleared); reassembled for local delivery, they were
+            // coalesced into one buffer: cut anew (slow path).
+            let mtu = (self.cfg.mtu as usize).min(r.frag_max_size as usize);
+            let same_data = r.pieces.iter().sum::<usize>() == tot - hl;
+            let mut frags = if r.user == DefragUser::VsOut && same_data && xmit::fraglist_fits(hl, mtu, &r.pieces) {
+                xmit::fragment_fast(frame, l3, &r.pieces)
+            } else {
+                xmit::fragment_slow(frame, l3, mtu, r.pmtu)
+            };
+            *frame = frags.remove(0);
+            extra.extend(frags);
+            return Action::Transmit;
+        }
+        if tot > self.cfg.mtu as usize {
+            let mut frags = xmit::fragment(frame, l3, self.cfg.mtu as usize);
+            *frame = frags.remove(0);
+            extra.extend(frags);
+        }
+        Action::Transmit
+    }
+
+    /// The request-direction transmitters (`ip_vs_nat_xmit`, `ip_vs_dr_xmit`,
+    /// `ip_vs_tunnel_xmit`), each starting with `__ip_vs_get_out_rt`.
+    /// `icmp` marks a related ICMP error being forwarded (no MTU check).
+    pub(super) fn xmit_request(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt, id: ConnId, icmp: bool) -> Action {
+        let c = *self.conns.get(id);
+        let fwd = c.fwd();
+        let daddr = Ipv4Addr::from(c.daddr);
+        if fwd == cf::LOCALNODE || daddr == self.cfg.ip {
+            return self.host(HostReason::LocalRealServer);
+        }
+        // decrement_ttl
+        if p.ttl <= 1 {
+            let src = p.daddr;
+            return self.icmp_send(frame, p, ICMP_TIME_EXCEEDED, 0, 0, src, DropReason::TtlExceeded);
+        }
+        xmit::trim_to_ip(frame, p.l3);
+        xmit::ip_decrease_ttl(frame, p.l3);
+        let mut mtu = self.cfg.mtu as u32;
+        let tunnel = fwd == cf::TUNNEL;
+        if tunnel {
+            mtu -= 20;
+            if mtu < 68 {
+                return self.drop(DropReason::FragNeeded);
+            }
+        }
+        // ensure_mtu_is_adequate
+        if !(tunnel && !self.cfg.sysctl.pmtu_disc) && p.df && self.mtu_size(p) > mtu && !icmp {
+            let src = p.daddr;
+            return self.icmp_send(frame, p, ICMP_DEST_UNREACH, ICMP_UNREACH_FRAG_NEEDED, mtu, src, DropReason::FragNeeded);
+        }
+        match fwd {
+            cf::MASQ => {
+                if icmp {
+                    xmit::nat_icmp(frame, p.l3, false, daddr, c.dport);
+                } else {
+                    xmit::nat_rewrite(frame, p.l3, true, daddr, c.dport);
+                }
+            }
+            cf::DROUTE => xmit::ip_send_check(frame, p.l3),
+            cf::TUNNEL => {
+                // The kernel draws a non-DF outer ID from its randomised
+                // generator; the model copies the inner ID (documented
+                // deviation: deterministic, and the hardware can do it).
+                let inner_id = Ipv4Packet::new_unchecked(&frame[p.l3..]).ident();
+                xmit::ipip_encap(frame, p.l3, self.cfg.ip, daddr, self.cfg.sysctl.pmtu_disc, inner_id);
+            }
+            _ => return self.host(HostReason::LocalRealServer),
+        }
+        let mac = self.dest_mac(c.dest, daddr);
+        xmit::set_macs(frame, mac, self.cfg.mac);
+        self.finish_tx(frame, p.l3, extra)
+    }
+
+    /// The next-hop MAC of real server `dest` (address `addr`).
+    #[inline]
+    pub(super) fn dest_mac(&mut self, dest: u32, addr: Ipv4Addr) -> MacAddr {
+        let i = dest as usize;
+        if i >= self.dest_mac.len() {
+            let n = self.services.dests.len().max(i + 1);
+            let macs: Vec<MacAddr> =
+                (self.dest_mac.len()..n).map(|j| self.cfg.next_hop_mac(self.services.dests[j].addr)).collect();
+            self.dest_mac.extend(macs);
+        }
+        let m = self.dest_mac[i];
+        debug_assert_eq!(m, self.cfg.next_hop_mac(addr));
+        m
+    }
+}
