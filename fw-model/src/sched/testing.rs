@@ -48,11 +48,6 @@ impl ScriptedRandom {
     pub fn draws(&self) -> usize {
         self.draws
     }
-
-    /// Scripted values not consumed yet.
-    pub fn remaining(&self) -> usize {
-        self.values.len() - self.pos
-    }
 }
 
 impl RandomSource for ScriptedRandom {
