@@ -9,14 +9,7 @@ impl Sim<'_> {
         let cat = o.cat;
         let dst = if self.svcs.is_empty() { self.cfg.ip } else { self.svcs[o.seq as usize % self.svcs.len()].vip };
         let l3 = self.other_l3(o, dst, None, true);
-        let t = TcpRepr {
-            src_port: o.port,
-            dst_port: 80,
-            seq_number: o.seq,
-            ack_number: 0,
-            flags: TCP_SYN,
-            window_len: 64240,
-        };
+        let t = o.tcp(80, TCP_SYN);
         let good = lvsnic_model::wire::build::tcp_frame(
             &lvsnic_model::wire::EthernetRepr { src: self.cfg.gateway_mac, dst: self.cfg.mac, vlan_tci: None, ethertype: 0 },
             &lvsnic_model::wire::Ipv4Repr {

@@ -4,6 +4,20 @@
 
 use super::*;
 
+impl Other {
+    /// A TCP header of this unit's connection to `dst_port` (window 64240).
+    pub(super) fn tcp(&self, dst_port: u16, flags: u8) -> TcpRepr {
+        TcpRepr {
+            src_port: self.port,
+            dst_port,
+            seq_number: self.seq,
+            ack_number: if flags & TCP_ACK != 0 { self.ack } else { 0 },
+            flags,
+            window_len: 64240,
+        }
+    }
+}
+
 impl Sim<'_> {
     pub(super) fn random_neighbor(&mut self) -> Option<(Ipv4Addr, MacAddr)> {
         let n = self.cfg.neighbors.len();
@@ -107,14 +121,7 @@ impl Sim<'_> {
             3 => (TCP_ACK | TCP_PSH, fb::ssh_kexinit(&mut self.rng), vec![]),
             _ => (TCP_FIN | TCP_ACK, vec![], vec![]),
         };
-        let t = TcpRepr {
-            src_port: o.port,
-            dst_port: port,
-            seq_number: o.seq,
-            ack_number: if flags & TCP_ACK != 0 { o.ack } else { 0 },
-            flags,
-            window_len: 64240,
-        };
+        let t = o.tcp(port, flags);
         let f = fb::tcp(&self.gw_l2(), &l3, &t, &opts, &[], &payload);
         self.emit(now, f, Category::TcpToDirector, None);
         let o = &mut self.others[idx as usize];

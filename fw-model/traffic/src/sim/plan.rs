@@ -159,23 +159,19 @@ impl Sim<'_> {
         let udp_ids: Vec<usize> = all.iter().copied().filter(|&i| self.sess[i].proto != IPPROTO_TCP).collect();
         let tcp_live: Vec<usize> =
             tcp_ids.iter().copied().filter(|&i| self.sess[i].info.kind != SessionKind::HalfOpen).collect();
-        for i in pick(r, all.clone(), quota(spec.vlan_fraction, all.len())) {
-            self.sess[i].info.vlan = true;
-        }
-        for i in pick(r, tcp_ids.clone(), quota(spec.ip_options_fraction, tcp_ids.len())) {
-            self.sess[i].info.ip_options = true;
-        }
-        for i in pick(r, all.clone(), quota(spec.no_df_fraction, all.len())) {
-            self.sess[i].info.dont_frag = false;
-        }
-        for i in pick(r, tcp_live.clone(), quota(spec.upload_fraction, tcp_live.len())) {
-            self.sess[i].info.upload = true;
-        }
-        for i in pick(r, udp_ids.clone(), quota(spec.zero_checksum_fraction, udp_ids.len())) {
-            self.sess[i].info.zero_checksum = true;
-        }
-        for i in pick(r, udp_ids.clone(), quota(spec.icmp_error_fraction, udp_ids.len())) {
-            self.sess[i].info.client_icmp_error = true;
+        // In this order: each draw moves the random stream.
+        let features: [(&Vec<usize>, f64, fn(&mut SessionInfo)); 6] = [
+            (&all, spec.vlan_fraction, |s| s.vlan = true),
+            (&tcp_ids, spec.ip_options_fraction, |s| s.ip_options = true),
+            (&all, spec.no_df_fraction, |s| s.dont_frag = false),
+            (&tcp_live, spec.upload_fraction, |s| s.upload = true),
+            (&udp_ids, spec.zero_checksum_fraction, |s| s.zero_checksum = true),
+            (&udp_ids, spec.icmp_error_fraction, |s| s.client_icmp_error = true),
+        ];
+        for (ids, fraction, set) in features {
+            for i in pick(r, ids.clone(), quota(fraction, ids.len())) {
+                set(&mut self.sess[i].info);
+            }
         }
     }
 

@@ -136,14 +136,7 @@ impl Sim<'_> {
             }
             _ => (TCP_SYN, &opts, vec![]),
         };
-        let t = TcpRepr {
-            src_port: o.port,
-            dst_port: vport,
-            seq_number: o.seq,
-            ack_number: if flags & TCP_ACK != 0 { o.ack } else { 0 },
-            flags,
-            window_len: 64240,
-        };
+        let t = o.tcp(vport, flags);
         fb::tcp(&l2, &l3, &t, opts, &[], &payload)
     }
 }

@@ -37,6 +37,16 @@ impl Sim<'_> {
         self.push(ts + d, Ev::Tcp(sid, next));
     }
 
+    /// The client's FIN-ACK; returns when it went out.
+    fn client_fin(&mut self, now: Time, sid: u32) -> Option<Time> {
+        let f = self.client_seg(sid, TCP_FIN | TCP_ACK, &[], &[], &[]);
+        let ts = self.emit_client(now, sid, f, Category::TcpClient)?;
+        let s = &mut self.sess[sid as usize];
+        s.c_nxt = s.c_nxt.wrapping_add(1);
+        s.s_rcv = s.c_nxt;
+        Some(ts)
+    }
+
     pub(super) fn tcp(&mut self, now: Time, sid: u32, step: T) {
         match step {
             T::Syn => self.tcp_syn(now, sid),
@@ -51,11 +61,7 @@ impl Sim<'_> {
             T::CliAcks => self.tcp_cli_acks(now, sid),
             T::Think => self.tcp_think(now, sid),
             T::CliFin => {
-                let f = self.client_seg(sid, TCP_FIN | TCP_ACK, &[], &[], &[]);
-                let Some(ts) = self.emit_client(now, sid, f, Category::TcpClient) else { return };
-                let s = &mut self.sess[sid as usize];
-                s.c_nxt = s.c_nxt.wrapping_add(1);
-                s.s_rcv = s.c_nxt;
+                let Some(ts) = self.client_fin(now, sid) else { return };
                 if self.is_nat(sid) {
                     let d = self.lan(sid);
                     self.push(ts + d, Ev::Tcp(sid, T::SrvFinAck));
@@ -92,11 +98,7 @@ impl Sim<'_> {
                 }
             }
             T::CliFinAfterAck => {
-                let f = self.client_seg(sid, TCP_FIN | TCP_ACK, &[], &[], &[]);
-                let Some(ts) = self.emit_client(now, sid, f, Category::TcpClient) else { return };
-                let s = &mut self.sess[sid as usize];
-                s.c_nxt = s.c_nxt.wrapping_add(1);
-                s.s_rcv = s.c_nxt;
+                let Some(ts) = self.client_fin(now, sid) else { return };
                 if self.is_nat(sid) {
                     let d = self.lan(sid);
                     self.push(ts + d, Ev::Tcp(sid, T::SrvLastAck));
