@@ -3,11 +3,9 @@
 //! blocks with keepalived's defaults, and warnings for what lvsnic does not
 //! do (health checkers, VRRP, unknown keywords).
 
-use super::ipvswrapper::add_services;
-use super::parser::{Ctx, Node};
-use super::Loc;
+use super::parser::{Ctx, Loc, Node};
 use lvsnic_model::rules::ipvsadm::{DEFAULT_SCHEDULER, KNOWN_PES, KNOWN_SCHEDULERS, MAX_TIMEOUT};
-use lvsnic_model::rules::{Netmask, Protocol, RuleSet, SchedFlags, TunnelCsum, TunnelType, DEFAULT_PERSISTENT_TIMEOUT};
+use lvsnic_model::rules::{Netmask, Protocol, SchedFlags, TunnelCsum, TunnelType, DEFAULT_PERSISTENT_TIMEOUT};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -251,16 +249,27 @@ pub(super) struct VirtualServer {
     pub(super) rss: Vec<Rs>,
 }
 
-/// A `virtual_server` block: its services (one per group entry) go into
-/// `rules`.
-pub(super) fn virtual_server(ctx: &mut Ctx, n: &Node, groups: &Groups, rules: &mut RuleSet) {
-    let Some(target) = vs_target(ctx, n) else { return };
+/// A `virtual_server` block ready to become services, one per key.
+pub(super) struct VirtualServices {
+    pub(super) vs: VirtualServer,
+    /// The scheduler (keepalived's default when the block names none).
+    pub(super) sched: String,
+    /// The scheduler flags that apply to `sched`.
+    pub(super) flags: SchedFlags,
+    /// The address/port or fwmark of each service (one, or a group's entries).
+    pub(super) keys: Vec<(ServiceKeyProto, Loc)>,
+}
+
+/// A `virtual_server` block; `None` when it cannot become services (the
+/// errors are in `ctx`).
+pub(super) fn virtual_server(ctx: &mut Ctx, n: &Node, groups: &Groups) -> Option<VirtualServices> {
+    let target = vs_target(ctx, n)?;
     if n.words.len() > 3 {
         ctx.warn(&n.loc, format!("virtual_server: extra values '{}' ignored", n.words[3..].join(" ")));
     }
     let Some(body) = &n.children else {
         ctx.err(&n.loc, "virtual_server: missing '{' block");
-        return;
+        return None;
     };
     let mut vs = VirtualServer {
         name: n.words[1..].join(" "),
@@ -308,11 +317,11 @@ pub(super) fn virtual_server(ctx: &mut Ctx, n: &Node, groups: &Groups, rules: &m
             Some(e) => e.clone(),
             None => {
                 ctx.err(&n.loc, format!("virtual_server group {g}: no such virtual_server_group"));
-                return;
+                return None;
             }
         },
     };
-    add_services(ctx, &vs, &sched, SchedFlags(sf), keys, rules);
+    Some(VirtualServices { vs, sched, flags: SchedFlags(sf), keys })
 }
 
 /// What the `virtual_server` line names: an address and port, a fwmark or

@@ -5,24 +5,17 @@
 //! out or at weight 0, the sorry server below quorum; and the `ipvsadm -R`
 //! script that loads the result.
 
-use super::check_parser::{Fwd, ServiceKeyProto, VirtualServer};
-use super::parser::Ctx;
-use super::Loc;
+use super::check_parser::{Fwd, ServiceKeyProto, VirtualServer, VirtualServices};
+use super::parser::{Ctx, Loc};
 use lvsnic_model::rules::ipvsadm::format_save;
 use lvsnic_model::rules::{
-    AddressFamily, DestRule, FwdMethod, Netmask, Protocol, RuleSet, SchedFlags, ServiceKey, ServiceRule,
+    AddressFamily, DestRule, FwdMethod, Netmask, Protocol, RuleSet, ServiceKey, ServiceRule,
 };
 use std::net::IpAddr;
 
-/// The services of `vs`, one per key, appended to `rules`.
-pub(super) fn add_services(
-    ctx: &mut Ctx,
-    vs: &VirtualServer,
-    sched: &str,
-    flags: SchedFlags,
-    keys: Vec<(ServiceKeyProto, Loc)>,
-    rules: &mut RuleSet,
-) {
+/// The services of a virtual server, one per key, appended to `rules`.
+pub(super) fn add_services(ctx: &mut Ctx, v: VirtualServices, rules: &mut RuleSet) {
+    let VirtualServices { vs, sched, flags, keys } = v;
     for (kp, kloc) in keys {
         let key = match kp {
             ServiceKeyProto::Addr(a, port) => ServiceKey::Addr { proto: vs.proto, addr: a, port },
@@ -32,7 +25,7 @@ pub(super) fn add_services(
             }
         };
         let mut rule = ServiceRule::new(key);
-        rule.scheduler = sched.to_string();
+        rule.scheduler = sched.clone();
         rule.flags = flags;
         rule.persistent = vs.persistent;
         rule.pe = vs.pe.clone();
@@ -56,7 +49,7 @@ pub(super) fn add_services(
             ctx.err(&kloc, format!("virtual server {key} defined twice"));
             continue;
         }
-        add_dests(ctx, vs, &mut rule);
+        add_dests(ctx, &vs, &mut rule);
         rules.services.push(rule);
     }
 }

@@ -46,38 +46,15 @@ mod ipvswrapper;
 mod parser;
 
 pub use glob::glob;
+pub use parser::{Diag, Loc};
 pub use ipvswrapper::restore_script;
 
 use check_parser::{group_entries, virtual_server, Groups, OTHER_TOP};
+use ipvswrapper::add_services;
 use crate::daemon::proto::{self, Request};
 use lvsnic_model::rules::ipvsadm::format_save;
 use lvsnic_model::rules::RuleSet;
-use std::fmt;
-use std::path::{Path, PathBuf};
-
-/// Where a diagnostic points.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Loc {
-    /// The file, as named (relative to the including file's directory).
-    pub file: PathBuf,
-    /// 1-based line number; 0 for the file as a whole.
-    pub line: usize,
-}
-
-impl fmt::Display for Loc {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file.display(), self.line)
-    }
-}
-
-/// A warning or an error, one line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Diag {
-    /// Where.
-    pub loc: Loc,
-    /// What, one line.
-    pub msg: String,
-}
+use std::path::Path;
 
 /// What an import produced.
 #[derive(Clone, Debug, Default)]
@@ -117,7 +94,11 @@ pub fn import(path: &Path) -> Result<Import, ImportError> {
     let mut rules = RuleSet::default();
     for n in &nodes {
         match n.kw() {
-            "virtual_server" => virtual_server(&mut ctx, n, &groups, &mut rules),
+            "virtual_server" => {
+                if let Some(v) = virtual_server(&mut ctx, n, &groups) {
+                    add_services(&mut ctx, v, &mut rules);
+                }
+            }
             "virtual_server_group" => {}
             k if OTHER_TOP.contains(&k) => {
                 if k.starts_with("vrrp_") {

@@ -3,8 +3,32 @@
 //! lines), then the block tree, and the value readers the keywords use.
 
 use super::glob::glob;
-use super::{Diag, Loc};
+use std::fmt;
 use std::path::{Path, PathBuf};
+
+/// Where a diagnostic points.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loc {
+    /// The file, as it was opened.
+    pub file: PathBuf,
+    /// 1-based line number; 0 for the file as a whole.
+    pub line: usize,
+}
+
+impl fmt::Display for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file.display(), self.line)
+    }
+}
+
+/// A warning or an error, one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diag {
+    /// Where.
+    pub loc: Loc,
+    /// What, one line.
+    pub msg: String,
+}
 
 /// Reads `path` (and what it includes) into the block tree, with the
 /// diagnostics seen so far.
