@@ -32,6 +32,5 @@ pub mod defrag;
 pub mod config;
 pub mod director;
 pub mod stats;
-pub mod traffic;
 pub mod rng;
 pub mod fasthash;

@@ -9,15 +9,15 @@
 //! ```
 //!
 //! Without `--flows`, the closed-loop generator
-//! ([`lvsnic_model::traffic::generate_capture`]); with it, the open-loop
+//! ([`lvsnic_traffic::generate_capture`]); with it, the open-loop
 //! established traffic of the benchmarks
-//! ([`lvsnic_model::traffic::established_flows`]). Prints one summary line.
+//! ([`lvsnic_traffic::established_flows`]). Prints one summary line.
 
 use lvsnic_model::config::DirectorConfig;
 use lvsnic_model::pcap::{self, PcapRecord, Resolution};
 use lvsnic_model::rules::{ipvsadm, RuleSet};
 use lvsnic_model::time::{Time, SEC};
-use lvsnic_model::traffic::{self, FlowSpec, TrafficError, TrafficSpec};
+use lvsnic_traffic::{self as traffic, FlowSpec, TrafficError, TrafficSpec};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `lvsnic traffic`.

@@ -15,7 +15,7 @@ use lvsnic_model::hw::regs::CTRL;
 use lvsnic_model::hw::{HostMeta, Reason};
 use lvsnic_model::rules::ipvsadm::parse_rules;
 use lvsnic_model::time::SEC;
-use lvsnic_model::traffic::{generate, TrafficSpec};
+use lvsnic_traffic::{generate, TrafficSpec};
 use lvsnic_fixtures::*;
 
 const RULES: &str = MIXED_RULES;

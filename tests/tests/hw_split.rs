@@ -7,7 +7,7 @@
 use lvsnic::replay::{run, Backend, ReplayOutcome};
 use lvsnic_model::rules::ipvsadm::parse_rules;
 use lvsnic_model::time::SEC;
-use lvsnic_model::traffic::{generate, TrafficSpec};
+use lvsnic_traffic::{generate, TrafficSpec};
 use lvsnic_tests::*;
 
 const RULES: &str = MIXED_RULES;

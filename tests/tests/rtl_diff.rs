@@ -9,7 +9,7 @@
 //! `LVSNIC_DIFF_FRAMES` sets the frames per width (default 120000: 240000
 //! per run).
 
-use lvsnic_model::hw::fuzz::FuzzWorld;
+use lvsnic_traffic::fuzz::FuzzWorld;
 use lvsnic_model::hw::regs::*;
 use lvsnic_model::hw::{Csr, HwOutput, HwParams, HwPipeline};
 use lvsnic_sim::{Core, HostUser, Pattern, RxUser, TxUser, Width};

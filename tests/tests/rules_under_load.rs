@@ -10,7 +10,7 @@
 use lvsnic_model::pcap::PcapRecord;
 use lvsnic_model::rules::ipvsadm::{format_list, parse_command, parse_rules, Command, ListOptions};
 use lvsnic_model::time::SEC;
-use lvsnic_model::traffic::{generate, TrafficSpec};
+use lvsnic_traffic::{generate, TrafficSpec};
 use lvsnic_tests::*;
 
 const RULES: &str = MIXED_RULES;

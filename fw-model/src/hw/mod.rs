@@ -7,7 +7,6 @@
 //! interface, so host code that programs the tables runs unchanged on the
 //! model, the simulated RTL and a card ([`Csr`]).
 
-pub mod fuzz;
 pub mod pipeline;
 pub mod placement;
 pub mod regs;

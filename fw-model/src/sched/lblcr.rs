@@ -136,7 +136,8 @@ impl Lblcr {
 
     /// The server set cached for `daddr` (host order), for tests. Does not
     /// run timers.
-    pub fn set_of(&mut self, daddr: u32) -> Option<DestSet> {
+    #[cfg(test)]
+    pub(crate) fn set_of(&mut self, daddr: u32) -> Option<DestSet> {
         self.table.get_mut(daddr).map(|s| s.val.clone())
     }
 }

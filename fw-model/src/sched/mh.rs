@@ -108,7 +108,8 @@ impl Mh {
     }
 
     /// The lookup table, for tests.
-    pub fn lookup(&self) -> &[Option<DestId>] {
+    #[cfg(test)]
+    pub(crate) fn lookup(&self) -> &[Option<DestId>] {
         &self.lookup
     }
 

@@ -10,8 +10,8 @@
 //! One module per kernel scheduler (`rr`, `wrr`, `lc`, `wlc`, `sed`, `nq`,
 //! `fo`, `ovf`, `sh`, `dh`, `mh`, `lblc`, `lblcr`, `twos`), each naming the
 //! kernel functions it follows; shared pieces in [`hash`] (`hash_32`, `fls`,
-//! `gcd`) and [`siphash`] (the kernel's `hsiphash`); [`testing`] drives a
-//! scheduler the way `ip_vs_ctl.c` does.
+//! `gcd`) and [`siphash`] (the kernel's `hsiphash`); the unit tests' `testing`
+//! harness drives a scheduler the way `ip_vs_ctl.c` does.
 //!
 //! How the owner of a service must drive a scheduler (what the kernel does):
 //! * [`new_scheduler`] when the service is created (`ipvsadm -A`, empty list)
@@ -40,7 +40,8 @@ use std::net::Ipv4Addr;
 
 pub mod hash;
 pub mod siphash;
-pub mod testing;
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub mod dh;
 pub mod fo;

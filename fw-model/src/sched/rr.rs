@@ -36,11 +36,6 @@ impl Rr {
     pub fn new(_svc: &SvcView) -> Self {
         Rr { cursor: None }
     }
-
-    /// The cursor position (`None` = list head), for tests.
-    pub fn cursor(&self) -> Option<usize> {
-        self.cursor
-    }
 }
 
 impl Scheduler for Rr {

@@ -80,7 +80,8 @@ impl Sh {
     }
 
     /// The bucket table, for tests.
-    pub fn buckets(&self) -> &[Option<DestId>; SH_TAB_SIZE] {
+    #[cfg(test)]
+    pub(crate) fn buckets(&self) -> &[Option<DestId>; SH_TAB_SIZE] {
         &self.buckets
     }
 

@@ -1,5 +1,5 @@
 //! A small harness that drives a scheduler the way `ip_vs_ctl.c` does, for
-//! tests (here and in cross-crate conformance tests).
+//! the schedulers' unit tests (compiled only for them).
 //!
 //! It keeps an arena of [`Dest`]s and one service's list in kernel order
 //! (index 0 = newest; adding A, B, C gives `[C, B, A]`), and calls the
@@ -48,11 +48,6 @@ impl ScriptedRandom {
     /// Values drawn so far (scripted or not).
     pub fn draws(&self) -> usize {
         self.draws
-    }
-
-    /// Scripted values not consumed yet.
-    pub fn remaining(&self) -> usize {
-        self.values.len() - self.pos
     }
 }
 

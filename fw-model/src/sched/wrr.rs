@@ -70,11 +70,6 @@ impl Wrr {
         Wrr { cl: None, cw: mw, mw, di }
     }
 
-    /// `(cl, cw, mw, di)`, for tests.
-    pub fn state(&self) -> (Option<usize>, i32, i32, i32) {
-        (self.cl, self.cw, self.mw, self.di)
-    }
-
     /// `ip_vs_wrr_dest_changed`.
     fn dest_changed(&mut self, svc: &SvcView) {
         self.cl = None;

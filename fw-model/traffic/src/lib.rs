@@ -1,6 +1,11 @@
 #![warn(missing_docs)]
+//! # lvsnic-traffic — test traffic for lvsnic
+//!
 //! Seeded, realistic packet captures of what arrives at the director's NIC
-//! (`lvsnic traffic`), for the examples, the tests and the benchmarks.
+//! (`lvsnic traffic`), for the examples, the tests and the benchmarks, and
+//! random data-plane worlds for differential testing of the RTL against the
+//! hardware model ([`fuzz`]). Built on the golden model
+//! ([`lvsnic_model`]) through its public API only.
 //!
 //! # Closed loop ([`generate`], [`generate_capture`])
 //!
@@ -62,7 +67,7 @@
 //! ```
 //! use lvsnic_model::config::DirectorConfig;
 //! use lvsnic_model::rules::ipvsadm::parse_rules;
-//! use lvsnic_model::traffic::{generate_capture, Category, TrafficSpec};
+//! use lvsnic_traffic::{generate_capture, Category, TrafficSpec};
 //!
 //! let cfg = DirectorConfig::parse(r#"
 //!     [director]
@@ -82,16 +87,17 @@
 
 mod flows;
 mod frames;
+pub mod fuzz;
 mod sim;
 
 pub use flows::{established_flows, FlowSpec};
 
-use crate::config::DirectorConfig;
-use crate::director::{Action, Counters, Director, DirectorError, DropReason, HostReason};
-use crate::pcap::PcapRecord;
-use crate::rng::SplitMix64;
-use crate::rules::{FwdMethod, Protocol, RuleSet};
-use crate::time::{Time, SEC};
+use lvsnic_model::config::DirectorConfig;
+use lvsnic_model::director::{Action, Counters, Director, DirectorError, DropReason, HostReason};
+use lvsnic_model::pcap::PcapRecord;
+use lvsnic_model::rng::SplitMix64;
+use lvsnic_model::rules::{FwdMethod, Protocol, RuleSet};
+use lvsnic_model::time::{Time, SEC};
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 /// Default start of virtual time: 2023-11-14T22:13:20Z.

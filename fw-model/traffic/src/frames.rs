@@ -1,11 +1,11 @@
 //! Frame construction for the traffic generator: thin layers over
-//! [`crate::wire::build`] for what the generator needs beyond it (TCP and IP
+//! [`lvsnic_model::wire::build`] for what the generator needs beyond it (TCP and IP
 //! options, zero UDP checksums, fragments, IPv6, LLDP, DHCP, application
 //! payloads) and the deliberately malformed frames.
 
-use crate::rng::SplitMix64;
-use crate::wire::build::{self, pad_min};
-use crate::wire::{
+use lvsnic_model::rng::SplitMix64;
+use lvsnic_model::wire::build::{self, pad_min};
+use lvsnic_model::wire::{
     checksum, ArpOperation, ArpRepr, EthernetRepr, Icmpv4Repr, Ipv4Packet, Ipv4Repr, MacAddr, TcpPacket, TcpRepr,
     UdpRepr, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_TCP,
 };

@@ -6,23 +6,30 @@
 //! 0..2, TCP control flags, zero UDP checksums, misses, non-IP frames.
 //! Table and register changes can be interleaved with the traffic.
 
-use super::placement::FlowPlacer;
-use super::pipeline::HwParams;
-use super::regs::*;
-use super::tables::{ActionEntry, ActionOp, FlowEntry, FlowKey};
-use crate::rng::SplitMix64;
-use crate::wire::checksum;
-use crate::wire::MacAddr;
+use lvsnic_model::hw::placement::FlowPlacer;
+use lvsnic_model::hw::pipeline::HwParams;
+use lvsnic_model::hw::regs::*;
+use lvsnic_model::hw::tables::{ActionEntry, ActionOp, FlowEntry, FlowKey};
+use lvsnic_model::rng::SplitMix64;
+use lvsnic_model::wire::checksum;
+use lvsnic_model::wire::MacAddr;
 
 /// A random data-plane configuration with its flows and actions.
 #[derive(Clone, Debug)]
 pub struct FuzzWorld {
+    /// Table and VIP sizes of the data plane the world is built for.
     pub params: HwParams,
+    /// The director's MAC address (`MAC_LO`/`MAC_HI`).
     pub mac: MacAddr,
+    /// The director's IPv4 address, host order.
     pub ip: u32,
+    /// The link MTU (1500, 9000 or 576).
     pub mtu: u16,
+    /// Whether `CTRL_PMTU_DISC` is set in `CTRL`.
     pub pmtu_disc: bool,
+    /// Virtual IPs installed in the VIP table, host order.
     pub vips: Vec<u32>,
+    /// The action table: `actions[i]` is written at action index `i + 1`.
     pub actions: Vec<ActionEntry>,
     /// Installed flows: key, action index, ack_fast.
     pub flows: Vec<(FlowKey, u16, bool)>,
@@ -400,7 +407,7 @@ fn push_slot(w: &mut Vec<(u32, u32)>, index: usize, bits: u128) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hw::{Csr, HwOutput, HwPipeline, Reason};
+    use lvsnic_model::hw::{Csr, HwOutput, HwPipeline, Reason};
     use std::collections::BTreeMap;
 
     /// The world exercises every outcome of the pipeline (so a differential

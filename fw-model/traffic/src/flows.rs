@@ -2,14 +2,14 @@
 
 use super::frames::{self as fb, Filler, L2, L3};
 use super::{client_addrs, per_2_32, subseed, Outcome, TrafficError, DEFAULT_START, MAX_CLIENTS};
-use crate::config::DirectorConfig;
-use crate::conn::flags as cf;
-use crate::director::Director;
-use crate::pcap::PcapRecord;
-use crate::rng::SplitMix64;
-use crate::rules::{Protocol, RuleSet};
-use crate::time::Time;
-use crate::wire::{checksum, TcpRepr, TCP_ACK, TCP_PSH, TCP_SYN};
+use lvsnic_model::config::DirectorConfig;
+use lvsnic_model::conn::flags as cf;
+use lvsnic_model::director::Director;
+use lvsnic_model::pcap::PcapRecord;
+use lvsnic_model::rng::SplitMix64;
+use lvsnic_model::rules::{Protocol, RuleSet};
+use lvsnic_model::time::Time;
+use lvsnic_model::wire::{checksum, TcpRepr, TCP_ACK, TCP_PSH, TCP_SYN};
 use std::net::Ipv4Addr;
 
 /// What [`established_flows`] generates.

@@ -7,7 +7,7 @@ use lvsnic_model::pcap::PcapRecord;
 use lvsnic_model::rules::ipvsadm::parse_rules;
 use lvsnic_model::rules::{FwdMethod, Protocol, RuleSet};
 use lvsnic_model::time::SEC;
-use lvsnic_model::traffic::*;
+use lvsnic_traffic::*;
 use lvsnic_model::wire::{
     parse_frame, FrameError, Icmpv4Packet, Ipv4Packet, TcpPacket, UdpPacket, IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP,
     TCP_FIN, TCP_SYN,

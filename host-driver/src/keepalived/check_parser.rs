@@ -1,0 +1,555 @@
+//! The LVS keywords as keepalived's check/check_parser.c reads them:
+//! `virtual_server_group` entries, `virtual_server` and `real_server`
+//! blocks with keepalived's defaults, and warnings for what lvsnic does not
+//! do (health checkers, VRRP, unknown keywords).
+
+use super::parser::{Ctx, Loc, Node};
+use lvsnic_model::rules::ipvsadm::{DEFAULT_SCHEDULER, KNOWN_PES, KNOWN_SCHEDULERS, MAX_TIMEOUT};
+use lvsnic_model::rules::{Netmask, Protocol, SchedFlags, TunnelCsum, TunnelType, DEFAULT_PERSISTENT_TIMEOUT};
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr};
+
+/// Health checkers: reported, not run (the server is taken as up).
+pub(super) const CHECKERS: &[&str] = &[
+    "HTTP_GET",
+    "SSL_GET",
+    "TCP_CHECK",
+    "SMTP_CHECK",
+    "DNS_CHECK",
+    "MISC_CHECK",
+    "BFD_CHECK",
+    "UDP_CHECK",
+    "PING_CHECK",
+    "FILE_CHECK",
+];
+
+/// Top-level keywords of keepalived that are not about LVS (skipped).
+pub(super) const OTHER_TOP: &[&str] = &[
+    "global_defs",
+    "static_ipaddress",
+    "static_routes",
+    "static_rules",
+    "vrrp_script",
+    "vrrp_sync_group",
+    "vrrp_instance",
+    "vrrp_track_process",
+    "vrrp_track_file",
+    "track_file",
+    "track_process",
+    "garp_group",
+    "linkbeat_interfaces",
+    "net_namespace",
+    "net_namespace_ipvs",
+    "use_pid_dir",
+    "instance",
+    "SSL",
+    "bfd_instance",
+    "namespace_with_ipsets",
+    "vrrp_garp_interval",
+];
+
+/// Virtual-server keywords that change nothing in the rules (health
+/// checking, notification, SNMP...).
+const VS_INERT: &[&str] = &[
+    "delay_loop",
+    "retry",
+    "delay_before_retry",
+    "warmup",
+    "connect_timeout",
+    "ha_suspend",
+    "smtp_alert",
+    "virtualhost",
+    "alpha",
+    "omega",
+    "quorum_up",
+    "quorum_down",
+    "hysteresis",
+    "weight",
+    "inhibit_on_failure",
+    "sorry_server_inhibit",
+    "hashed",
+    "ip_family",
+    "quorum",
+    "nb_get_retry",
+];
+
+/// Real-server keywords that change nothing in the rules.
+const RS_INERT: &[&str] = &[
+    "notify_up",
+    "notify_down",
+    "retry",
+    "delay_before_retry",
+    "warmup",
+    "delay_loop",
+    "smtp_alert",
+    "virtualhost",
+    "connect_timeout",
+    "nb_get_retry",
+    "alpha",
+    "inhibit_on_failure",
+];
+
+/// A forwarding method as `lb_kind`/`lvs_method` give it.
+#[derive(Clone, Debug)]
+pub(super) struct Fwd {
+    /// `NAT`, `DR` or `TUN`.
+    pub(super) method: String,
+    pub(super) tun: TunnelType,
+    pub(super) csum: TunnelCsum,
+}
+
+/// A `real_server` block.
+#[derive(Clone, Debug)]
+pub(super) struct Rs {
+    pub(super) addr: IpAddr,
+    pub(super) port: Option<u16>,
+    pub(super) weight: u32,
+    pub(super) fwd: Option<Fwd>,
+    pub(super) uth: u32,
+    pub(super) lth: u32,
+    pub(super) inhibit: bool,
+    pub(super) alpha: Option<bool>,
+    /// Checkers found (where, what), reported once the server's state is known.
+    pub(super) checkers: Vec<(Loc, String)>,
+    pub(super) loc: Loc,
+}
+
+/// `lvs_method NAT|DR|TUN [type ipip|gue port N|gre] [nocsum|csum|remcsum]`.
+fn fwd(ctx: &mut Ctx, n: &Node) -> Option<Fwd> {
+    let m = ctx.val(n, 1)?;
+    if !matches!(m, "NAT" | "DR" | "TUN") {
+        ctx.err(&n.loc, format!("{}: unknown forwarding method '{m}' (expected NAT, DR or TUN)", n.kw()));
+        return None;
+    }
+    let mut f = Fwd { method: m.to_string(), tun: TunnelType::Ipip, csum: TunnelCsum::NoCsum };
+    let mut i = 2;
+    while let Some(w) = n.arg(i) {
+        match w {
+            "type" if m == "TUN" => {
+                match n.arg(i + 1) {
+                    Some("ipip") => f.tun = TunnelType::Ipip,
+                    Some("gre") => f.tun = TunnelType::Gre,
+                    Some("gue") => {
+                        if n.arg(i + 2) != Some("port") {
+                            ctx.err(&n.loc, "TUN type gue: missing 'port N'");
+                            return None;
+                        }
+                        let p = ctx.num(n, i + 3, 1, 65535)? as u16;
+                        f.tun = TunnelType::Gue { port: p };
+                        i += 2;
+                    }
+                    other => {
+                        ctx.err(&n.loc, format!("TUN type: invalid value '{}'", other.unwrap_or("")));
+                        return None;
+                    }
+                }
+                i += 2;
+            }
+            "nocsum" if m == "TUN" => {
+                f.csum = TunnelCsum::NoCsum;
+                i += 1;
+            }
+            "csum" if m == "TUN" => {
+                f.csum = TunnelCsum::Csum;
+                i += 1;
+            }
+            "remcsum" if m == "TUN" => {
+                f.csum = TunnelCsum::RemCsum;
+                i += 1;
+            }
+            other => {
+                ctx.err(&n.loc, format!("{}: unexpected '{other}'", n.kw()));
+                return None;
+            }
+        }
+    }
+    Some(f)
+}
+
+fn parse_ip(s: &str) -> Option<IpAddr> {
+    s.parse().ok()
+}
+
+/// The services a `virtual_server` (or group entry) line names.
+enum VsTarget {
+    Keys(Vec<(ServiceKeyProto, Loc)>),
+    Group(String),
+}
+
+/// A service key whose protocol is not known yet (`protocol` comes later).
+#[derive(Clone, Debug)]
+pub(super) enum ServiceKeyProto {
+    Addr(IpAddr, u16),
+    Fwmark(u32),
+}
+
+/// Entries of a `virtual_server_group`.
+pub(super) fn group_entries(ctx: &mut Ctx, g: &Node) -> Vec<(ServiceKeyProto, Loc)> {
+    let mut out = Vec::new();
+    for e in g.children.iter().flatten() {
+        if e.kw() == "fwmark" {
+            if let Some(m) = ctx.num(e, 1, 1, u32::MAX as u64) {
+                out.push((ServiceKeyProto::Fwmark(m as u32), e.loc.clone()));
+            }
+            continue;
+        }
+        // `IP PORT` or `IP-LAST PORT` (a range of the last IPv4 octet).
+        let (first, last) = match e.kw().split_once('-') {
+            Some((a, b)) => (a, Some(b)),
+            None => (e.kw(), None),
+        };
+        let Some(addr) = parse_ip(first) else {
+            ctx.err(&e.loc, format!("virtual_server_group {}: invalid address '{}'", g.arg(1).unwrap_or(""), e.kw()));
+            continue;
+        };
+        let Some(port) = port_or_zero(ctx, e, 1) else { continue };
+        match (addr, last) {
+            (a, None) => out.push((ServiceKeyProto::Addr(a, port), e.loc.clone())),
+            (IpAddr::V4(a), Some(l)) => {
+                let o = a.octets();
+                match l.parse::<u8>() {
+                    Ok(l) if l >= o[3] => {
+                        for x in o[3]..=l {
+                            out.push((
+                                ServiceKeyProto::Addr(IpAddr::V4(Ipv4Addr::new(o[0], o[1], o[2], x)), port),
+                                e.loc.clone(),
+                            ));
+                        }
+                    }
+                    _ => ctx.err(&e.loc, format!("invalid address range '{}'", e.kw())),
+                }
+            }
+            (IpAddr::V6(_), Some(_)) => ctx.err(&e.loc, "IPv6 address ranges are not supported"),
+        }
+    }
+    out
+}
+
+/// Groups' entries by name.
+pub(super) type Groups = HashMap<String, Vec<(ServiceKeyProto, Loc)>>;
+
+/// A `virtual_server` block as read, before it becomes services.
+pub(super) struct VirtualServer {
+    /// The words after `virtual_server`, for messages.
+    pub(super) name: String,
+    pub(super) sched: Option<String>,
+    /// Scheduler flag keywords (`flag-1`, `sh-port`, ...) where they appear.
+    pub(super) flags: Vec<(String, Loc)>,
+    pub(super) fwd: Fwd,
+    pub(super) persistent: Option<u32>,
+    pub(super) granularity: Option<(Netmask, Loc)>,
+    pub(super) pe: Option<String>,
+    pub(super) proto: Protocol,
+    pub(super) inet6: bool,
+    pub(super) ops: bool,
+    pub(super) alpha: bool,
+    pub(super) quorum: u64,
+    pub(super) sorry: Option<(IpAddr, u16, Loc)>,
+    pub(super) sorry_fwd: Option<Fwd>,
+    pub(super) rss: Vec<Rs>,
+}
+
+/// A `virtual_server` block ready to become services, one per key.
+pub(super) struct VirtualServices {
+    pub(super) vs: VirtualServer,
+    /// The scheduler (keepalived's default when the block names none).
+    pub(super) sched: String,
+    /// The scheduler flags that apply to `sched`.
+    pub(super) flags: SchedFlags,
+    /// The address/port or fwmark of each service (one, or a group's entries).
+    pub(super) keys: Vec<(ServiceKeyProto, Loc)>,
+}
+
+/// A `virtual_server` block; `None` when it cannot become services (the
+/// errors are in `ctx`).
+pub(super) fn virtual_server(ctx: &mut Ctx, n: &Node, groups: &Groups) -> Option<VirtualServices> {
+    let target = vs_target(ctx, n)?;
+    if n.words.len() > 3 {
+        ctx.warn(&n.loc, format!("virtual_server: extra values '{}' ignored", n.words[3..].join(" ")));
+    }
+    let Some(body) = &n.children else {
+        ctx.err(&n.loc, "virtual_server: missing '{' block");
+        return None;
+    };
+    let mut vs = VirtualServer {
+        name: n.words[1..].join(" "),
+        sched: None,
+        flags: Vec::new(),
+        fwd: Fwd { method: "NAT".into(), tun: TunnelType::Ipip, csum: TunnelCsum::NoCsum },
+        persistent: None,
+        granularity: None,
+        pe: None,
+        proto: Protocol::Tcp,
+        inet6: false,
+        ops: false,
+        alpha: false,
+        quorum: 1,
+        sorry: None,
+        sorry_fwd: None,
+        rss: Vec::new(),
+    };
+    for k in body {
+        if vs_keyword(ctx, k, &mut vs) {
+            ctx.no_block(k);
+        }
+    }
+
+    let sched = vs.sched.take().unwrap_or_else(|| {
+        ctx.warn(&n.loc, format!("virtual_server {}: no lb_algo/lvs_sched, using {DEFAULT_SCHEDULER}", vs.name));
+        DEFAULT_SCHEDULER.to_string()
+    });
+    let mut sf = 0u32;
+    for (f, loc) in &vs.flags {
+        // Only known flag names were collected.
+        let Some((bit, only)) = SchedFlags::by_name(f) else { continue };
+        match only {
+            Some(s) if s != sched => ctx.warn(loc, format!("{f} only applies to the {s} scheduler - ignored")),
+            _ => sf |= bit,
+        }
+    }
+    if vs.granularity.is_some() && vs.persistent.is_none() {
+        vs.persistent = Some(DEFAULT_PERSISTENT_TIMEOUT);
+    }
+
+    let keys = match target {
+        VsTarget::Keys(k) => k,
+        VsTarget::Group(g) => match groups.get(&g) {
+            Some(e) => e.clone(),
+            None => {
+                ctx.err(&n.loc, format!("virtual_server group {g}: no such virtual_server_group"));
+                return None;
+            }
+        },
+    };
+    Some(VirtualServices { vs, sched, flags: SchedFlags(sf), keys })
+}
+
+/// What the `virtual_server` line names: an address and port, a fwmark or
+/// a group.
+fn vs_target(ctx: &mut Ctx, n: &Node) -> Option<VsTarget> {
+    Some(match (n.arg(1), n.arg(2)) {
+        (None, _) => {
+            ctx.err(&n.loc, "virtual_server: missing address");
+            return None;
+        }
+        (Some("group"), Some(g)) => VsTarget::Group(g.to_string()),
+        (Some("group"), None) => {
+            ctx.err(&n.loc, "virtual_server group: missing group name");
+            return None;
+        }
+        (Some("fwmark"), _) => {
+            let m = ctx.num(n, 2, 1, u32::MAX as u64)?;
+            VsTarget::Keys(vec![(ServiceKeyProto::Fwmark(m as u32), n.loc.clone())])
+        }
+        (Some(a), _) => {
+            let Some(addr) = parse_ip(a) else {
+                ctx.err(&n.loc, format!("virtual_server: invalid address '{a}'"));
+                return None;
+            };
+            let port = port_or_zero(ctx, n, 2)?;
+            VsTarget::Keys(vec![(ServiceKeyProto::Addr(addr, port), n.loc.clone())])
+        }
+    })
+}
+
+/// The port at word `i` (0 when absent), or an error.
+fn port_or_zero(ctx: &mut Ctx, n: &Node, i: usize) -> Option<u16> {
+    match n.arg(i) {
+        None => Some(0),
+        Some(_) => ctx.num(n, i, 0, 65535).map(|p| p as u16),
+    }
+}
+
+/// One keyword of a `virtual_server` block into `vs`; false when the
+/// keyword was rejected or is a block of its own (no "takes no block"
+/// check then).
+fn vs_keyword(ctx: &mut Ctx, k: &Node, vs: &mut VirtualServer) -> bool {
+    match k.kw() {
+        "lb_algo" | "lvs_sched" => {
+            if let Some(s) = ctx.val(k, 1) {
+                if !KNOWN_SCHEDULERS.contains(&s) {
+                    ctx.warn(&k.loc, format!("unknown scheduler '{s}'"));
+                }
+                vs.sched = Some(s.to_string());
+            }
+        }
+        "lb_kind" | "lvs_method" => {
+            if let Some(f) = fwd(ctx, k) {
+                vs.fwd = f;
+            }
+        }
+        "persistence_timeout" => {
+            vs.persistent = Some(match k.arg(1) {
+                None => DEFAULT_PERSISTENT_TIMEOUT,
+                Some(_) => match ctx.num(k, 1, 1, MAX_TIMEOUT as u64) {
+                    Some(t) => t as u32,
+                    None => return false,
+                },
+            })
+        }
+        "persistence_granularity" => {
+            let Some(v) = ctx.val(k, 1) else { return false };
+            if let Some(m) = granularity(ctx, k, v) {
+                vs.granularity = Some((m, k.loc.clone()));
+            }
+        }
+        "persistence_engine" => {
+            if let Some(v) = ctx.val(k, 1) {
+                if !KNOWN_PES.contains(&v) {
+                    ctx.warn(&k.loc, format!("unknown persistence engine '{v}'"));
+                }
+                vs.pe = Some(v.to_string());
+            }
+        }
+        "protocol" => {
+            if let Some(v) = ctx.val(k, 1) {
+                vs.proto = match v.to_ascii_uppercase().as_str() {
+                    "TCP" => Protocol::Tcp,
+                    "UDP" => Protocol::Udp,
+                    "SCTP" => Protocol::Sctp,
+                    _ => {
+                        ctx.err(&k.loc, format!("protocol: unknown protocol '{v}'"));
+                        return false;
+                    }
+                }
+            }
+        }
+        "ip_family" => match ctx.val(k, 1) {
+            Some("inet") => vs.inet6 = false,
+            Some("inet6") => vs.inet6 = true,
+            Some(v) => ctx.err(&k.loc, format!("ip_family: unknown address family '{v}'")),
+            None => {}
+        },
+        "ops" => vs.ops = true,
+        "flag-1" | "flag-2" | "flag-3" | "sh-port" | "sh-fallback" | "mh-port" | "mh-fallback" => {
+            vs.flags.push((k.kw().to_string(), k.loc.clone()))
+        }
+        "alpha" => vs.alpha = true,
+        "quorum" => {
+            if let Some(q) = ctx.num(k, 1, 0, u32::MAX as u64) {
+                vs.quorum = q.max(1);
+            }
+        }
+        "sorry_server" => match sorry_server(ctx, k) {
+            Some(s) => vs.sorry = Some(s),
+            None => return false,
+        },
+        "sorry_server_lvs_method" => vs.sorry_fwd = fwd(ctx, k),
+        "real_server" => {
+            if let Some(r) = real_server(ctx, k, &vs.name) {
+                vs.rss.push(r);
+            }
+            return false;
+        }
+        c if CHECKERS.contains(&c) => {
+            ctx.warn(&k.loc, format!("{c} outside a real_server ignored"));
+            return false;
+        }
+        k2 if VS_INERT.contains(&k2) => {}
+        other => {
+            ctx.warn(&k.loc, format!("unknown keyword '{other}' in virtual_server {}", vs.name));
+            return false;
+        }
+    }
+    true
+}
+
+/// `persistence_granularity`: an IPv4 netmask or an IPv6 prefix length.
+fn granularity(ctx: &mut Ctx, k: &Node, v: &str) -> Option<Netmask> {
+    if v.contains('.') {
+        match v.parse::<Ipv4Addr>() {
+            Ok(m) if u32::from(m).leading_ones() + u32::from(m).trailing_zeros() == 32 => {
+                Some(Netmask::V4(u32::from(m)))
+            }
+            _ => {
+                ctx.err(&k.loc, format!("persistence_granularity: invalid netmask '{v}'"));
+                None
+            }
+        }
+    } else {
+        match v.parse::<u8>() {
+            Ok(p) if (1..=128).contains(&p) => Some(Netmask::V6(p)),
+            _ => {
+                ctx.err(&k.loc, format!("persistence_granularity: invalid IPv6 prefix '{v}'"));
+                None
+            }
+        }
+    }
+}
+
+/// `sorry_server ADDRESS [PORT]`.
+fn sorry_server(ctx: &mut Ctx, k: &Node) -> Option<(IpAddr, u16, Loc)> {
+    let a = ctx.val(k, 1)?;
+    let Some(addr) = parse_ip(a) else {
+        ctx.err(&k.loc, format!("sorry_server: invalid address '{a}'"));
+        return None;
+    };
+    let port = port_or_zero(ctx, k, 2)?;
+    Some((addr, port, k.loc.clone()))
+}
+
+/// A `real_server` block.
+fn real_server(ctx: &mut Ctx, k: &Node, vs_name: &str) -> Option<Rs> {
+    let a = ctx.val(k, 1)?;
+    let Some(addr) = parse_ip(a) else {
+        ctx.err(&k.loc, format!("real_server: invalid address '{a}'"));
+        return None;
+    };
+    let port = match k.arg(2) {
+        None => None,
+        Some(_) => Some(ctx.num(k, 2, 0, 65535)? as u16),
+    };
+    let mut r = Rs {
+        addr,
+        port,
+        weight: 1,
+        fwd: None,
+        uth: 0,
+        lth: 0,
+        inhibit: false,
+        alpha: None,
+        checkers: Vec::new(),
+        loc: k.loc.clone(),
+    };
+    let name = match port {
+        Some(p) => format!("{a} {p}"),
+        None => a.to_string(),
+    };
+    for x in k.children.iter().flatten() {
+        match x.kw() {
+            "weight" => {
+                if let Some(w) = ctx.num(x, 1, 0, 65535) {
+                    r.weight = w as u32;
+                }
+            }
+            "lvs_method" => r.fwd = fwd(ctx, x),
+            "uthreshold" => {
+                if let Some(v) = ctx.num(x, 1, 0, i32::MAX as u64) {
+                    r.uth = v as u32;
+                }
+            }
+            "lthreshold" => {
+                if let Some(v) = ctx.num(x, 1, 0, i32::MAX as u64) {
+                    r.lth = v as u32;
+                }
+            }
+            "inhibit_on_failure" => r.inhibit = ctx.bool_opt(x),
+            "alpha" => r.alpha = Some(ctx.bool_opt(x)),
+            c if CHECKERS.contains(&c) => {
+                r.checkers
+                    .push((x.loc.clone(), format!("{c} of real server {name} (virtual_server {vs_name}) is not run")));
+                continue;
+            }
+            k2 if RS_INERT.contains(&k2) => {}
+            other => {
+                ctx.warn(&x.loc, format!("unknown keyword '{other}' in real_server {name}"));
+                continue;
+            }
+        }
+        ctx.no_block(x);
+    }
+    if r.lth > r.uth && r.uth != 0 {
+        ctx.err(&k.loc, format!("real_server {name}: lthreshold {} is higher than uthreshold {}", r.lth, r.uth));
+    }
+    Some(r)
+}
