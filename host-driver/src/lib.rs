@@ -20,3 +20,4 @@ pub mod daemon;
 pub mod keepalived;
 pub mod limits;
 pub mod device;
+pub mod conformance;

@@ -12,6 +12,7 @@ use lvsnic_model::config::DirectorConfig;
 use crate::slowpath::SlowPath;
 use lvsnic_model::director::{Action, Director};
 use crate::control::Control;
+use crate::conformance::changes::Changes;
 use crate::device::dma_model::DmaEngine;
 use crate::device::model::ModelDevice;
 use crate::device::rings::RingConfig;
@@ -54,6 +55,8 @@ pub struct ReplayArgs {
     pub list: bool,
     /// Data width of the simulated core (`--backend sim`): 64 or 512.
     pub width: u32,
+    /// Rule changes at capture times (`--changes`, see `conformance::changes`).
+    pub changes: Option<PathBuf>,
 }
 
 /// A failure the user sees as one line.
@@ -71,6 +74,8 @@ pub enum ReplayError {
     Io { path: String, source: std::io::Error },
     #[error("{0}")]
     Device(String),
+    #[error("{0}")]
+    Changes(#[from] crate::conformance::changes::ChangeError),
 }
 
 /// What a replay produced.
@@ -120,6 +125,20 @@ pub fn run_limited(
     rules: &lvsnic_model::rules::RuleSet,
     records: &[PcapRecord],
 ) -> Result<ReplayOutcome, ReplayError> {
+    run_changes(backend, width, limits, cfg, rules, records, Changes::default())
+}
+
+/// [`run_limited`] with rule changes applied at their capture times.
+pub fn run_changes(
+    backend: Backend,
+    width: u32,
+    limits: Limits,
+    cfg: DirectorConfig,
+    rules: &lvsnic_model::rules::RuleSet,
+    records: &[PcapRecord],
+    mut changes: Changes,
+) -> Result<ReplayOutcome, ReplayError> {
+    changes.start(records.first().map(|r| r.ts_ns).unwrap_or(0));
     match backend {
         Backend::Sim => {
             let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
@@ -127,15 +146,15 @@ pub fn run_limited(
             let dev = sim_device(width)?;
             let params = SimCore::params(width);
             let sp = SlowPath::new(d, dev, params).map_err(|e| ReplayError::Device(e.to_string()))?;
-            run_split_limited(sp, params, limits, records)
+            run_split_changes(sp, params, limits, records, changes)
         }
-        Backend::Golden => run_golden(cfg, rules, records),
+        Backend::Golden => run_golden_changes(cfg, rules, records, changes),
         Backend::Model => {
             let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
             let d = Director::new(cfg, rules, start)?;
             let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).map_err(|e| ReplayError::Device(e.to_string()))?;
             let sp = SlowPath::new(d, dev, MODEL_PARAMS).map_err(|e| ReplayError::Device(e.to_string()))?;
-            run_split_limited(sp, MODEL_PARAMS, limits, records)
+            run_split_changes(sp, MODEL_PARAMS, limits, records, changes)
         }
     }
 }
@@ -160,11 +179,23 @@ pub fn run_split_limited<D: crate::datapath::Datapath>(
     limits: Limits,
     records: &[PcapRecord],
 ) -> Result<ReplayOutcome, ReplayError> {
+    run_split_changes(sp, params, limits, records, Changes::default())
+}
+
+/// [`run_split_limited`] with rule changes (applied through the daemon's command path).
+pub fn run_split_changes<D: crate::datapath::Datapath>(
+    sp: SlowPath<D>,
+    params: HwParams,
+    limits: Limits,
+    records: &[PcapRecord],
+    mut changes: Changes,
+) -> Result<ReplayOutcome, ReplayError> {
     let mut ctl = Control::new(sp, params.vip_count, limits);
     let mut tx = Vec::with_capacity(records.len());
     let mut host = Vec::new();
     let mut in_hw = 0u64;
     for r in records {
+        changes.apply_control(&mut ctl, r.ts_ns)?;
         let out = ctl.frame(r.ts_ns, &r.data).map_err(|e| ReplayError::Device(e.to_string()))?;
         in_hw += out.in_hardware as u64;
         for f in out.tx {
@@ -195,12 +226,25 @@ fn finish(d: &Director, tx: Vec<PcapRecord>, host: Vec<PcapRecord>) -> Result<Re
 
 /// Runs `records` through the golden model alone.
 pub fn run_golden(cfg: DirectorConfig, rules: &lvsnic_model::rules::RuleSet, records: &[PcapRecord]) -> Result<ReplayOutcome, ReplayError> {
+    let mut changes = Changes::default();
+    changes.start(records.first().map(|r| r.ts_ns).unwrap_or(0));
+    run_golden_changes(cfg, rules, records, changes)
+}
+
+/// [`run_golden`] with rule changes (anchored by [`Changes::start`]).
+pub fn run_golden_changes(
+    cfg: DirectorConfig,
+    rules: &lvsnic_model::rules::RuleSet,
+    records: &[PcapRecord],
+    mut changes: Changes,
+) -> Result<ReplayOutcome, ReplayError> {
     let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
     let mut d = Director::new(cfg, rules, start)?;
     let mut tx = Vec::with_capacity(records.len());
     let mut host = Vec::new();
     let mut extra = Vec::new();
     for r in records {
+        changes.apply_golden(&mut d, r.ts_ns)?;
         let mut frame = r.data.clone();
         extra.clear();
         match d.process(r.ts_ns, &mut frame, &mut extra) {
@@ -226,7 +270,11 @@ pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
     let rules = read_rules(&args.rules)?;
     let inp = args.input.display().to_string();
     let records = pcap::read_file(&args.input).map_err(|e| ReplayError::Pcap { path: inp.clone(), msg: e.to_string() })?;
-    let out = run_limited(args.backend, args.width, limits, cfg, &rules, &records)?;
+    let changes = match &args.changes {
+        Some(p) => Changes::load(p)?,
+        None => Changes::default(),
+    };
+    let out = run_changes(args.backend, args.width, limits, cfg, &rules, &records, changes)?;
     let write = |path: &Path, recs: &[PcapRecord]| -> Result<(), ReplayError> {
         pcap::write_file(path, pcap::Resolution::Nano, recs.iter().cloned())
             .map_err(|e| ReplayError::Pcap { path: path.display().to_string(), msg: e.to_string() })

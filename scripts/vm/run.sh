@@ -5,6 +5,8 @@
 #
 #   scripts/vm/run.sh [--timeout SECONDS] DIR SCRIPT [ARGS...]
 #
+# The timeout (default $LVSNIC_VM_TIMEOUT or 1200 s) covers boot and script.
+#
 # DIR is writable inside the VM (results go there; it must not be under
 # /tmp, which the guest mounts as its own tmpfs). SCRIPT runs with ARGS.
 # Installs what is missing first (scripts/vm/setup.sh). Prints the VM's
@@ -14,7 +16,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 die() { echo "lvsnic: $*" >&2; exit 1; }
-TIMEOUT=540
+TIMEOUT=${LVSNIC_VM_TIMEOUT:-1200}
 if [ "${1:-}" = --timeout ]; then TIMEOUT=$2; shift 2; fi
 [ $# -ge 2 ] || die "usage: scripts/vm/run.sh [--timeout SECONDS] DIR SCRIPT [ARGS...]"
 DIR=$(cd "$1" && pwd) || die "$1: no such directory"
@@ -29,8 +31,15 @@ Q() { printf '%q ' "$@"; }
 INNER="touch $(Q "$DIR/.vm-booted"); $(Q "$@") ; echo \$? > $(Q "$DIR/.vm-exit")"
 T0=$(date +%s%N)
 set +e
-timeout --kill-after=10 "$TIMEOUT" vng --run "$KERNEL" --disable-kvm --disable-microvm --cpus 1 --memory 1G \
-    --verbose --rwdir "$DIR" --exec "$INNER" </dev/null >"$DIR/vm-console.txt" 2>&1
+# virtme-ng-init waits for udev to settle when it finds systemd-udevd (more
+# than a minute of TCG time for nothing the director needs): QEMU runs in a
+# private mount namespace where /usr/lib/systemd is an empty directory, so
+# the guest, which sees QEMU's view of the root file system, has no udevd.
+export KERNEL DIR INNER
+timeout --kill-after=10 "$TIMEOUT" unshare --mount --propagation private sh -c '
+    mount -t tmpfs -o size=1m,mode=0755 none /usr/lib/systemd &&
+    exec vng --run "$KERNEL" --disable-kvm --disable-microvm --cpus 1 --memory 1G \
+        --verbose --rwdir "$DIR" --exec "$INNER"' </dev/null >"$DIR/vm-console.txt" 2>&1
 RC=$?
 set -e
 T1=$(date +%s%N)
