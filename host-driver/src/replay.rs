@@ -94,6 +94,9 @@ pub struct ReplayOutcome {
 fn read_rules(path: &Path) -> Result<lvsnic_model::rules::RuleSet, ReplayError> {
     let p = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| ReplayError::Io { path: p.clone(), source: e })?;
+    if let Some(n) = crate::conformance::first_comment_line(&text) {
+        eprintln!("lvsnic: warning: {p}: line {n} is a `#` comment: lvsnic skips it, the real `ipvsadm -R` rejects the file");
+    }
     ipvsadm::parse_rules(&text).map_err(|e| ReplayError::Rules { path: p, msg: e.to_string() })
 }
 

@@ -17,7 +17,9 @@
 # and gets the outputs:
 #   kernel-out.pcap   every frame the director transmitted (tester side of the wire)
 #   kernel-sent.pcap  every frame the tester replayed (to check nothing was lost)
-#   tcpreplay.txt, ipvsadm-*.txt, changes.log, log.txt
+#   start_ns.txt      when the replay started (ns since the epoch, VM clock)
+#   changes.log       per change: SECONDS, ns after the start it ran, result, command
+#   tcpreplay.txt, ipvsadm-*.txt, log.txt
 #   status            "ok", or one line "error: ..." (the caller prints it)
 #
 # Wiring: veth wire0 (director, root namespace) <-> wire1 (namespace
@@ -88,6 +90,7 @@ for _ in $(seq 1 1200); do listening && break; sleep 0.05; done
 listening || { kill "$OUT_PID" "$SENT_PID"; fail "tcpdump on wire1 did not start"; }
 
 START_NS=$(date +%s%N)
+echo "$START_NS" >"$W/start_ns.txt"
 CHG_PID=
 if [ -s "$W/changes.txt" ]; then
     (

@@ -77,6 +77,12 @@ pub struct Category {
 /// The comparison's result.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Summary {
+    /// Input frames, and how many of them no wire can carry (shorter than
+    /// an Ethernet header; not replayed into the kernel).
+    pub input_frames: usize,
+    pub not_replayed: usize,
+    /// How far the replay in the VM fell behind the capture's pace at worst (ms).
+    pub replay_lag_ms: f64,
     pub kernel_frames: usize,
     pub lvsnic_frames: usize,
     pub host_frames: usize,
@@ -106,7 +112,10 @@ impl Summary {
     /// The text report: one summary line, then per category the first examples.
     pub fn text(&self) -> String {
         let mut s = format!(
-            "conformance: kernel {} frames, lvsnic {} (+{} to host): {} identical ({} with random fields ignored), {} differing, {} only-kernel, {} only-lvsnic, {} explained, {} order-only\n",
+            "conformance: {} input frames ({} not replayable, replay up to {:.0} ms behind), kernel sent {}, lvsnic {} (+{} to host): {} identical ({} with random fields ignored), {} differing, {} only-kernel, {} only-lvsnic, {} explained, {} order-only\n",
+            self.input_frames,
+            self.not_replayed,
+            self.replay_lag_ms,
             self.kernel_frames,
             self.lvsnic_frames,
             self.host_frames,
@@ -159,7 +168,11 @@ pub fn mask_random(f: &[u8], local: &[Ipv4Addr]) -> Option<Vec<u8>> {
     let ihl = (f[o] & 0x0f) as usize * 4;
     let random = match f[o + 9] {
         // IPIP: the outer ID is random unless the inner header has DF.
-        4 => f.len() >= o + ihl + 20 && f[o + ihl + 6] & 0x40 == 0,
+        // A fragment of one was too big for the MTU without DF: random too.
+        4 => {
+            let frag = u16::from_be_bytes([f[o + 6], f[o + 7]]) & 0x3fff != 0;
+            frag || f.len() >= o + ihl + 20 && f[o + ihl + 6] & 0x40 == 0
+        }
         // An ICMP error from the director itself.
         1 => f.len() > o + ihl && matches!(f[o + ihl], 3 | 4 | 5 | 11 | 12) && local.contains(&addr(f, o + 12)),
         _ => false,

@@ -116,7 +116,18 @@ pub fn check_status(work: &Path) -> Result<(), ConformanceError> {
     Ok(())
 }
 
-/// Checks that the tester replayed every input frame, unchanged and in order.
+/// Shorter than an Ethernet header: a packet socket refuses to send it
+/// (EINVAL), no wire can carry it. Such input frames are not replayed (the
+/// golden model hands them to its host as malformed, so nothing is lost
+/// from the comparison).
+pub const ETH_HLEN: usize = 14;
+
+/// The input frames the tester can send.
+pub fn replayable(input: &[PcapRecord]) -> Vec<PcapRecord> {
+    input.iter().filter(|r| r.data.len() >= ETH_HLEN).cloned().collect()
+}
+
+/// Checks that the tester replayed every (replayable) input frame, unchanged and in order.
 pub fn check_sent(input: &[PcapRecord], sent: &[PcapRecord]) -> Result<(), ConformanceError> {
     if sent.len() != input.len() {
         return Err(ConformanceError::LostFrames(format!("tcpreplay sent {} of {} frames", sent.len(), input.len())));
@@ -127,19 +138,52 @@ pub fn check_sent(input: &[PcapRecord], sent: &[PcapRecord]) -> Result<(), Confo
     Ok(())
 }
 
-/// Re-stamps the kernel's output in capture time: a frame captured `d` ns
-/// after the tester sent input frame `i` gets `input[i].ts + d`.
-pub fn to_capture_time(out: &[PcapRecord], input: &[PcapRecord], sent: &[PcapRecord]) -> Vec<PcapRecord> {
-    out.iter()
-        .map(|r| {
-            let i = sent.partition_point(|s| s.ts_ns <= r.ts_ns);
-            let ts = match i.checked_sub(1) {
-                Some(j) => input[j].ts_ns + (r.ts_ns - sent[j].ts_ns),
-                None => input.first().map(|f| f.ts_ns).unwrap_or(0).saturating_sub(sent.first().map_or(0, |s| s.ts_ns.saturating_sub(r.ts_ns))),
-            };
-            PcapRecord { ts_ns: ts, orig_len: r.orig_len, data: r.data.clone() }
+/// How far the replay fell behind the capture's pace at worst (ns): the
+/// largest `(sent[i] - sent[0]) - (input[i] - input[0])`.
+pub fn max_lag_ns(input: &[PcapRecord], sent: &[PcapRecord]) -> u64 {
+    let (Some(i0), Some(s0)) = (input.first(), sent.first()) else { return 0 };
+    input
+        .iter()
+        .zip(sent)
+        .map(|(i, s)| (s.ts_ns.saturating_sub(s0.ts_ns)).saturating_sub(i.ts_ns.saturating_sub(i0.ts_ns)))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The changes re-timed to when the VM ran them (`start_ns.txt`,
+/// `changes.log`), as offsets from the first frame the tester sent; a change
+/// the real ipvsadm refused is a kernel error.
+pub fn applied_changes(work: &Path, changes: &Changes, sent: &[PcapRecord]) -> Result<Changes, ConformanceError> {
+    if changes.list.is_empty() {
+        return Ok(changes.clone());
+    }
+    let start: u64 = std::fs::read_to_string(work.join("start_ns.txt"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .ok_or_else(|| ConformanceError::Vm(format!("{}: no start_ns.txt", work.display())))?;
+    let log = std::fs::read_to_string(work.join("changes.log")).unwrap_or_default();
+    // Result lines: "SECONDS NS ok|exit N ipvsadm ARGS" (ipvsadm's own output lines are in between).
+    let results: Vec<(u64, String)> = log
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let at: u64 = w.get(1)?.parse().ok()?;
+            let rest = w.get(2..)?.join(" ");
+            (rest.starts_with("ok ipvsadm") || rest.starts_with("exit ")).then_some((at, rest))
         })
-        .collect()
+        .collect();
+    let first = sent.first().map_or(start, |r| r.ts_ns);
+    let mut out = changes.clone();
+    for (n, c) in out.list.iter_mut().enumerate() {
+        let (at, r) = results
+            .get(n)
+            .ok_or_else(|| ConformanceError::Kernel(format!("the change of line {} did not run in the VM (changes.log)", c.line)))?;
+        if !r.starts_with("ok ") {
+            return Err(ConformanceError::Kernel(format!("the change of line {} failed: {r}", c.line)));
+        }
+        c.offset_ns = (start + at).saturating_sub(first);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -151,14 +195,30 @@ mod tests {
     }
 
     #[test]
-    fn capture_time_follows_the_sent_frame_before() {
-        let input = [rec(1_000, 1), rec(5_000, 2)];
-        let sent = [rec(900_000, 1), rec(904_100, 2)];
-        let out = [rec(899_990, 9), rec(900_050, 9), rec(904_200, 9)];
-        let t: Vec<u64> = to_capture_time(&out, &input, &sent).iter().map(|r| r.ts_ns).collect();
-        assert_eq!(t, [990, 1_050, 5_100]);
+    fn lag_and_lost_frames() {
+        let input = [rec(1_000, 1), rec(5_000, 2), rec(6_000, 3)];
+        let sent = [rec(900_000, 1), rec(904_100, 2), rec(905_050, 3)];
+        assert_eq!(max_lag_ns(&input, &sent), 100);
         assert!(check_sent(&input, &sent).is_ok());
-        assert_eq!(check_sent(&input, &sent[..1]).unwrap_err().to_string(), "replay lost frames: tcpreplay sent 1 of 2 frames");
+        assert_eq!(check_sent(&input, &sent[..1]).unwrap_err().to_string(), "replay lost frames: tcpreplay sent 1 of 3 frames");
+        let swapped = [rec(900_000, 2), rec(904_100, 1), rec(905_050, 3)];
+        assert_eq!(check_sent(&input, &swapped).unwrap_err().to_string(), "replay lost frames: frame 0 left the tester changed or out of order");
+    }
+
+    #[test]
+    fn changes_retimed_to_the_vm() {
+        let dir = std::env::temp_dir().join(format!("lvsnic-applied-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("start_ns.txt"), "1000000\n").unwrap();
+        std::fs::write(dir.join("changes.log"), "1.5 1600000 ok ipvsadm -C\nNo such service\n2 2100000 exit 255 ipvsadm -D -t 10.0.0.1:80\n").unwrap();
+        let ch = Changes::parse("1.5 -C\n2 -D -t 10.0.0.1:80\n", "C").unwrap();
+        let sent = [rec(1_200_000, 1)];
+        let e = applied_changes(&dir, &ch, &sent).unwrap_err().to_string();
+        assert_eq!(e, "kernel: the change of line 2 failed: exit 255 ipvsadm -D -t 10.0.0.1:80");
+        let one = Changes::parse("1.5 -C\n", "C").unwrap();
+        let a = applied_changes(&dir, &one, &sent).unwrap();
+        assert_eq!(a.list[0].offset_ns, 1_000_000 + 1_600_000 - 1_200_000);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
