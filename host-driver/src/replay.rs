@@ -91,13 +91,15 @@ pub struct ReplayOutcome {
     pub table_full: u64,
 }
 
-fn read_rules(path: &Path) -> Result<lvsnic_model::rules::RuleSet, ReplayError> {
+/// The rules and the `--set` timeouts of a rules file (ipvsadm -R applies
+/// `--set` lines too: `ip_vs_set_timeout`).
+fn read_rules(path: &Path) -> Result<ipvsadm::RestoreScript, ReplayError> {
     let p = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| ReplayError::Io { path: p.clone(), source: e })?;
     if let Some(n) = crate::conformance::first_comment_line(&text) {
         eprintln!("lvsnic: warning: {p}: line {n} is a `#` comment: lvsnic skips it, the real `ipvsadm -R` rejects the file");
     }
-    ipvsadm::parse_rules(&text).map_err(|e| ReplayError::Rules { path: p, msg: e.to_string() })
+    ipvsadm::parse_rules_full(&text).map_err(|e| ReplayError::Rules { path: p, msg: e.to_string() })
 }
 
 /// Runs `records` through a fresh director on `backend` (the simulated
@@ -269,8 +271,12 @@ pub fn run_golden_changes(
 /// The whole `lvsnic replay` command. Returns the one-line summary.
 pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
     // DIRECTOR.toml as the daemon reads it, [limits] included.
-    let (cfg, limits) = crate::limits::load_director(&args.director)?;
-    let rules = read_rules(&args.rules)?;
+    let (mut cfg, limits) = crate::limits::load_director(&args.director)?;
+    let script = read_rules(&args.rules)?;
+    if let Some(t) = script.timeouts {
+        cfg.timeouts.set(t.tcp, t.tcpfin, t.udp);
+    }
+    let rules = script.rules;
     let inp = args.input.display().to_string();
     let records = pcap::read_file(&args.input).map_err(|e| ReplayError::Pcap { path: inp.clone(), msg: e.to_string() })?;
     let changes = match &args.changes {

@@ -109,11 +109,16 @@ pub fn run(args: &ConformanceArgs) -> Result<Option<compare::Summary>, Conforman
     if args.stage != Stage::All && args.keep.is_none() {
         return Err(ConformanceError::Vm("--stage prepare|compare needs --keep DIR".into()));
     }
-    let (cfg, _limits) = crate::limits::load_director(&args.director).map_err(replay::ReplayError::from)?;
+    let (mut cfg, _limits) = crate::limits::load_director(&args.director).map_err(replay::ReplayError::from)?;
     let rules_text = std::fs::read(&args.rules).map_err(io(&args.rules))?;
-    let rules = lvsnic_model::rules::ipvsadm::parse_rules(&String::from_utf8_lossy(&rules_text)).map_err(|e| {
+    let script = lvsnic_model::rules::ipvsadm::parse_rules_full(&String::from_utf8_lossy(&rules_text)).map_err(|e| {
         replay::ReplayError::Rules { path: args.rules.display().to_string(), msg: format!("lvsnic refuses the rules: {e}") }
     })?;
+    // `--set` lines in RULES: the real ipvsadm -R applies them after DIRECTOR.toml's.
+    if let Some(t) = script.timeouts {
+        cfg.timeouts.set(t.tcp, t.tcpfin, t.udp);
+    }
+    let rules = script.rules;
     let input = read_pcap(&args.input)?;
     let changes = match &args.changes {
         Some(p) => Changes::load(p)?,
