@@ -84,6 +84,11 @@ fn vlan_balance_keeps_tagged_frames() {
     let tagged: Vec<&[u8]> = out.tx.iter().map(|r| &r.data[..]).filter(|f| f[12..14] == [0x81, 0] && f[14..16] == [0, 5]).collect();
     // The SYN, the UDP query and the ARP reply; the echo request goes to the host.
     assert_eq!(tagged.len(), 3, "{} frames out", out.tx.len());
+    // ... which the kernel did not send: the comparison the fixture test makes catches them.
+    let kernel = pcap::read_file(dir.join("kernel-out.pcap")).unwrap();
+    let local = [Ipv4Addr::new(10, 0, 0, 1)];
+    let s = Compare { kernel: &kernel, lvsnic: &out.tx, host: &out.host, local: &local, window_ns: 1_000_000_000 }.run();
+    assert_eq!((s.only_lvsnic, s.unexplained()), (3, 3), "{}", s.text());
     let base = "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n";
     assert_eq!(DirectorConfig::parse(base).unwrap().vlan, VlanMode::Drop);
     assert_eq!(DirectorConfig::parse(&format!("{base}vlan = \"balance\"\n")).unwrap().vlan, VlanMode::Balance);
