@@ -498,8 +498,12 @@ impl<'a> Sim<'a> {
         let tcp_ids: Vec<usize> = all.iter().copied().filter(|&i| is_tcp(&self.sess[i])).collect();
         let tcp_live: Vec<usize> =
             tcp_ids.iter().copied().filter(|&i| self.sess[i].info.kind != SessionKind::HalfOpen).collect();
+        // 802.1Q sessions only for a director that balances tagged frames
+        // (the default drops them, as Linux without a VLAN sub-interface);
+        // the draw is made either way so that the rest of the capture stays the same.
+        let balance = self.cfg.vlan == crate::config::VlanMode::Balance;
         for i in pick(r, all.clone(), quota(spec.vlan_fraction, all.len())) {
-            self.sess[i].info.vlan = true;
+            self.sess[i].info.vlan = balance;
         }
         for i in pick(r, tcp_ids.clone(), quota(spec.ip_options_fraction, tcp_ids.len())) {
             self.sess[i].info.ip_options = true;
