@@ -7,6 +7,8 @@
 //! mac = "02:00:00:00:00:01"    # the NIC's MAC (source of every transmitted frame)
 //! mtu = 1500                   # egress MTU
 //! gateway_mac = "02:00:00:00:00:fe"  # next hop for everything that is not a neighbor
+//! vlan = "drop"                # 802.1Q-tagged frames: "drop" (Linux without a VLAN
+//!                              # sub-interface) or "balance" (handled like untagged, tag kept)
 //!
 //! [neighbors]                  # real server IP -> MAC
 //! "192.168.10.1" = "02:00:00:00:10:01"
@@ -124,6 +126,20 @@ impl Timeouts {
     }
 }
 
+/// What the director does with 802.1Q-tagged frames (`[director] vlan`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VlanMode {
+    /// Drop them, as a Linux director whose NIC has no VLAN sub-interface
+    /// does (`vlan_do_receive` finds no device and marks the frame
+    /// PACKET_OTHERHOST; counted as `OtherHost`). The default.
+    #[default]
+    Drop,
+    /// Handle them like untagged frames and transmit with the same tag
+    /// (a deliberate difference from Linux; `lvsnic conformance` reports the
+    /// frames as explained).
+    Balance,
+}
+
 /// The whole director configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DirectorConfig {
@@ -131,6 +147,7 @@ pub struct DirectorConfig {
     pub mac: MacAddr,
     pub mtu: u16,
     pub gateway_mac: MacAddr,
+    pub vlan: VlanMode,
     pub neighbors: BTreeMap<Ipv4Addr, MacAddr>,
     pub timeouts: Timeouts,
     pub sysctl: Sysctl,
@@ -153,6 +170,7 @@ struct RawDirector {
     mac: String,
     mtu: Option<u32>,
     gateway_mac: String,
+    vlan: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -202,6 +220,11 @@ impl DirectorConfig {
         if !(68..=9216).contains(&mtu) {
             return Err(format!("[director] mtu: {mtu} is outside 68..=9216"));
         }
+        let vlan = match raw.director.vlan.as_deref() {
+            None | Some("drop") => VlanMode::Drop,
+            Some("balance") => VlanMode::Balance,
+            Some(x) => return Err(format!("[director] vlan: '{x}' is not \"drop\" or \"balance\"")),
+        };
         let mut neighbors = BTreeMap::new();
         for (k, v) in &raw.neighbors {
             let a: Ipv4Addr = k.parse().map_err(|_| format!("[neighbors] '{k}' is not an IPv4 address"))?;
@@ -247,7 +270,7 @@ impl DirectorConfig {
                 sysctl.conn_tab_bits = b;
             }
         }
-        Ok(DirectorConfig { ip, mac, mtu: mtu as u16, gateway_mac, neighbors, timeouts, sysctl })
+        Ok(DirectorConfig { ip, mac, mtu: mtu as u16, gateway_mac, vlan, neighbors, timeouts, sysctl })
     }
 
     /// The MAC of the next hop towards `ip`: its neighbor entry, or the gateway.

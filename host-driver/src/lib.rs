@@ -19,7 +19,9 @@
 //! (`lvsnic-sim`, which needs Verilator to build). Without it the binary
 //! has the `model` and `vfio` backends only, and `--backend sim` says so.
 
+pub mod changes;
 pub mod cli;
+pub mod conformance;
 pub mod control;
 pub mod daemon;
 pub mod device;

@@ -50,6 +50,33 @@ enum Cmd {
         /// Data width of the simulated core (`--backend sim`): 64 or 512.
         #[arg(long, default_value_t = 64)]
         width: u32,
+        /// Rule changes at capture times: lines `SECONDS ipvsadm-args`.
+        #[arg(long)]
+        changes: Option<PathBuf>,
+    },
+    /// Compare the golden model with real Linux IPVS in a VM on the same capture.
+    Conformance {
+        #[arg(long)]
+        rules: PathBuf,
+        #[arg(long)]
+        director: PathBuf,
+        #[arg(long)]
+        input: PathBuf,
+        /// Rule changes at capture times: lines `SECONDS ipvsadm-args`.
+        #[arg(long)]
+        changes: Option<PathBuf>,
+        /// Write the comparison as JSON.
+        #[arg(long)]
+        report: Option<PathBuf>,
+        /// Keep every pcap and log in DIR.
+        #[arg(long)]
+        keep: Option<PathBuf>,
+        /// Matching window in capture time (ms).
+        #[arg(long, default_value_t = 1000)]
+        window_ms: u64,
+        /// `prepare` (work directory only) or `compare` (kernel captures already in --keep DIR).
+        #[arg(long, value_enum, default_value = "all")]
+        stage: lvsnic::conformance::Stage,
     },
     /// Write a seeded, realistic capture of what arrives at the director's NIC.
     Traffic(traffic_cmd::TrafficArgs),
@@ -223,8 +250,22 @@ fn main() -> ExitCode {
             return ExitCode::from(call(socket.as_deref(), &Request::Wire { frames, until_ns }))
         }
         Cmd::Keepalived { file, load, socket } => return ExitCode::from(lvsnic::keepalived::run(&prog, &file, load, socket.as_deref())),
-        Cmd::Replay { rules, director, input, output, host, stats, backend, list, width } => {
-            replay::replay(&ReplayArgs { rules, director, input, output, host, stats, backend, list, width }).map_err(|e| e.to_string())
+        Cmd::Replay { rules, director, input, output, host, stats, backend, list, width, changes } => {
+            replay::replay(&ReplayArgs { rules, director, input, output, host, stats, backend, list, width, changes }).map_err(|e| e.to_string())
+        }
+        Cmd::Conformance { rules, director, input, changes, report, keep, window_ms, stage } => {
+            let a = lvsnic::conformance::ConformanceArgs { rules, director, input, changes, report, keep, window_ms, stage };
+            return match lvsnic::conformance::run(&a) {
+                Ok(None) => ExitCode::SUCCESS,
+                Ok(Some(s)) => {
+                    print!("{}", s.text());
+                    ExitCode::from(u8::from(s.unexplained() > 0))
+                }
+                Err(e) => {
+                    eprintln!("lvsnic: {e}");
+                    ExitCode::from(2)
+                }
+            };
         }
         Cmd::Traffic(args) => traffic_cmd::run(&args).map_err(|e| e.to_string()),
         #[cfg(feature = "sim")]

@@ -12,6 +12,7 @@ use lvsnic_model::config::DirectorConfig;
 use crate::slowpath::SlowPath;
 use lvsnic_model::director::{Action, Director};
 use crate::control::Control;
+use crate::changes::Changes;
 use crate::device::model::{ModelDevice, MODEL_PARAMS};
 use crate::device::rings::RingConfig;
 use crate::device::{Device, Wire};
@@ -57,6 +58,8 @@ pub struct ReplayArgs {
     pub list: bool,
     /// Data width of the simulated core (`--backend sim`): 64 or 512.
     pub width: u32,
+    /// Rule changes at capture times (`--changes`, see `changes`).
+    pub changes: Option<PathBuf>,
 }
 
 /// A failure the user sees as one line.
@@ -80,6 +83,9 @@ pub enum ReplayError {
     /// The data plane failed or could not be built.
     #[error("{0}")]
     Device(String),
+    /// A `--changes` line is not valid or could not be applied.
+    #[error("{0}")]
+    Changes(#[from] crate::changes::ChangeError),
 }
 
 /// What a replay produced.
@@ -98,10 +104,15 @@ pub struct ReplayOutcome {
     pub table_full: u64,
 }
 
-fn read_rules(path: &Path) -> Result<lvsnic_model::rules::RuleSet, ReplayError> {
+/// The rules and the `--set` timeouts of a rules file (ipvsadm -R applies
+/// `--set` lines too: `ip_vs_set_timeout`).
+fn read_rules(path: &Path) -> Result<ipvsadm::RestoreScript, ReplayError> {
     let p = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| ReplayError::Io { path: p.clone(), source: e })?;
-    ipvsadm::parse_rules(&text).map_err(|e| ReplayError::Rules { path: p, msg: e.to_string() })
+    if let Some(n) = first_comment_line(&text) {
+        eprintln!("lvsnic: warning: {p}: line {n} is a `#` comment: lvsnic skips it, the real `ipvsadm -R` rejects the file");
+    }
+    ipvsadm::parse_rules_full(&text).map_err(|e| ReplayError::Rules { path: p, msg: e.to_string() })
 }
 
 /// Runs `records` through a fresh director on `backend` (the simulated
@@ -132,6 +143,20 @@ pub fn run_limited(
     rules: &lvsnic_model::rules::RuleSet,
     records: &[PcapRecord],
 ) -> Result<ReplayOutcome, ReplayError> {
+    run_changes(backend, width, limits, cfg, rules, records, Changes::default())
+}
+
+/// [`run_limited`] with rule changes applied at their capture times.
+pub fn run_changes(
+    backend: Backend,
+    width: u32,
+    limits: Limits,
+    cfg: DirectorConfig,
+    rules: &lvsnic_model::rules::RuleSet,
+    records: &[PcapRecord],
+    mut changes: Changes,
+) -> Result<ReplayOutcome, ReplayError> {
+    changes.start(records.first().map(|r| r.ts_ns).unwrap_or(0));
     match backend {
         #[cfg(feature = "sim")]
         Backend::Sim => {
@@ -141,20 +166,20 @@ pub fn run_limited(
             let dev = sim_device(width).map_err(ReplayError::Device)?;
             let params = SimCore::params(width);
             let sp = SlowPath::new(d, dev, params).map_err(|e| ReplayError::Device(e.to_string()))?;
-            run_split_limited(sp, params, limits, records)
+            run_split_changes(sp, params, limits, records, changes)
         }
         #[cfg(not(feature = "sim"))]
         Backend::Sim => {
             let _ = width;
             Err(ReplayError::Device(crate::NO_SIM_BACKEND.into()))
         }
-        Backend::Golden => run_golden(cfg, rules, records),
+        Backend::Golden => run_golden_changes(cfg, rules, records, changes),
         Backend::Model => {
             let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
             let d = Director::new(cfg, rules, start)?;
             let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).map_err(|e| ReplayError::Device(e.to_string()))?;
             let sp = SlowPath::new(d, dev, MODEL_PARAMS).map_err(|e| ReplayError::Device(e.to_string()))?;
-            run_split_limited(sp, MODEL_PARAMS, limits, records)
+            run_split_changes(sp, MODEL_PARAMS, limits, records, changes)
         }
     }
 }
@@ -172,11 +197,23 @@ pub fn run_split_limited<D: Device + Wire>(
     limits: Limits,
     records: &[PcapRecord],
 ) -> Result<ReplayOutcome, ReplayError> {
+    run_split_changes(sp, params, limits, records, Changes::default())
+}
+
+/// [`run_split_limited`] with rule changes (applied through the daemon's command path).
+pub fn run_split_changes<D: Device + Wire>(
+    sp: SlowPath<D>,
+    params: HwParams,
+    limits: Limits,
+    records: &[PcapRecord],
+    mut changes: Changes,
+) -> Result<ReplayOutcome, ReplayError> {
     let mut ctl = Control::new(sp, params.vip_count, limits);
     let mut tx = Vec::with_capacity(records.len());
     let mut host = Vec::new();
     let mut in_hw = 0u64;
     for r in records {
+        changes.apply_control(&mut ctl, r.ts_ns)?;
         let out = ctl.frame(r.ts_ns, &r.data).map_err(|e| ReplayError::Device(e.to_string()))?;
         in_hw += out.in_hardware as u64;
         for f in out.tx {
@@ -207,12 +244,25 @@ fn finish(d: &Director, tx: Vec<PcapRecord>, host: Vec<PcapRecord>) -> Result<Re
 
 /// Runs `records` through the golden model alone.
 pub fn run_golden(cfg: DirectorConfig, rules: &lvsnic_model::rules::RuleSet, records: &[PcapRecord]) -> Result<ReplayOutcome, ReplayError> {
+    let mut changes = Changes::default();
+    changes.start(records.first().map(|r| r.ts_ns).unwrap_or(0));
+    run_golden_changes(cfg, rules, records, changes)
+}
+
+/// [`run_golden`] with rule changes (anchored by [`Changes::start`]).
+pub fn run_golden_changes(
+    cfg: DirectorConfig,
+    rules: &lvsnic_model::rules::RuleSet,
+    records: &[PcapRecord],
+    mut changes: Changes,
+) -> Result<ReplayOutcome, ReplayError> {
     let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
     let mut d = Director::new(cfg, rules, start)?;
     let mut tx = Vec::with_capacity(records.len());
     let mut host = Vec::new();
     let mut extra = Vec::new();
     for r in records {
+        changes.apply_golden(&mut d, r.ts_ns)?;
         let mut frame = r.data.clone();
         extra.clear();
         match d.process(r.ts_ns, &mut frame, &mut extra) {
@@ -234,11 +284,19 @@ pub fn run_golden(cfg: DirectorConfig, rules: &lvsnic_model::rules::RuleSet, rec
 /// The whole `lvsnic replay` command. Returns the one-line summary.
 pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
     // DIRECTOR.toml as the daemon reads it, [limits] included.
-    let (cfg, limits) = crate::limits::load_director(&args.director)?;
-    let rules = read_rules(&args.rules)?;
+    let (mut cfg, limits) = crate::limits::load_director(&args.director)?;
+    let script = read_rules(&args.rules)?;
+    if let Some(t) = script.timeouts {
+        cfg.timeouts.set(t.tcp, t.tcpfin, t.udp);
+    }
+    let rules = script.rules;
     let inp = args.input.display().to_string();
     let records = pcap::read_file(&args.input).map_err(|e| ReplayError::Pcap { path: inp.clone(), msg: e.to_string() })?;
-    let out = run_limited(args.backend, args.width, limits, cfg, &rules, &records)?;
+    let changes = match &args.changes {
+        Some(p) => Changes::load(p)?,
+        None => Changes::default(),
+    };
+    let out = run_changes(args.backend, args.width, limits, cfg, &rules, &records, changes)?;
     let write = |path: &Path, recs: &[PcapRecord]| -> Result<(), ReplayError> {
         pcap::write_file(path, pcap::Resolution::Nano, recs.iter().cloned())
             .map_err(|e| ReplayError::Pcap { path: path.display().to_string(), msg: e.to_string() })
@@ -273,4 +331,10 @@ pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
     .to_lowercase()
         + &hw
         + &listing)
+}
+
+/// The first line (1-based) that lvsnic's rules reader skips as a `#`
+/// comment; ipvsadm 1.31's `-R` has no comments and rejects such a line.
+pub fn first_comment_line(rules: &str) -> Option<usize> {
+    rules.split('\n').position(|l| lvsnic_model::rules::ipvsadm::split_line(l).first().is_some_and(|w| w.starts_with('#'))).map(|i| i + 1)
 }

@@ -475,6 +475,10 @@ impl Director {
         if dst_mac != self.cfg.mac && !dst_mac.is_multicast() {
             return self.drop(DropReason::OtherHost);
         }
+        // No VLAN sub-interface: vlan_do_receive marks the frame PACKET_OTHERHOST.
+        if info.vlan_tci.is_some() && self.cfg.vlan == crate::config::VlanMode::Drop {
+            return self.drop(DropReason::OtherHost);
+        }
         match info.ethertype {
             wire::ETHERTYPE_ARP => return self.arp(frame, &info),
             wire::ETHERTYPE_IPV4 => {}

@@ -47,10 +47,11 @@
 //! either side, half-open SYN-only sessions, idle gaps, reuse of a client
 //! port after TIME_WAIT, bursts of connections from one client to persistent
 //! services, TTL 64/128 less 2–24 hops, mostly DF, some 802.1Q-tagged
-//! clients, some SYNs with IP options), DNS-like UDP sessions (some with a
-//! zero UDP checksum, some ending with the client's ICMP port unreachable
-//! quoting the server's reply), plus a share of "other" frames and of
-//! malformed frames: see [`Category`].
+//! clients (for a director with `vlan = "balance"`), some SYNs with IP
+//! options), DNS-like UDP sessions (some with a zero UDP checksum, some
+//! ending with the client's ICMP port unreachable quoting the server's
+//! reply), plus a share of "other" frames and of malformed frames: see
+//! [`Category`].
 //!
 //! Everything is derived from [`TrafficSpec::seed`] with [`SplitMix64`] and
 //! integer arithmetic only, so a spec gives byte-identical output on every
@@ -145,7 +146,8 @@ pub struct TrafficSpec {
     /// Share of sessions that reuse the client port of an earlier session
     /// after that one's TIME_WAIT (61–90 s after its close).
     pub port_reuse_fraction: f64,
-    /// Share of sessions whose client frames carry an 802.1Q tag.
+    /// Share of sessions whose client frames carry an 802.1Q tag (only for a
+    /// director with `vlan = "balance"`; the default one drops tagged frames).
     pub vlan_fraction: f64,
     /// Share of TCP sessions whose SYN carries an IPv4 Timestamp option.
     pub ip_options_fraction: f64,

@@ -173,6 +173,15 @@ impl Sim<'_> {
                 set(&mut self.sess[i].info);
             }
         }
+        // 802.1Q sessions only for a director that balances tagged frames
+        // (the default drops them, as Linux without a VLAN sub-interface);
+        // the draw above is made either way so that the rest of the capture
+        // stays the same.
+        if self.cfg.vlan != lvsnic_model::config::VlanMode::Balance {
+            for s in &mut self.sess {
+                s.info.vlan = false;
+            }
+        }
     }
 
     pub(super) fn new_session(&mut self, id: u32, start: Time, svc: usize, client: usize, burst: Option<u32>) -> Sess {

@@ -1,0 +1,190 @@
+//! `lvsnic conformance`: the golden model checked against real Linux IPVS.
+//!
+//! ```text
+//! lvsnic conformance --rules RULES --director DIRECTOR.toml --input IN.pcap
+//!                    [--changes CHANGES] [--report REPORT.json] [--keep DIR]
+//! ```
+//! Boots the Debian kernel in a VM (`scripts/vm/run.sh`), configures a
+//! director there as DIRECTOR.toml says, loads RULES with the real
+//! `ipvsadm -R`, replays IN.pcap at the capture's pace and captures what it
+//! transmits (`scripts/vm/director.sh`); runs the golden model on the same
+//! input and compares ([`compare`]). See docs/conformance.md.
+
+pub mod compare;
+pub mod fields;
+pub mod vm;
+
+use crate::replay::{self, Backend};
+use crate::changes::{self, Changes};
+use lvsnic_model::pcap::{self, PcapRecord};
+use std::path::{Path, PathBuf};
+
+/// A run that could not compare, as one line.
+#[derive(Debug, thiserror::Error)]
+pub enum ConformanceError {
+    #[error("{0}")]
+    Replay(#[from] replay::ReplayError),
+    #[error("{0}")]
+    Changes(#[from] changes::ChangeError),
+    #[error("{path}: {msg}")]
+    Pcap { path: String, msg: String },
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    /// The VM could not run (no kernel image, did not boot, timed out).
+    #[error("{0}")]
+    Vm(String),
+    /// The kernel director refused its set-up (e.g. `ipvsadm -R` rejected the rules).
+    #[error("kernel: {0}")]
+    Kernel(String),
+    #[error("replay lost frames: {0}")]
+    LostFrames(String),
+}
+
+/// `lvsnic conformance` arguments.
+#[derive(Clone, Debug)]
+pub struct ConformanceArgs {
+    pub rules: PathBuf,
+    pub director: PathBuf,
+    pub input: PathBuf,
+    pub changes: Option<PathBuf>,
+    pub report: Option<PathBuf>,
+    /// Keep the work directory (all pcaps, logs) here.
+    pub keep: Option<PathBuf>,
+    /// Matching window in capture time, ms.
+    pub window_ms: u64,
+    pub stage: Stage,
+}
+
+/// What one invocation does (several scenarios share one VM boot with
+/// `prepare` for each, `scripts/vm/scenarios.sh` in one VM, `compare` for each).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Stage {
+    /// Write the work directory, run the VM, compare.
+    #[default]
+    All,
+    /// Only write the work directory (`--keep DIR`) and lvsnic's outputs.
+    Prepare,
+    /// Only compare, with the kernel's captures already in `--keep DIR`.
+    Compare,
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ConformanceError + '_ {
+    move |source| ConformanceError::Io { path: path.display().to_string(), source }
+}
+
+fn read_pcap(path: &Path) -> Result<Vec<PcapRecord>, ConformanceError> {
+    pcap::read_file(path).map_err(|e| ConformanceError::Pcap { path: path.display().to_string(), msg: e.to_string() })
+}
+
+fn write_pcap(path: &Path, recs: &[PcapRecord]) -> Result<(), ConformanceError> {
+    pcap::write_file(path, pcap::Resolution::Nano, recs.iter().cloned())
+        .map_err(|e| ConformanceError::Pcap { path: path.display().to_string(), msg: e.to_string() })
+}
+
+/// A work directory the VM can write: `--keep DIR`, else a fresh one under
+/// `$HOME/.cache/lvsnic` (the VM's /tmp is its own).
+fn work_dir(keep: Option<&Path>) -> Result<PathBuf, ConformanceError> {
+    let d = match keep {
+        Some(k) => k.to_path_buf(),
+        None => {
+            let base = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+            base.join(".cache/lvsnic").join(format!("conformance.{}", std::process::id()))
+        }
+    };
+    std::fs::create_dir_all(&d).map_err(io(&d))?;
+    std::fs::canonicalize(&d).map_err(io(&d))
+}
+
+/// Runs the comparison; returns the summary (the caller prints
+/// [`compare::Summary::text`] and exits non-zero on unexplained
+/// differences), or `None` for `--stage prepare`.
+pub fn run(args: &ConformanceArgs) -> Result<Option<compare::Summary>, ConformanceError> {
+    if args.stage != Stage::All && args.keep.is_none() {
+        return Err(ConformanceError::Vm("--stage prepare|compare needs --keep DIR".into()));
+    }
+    let (mut cfg, _limits) = crate::limits::load_director(&args.director).map_err(replay::ReplayError::from)?;
+    let rules_text = std::fs::read(&args.rules).map_err(io(&args.rules))?;
+    let script = lvsnic_model::rules::ipvsadm::parse_rules_full(&String::from_utf8_lossy(&rules_text)).map_err(|e| {
+        replay::ReplayError::Rules { path: args.rules.display().to_string(), msg: format!("lvsnic refuses the rules: {e}") }
+    })?;
+    // `--set` lines in RULES: the real ipvsadm -R applies them after DIRECTOR.toml's.
+    if let Some(t) = script.timeouts {
+        cfg.timeouts.set(t.tcp, t.tcpfin, t.udp);
+    }
+    let rules = script.rules;
+    let input = read_pcap(&args.input)?;
+    let changes = match &args.changes {
+        Some(p) => Changes::load(p)?,
+        None => Changes::default(),
+    };
+    let local = vm::local_addresses(&cfg, &rules, &changes);
+
+    let work = work_dir(args.keep.as_deref())?;
+    let put = |name: &str, data: &[u8]| {
+        let p = work.join(name);
+        std::fs::write(&p, data).map_err(io(&p))
+    };
+    if args.stage != Stage::Compare {
+        for stale in ["status", "kernel-out.pcap", "kernel-sent.pcap", "log.txt", "changes.log"] {
+            let _ = std::fs::remove_file(work.join(stale));
+        }
+    }
+    if args.stage != Stage::Compare {
+        put("director.env", vm::director_env(&cfg, &local).as_bytes())?;
+        put("rules.txt", &rules_text)?;
+        put("in.pcap", &std::fs::read(&args.input).map_err(io(&args.input))?)?;
+        put("changes.txt", vm::changes_txt(&changes).as_bytes())?;
+        // The golden model on the capture's own clock: bad input fails here, before the slow VM.
+        replay::run_changes(Backend::Golden, 64, Default::default(), cfg.clone(), &rules, &input, changes.clone())?;
+    }
+    let vm_run = match args.stage {
+        Stage::Prepare => return Ok(None),
+        Stage::All => vm::run_vm(&work),
+        Stage::Compare => vm::check_status(&work),
+    };
+    let result = vm_run.and_then(|()| {
+        let out = read_pcap(&work.join("kernel-out.pcap"))?;
+        let sent = read_pcap(&work.join("kernel-sent.pcap"))?;
+        let wire = vm::replayable(&input);
+        vm::check_sent(&wire, &sent)?;
+        let applied = vm::applied_changes(&work, &changes, &sent)?;
+        Ok((out, sent, wire, applied))
+    });
+    let (kernel, sent, wire, applied) = match result {
+        Ok(k) => k,
+        Err(e) => {
+            if args.keep.is_none() {
+                eprintln!("lvsnic: work files kept in {}", work.display());
+            }
+            return Err(e);
+        }
+    };
+    // The golden model on the kernel's clock: the frames as they reached the
+    // kernel director (TCG falls behind the capture's pace; IPVS timers run
+    // on the VM's clock), the changes when the VM applied them.
+    let golden = replay::run_changes(Backend::Golden, 64, Default::default(), cfg, &rules, &sent, applied)?;
+    write_pcap(&work.join("lvsnic-out.pcap"), &golden.tx)?;
+    write_pcap(&work.join("lvsnic-host.pcap"), &golden.host)?;
+    let summary = compare::Compare {
+        kernel: &kernel,
+        lvsnic: &golden.tx,
+        host: &golden.host,
+        local: &local,
+        window_ns: args.window_ms * 1_000_000,
+    }
+    .run();
+    let summary = compare::Summary {
+        input_frames: input.len(),
+        not_replayed: input.len() - wire.len(),
+        replay_lag_ms: vm::max_lag_ns(&wire, &sent) as f64 / 1e6,
+        ..summary
+    };
+    if let Some(r) = &args.report {
+        let json = serde_json::to_string_pretty(&summary).unwrap_or_default();
+        std::fs::write(r, json + "\n").map_err(io(r))?;
+    }
+    if args.keep.is_none() {
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    Ok(Some(summary))
+}

@@ -1,0 +1,242 @@
+//! The kernel side of `lvsnic conformance`: the work directory the VM
+//! reads (`director.env`, `rules.txt`, `in.pcap`, `changes.txt`), the VM run
+//! (`scripts/vm/run.sh` booting `scripts/vm/director.sh`), and turning the
+//! kernel's capture into capture time.
+
+use crate::changes::Changes;
+use super::ConformanceError;
+use lvsnic_model::config::DirectorConfig;
+use lvsnic_model::pcap::PcapRecord;
+use lvsnic_model::rules::ipvsadm::Command;
+use lvsnic_model::rules::{RuleSet, ServiceKey};
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+
+/// The gateway's address inside the VM (DIRECTOR.toml only names its MAC):
+/// link-local, so that it collides with no service, server or client.
+pub const GATEWAY_IP: Ipv4Addr = Ipv4Addr::new(169, 254, 0, 254);
+
+/// Where the VM scripts are: `$LVSNIC_VM_SCRIPTS`, else `scripts/vm` of the
+/// source tree this binary was built from.
+pub fn scripts_dir() -> PathBuf {
+    match std::env::var_os("LVSNIC_VM_SCRIPTS") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/vm"),
+    }
+}
+
+/// Every IPv4 address the director must own: its own and each VIP of the
+/// rules and of services the changes add.
+pub fn local_addresses(cfg: &DirectorConfig, rules: &RuleSet, changes: &Changes) -> Vec<Ipv4Addr> {
+    let mut v: BTreeSet<Ipv4Addr> = BTreeSet::new();
+    let mut vip = |k: &ServiceKey| {
+        if let Some((_, a, _)) = k.as_ipv4() {
+            v.insert(a);
+        }
+    };
+    rules.services.iter().for_each(|s| vip(&s.key));
+    for c in &changes.list {
+        if let Command::AddService(r) = &c.cmd {
+            vip(&r.key);
+        }
+    }
+    v.remove(&cfg.ip);
+    std::iter::once(cfg.ip).chain(v).collect()
+}
+
+/// `director.env` for `scripts/vm/director.sh`.
+pub fn director_env(cfg: &DirectorConfig, local: &[Ipv4Addr]) -> String {
+    let (tcp, tcpfin, udp) = cfg.timeouts.get();
+    let s = &cfg.sysctl;
+    let b = |x: bool| x as u8;
+    let mut e = String::new();
+    let _ = writeln!(e, "DIR_IP={}\nDIR_MAC={}\nDIR_MTU={}", cfg.ip, cfg.mac, cfg.mtu);
+    let _ = writeln!(e, "GW_IP={GATEWAY_IP}\nGW_MAC={}", cfg.gateway_mac);
+    let n: Vec<String> = cfg.neighbors.iter().map(|(ip, mac)| format!("{ip}={mac}")).collect();
+    let _ = writeln!(e, "NEIGHBORS=\"{}\"", n.join(" "));
+    let vips: Vec<String> = local.iter().filter(|a| **a != cfg.ip).map(|a| a.to_string()).collect();
+    let _ = writeln!(e, "VIPS=\"{}\"", vips.join(" "));
+    let _ = writeln!(e, "TIMEOUTS=\"{tcp} {tcpfin} {udp}\"");
+    let _ = writeln!(
+        e,
+        "VS_SYSCTLS=\"expire_nodest_conn={} expire_quiescent_template={} conn_reuse_mode={} pmtu_disc={} secure_tcp={} sloppy_tcp={} nat_icmp_send={}\"",
+        b(s.expire_nodest_conn),
+        b(s.expire_quiescent_template),
+        s.conn_reuse_mode,
+        b(s.pmtu_disc),
+        b(s.secure_tcp),
+        b(s.sloppy_tcp),
+        b(s.nat_icmp_send)
+    );
+    let _ = writeln!(e, "ICMP_RATELIMIT={}\nICMP_RATEMASK={}\nCONN_TAB_BITS={}", s.icmp_ratelimit_ms, s.icmp_ratemask, s.conn_tab_bits);
+    e
+}
+
+/// `changes.txt` for the VM: `SECONDS ipvsadm-args`, one per change.
+pub fn changes_txt(changes: &Changes) -> String {
+    changes.list.iter().map(|c| format!("{} {}\n", c.secs, c.args.join(" "))).collect()
+}
+
+/// Boots the VM on `work` (inputs already written) and returns when the
+/// in-VM director finished; its one-line failure otherwise.
+pub fn run_vm(work: &Path) -> Result<(), ConformanceError> {
+    let scripts = scripts_dir();
+    let run = scripts.join("run.sh");
+    let inner = scripts.join("director.sh");
+    if !run.is_file() || !inner.is_file() {
+        return Err(ConformanceError::Vm(format!("VM scripts not found in {} (set LVSNIC_VM_SCRIPTS)", scripts.display())));
+    }
+    let status = std::process::Command::new(&run)
+        .arg(work)
+        .arg(&inner)
+        .arg(work)
+        .status()
+        .map_err(|e| ConformanceError::Vm(format!("{}: {e}", run.display())))?;
+    match check_status(work) {
+        Err(e @ ConformanceError::Kernel(_)) => return Err(e),
+        Ok(()) if status.success() => return Ok(()),
+        _ => {}
+    }
+    // run.sh printed its own one-line reason ("lvsnic: the VM did not boot ...").
+    Err(ConformanceError::Vm(format!("the VM run failed (exit {}; see {})", status.code().unwrap_or(-1), work.join("log.txt").display())))
+}
+
+/// What the in-VM director left in `work/status`: `ok`, or its one-line failure.
+pub fn check_status(work: &Path) -> Result<(), ConformanceError> {
+    let st = std::fs::read_to_string(work.join("status")).unwrap_or_default();
+    let st = st.trim();
+    if let Some(e) = st.strip_prefix("error: ") {
+        return Err(ConformanceError::Kernel(e.to_string()));
+    }
+    if st != "ok" {
+        return Err(ConformanceError::Vm(format!("no kernel result in {} (the VM did not finish the scenario)", work.display())));
+    }
+    Ok(())
+}
+
+/// Shorter than an Ethernet header: a packet socket refuses to send it
+/// (EINVAL), no wire can carry it. Such input frames are not replayed (the
+/// golden model hands them to its host as malformed, so nothing is lost
+/// from the comparison).
+pub const ETH_HLEN: usize = 14;
+
+/// The input frames the tester can send.
+pub fn replayable(input: &[PcapRecord]) -> Vec<PcapRecord> {
+    input.iter().filter(|r| r.data.len() >= ETH_HLEN).cloned().collect()
+}
+
+/// Checks that the tester replayed every (replayable) input frame, unchanged and in order.
+pub fn check_sent(input: &[PcapRecord], sent: &[PcapRecord]) -> Result<(), ConformanceError> {
+    if sent.len() != input.len() {
+        return Err(ConformanceError::LostFrames(format!("tcpreplay sent {} of {} frames", sent.len(), input.len())));
+    }
+    if let Some(i) = input.iter().zip(sent).position(|(a, b)| a.data != b.data) {
+        return Err(ConformanceError::LostFrames(format!("frame {i} left the tester changed or out of order")));
+    }
+    Ok(())
+}
+
+/// How far the replay fell behind the capture's pace at worst (ns): the
+/// largest `(sent[i] - sent[0]) - (input[i] - input[0])`.
+pub fn max_lag_ns(input: &[PcapRecord], sent: &[PcapRecord]) -> u64 {
+    let (Some(i0), Some(s0)) = (input.first(), sent.first()) else { return 0 };
+    input
+        .iter()
+        .zip(sent)
+        .map(|(i, s)| (s.ts_ns.saturating_sub(s0.ts_ns)).saturating_sub(i.ts_ns.saturating_sub(i0.ts_ns)))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The changes re-timed to when the VM ran them (`start_ns.txt`,
+/// `changes.log`), as offsets from the first frame the tester sent; a change
+/// the real ipvsadm refused is a kernel error.
+pub fn applied_changes(work: &Path, changes: &Changes, sent: &[PcapRecord]) -> Result<Changes, ConformanceError> {
+    if changes.list.is_empty() {
+        return Ok(changes.clone());
+    }
+    let start: u64 = std::fs::read_to_string(work.join("start_ns.txt"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .ok_or_else(|| ConformanceError::Vm(format!("{}: no start_ns.txt", work.display())))?;
+    let log = std::fs::read_to_string(work.join("changes.log")).unwrap_or_default();
+    // Result lines: "SECONDS NS ok|exit N ipvsadm ARGS" (ipvsadm's own output lines are in between).
+    let results: Vec<(u64, String)> = log
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let at: u64 = w.get(1)?.parse().ok()?;
+            let rest = w.get(2..)?.join(" ");
+            (rest.starts_with("ok ipvsadm") || rest.starts_with("exit ")).then_some((at, rest))
+        })
+        .collect();
+    let first = sent.first().map_or(start, |r| r.ts_ns);
+    let mut out = changes.clone();
+    for (n, c) in out.list.iter_mut().enumerate() {
+        let (at, r) = results
+            .get(n)
+            .ok_or_else(|| ConformanceError::Kernel(format!("the change of line {} did not run in the VM (changes.log)", c.line)))?;
+        if !r.starts_with("ok ") {
+            return Err(ConformanceError::Kernel(format!("the change of line {} failed: {r}", c.line)));
+        }
+        c.offset_ns = (start + at).saturating_sub(first);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(ts: u64, b: u8) -> PcapRecord {
+        PcapRecord { ts_ns: ts, orig_len: 1, data: vec![b] }
+    }
+
+    #[test]
+    fn lag_and_lost_frames() {
+        let input = [rec(1_000, 1), rec(5_000, 2), rec(6_000, 3)];
+        let sent = [rec(900_000, 1), rec(904_100, 2), rec(905_050, 3)];
+        assert_eq!(max_lag_ns(&input, &sent), 100);
+        assert!(check_sent(&input, &sent).is_ok());
+        assert_eq!(check_sent(&input, &sent[..1]).unwrap_err().to_string(), "replay lost frames: tcpreplay sent 1 of 3 frames");
+        let swapped = [rec(900_000, 2), rec(904_100, 1), rec(905_050, 3)];
+        assert_eq!(check_sent(&input, &swapped).unwrap_err().to_string(), "replay lost frames: frame 0 left the tester changed or out of order");
+    }
+
+    #[test]
+    fn changes_retimed_to_the_vm() {
+        let dir = std::env::temp_dir().join(format!("lvsnic-applied-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("start_ns.txt"), "1000000\n").unwrap();
+        std::fs::write(dir.join("changes.log"), "1.5 1600000 ok ipvsadm -C\nNo such service\n2 2100000 exit 255 ipvsadm -D -t 10.0.0.1:80\n").unwrap();
+        let ch = Changes::parse("1.5 -C\n2 -D -t 10.0.0.1:80\n", "C").unwrap();
+        let sent = [rec(1_200_000, 1)];
+        let e = applied_changes(&dir, &ch, &sent).unwrap_err().to_string();
+        assert_eq!(e, "kernel: the change of line 2 failed: exit 255 ipvsadm -D -t 10.0.0.1:80");
+        let one = Changes::parse("1.5 -C\n", "C").unwrap();
+        let a = applied_changes(&dir, &one, &sent).unwrap();
+        assert_eq!(a.list[0].offset_ns, 1_000_000 + 1_600_000 - 1_200_000);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn env_names_every_knob() {
+        let cfg = DirectorConfig::parse(
+            "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n[neighbors]\n\"192.168.10.1\" = \"02:00:00:00:10:01\"\n[sysctl]\nconn_reuse_mode = 2\n",
+        )
+        .unwrap();
+        let rules = lvsnic_model::rules::ipvsadm::parse_rules("-A -t 10.0.0.100:80 -s rr\n-A -u 10.0.0.1:53\n").unwrap();
+        let ch = Changes::parse("1 -A -t 10.0.0.102:80\n", "C").unwrap();
+        let local = local_addresses(&cfg, &rules, &ch);
+        assert_eq!(local, ["10.0.0.1".parse::<Ipv4Addr>().unwrap(), "10.0.0.100".parse().unwrap(), "10.0.0.102".parse().unwrap()]);
+        let e = director_env(&cfg, &local);
+        assert!(e.contains("VIPS=\"10.0.0.100 10.0.0.102\"\n"), "{e}");
+        assert!(e.contains("NEIGHBORS=\"192.168.10.1=02:00:00:00:10:01\"\n"));
+        assert!(e.contains("TIMEOUTS=\"900 120 300\"\n"));
+        assert!(e.contains(" conn_reuse_mode=2 "));
+        assert!(e.contains("DIR_MTU=1500\n"));
+        assert_eq!(changes_txt(&ch), "1 -A -t 10.0.0.102:80\n");
+    }
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Runs INSIDE the conformance VM (scripts/vm/run.sh boots it): configures a
+# one-armed Linux IPVS director exactly as DIRECTOR.toml describes, loads the
+# rules with the real `ipvsadm -R`, replays a capture into it at the
+# capture's pace and records what it transmits.
+#
+#   director.sh WORKDIR
+#
+# WORKDIR (writable in the VM) holds the inputs `lvsnic conformance` wrote:
+#   director.env  shell variables: DIR_IP DIR_MAC DIR_MTU GW_IP GW_MAC
+#                 NEIGHBORS ("ip=mac ...") VIPS ("ip ...") TIMEOUTS
+#                 ("tcp tcpfin udp") VS_SYSCTLS ("name=value ...")
+#                 ICMP_RATELIMIT ICMP_RATEMASK CONN_TAB_BITS
+#   rules.txt     given to `ipvsadm -R` unchanged
+#   in.pcap       the frames arriving at the director
+#   changes.txt   optional: "SECONDS ipvsadm-args" (seconds after the first frame)
+# and gets the outputs:
+#   kernel-out.pcap   every frame the director transmitted (tester side of the wire)
+#   kernel-sent.pcap  every frame the tester replayed (to check nothing was lost)
+#   start_ns.txt      when the replay started (ns since the epoch, VM clock)
+#   changes.log       per change: SECONDS, ns after the start it ran, result, command
+#   tcpreplay.txt, ipvsadm-*.txt, log.txt
+#   status            "ok", or one line "error: ..." (the caller prints it)
+#
+# Wiring: veth wire0 (director, root namespace) <-> wire1 (namespace
+# "tester"). tcpreplay sends into wire1; tcpdump on wire1 -Q in captures
+# what the director sent back.
+set -uo pipefail
+W=${1:?usage: director.sh WORKDIR}
+cd "$W" || exit 1
+exec 3>&1 >>"$W/log.txt" 2>&1
+fail() { echo "error: $*" >"$W/status"; echo "director.sh: $*"; exit 1; }
+step() { echo "+ $*"; "$@" || fail "'$*' failed (see log.txt)"; }
+. "$W/director.env" || fail "director.env unreadable"
+
+# --- the kernel: IPVS and its knobs -------------------------------------
+# (few processes: every exec costs seconds under TCG on a loaded host)
+step modprobe ip_vs conn_tab_bits="${CONN_TAB_BITS:-12}"
+vs=()
+for kv in ${VS_SYSCTLS:-}; do vs+=("net.ipv4.vs.$kv"); done
+step sysctl -q -w net.ipv4.ip_forward=1 \
+    net.ipv4.conf.all.send_redirects=0 net.ipv4.conf.default.send_redirects=0 \
+    net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
+    net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 \
+    "net.ipv4.icmp_ratelimit=${ICMP_RATELIMIT:-1000}" "net.ipv4.icmp_ratemask=${ICMP_RATEMASK:-6168}" "${vs[@]}"
+
+# --- the wire, addresses, neighbours, routes ----------------------------
+# Offloads go off before wire1 moves to the tester namespace (features
+# move with the device).
+step ip link add wire0 type veth peer name wire1
+step ethtool -K wire0 tx off rx off gro off gso off tso off
+step ethtool -K wire1 tx off rx off gro off gso off tso off
+{
+    echo "link set lo up"
+    echo "netns add tester"
+    echo "link set wire1 netns tester"
+    echo "link set wire0 address $DIR_MAC mtu $DIR_MTU up"
+    echo "addr add $DIR_IP/32 dev wire0"
+    for v in ${VIPS:-}; do echo "addr add $v/32 dev lo"; done
+    for n in ${NEIGHBORS:-} "$GW_IP=$GW_MAC"; do
+        echo "route replace ${n%%=*}/32 dev wire0 src $DIR_IP"
+        echo "neigh replace ${n%%=*} lladdr ${n#*=} nud permanent dev wire0"
+    done
+    echo "route replace default via $GW_IP dev wire0 src $DIR_IP"
+} >"$W/ip-batch.txt"
+step ip -batch "$W/ip-batch.txt"
+step sysctl -q -w net.ipv4.conf.wire0.send_redirects=0 net.ipv4.conf.wire0.rp_filter=0
+step ip netns exec tester sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.wire1.disable_ipv6=1
+printf 'link set lo up\nlink set wire1 mtu 65535 up\n' >"$W/ip-batch-tester.txt"
+step ip -n tester -batch "$W/ip-batch-tester.txt"
+
+# --- the rules: real ipvsadm ------------------------------------------------
+# shellcheck disable=SC2086
+step ipvsadm --set $TIMEOUTS
+if ! ipvsadm -R <"$W/rules.txt" >"$W/ipvsadm-R.txt" 2>&1; then
+    fail "ipvsadm -R rejected the rules: $(tr '\n' ' ' <"$W/ipvsadm-R.txt")"
+fi
+ipvsadm -S -n >"$W/ipvsadm-S-before.txt" 2>&1
+
+# --- capture and replay -------------------------------------------------------
+# tcpdump on wire1: -Q in is what the director sent, -Q out what the tester replayed.
+ip netns exec tester tcpdump -i wire1 -p -n -s 0 -U -Z root --time-stamp-precision=nano \
+    -Q in -w "$W/kernel-out.pcap" >/dev/null 2>"$W/kernel-out.pcap.err" &
+OUT_PID=$!
+ip netns exec tester tcpdump -i wire1 -p -n -s 0 -U -Z root --time-stamp-precision=nano \
+    -Q out -w "$W/kernel-sent.pcap" >/dev/null 2>"$W/kernel-sent.pcap.err" &
+SENT_PID=$!
+listening() { grep -q "listening on" "$W/kernel-out.pcap.err" && grep -q "listening on" "$W/kernel-sent.pcap.err"; }
+for _ in $(seq 1 1200); do listening && break; sleep 0.05; done
+listening || { kill "$OUT_PID" "$SENT_PID"; fail "tcpdump on wire1 did not start"; }
+
+START_NS=$(date +%s%N)
+echo "$START_NS" >"$W/start_ns.txt"
+CHG_PID=
+if [ -s "$W/changes.txt" ]; then
+    (
+        while read -r t args; do
+            [ -z "$t" ] && continue
+            target=$((START_NS + $(awk -v t="$t" 'BEGIN { printf "%.0f", t * 1e9 }')))
+            now=$(date +%s%N)
+            if [ "$target" -gt "$now" ]; then
+                d=$((target - now))
+                sleep "$((d / 1000000000)).$(printf '%09d' $((d % 1000000000)))"
+            fi
+            at=$(($(date +%s%N) - START_NS))
+            # shellcheck disable=SC2086
+            if ipvsadm $args >>"$W/changes.log" 2>&1; then r=ok; else r="exit $?"; fi
+            echo "$t $at $r ipvsadm $args" >>"$W/changes.log"
+        done <"$W/changes.txt"
+    ) &
+    CHG_PID=$!
+fi
+ip netns exec tester tcpreplay -q -i wire1 "$W/in.pcap" >"$W/tcpreplay.txt" 2>&1
+RC=$?
+[ -n "$CHG_PID" ] && wait "$CHG_PID"
+sleep 1
+kill -INT "$OUT_PID" "$SENT_PID"
+wait "$OUT_PID" "$SENT_PID" 2>/dev/null
+ipvsadm -L -n --stats >"$W/ipvsadm-L-stats.txt" 2>&1
+ipvsadm -L -n >"$W/ipvsadm-L.txt" 2>&1
+ipvsadm -L -n -c >"$W/ipvsadm-Lc.txt" 2>&1
+[ $RC = 0 ] || fail "tcpreplay failed: $(tr '\n' ' ' <"$W/tcpreplay.txt")"
+echo ok >"$W/status"
