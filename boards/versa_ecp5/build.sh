@@ -5,7 +5,8 @@
 # ecppack. nextpnr runs with --timing-allow-fail so that its report is
 # written either way; boards/report.py then prints utilisation and Fmax per
 # clock and fails the build if any clock misses its constraint (or the core
-# clock and both RGMII clocks are not constrained at their targets).
+# clock (PLL output net crg_clkout) and both RGMII clocks are not
+# constrained at their targets).
 #
 # Tools come from PyPI into the project venv (.venv, made by
 # scripts/setup-hw.sh): boards/requirements.txt.
@@ -52,7 +53,7 @@ rc=0
 t2=$(date +%s)
 echo "  nextpnr-ecp5: $((t2 - t1)) s (exit $rc)"
 if [ -f report.json ]; then
-    "$VBIN/python" "$ROOT/boards/report.py" report.json --expect sys_clk="$SYS_CLK_MHZ" \
+    "$VBIN/python" "$ROOT/boards/report.py" report.json --expect crg_clkout="$SYS_CLK_MHZ" \
         --expect eth_clocks0_rx=125 --expect eth_clocks1_rx=125 | tee summary.txt || rc=1
 fi
 [ "$rc" = 0 ] || { echo "lvsnic versa_ecp5: place and route failed or timing not met (see $OUT/gateware/pnr.log)" >&2; exit 1; }
