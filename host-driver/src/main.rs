@@ -87,7 +87,8 @@ enum Cmd {
         /// Data width of the core: 64 or 512.
         #[arg(long, default_value_t = 64)]
         width: u32,
-        /// Frame length in bytes (Ethernet header to end of payload, no FCS).
+        /// Frame length in bytes (Ethernet header to end of payload, no FCS):
+        /// 60..=9014.
         #[arg(long, default_value_t = 64)]
         frame_len: usize,
         #[arg(long, value_enum, default_value = "nat")]
@@ -95,8 +96,9 @@ enum Cmd {
         /// Frames to stream.
         #[arg(long, default_value_t = 2000)]
         frames: usize,
-        /// Measure every frame length in `FIRST..LAST` (inclusive, bytes)
-        /// and report the worst utilization and latency.
+        /// Measure every frame length in `FIRST..LAST` (inclusive, bytes,
+        /// within 60..=9014) and report the worst utilization and latency,
+        /// and the clock 10/25/100 GbE line rate needs at the worst length.
         #[arg(long, value_name = "FIRST..LAST")]
         sweep: Option<String>,
         /// With `--sweep`: measure every STEP-th length.
@@ -276,9 +278,11 @@ fn main() -> ExitCode {
                     serde_json::to_string(&r).unwrap_or_default()
                 } else {
                     format!(
-                        "sim-bench sweep {} {} bits, {} lengths {}..={}: utilization min {:.4} ({} bytes), vs bound min {:.4} ({} bytes), {} below 0.99; latency {}..{} cycles",
+                        "sim-bench sweep {} {} bits, {} lengths {}..={}: utilization min {:.4} ({} bytes), vs bound min {:.4} ({} bytes), {} below 0.99; latency {}..{} cycles; line rate at the worst length ({} bytes, {:.2} cycles/frame) needs {}",
                         r.mode, r.width, r.lengths, r.first_len, r.last_len, r.min_utilization, r.min_utilization_len,
-                        r.min_utilization_vs_bound, r.min_utilization_vs_bound_len, r.below_goal.len(), r.latency_cycles_min, r.latency_cycles_max
+                        r.min_utilization_vs_bound, r.min_utilization_vs_bound_len, r.below_goal.len(), r.latency_cycles_min, r.latency_cycles_max,
+                        r.line_rate_worst_len, r.line_rate_worst_cycles_per_frame,
+                        r.line_rate_clock.iter().map(|c| format!("{:.1} MHz for {} GbE", c.mhz, c.gbps)).collect::<Vec<_>>().join(", ")
                     )
                 }
             }),

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! lvsnic sim-bench --width 64|512 --frame-len L --mode nat|dr|tun [--frames N] [--json]
-//! lvsnic sim-bench --width 64|512 --mode nat|dr|tun --sweep 64..9000 [--frames N]   # every length
+//! lvsnic sim-bench --width 64|512 --mode nat|dr|tun --sweep 60..9014 [--frames N]   # every length
 //! lvsnic sim-bench --width 64|512 --vectors DIR [--json]     # simulation speed on test vectors
 //! ```
 //!
@@ -18,6 +18,14 @@
 //! * `latency_cycles_min`/`max`: first input beat to first output beat of
 //!   the same frame;
 //! * `drain_cycles`: from the last input beat to the last output beat.
+//!
+//! A sweep also reports, for 10, 25 and 100 Gb/s Ethernet, the core clock
+//! needed to keep up with line rate at the worst frame length of the
+//! sweep: a frame of `L` bytes (no FCS) occupies `L + 24` bytes of wire
+//! time (FCS 4, preamble and SFD 8, inter-frame gap 12), so line rate `R`
+//! brings `R / (8 (L + 24))` frames per second, and a core that takes `c(L)`
+//! cycles per frame (measured: input window / frames) needs a clock of
+//! `c(L) R / (8 (L + 24))`.
 
 use crate::device::sim_core::SimCore;
 use lvsnic_model::hw::placement::FlowPlacer;
@@ -110,6 +118,23 @@ fn program(core: &mut SimCore, mode: BenchMode, flows: usize) -> Result<Vec<Flow
     Ok(keys)
 }
 
+/// Shortest frame measured: the smallest Ethernet frame without its FCS
+/// (64 bytes on the wire with it); it still holds the 54 header bytes.
+pub const MIN_FRAME_LEN: usize = 60;
+/// Longest frame measured: a 9000-byte jumbo payload plus the Ethernet header.
+pub const MAX_FRAME_LEN: usize = 9014;
+/// Wire bytes per frame beyond the bytes the core sees: FCS 4, preamble and
+/// SFD 8, inter-frame gap 12.
+pub const WIRE_OVERHEAD: usize = 4 + 8 + 12;
+/// Ethernet line rates a sweep reports the needed clock for, Gb/s.
+pub const LINE_RATES_GBPS: [u32; 3] = [10, 25, 100];
+
+/// Core clock in Hz that keeps up with `gbps` Gb/s Ethernet when every
+/// frame is `len` bytes (no FCS) and takes `cycles_per_frame` cycles.
+pub fn clock_for_line_rate(gbps: f64, len: usize, cycles_per_frame: f64) -> f64 {
+    gbps * 1e9 / (8.0 * (len + WIRE_OVERHEAD) as f64) * cycles_per_frame
+}
+
 fn frame(key: &FlowKey, len: usize) -> Vec<u8> {
     let eth = EthernetRepr { src: MacAddr([0x02, 0, 0, 0, 0, 0xfe]), dst: DIR_MAC, vlan_tci: None, ethertype: ETHERTYPE_IPV4 };
     let ip = Ipv4Repr {
@@ -128,8 +153,8 @@ fn frame(key: &FlowKey, len: usize) -> Vec<u8> {
 
 /// Streams `frames` frames of `frame_len` bytes in `mode` through a core of `width` bits.
 pub fn bench(width: u32, mode: BenchMode, frame_len: usize, frames: usize) -> Result<BenchResult, String> {
-    if !(64..=9014).contains(&frame_len) {
-        return Err(format!("frame length {frame_len} outside 64..=9014"));
+    if !(MIN_FRAME_LEN..=MAX_FRAME_LEN).contains(&frame_len) {
+        return Err(format!("frame length {frame_len} outside {MIN_FRAME_LEN}..={MAX_FRAME_LEN}"));
     }
     let mut core = SimCore::new(width)?;
     let keys = program(&mut core, mode, 64)?;
@@ -268,7 +293,20 @@ pub struct SweepResult {
     pub below_goal: Vec<usize>,
     pub latency_cycles_min: u64,
     pub latency_cycles_max: u64,
+    /// The length needing the highest clock per unit of line rate (most
+    /// cycles per wire byte) and its measured cycles per frame.
+    pub line_rate_worst_len: usize,
+    pub line_rate_worst_cycles_per_frame: f64,
+    /// The clock needed for each of [`LINE_RATES_GBPS`] at that length.
+    pub line_rate_clock: Vec<LineRateClock>,
     pub seconds: f64,
+}
+
+/// Core clock needed for one Ethernet line rate.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LineRateClock {
+    pub gbps: u32,
+    pub mhz: f64,
 }
 
 /// The best input utilization a mode allows at `len` bytes: 1, or for TUN,
@@ -306,8 +344,12 @@ pub fn sweep(width: u32, mode: BenchMode, lengths: std::ops::RangeInclusive<usiz
         below_goal: Vec::new(),
         latency_cycles_min: u64::MAX,
         latency_cycles_max: 0,
+        line_rate_worst_len: 0,
+        line_rate_worst_cycles_per_frame: 0.0,
+        line_rate_clock: Vec::new(),
         seconds: 0.0,
     };
+    let mut worst_per_wire_byte = 0.0;
     for len in lengths.step_by(step.max(1)) {
         let b = bench(width, mode, len, frames)?;
         if b.forwarded != b.frames || b.to_host != 0 {
@@ -328,7 +370,21 @@ pub fn sweep(width: u32, mode: BenchMode, lengths: std::ops::RangeInclusive<usiz
         }
         r.latency_cycles_min = r.latency_cycles_min.min(b.latency_cycles_min);
         r.latency_cycles_max = r.latency_cycles_max.max(b.latency_cycles_max);
+        let per_frame = b.cycles as f64 / b.frames as f64;
+        let per_wire_byte = per_frame / (len + WIRE_OVERHEAD) as f64;
+        if per_wire_byte > worst_per_wire_byte {
+            worst_per_wire_byte = per_wire_byte;
+            r.line_rate_worst_len = len;
+            r.line_rate_worst_cycles_per_frame = per_frame;
+        }
     }
+    r.line_rate_clock = LINE_RATES_GBPS
+        .iter()
+        .map(|&g| LineRateClock {
+            gbps: g,
+            mhz: clock_for_line_rate(g as f64, r.line_rate_worst_len, r.line_rate_worst_cycles_per_frame) / 1e6,
+        })
+        .collect();
     r.seconds = wall.elapsed().as_secs_f64();
     Ok(r)
 }

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Summary of a nextpnr --report JSON: utilisation of the main resources and
+Fmax per clock against its constraint. Exit 1 if a clock misses its
+constraint, or if a clock named with --expect (a substring of the clock's
+net name, with its frequency in MHz) is missing or constrained lower."""
+import argparse
+import json
+import sys
+
+RESOURCES = [
+    ("TRELLIS_COMB", "LUT4 (+carry) cells"),
+    ("TRELLIS_FF", "flip-flops"),
+    ("TRELLIS_RAMW", "LUT-RAM write ports"),
+    ("DP16KD", "block RAMs (18 kbit)"),
+    ("MULT18X18D", "multipliers"),
+    ("EHXPLLL", "PLLs"),
+    ("TRELLIS_IO", "I/O"),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("report")
+    ap.add_argument("--expect", action="append", default=[],
+                    help="NAME=MHZ: a clock whose net name contains NAME must be constrained to >= MHZ")
+    a = ap.parse_args()
+    with open(a.report) as f:
+        r = json.load(f)
+    ok = True
+    print("utilisation:")
+    util = r.get("utilization", {})
+    for key, what in RESOURCES:
+        u = util.get(key)
+        if u:
+            print(f"  {key:<13} {u['used']:>6} / {u['available']:<6} {100.0 * u['used'] / u['available']:5.1f} %  {what}")
+    print("clocks (Fmax from place and route):")
+    fmax = r.get("fmax", {})
+    for name, v in sorted(fmax.items()):
+        met = v["achieved"] >= v["constraint"]
+        ok &= met
+        print(f"  {name:<28} {v['achieved']:8.2f} MHz  (constraint {v['constraint']:.2f} MHz)  {'met' if met else 'FAILED'}")
+    for e in a.expect:
+        sub, mhz = e.split("=")
+        hits = [v for n, v in fmax.items() if sub in n]
+        if not hits:
+            print(f"  no clock matching '{sub}' in the report: FAILED")
+            ok = False
+        for v in hits:
+            if v["constraint"] + 1e-6 < float(mhz):
+                print(f"  clock '{sub}' constrained to {v['constraint']:.2f} MHz < {mhz} MHz: FAILED")
+                ok = False
+    print("timing:", "met" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

