@@ -56,10 +56,13 @@ enum Cmd {
     },
     /// Compare the golden model with real Linux IPVS in a VM on the same capture.
     Conformance {
+        /// Rules in `ipvsadm -S -n` format, given unchanged to the kernel's `ipvsadm -R`.
         #[arg(long)]
         rules: PathBuf,
+        /// Director configuration (TOML) the VM's director is set up from.
         #[arg(long)]
         director: PathBuf,
+        /// Frames replayed into both directors at the capture's pace (pcap).
         #[arg(long)]
         input: PathBuf,
         /// Rule changes at capture times: lines `SECONDS ipvsadm-args`.
