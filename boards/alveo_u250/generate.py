@@ -454,7 +454,7 @@ module lvsnic_alveo_u250 (
     wire [159:0] hc_tuser, hp_tuser;
     wire [31:0]  ip_tuser, ic_tuser;
 
-    lvsnic_host_cdc u_host_cdc (
+    lvsnic_axis_cdc u_host_cdc (
         .s_axis_aresetn (!rst), .s_axis_aclk (clk),
         .s_axis_tvalid (hc_tvalid), .s_axis_tready (hc_tready), .s_axis_tdata (hc_tdata),
         .s_axis_tkeep (hc_tkeep), .s_axis_tlast (hc_tlast), .s_axis_tuser (hc_tuser),
@@ -463,13 +463,16 @@ module lvsnic_alveo_u250 (
         .m_axis_tkeep (hp_tkeep), .m_axis_tlast (hp_tlast), .m_axis_tuser (hp_tuser)
     );
 
-    lvsnic_inject_cdc u_inject_cdc (
+    // one FIFO IP for both directions: the sequence number rides in the
+    // low 32 bits of its 160-bit tuser
+    wire [127:0] ic_tuser_high;
+    lvsnic_axis_cdc u_inject_cdc (
         .s_axis_aresetn (!prst), .s_axis_aclk (pclk),
         .s_axis_tvalid (ip_tvalid), .s_axis_tready (ip_tready), .s_axis_tdata (ip_tdata),
-        .s_axis_tkeep (ip_tkeep), .s_axis_tlast (ip_tlast), .s_axis_tuser (ip_tuser),
+        .s_axis_tkeep (ip_tkeep), .s_axis_tlast (ip_tlast), .s_axis_tuser ({{128'd0, ip_tuser}}),
         .m_axis_aclk (clk),
         .m_axis_tvalid (ic_tvalid), .m_axis_tready (ic_tready), .m_axis_tdata (ic_tdata),
-        .m_axis_tkeep (ic_tkeep), .m_axis_tlast (ic_tlast), .m_axis_tuser (ic_tuser)
+        .m_axis_tkeep (ic_tkeep), .m_axis_tlast (ic_tlast), .m_axis_tuser ({{ic_tuser_high, ic_tuser}})
     );
 
     // ------------------------------------------------------------------
@@ -539,10 +542,11 @@ module lvsnic_alveo_u250 (
     assign user_led = {{!qsfp0_modprsl, pcie_link_up, rx_aligned}};
 
     // BAR0 is 64 KiB: address bits above it are not decoded, nor are the
-    // AXI protection attributes
+    // AXI protection attributes; the inject FIFO's tuser bits above the
+    // sequence number carry zeros
     /* verilator lint_off UNUSEDSIGNAL */
     wire unused_bar = &{{1'b0, bar_awaddr[63:32], bar_araddr[63:32], bl_awaddr[31:16],
-                         bl_araddr[31:16], bl_awprot, bl_arprot}};
+                         bl_araddr[31:16], bl_awprot, bl_arprot, ic_tuser_high}};
     /* verilator lint_on UNUSEDSIGNAL */
 
 endmodule
@@ -733,12 +737,10 @@ create_ip -name axi_clock_converter -vendor xilinx.com -library ip -module_name 
 set_property -dict [list CONFIG.PROTOCOL {{AXI4LITE}} CONFIG.ADDR_WIDTH {{16}} CONFIG.DATA_WIDTH {{32}} \\
     CONFIG.ACLK_ASYNC {{1}}] [get_ips lvsnic_bar_cdc]
 
-foreach {{name tuser}} {{lvsnic_host_cdc 160 lvsnic_inject_cdc 32}} {{
-    create_ip -name axis_data_fifo -vendor xilinx.com -library ip -module_name $name -dir $here/ip
-    set_property -dict [list CONFIG.TDATA_NUM_BYTES {{64}} CONFIG.HAS_TKEEP {{1}} CONFIG.HAS_TLAST {{1}} \\
-        CONFIG.TUSER_WIDTH $tuser CONFIG.FIFO_DEPTH {{512}} CONFIG.IS_ACLK_ASYNC {{1}} \\
-        CONFIG.SYNCHRONIZATION_STAGES {{3}}] [get_ips $name]
-}}
+create_ip -name axis_data_fifo -vendor xilinx.com -library ip -module_name lvsnic_axis_cdc -dir $here/ip
+set_property -dict [list CONFIG.TDATA_NUM_BYTES {{64}} CONFIG.HAS_TKEEP {{1}} CONFIG.HAS_TLAST {{1}} \\
+    CONFIG.TUSER_WIDTH {{160}} CONFIG.FIFO_DEPTH {{512}} CONFIG.IS_ACLK_ASYNC {{1}} \\
+    CONFIG.SYNCHRONIZATION_STAGES {{3}}] [get_ips lvsnic_axis_cdc]
 
 generate_target all [get_ips]
 synth_ip [get_ips]

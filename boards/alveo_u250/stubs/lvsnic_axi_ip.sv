@@ -212,8 +212,10 @@ module lvsnic_bar_cdc (
 endmodule
 
 // axis_data_fifo 2.0, independent clocks, 64-byte tdata, tkeep, tlast,
-// 160-bit tuser (exception frames: core clock -> PCIe clock).
-module lvsnic_host_cdc (
+// 160-bit tuser. Two instances: exception frames (core clock -> PCIe clock,
+// tuser the 160-bit metadata) and injected frames (PCIe clock -> core
+// clock, tuser the 32-bit sequence number in the low bits).
+module lvsnic_axis_cdc (
     input  wire         s_axis_aresetn,
     input  wire         s_axis_aclk,
     input  wire         s_axis_tvalid,
@@ -229,28 +231,6 @@ module lvsnic_host_cdc (
     output wire [63:0]  m_axis_tkeep,
     output wire         m_axis_tlast,
     output wire [159:0] m_axis_tuser
-);
-    assign {s_axis_tready, m_axis_tvalid, m_axis_tdata, m_axis_tkeep, m_axis_tlast, m_axis_tuser} = '0;
-endmodule
-
-// axis_data_fifo 2.0, independent clocks, 64-byte tdata, tkeep, tlast,
-// 32-bit tuser (injected frames: PCIe clock -> core clock).
-module lvsnic_inject_cdc (
-    input  wire         s_axis_aresetn,
-    input  wire         s_axis_aclk,
-    input  wire         s_axis_tvalid,
-    output wire         s_axis_tready,
-    input  wire [511:0] s_axis_tdata,
-    input  wire [63:0]  s_axis_tkeep,
-    input  wire         s_axis_tlast,
-    input  wire [31:0]  s_axis_tuser,
-    input  wire         m_axis_aclk,
-    output wire         m_axis_tvalid,
-    input  wire         m_axis_tready,
-    output wire [511:0] m_axis_tdata,
-    output wire [63:0]  m_axis_tkeep,
-    output wire         m_axis_tlast,
-    output wire [31:0]  m_axis_tuser
 );
     assign {s_axis_tready, m_axis_tvalid, m_axis_tdata, m_axis_tkeep, m_axis_tlast, m_axis_tuser} = '0;
 endmodule
