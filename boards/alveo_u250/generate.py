@@ -255,9 +255,14 @@ module lvsnic_alveo_u250 (
         .drp_en (1'b0), .drp_do (), .drp_rdy (), .drp_we (1'b0)
     );
 
-    // core reset: either CMAC user reset, registered in the core clock
-    logic rst;
-    always_ff @(posedge clk) rst <= usr_rx_reset || usr_tx_reset;
+    // core reset: either CMAC user reset, through a two-flop synchroniser
+    // into the core clock
+    (* ASYNC_REG = "TRUE" *) logic rst_meta;
+    (* ASYNC_REG = "TRUE" *) logic rst;
+    always_ff @(posedge clk) begin
+        rst_meta <= usr_rx_reset || usr_tx_reset;
+        rst      <= rst_meta;
+    end
 
     // ------------------------------------------------------------------
     // ingress timestamp: nanoseconds since reset. One cycle is
@@ -719,8 +724,10 @@ set_property -dict [list \\
     CONFIG.axisten_freq {{250}} CONFIG.pf0_device_id {{903F}} \\
     CONFIG.pf0_bar0_enabled {{true}} CONFIG.pf0_bar0_64bit {{false}} \\
     CONFIG.pf0_bar0_size {{64}} CONFIG.pf0_bar0_scale {{Kilobytes}} \\
-    CONFIG.BASEADDR {{0x00000000}} CONFIG.HIGHADDR {{0x0000FFFF}} \\
-    CONFIG.axibar_num {{1}} CONFIG.c_s_axi_supports_narrow_burst {{false}} \\
+    CONFIG.pciebar2axibar_0 {{0x0000000000000000}} \\
+    CONFIG.axibar_num {{1}} CONFIG.axibar_0 {{0x0000000000000000}} \\
+    CONFIG.axibar_highaddr_0 {{0xFFFFFFFFFFFFFFFF}} CONFIG.axibar2pciebar_0 {{0x0000000000000000}} \\
+    CONFIG.c_s_axi_supports_narrow_burst {{false}} \\
     CONFIG.pf0_msi_enabled {{true}} CONFIG.pf0_interrupt_pin {{NONE}} \\
     CONFIG.axi_addr_width {{64}} CONFIG.axi_id_width {{4}} \\
 ] [get_ips lvsnic_xdma]
