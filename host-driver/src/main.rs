@@ -179,6 +179,11 @@ enum Cmd {
         #[arg(long)]
         until_ns: Option<u64>,
     },
+    /// List the daemon's health checkers (from `keepalived --load`) and their state.
+    Checkers {
+        #[arg(long)]
+        socket: Option<PathBuf>,
+    },
     /// Convert keepalived.conf virtual servers to `ipvsadm -S -n` rules (or load them).
     Keepalived {
         /// keepalived configuration file.
@@ -248,6 +253,7 @@ fn main() -> ExitCode {
                 .map_err(|e| e.to_string())
         }
         Cmd::Status { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Status)),
+        Cmd::Checkers { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Checkers)),
         Cmd::Wire { socket, frames, until_ns } => {
             return ExitCode::from(call(socket.as_deref(), &Request::Wire { frames, until_ns }))
         }

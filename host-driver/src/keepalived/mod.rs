@@ -41,6 +41,7 @@
 //! ipvswrapper.c: the services and real servers that result).
 
 mod check_parser;
+mod checkers;
 mod glob;
 mod ipvswrapper;
 mod parser;
@@ -52,6 +53,7 @@ pub use ipvswrapper::restore_script;
 use check_parser::{group_entries, virtual_server, Groups, OTHER_TOP};
 use ipvswrapper::add_services;
 use crate::daemon::proto::{self, Request};
+use crate::health::config::HealthConfig;
 use lvsnic_model::rules::ipvsadm::format_save;
 use lvsnic_model::rules::RuleSet;
 use std::path::Path;
@@ -63,6 +65,8 @@ pub struct Import {
     pub rules: RuleSet,
     /// Warnings in the order they were found.
     pub warnings: Vec<Diag>,
+    /// The health checkers of the services that have any.
+    pub health: HealthConfig,
 }
 
 /// The import failed: the errors (and the warnings seen so far).
@@ -92,11 +96,12 @@ pub fn import(path: &Path) -> Result<Import, ImportError> {
     }
 
     let mut rules = RuleSet::default();
+    let mut health = HealthConfig::default();
     for n in &nodes {
         match n.kw() {
             "virtual_server" => {
                 if let Some(v) = virtual_server(&mut ctx, n, &groups) {
-                    add_services(&mut ctx, v, &mut rules);
+                    add_services(&mut ctx, v, &mut rules, &mut health);
                 }
             }
             "virtual_server_group" => {}
@@ -109,7 +114,7 @@ pub fn import(path: &Path) -> Result<Import, ImportError> {
         }
     }
     if ctx.errors.is_empty() {
-        Ok(Import { rules, warnings: ctx.warnings })
+        Ok(Import { rules, warnings: ctx.warnings, health })
     } else {
         Err(ImportError { errors: ctx.errors, warnings: ctx.warnings })
     }
@@ -144,8 +149,28 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
         argv: vec!["-R".into()],
         stdin: Some(restore_script(&imp.rules)),
     };
-    match proto::call(&path, &req) {
-        Ok(r) => crate::cli::emit(&r) as u8,
+    let r = match proto::call(&path, &req) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{prog}: can't reach the daemon: {e}");
+            return 2;
+        }
+    };
+    let code = crate::cli::emit(&r);
+    if code != 0 {
+        return code as u8;
+    }
+    // The rules are in: the daemon's checkers take over (replacing any
+    // from an earlier load).
+    let n: usize = imp.health.services.iter().flat_map(|s| &s.reals).map(|r| r.checkers.len()).sum();
+    match proto::call(&path, &Request::Health { config: imp.health }) {
+        Ok(r) => {
+            let code = crate::cli::emit(&r);
+            if code == 0 && n > 0 {
+                eprintln!("{prog} keepalived: {n} health checker(s) running in the daemon (`{prog} checkers` lists them)");
+            }
+            code as u8
+        }
         Err(e) => {
             eprintln!("{prog}: can't reach the daemon: {e}");
             2
