@@ -107,7 +107,7 @@ fn checkers(d: &Daemon) -> String {
     r.stdout
 }
 
-/// Starts a daemon and loads `conf` into it.
+/// Starts a daemon, loads `conf` into it and waits for every checker's first result.
 fn load(name: &str, conf: &str) -> (Daemon, std::path::PathBuf) {
     let dir = tmpdir(name);
     let f = write(&dir, "keepalived.conf", conf);
@@ -115,6 +115,7 @@ fn load(name: &str, conf: &str) -> (Daemon, std::path::PathBuf) {
     let r = d.run(&["keepalived", f.to_str().unwrap(), "--load", "--socket", d.sock.to_str().unwrap()]);
     assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{r:?}");
     assert!(!r.stderr.contains("not run"), "{}", r.stderr);
+    wait_until(&d, "the first checks", |d| !checkers(d).contains("not run yet"));
     (d, f)
 }
 
@@ -126,6 +127,8 @@ fn health(d: &Daemon) -> serde_json::Value {
 fn tcp_check_retry_removal_and_inhibit_on_failure() {
     let mut p1 = Port::open();
     let mut p2 = Port::open();
+    let rs1 = "-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 3";
+    let rs2 = "-a -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 2";
     let conf = format!(
         "\
 virtual_server 10.0.0.100 80 {{
@@ -156,10 +159,7 @@ virtual_server 10.0.0.100 80 {{
         p1.port, p2.port
     );
     let (d, _) = load("hc-tcp", &conf);
-    let rs1 = "-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 3";
-    let rs2 = "-a -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 2";
     assert!(holds(&d, rs1) && holds(&d, rs2));
-    wait_until(&d, "the first checks", |d| !checkers(d).contains("not run yet"));
     let l = checkers(&d);
     assert!(l.contains("TCP  10.0.0.100:80 quorum 1 hysteresis 0 live weight 5: quorum up"), "{l}");
     assert!(l.contains(&format!("TCP_CHECK 127.0.0.1:{} up retry 0/2", p1.port)), "{l}");
@@ -232,7 +232,6 @@ virtual_server 10.0.0.100 80 {{
     let (d, _) = load("hc-http", &conf);
     let rs3 = "-a -t 10.0.0.100:80 -r 192.168.10.3:80 -m -w 1";
     let rs4 = "-a -t 10.0.0.100:80 -r 192.168.10.4:80 -m -w 2";
-    wait_until(&d, "the first checks", |d| !checkers(d).contains("not run yet"));
     assert!(holds(&d, rs3) && holds(&d, rs4));
     // A body whose MD5 differs takes server 3 out.
     a.set(200, "message digest");
@@ -305,7 +304,6 @@ virtual_server 10.0.0.101 80 {{
     assert_eq!(r.stdout, format!("-A -t 10.0.0.101:80 -s wrr\n{}\n", rs5(5)), "{r:?}");
 
     let (d, _) = load("hc-misc", &conf);
-    wait_until(&d, "the first checks", |d| !checkers(d).contains("not run yet"));
     std::thread::sleep(Duration::from_millis(500));
     assert!(!names(&d, "192.168.10.6:80"), "alpha server added while its check fails");
     assert!(holds(&d, &rs5(5)));
