@@ -251,17 +251,20 @@ virtual_server 10.0.0.100 80 {{
     wait_until(&d, "192.168.10.4 back", |d| holds(d, rs4));
 }
 
-fn script(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
-    let code = write(dir, "code", "0\n");
-    let s = write(dir, "check.sh", "#!/bin/sh\nexit $(cat \"$1\")\n");
+/// An executable shell script `dir/name`.
+fn script(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let s = write(dir, name, text);
     std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (s, code)
+    s
 }
 
 #[test]
 fn misc_dynamic_alpha_quorum_and_sorry_server() {
     let sdir = tmpdir("hc-misc-script");
-    let (sh, code) = script(&sdir);
+    let code = write(&sdir, "code", "0\n");
+    let sh = script(&sdir, "check.sh", "#!/bin/sh\nexit $(cat \"$1\")\n");
+    let log = sdir.join("notify.log");
+    let nsh = script(&sdir, "notify.sh", &format!("#!/bin/sh\necho \"$1\" >> {}\n", log.display()));
     let mut p6 = Port::closed();
     let conf = format!(
         "\
@@ -270,9 +273,13 @@ virtual_server 10.0.0.101 80 {{
     lb_algo wrr
     lb_kind NAT
     quorum 2
+    quorum_up \"{nsh} quorum-up\"
+    quorum_down \"{nsh} quorum-down\"
     sorry_server 192.168.10.8 80
     real_server 192.168.10.5 80 {{
         weight 5
+        notify_up \"{nsh} rs5-up\"
+        notify_down \"{nsh} rs5-down\"
         MISC_CHECK {{
             misc_path \"{} {}\"
             misc_timeout 2
@@ -292,7 +299,8 @@ virtual_server 10.0.0.101 80 {{
 ",
         sh.display(),
         code.display(),
-        p6.port
+        p6.port,
+        nsh = nsh.display()
     );
     let rs5 = |w: u32| format!("-a -t 10.0.0.101:80 -r 192.168.10.5:80 -m -w {w}");
     let rs6 = "-a -t 10.0.0.101:80 -r 192.168.10.6:80 -m -w 1";
@@ -334,13 +342,26 @@ virtual_server 10.0.0.101 80 {{
     assert_eq!((h["sorry_in"].as_u64(), h["sorry_out"].as_u64()), (Some(1), Some(1)), "{h}");
     assert!(h["weight_changes"].as_u64().unwrap() >= 2, "{h}");
     assert_eq!(h["command_errors"], 0, "{h}");
+    // The notify scripts ran once at each transition (started without
+    // waiting, so they may finish in any order).
+    let ran = || {
+        let mut l: Vec<String> = std::fs::read_to_string(&log).unwrap_or_default().lines().map(String::from).collect();
+        l.sort();
+        l
+    };
+    let want = ["quorum-down", "quorum-up", "rs5-down", "rs5-up"];
+    let t0 = Instant::now();
+    while ran() != want && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(ran(), want);
+    assert_eq!(h["notifies"], 4, "{h}");
 }
 
 #[test]
 fn misc_timeout_kills_the_script() {
     let sdir = tmpdir("hc-timeout-script");
-    let s = write(&sdir, "slow.sh", "#!/bin/sh\nsleep 5\n");
-    std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let s = script(&sdir, "slow.sh", "#!/bin/sh\nsleep 5\n");
     let conf = format!(
         "\
 virtual_server 10.0.0.101 80 {{

@@ -29,6 +29,12 @@ pub struct VsHealth {
     pub sorry: Option<DestHealth>,
     /// The real servers in configuration order.
     pub reals: Vec<RsHealth>,
+    /// `quorum_up`: run when the quorum is gained.
+    #[serde(default)]
+    pub quorum_up: Option<Vec<String>>,
+    /// `quorum_down`: run when the quorum is lost.
+    #[serde(default)]
+    pub quorum_down: Option<Vec<String>>,
 }
 
 /// A real server (or the sorry server) as ipvsadm adds it.
@@ -51,6 +57,12 @@ pub struct RsHealth {
     pub name: String,
     /// Its checkers (a server with none is always up).
     pub checkers: Vec<CheckerConfig>,
+    /// `notify_up`: run when the server comes up.
+    #[serde(default)]
+    pub notify_up: Option<Vec<String>>,
+    /// `notify_down`: run when it goes down.
+    #[serde(default)]
+    pub notify_down: Option<Vec<String>>,
 }
 
 /// One checker of a real server.

@@ -73,6 +73,8 @@ pub struct HealthCounters {
     pub sorry_in: u64,
     /// Sorry servers taken out (quorum back).
     pub sorry_out: u64,
+    /// Notify scripts started (`notify_up/down`, `quorum_up/down`).
+    pub notifies: u64,
     /// ipvsadm commands the checkers ran.
     pub commands: u64,
     /// Of those, refused by the control plane.
@@ -168,6 +170,7 @@ impl Health {
             v.retry_it = e.retry_it;
             v.last = e.outcome.detail;
             let vs = &mut self.vss[vi];
+            let (was_alive, was_quorum) = (vs.rs[ri].alive(), vs.quorum_up);
             if let Some(up) = e.changed {
                 vs.checker_changed(ri, up);
                 if up {
@@ -182,6 +185,14 @@ impl Health {
                 }
             }
             touched[vi] = true;
+            // keepalived's do_rs_notifies, then do_vs_notifies.
+            let rs = &vs.cfg.reals[ri];
+            if vs.rs[ri].alive() != was_alive {
+                self.counters.notifies += notify(if was_alive { &rs.notify_down } else { &rs.notify_up });
+            }
+            if vs.quorum_up != was_quorum {
+                self.counters.notifies += notify(if was_quorum { &vs.cfg.quorum_down } else { &vs.cfg.quorum_up });
+            }
         }
         let mut cmds = Vec::new();
         for (vi, vs) in self.vss.iter().enumerate() {
@@ -268,6 +279,28 @@ impl Health {
 impl Drop for Health {
     fn drop(&mut self) {
         self.stop.stop();
+    }
+}
+
+/// Starts a notify script without waiting for it (a thread reaps it);
+/// returns how many were started.
+fn notify(script: &Option<Vec<String>>) -> u64 {
+    let Some((prog, args)) = script.as_ref().and_then(|s| s.split_first()) else { return 0 };
+    let child = std::process::Command::new(prog)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    match child {
+        Ok(mut c) => {
+            std::thread::spawn(move || c.wait());
+            1
+        }
+        Err(e) => {
+            eprintln!("lvsnic daemon: notify script {prog}: {e}");
+            0
+        }
     }
 }
 

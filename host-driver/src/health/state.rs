@@ -273,7 +273,7 @@ mod tests {
             warmup: Duration::ZERO,
             origin: String::new(),
         };
-        RsHealth { dest: dest(a, w, inhibit), name: a.into(), checkers: vec![c] }
+        RsHealth { dest: dest(a, w, inhibit), name: a.into(), checkers: vec![c], notify_up: None, notify_down: None }
     }
 
     fn s(v: &[&str]) -> Vec<String> {
@@ -288,6 +288,8 @@ mod tests {
             hysteresis: 1,
             sorry: Some(dest("10.9.9.9:80", 1, false)),
             reals: vec![rs("10.1.0.1:80", 2, false, false), rs("10.1.0.2:80", 2, true, true)],
+            quorum_up: None,
+            quorum_down: None,
         };
         let mut v = VsState::initial(&cfg);
         // Live weight 2 < 3 + 1: quorum down, the sorry server serves, the

@@ -55,8 +55,16 @@ pub(super) const OTHER_TOP: &[&str] = &[
 /// checking, notification, SNMP...).
 const VS_INERT: &[&str] = &["ha_suspend", "smtp_alert", "virtualhost", "omega", "weight", "hashed", "ip_family"];
 
-/// Notify scripts, which lvsnic does not run (warned about).
-const NOTIFY: &[&str] = &["quorum_up", "quorum_down", "notify_up", "notify_down"];
+/// A notify script: its words (the program and its arguments, as
+/// `misc_path`).
+fn script(ctx: &mut Ctx, k: &Node) -> Option<Vec<String>> {
+    let argv: Vec<String> = k.words[1..].iter().flat_map(|w| w.split_whitespace()).map(str::to_string).collect();
+    if argv.is_empty() {
+        ctx.err(&k.loc, format!("{}: missing value", k.kw()));
+        return None;
+    }
+    Some(argv)
+}
 
 /// Real-server keywords that change nothing in the rules.
 const RS_INERT: &[&str] = &["smtp_alert", "virtualhost"];
@@ -85,6 +93,8 @@ pub(super) struct Rs {
     pub(super) timing: Timing,
     /// The checkers lvsnic runs.
     pub(super) checkers: Vec<ParsedChecker>,
+    pub(super) notify_up: Option<Vec<String>>,
+    pub(super) notify_down: Option<Vec<String>>,
     pub(super) loc: Loc,
 }
 
@@ -224,6 +234,8 @@ pub(super) struct VirtualServer {
     pub(super) inhibit: bool,
     /// `sorry_server_inhibit`.
     pub(super) sorry_inhibit: bool,
+    pub(super) quorum_up: Option<Vec<String>>,
+    pub(super) quorum_down: Option<Vec<String>>,
     pub(super) sorry: Option<(IpAddr, u16, Loc)>,
     pub(super) sorry_fwd: Option<Fwd>,
     pub(super) rss: Vec<Rs>,
@@ -267,6 +279,8 @@ pub(super) fn virtual_server(ctx: &mut Ctx, n: &Node, groups: &Groups) -> Option
         hysteresis: 0,
         inhibit: false,
         sorry_inhibit: false,
+        quorum_up: None,
+        quorum_down: None,
         sorry: None,
         sorry_fwd: None,
         rss: Vec::new(),
@@ -415,7 +429,9 @@ fn vs_keyword(ctx: &mut Ctx, k: &Node, vs: &mut VirtualServer) -> bool {
         }
         "inhibit_on_failure" => vs.inhibit = ctx.bool_opt(k),
         "sorry_server_inhibit" => vs.sorry_inhibit = ctx.bool_opt(k),
-        n if NOTIFY.contains(&n) => ctx.warn(&k.loc, format!("{n}: notify scripts are not run by lvsnic")),
+        "quorum_up" => vs.quorum_up = script(ctx, k),
+        "quorum_down" => vs.quorum_down = script(ctx, k),
+        "notify_up" | "notify_down" => ctx.warn(&k.loc, format!("{} belongs in a real_server block: ignored", k.kw())),
         "quorum" => {
             if let Some(q) = ctx.num(k, 1, 0, u32::MAX as u64) {
                 vs.quorum = q.max(1);
@@ -500,6 +516,8 @@ fn real_server(ctx: &mut Ctx, k: &Node, vs_name: &str) -> Option<Rs> {
         inhibit: None,
         timing: Timing::default(),
         checkers: Vec::new(),
+        notify_up: None,
+        notify_down: None,
         loc: k.loc.clone(),
     };
     let name = match port {
@@ -537,7 +555,8 @@ fn real_server(ctx: &mut Ctx, k: &Node, vs_name: &str) -> Option<Rs> {
                 );
                 continue;
             }
-            n if NOTIFY.contains(&n) => ctx.warn(&x.loc, format!("{n}: notify scripts are not run by lvsnic")),
+            "notify_up" => r.notify_up = script(ctx, x),
+            "notify_down" => r.notify_down = script(ctx, x),
             k2 if RS_INERT.contains(&k2) => {}
             other => {
                 ctx.warn(&x.loc, format!("unknown keyword '{other}' in real_server {name}"));

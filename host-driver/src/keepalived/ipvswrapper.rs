@@ -87,6 +87,8 @@ fn add_dests(ctx: &mut Ctx, vs: &VirtualServer, rule: &mut ServiceRule) -> VsHea
             dest: DestHealth { dest: dest_args(rule, &d), weight: d.weight, inhibit: r.inhibit.unwrap_or(vs.inhibit) },
             name: SocketAddr::new(d.addr, d.port).to_string(),
             checkers,
+            notify_up: r.notify_up.clone(),
+            notify_down: r.notify_down.clone(),
         });
         dests.push(d);
     }
@@ -106,6 +108,8 @@ fn add_dests(ctx: &mut Ctx, vs: &VirtualServer, rule: &mut ServiceRule) -> VsHea
         hysteresis: vs.hysteresis,
         sorry: sorry.as_ref().map(|(h, _)| h.clone()),
         reals,
+        quorum_up: vs.quorum_up.clone(),
+        quorum_down: vs.quorum_down.clone(),
     };
     let (held, sorry_held) = VsState::initial(&cfg).desired();
     for (mut d, h) in dests.into_iter().zip(held) {
