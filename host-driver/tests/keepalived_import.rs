@@ -512,3 +512,112 @@ fn virtual_server_groups() {
          -A -t 10.0.0.20:80 -s rr\n-a -t 10.0.0.20:80 -r 10.1.0.1:80 -g -w 2\n"
     );
 }
+
+#[test]
+fn checker_configuration_defaults_and_inheritance() {
+    use lvsnic::health::config::{CheckKind, UrlCheck};
+    use std::time::Duration;
+    let dir = tmpdir("ka-checkers");
+    let f = write(
+        &dir,
+        "k.conf",
+        "\
+virtual_server 10.0.0.1 80 {
+    lb_algo rr
+    delay_loop 0.5
+    retry 4
+    quorum 3
+    hysteresis 1
+    sorry_server 10.1.0.9 80
+    real_server 10.1.0.1 8080 {
+        delay_before_retry 2
+        inhibit_on_failure
+        TCP_CHECK {
+            bindto 10.0.0.1
+        }
+        HTTP_GET {
+            url {
+                path /a
+                status_code 200-204 301
+            }
+            url {
+                path /b
+                digest 900150983CD24FB0D6963F7D28E17F72
+            }
+            connect_ip 127.0.0.1
+            connect_port 81
+            connect_timeout 1.5
+            nb_get_retry 2
+            virtualhost example.org
+        }
+    }
+    real_server 10.1.0.2 80 {
+        weight 2
+        MISC_CHECK {
+            misc_path \"/bin/check -x 10.1.0.2\"
+            misc_dynamic
+            alpha
+        }
+    }
+    real_server 10.1.0.3 80 {
+        SSL_GET { url { path / } }
+    }
+}
+",
+    );
+    let imp = lvsnic::keepalived::import(&f).unwrap();
+    let fp = f.display();
+    let w: Vec<String> = imp.warnings.iter().map(|d| format!("{}: {}", d.loc, d.msg)).collect();
+    assert_eq!(
+        w,
+        [
+            format!("{fp}:12: bindto in TCP_CHECK is not supported by lvsnic: ignored"),
+            format!("{fp}:39: SSL_GET of real server 10.1.0.3 80 (virtual_server 10.0.0.1 80) is not supported by lvsnic: the server is taken as up"),
+        ]
+    );
+    assert_eq!(imp.health.services.len(), 1);
+    let v = &imp.health.services[0];
+    assert_eq!(v.service, ["-t", "10.0.0.1:80"]);
+    assert_eq!((v.quorum, v.hysteresis), (3, 1));
+    let sorry = v.sorry.as_ref().unwrap();
+    assert_eq!(sorry.dest, ["-r", "10.1.0.9:80", "-m"]);
+    assert_eq!((sorry.weight, sorry.inhibit), (1, false));
+    let [r1, r2, r3] = &v.reals[..] else { panic!("{:?}", v.reals) };
+    assert_eq!(r1.dest.dest, ["-r", "10.1.0.1:8080", "-m"]);
+    assert_eq!((r1.dest.weight, r1.dest.inhibit), (1, true));
+    // TCP_CHECK: the real server's address, keepalived's defaults, the
+    // virtual server's delay_loop and retry, the real server's delay_before_retry.
+    let t = &r1.checkers[0];
+    let CheckKind::Tcp(tt) = &t.kind else { panic!("{t:?}") };
+    assert_eq!((tt.addr, tt.timeout), ("10.1.0.1:8080".parse().unwrap(), Duration::from_secs(5)));
+    assert_eq!((t.delay_loop, t.retry, t.delay_before_retry, t.alpha), (Duration::from_millis(500), 4, Duration::from_secs(2), false));
+    assert_eq!(t.origin, format!("{fp}:11"));
+    // HTTP_GET: its own target, timeout and retry.
+    let h = &r1.checkers[1];
+    let CheckKind::Http { target, urls, virtualhost } = &h.kind else { panic!("{h:?}") };
+    assert_eq!((target.addr, target.timeout), ("127.0.0.1:81".parse().unwrap(), Duration::from_millis(1500)));
+    assert_eq!(virtualhost.as_deref(), Some("example.org"));
+    assert_eq!(
+        urls,
+        &[
+            UrlCheck { path: "/a".into(), status: vec![(200, 204), (301, 301)], digest: None },
+            UrlCheck { path: "/b".into(), status: vec![], digest: Some("900150983cd24fb0d6963f7d28e17f72".into()) },
+        ]
+    );
+    assert_eq!(h.retry, 2);
+    // MISC_CHECK: its words, misc_timeout defaulting to delay_loop, alpha;
+    // retry from the virtual server (MISC_CHECK's own default is 0).
+    let m = &r2.checkers[0];
+    let CheckKind::Misc { argv, timeout, dynamic } = &m.kind else { panic!("{m:?}") };
+    assert_eq!(argv, &["/bin/check", "-x", "10.1.0.2"]);
+    assert_eq!((*timeout, *dynamic), (Duration::from_millis(500), true));
+    assert!(m.alpha);
+    assert_eq!(m.retry, 4);
+    assert!(r3.checkers.is_empty());
+    // At start: 10.1.0.2 is down (alpha): live weight 1 + 1 < quorum 3 + 1,
+    // so the sorry server serves alone, 10.1.0.1 at weight 0 (inhibit).
+    assert_eq!(
+        lvsnic_model::rules::ipvsadm::format_save(&imp.rules),
+        "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 10.1.0.1:8080 -m -w 0\n-a -t 10.0.0.1:80 -r 10.1.0.9:80 -m -w 1\n"
+    );
+}

@@ -554,7 +554,10 @@ impl<D: Device> Daemon<D> {
                 }
             }
             Request::Checkers => Output {
-                stdout: self.health.as_ref().map(|h| h.listing()).unwrap_or_default(),
+                stdout: match &self.health {
+                    Some(h) => h.listing(),
+                    None => "no health checkers (`lvsnic keepalived FILE --load` starts them)\n".into(),
+                },
                 ..Default::default()
             },
             Request::Shutdown => {

@@ -21,14 +21,16 @@
 //! they set `lvs_method`), the scheduler to `wlc` (warned about), the
 //! protocol to TCP, the weight to 1; `persistence_timeout` without a value
 //! and `persistence_granularity` alone mean 360 s; for DR and TUN the real
-//! server port is the service's. Health checkers (`HTTP_GET`, `SSL_GET`,
-//! `TCP_CHECK`, `SMTP_CHECK`, `DNS_CHECK`, `MISC_CHECK`, `BFD_CHECK`,
-//! `UDP_CHECK`, `PING_CHECK`, `FILE_CHECK`) are not run: each is reported
-//! (with its real server) and the server is taken as up, except a server
-//! starting down (`alpha`, with a checker), which is left out, or added
-//! with weight 0 under `inhibit_on_failure`. The `sorry_server` is added
-//! when the live weight is below `quorum` (default 1), e.g. a service with
-//! no real servers, as keepalived does.
+//! server port is the service's. The rules are those at start, as
+//! keepalived's `init_services` makes them: a server with an `alpha`
+//! checker starts down (left out, or added with weight 0 under
+//! `inhibit_on_failure`); below `quorum` (default 1, with `hysteresis`)
+//! the `sorry_server` is the pool. `TCP_CHECK`, `HTTP_GET` and
+//! `MISC_CHECK` become the [`Import::health`] configuration, which `--load`
+//! starts in the daemon (`crate::health`) once the rules are in; the other
+//! checkers (`SSL_GET`, `SMTP_CHECK`, `DNS_CHECK`, `BFD_CHECK`,
+//! `UDP_CHECK`, `PING_CHECK`, `FILE_CHECK`) are reported with their real
+//! server, which is taken as up.
 //!
 //! Diagnostics name the file and line: unknown keywords and ignored values
 //! are warnings; syntax errors (unbalanced braces, missing or invalid
@@ -37,8 +39,10 @@
 //! The modules follow keepalived's own files: `parser` (lib/parser.c:
 //! lexing, `include`, blocks) with `glob`, `check_parser`
 //! (check/check_parser.c: the `virtual_server` and `real_server` keywords
-//! and what is ignored) and `ipvswrapper` (check/ipwrapper.c,
-//! ipvswrapper.c: the services and real servers that result).
+//! and what is ignored), `checkers` (check/check_tcp.c, check_http.c,
+//! check_misc.c, check_api.c: the checker blocks and timing keywords) and
+//! `ipvswrapper` (check/ipwrapper.c, ipvswrapper.c: the services and real
+//! servers that result).
 
 mod check_parser;
 mod checkers;
