@@ -1,5 +1,5 @@
 //! The `lvsnic` command: subcommands (`replay`, `traffic`, `vectors`,
-//! `daemon`, `status`, `wire`, `keepalived`), or, when the first argument
+//! `daemon`, `status`, `wire`, `keepalived`, `checkers`), or, when the first argument
 //! starts with `-` (or there is none), an ipvsadm command line for the
 //! daemon (see `lvsnic::cli`).
 
