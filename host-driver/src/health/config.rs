@@ -78,7 +78,7 @@ pub struct CheckerConfig {
     pub delay_before_retry: Duration,
     /// `alpha`: the checker starts down.
     pub alpha: bool,
-    /// `warmup`: the first check waits this long.
+    /// `warmup`: the first check waits a random time up to this.
     pub warmup: Duration,
     /// Where it was configured (`FILE:LINE`), for listings.
     pub origin: String,

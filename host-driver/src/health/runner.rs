@@ -66,7 +66,9 @@ pub fn spawn(
 ) -> std::io::Result<()> {
     std::thread::Builder::new().name(format!("lvsnic-check-{}-{}-{}", at.0, at.1, at.2)).spawn(move || {
         let mut m = CheckerMachine::new(cfg.alpha, cfg.retry, cfg.delay_loop, cfg.delay_before_retry);
-        let mut wait = cfg.warmup;
+        // keepalived's warmup: the first check after a random delay up to it.
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().subsec_nanos();
+        let mut wait = cfg.warmup.mul_f64(f64::from(nanos % 1000) / 1000.0);
         while !stop.wait(wait) {
             let outcome = run_once(&cfg.kind, weight);
             let (changed, next) = m.result(outcome.ok);
