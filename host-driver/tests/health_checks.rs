@@ -112,6 +112,7 @@ fn load(name: &str, conf: &str) -> (Daemon, std::path::PathBuf) {
     let dir = tmpdir(name);
     let f = write(&dir, "keepalived.conf", conf);
     let d = Daemon::start(&dir, &lvsnic_fixtures::director_toml(), &[]);
+    assert_eq!(checkers(&d), "no health checkers (`lvsnic keepalived FILE --load` starts them)\n");
     let r = d.run(&["keepalived", f.to_str().unwrap(), "--load", "--socket", d.sock.to_str().unwrap()]);
     assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{r:?}");
     assert!(!r.stderr.contains("not run"), "{}", r.stderr);
