@@ -26,6 +26,7 @@ pub mod control;
 pub mod daemon;
 pub mod device;
 pub mod flows;
+pub mod health;
 pub mod invocation;
 pub mod keepalived;
 pub mod limits;

@@ -1,5 +1,5 @@
 //! The `lvsnic` command: subcommands (`replay`, `traffic`, `vectors`,
-//! `daemon`, `status`, `wire`, `keepalived`), or, when the first argument
+//! `daemon`, `status`, `wire`, `keepalived`, `checkers`), or, when the first argument
 //! starts with `-` (or there is none), an ipvsadm command line for the
 //! daemon (see `lvsnic::cli`).
 
@@ -182,6 +182,11 @@ enum Cmd {
         #[arg(long)]
         until_ns: Option<u64>,
     },
+    /// List the daemon's health checkers (from `keepalived --load`) and their state.
+    Checkers {
+        #[arg(long)]
+        socket: Option<PathBuf>,
+    },
     /// Convert keepalived.conf virtual servers to `ipvsadm -S -n` rules (or load them).
     Keepalived {
         /// keepalived configuration file.
@@ -251,6 +256,7 @@ fn main() -> ExitCode {
                 .map_err(|e| e.to_string())
         }
         Cmd::Status { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Status)),
+        Cmd::Checkers { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Checkers)),
         Cmd::Wire { socket, frames, until_ns } => {
             return ExitCode::from(call(socket.as_deref(), &Request::Wire { frames, until_ns }))
         }

@@ -70,13 +70,9 @@ fn spec_sample() {
          -a -t 10.10.10.2:80 -r 192.168.200.2:80 -g -w 3\n\
          -a -t 10.10.10.2:80 -r 192.168.200.3:80 -g -w 1\n"
     );
-    let fp = f.display();
-    let w: Vec<&str> = r.stderr.lines().collect();
-    assert_eq!(w.len(), 3, "{}", r.stderr);
-    assert!(w[0].starts_with(&format!("{fp}:14: warning: HTTP_GET of real server 192.168.200.2 80")), "{}", w[0]);
-    assert!(w[0].ends_with("is not run: the server is taken as up"));
-    assert!(w[1].starts_with(&format!("{fp}:26: warning: TCP_CHECK of real server 192.168.200.3 80")), "{}", w[1]);
-    assert!(w[2].starts_with(&format!("{fp}:9: warning: sorry_server 192.168.200.200 80 not added")), "{}", w[2]);
+    // HTTP_GET and TCP_CHECK run in the daemon: nothing to warn about;
+    // the sorry server waits for the quorum to be lost.
+    assert_eq!(r.stderr, "");
 }
 
 /// In the style of keepalived's doc/samples/keepalived.conf.sample.
@@ -221,16 +217,15 @@ fn sample_style_configuration() {
     };
     for (line, what) in [
         (line_of("vrrp_instance", 0), "vrrp_instance ignored"),
-        (line_of("SSL_GET", 0), "SSL_GET of real server 192.168.201.100 443"),
-        (line_of("HTTP_GET", 0), "HTTP_GET of real server 192.168.200.2 1358"),
-        (line_of("HTTP_GET", 1), "HTTP_GET of real server 192.168.200.3 1358"),
-        (line_of("HTTP_GET", 2), "HTTP_GET of real server 192.168.200.4 1358"),
-        (line_of("MISC_CHECK", 0), "MISC_CHECK of real server 192.168.200.5 1358 (virtual_server 10.10.10.3 1358)"),
-        (line_of("sorry_server", 0), "sorry_server 192.168.200.200 1358 not added"),
+        (
+            line_of("SSL_GET", 0),
+            "SSL_GET of real server 192.168.201.100 443 (virtual_server 192.168.200.100 443) is not supported by lvsnic: the server is taken as up",
+        ),
     ] {
         assert!(r.stderr.contains(&format!("{fp}:{line}: warning: {what}")), "line {line} {what}:\n{}", r.stderr);
     }
-    assert_eq!(r.stderr.lines().count(), 7, "{}", r.stderr);
+    // HTTP_GET and MISC_CHECK run in the daemon: no warning.
+    assert_eq!(r.stderr.lines().count(), 2, "{}", r.stderr);
 }
 
 #[test]
@@ -329,12 +324,13 @@ virtual_server 10.0.0.4 80 {
     for needle in [
         format!("{fp}:2: warning: virtual_server 10.0.0.1 80: no lb_algo/lvs_sched, using wlc"),
         format!("{fp}:18: warning: DR server 10.1.0.3 port 5353 becomes 53"),
-        format!("{fp}:37: warning: TCP_CHECK of real server 10.1.0.6 443 (virtual_server 10.0.0.3 443) is not run: the server stays down (alpha)"),
-        format!("{fp}:33: warning: real server 10.1.0.6 starts down (alpha) and no checker runs here: added with weight 0 (inhibit_on_failure)"),
-        format!("{fp}:41: warning: real server 10.1.0.7 starts down (alpha) and no checker runs here: not added"),
     ] {
         assert!(e.contains(&needle), "missing `{needle}` in:\n{e}");
     }
+    // The alpha servers with a checker start down (10.1.0.6 at weight 0
+    // under inhibit_on_failure, 10.1.0.7 left out) until their checker
+    // succeeds in the daemon: nothing to warn about.
+    assert_eq!(e.lines().count(), 2, "{e}");
     // Sorted as ipvsadm sorts: fwmark services after address services;
     // flag-3 (SCHED3) is set but ipvsadm only names sh-fallback/sh-port for sh.
 }
@@ -449,7 +445,9 @@ virtual_server 10.0.0.100 80 {
         weight 2
         uthreshold 300
         lthreshold 200
-        TCP_CHECK { connect_timeout 3 }
+        ! The first failure is retried after 60 s: up for this test's span.
+        TCP_CHECK { connect_timeout 3
+                    delay_before_retry 60 }
     }
     real_server 192.168.10.2 80 {
         weight 1
@@ -470,7 +468,7 @@ virtual_server 10.0.0.101 53 {
     assert_eq!(printed.code, 0);
     let r = keepalived(&[conf.to_str().unwrap(), "--load", "--socket", d.sock.to_str().unwrap()]);
     assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{r:?}");
-    assert!(r.stderr.contains("TCP_CHECK of real server 192.168.10.1 80"), "{}", r.stderr);
+    assert!(r.stderr.contains("keepalived: 1 health checker(s) running in the daemon"), "{}", r.stderr);
     // What the daemon now saves is what the converter printed.
     assert_eq!(d.run(&["-S", "-n"]).stdout, printed.stdout);
     // Thresholds, which -S does not show, were loaded.
@@ -512,5 +510,114 @@ fn virtual_server_groups() {
         "-A -t 10.0.0.10:80 -s rr\n-a -t 10.0.0.10:80 -r 10.1.0.1:80 -g -w 2\n\
          -A -t 10.0.0.11:80 -s rr\n-a -t 10.0.0.11:80 -r 10.1.0.1:80 -g -w 2\n\
          -A -t 10.0.0.20:80 -s rr\n-a -t 10.0.0.20:80 -r 10.1.0.1:80 -g -w 2\n"
+    );
+}
+
+#[test]
+fn checker_configuration_defaults_and_inheritance() {
+    use lvsnic::health::config::{CheckKind, UrlCheck};
+    use std::time::Duration;
+    let dir = tmpdir("ka-checkers");
+    let f = write(
+        &dir,
+        "k.conf",
+        "\
+virtual_server 10.0.0.1 80 {
+    lb_algo rr
+    delay_loop 0.5
+    retry 4
+    quorum 3
+    hysteresis 1
+    sorry_server 10.1.0.9 80
+    real_server 10.1.0.1 8080 {
+        delay_before_retry 2
+        inhibit_on_failure
+        TCP_CHECK {
+            bindto 10.0.0.1
+        }
+        HTTP_GET {
+            url {
+                path /a
+                status_code 200-204 301
+            }
+            url {
+                path /b
+                digest 900150983CD24FB0D6963F7D28E17F72
+            }
+            connect_ip 127.0.0.1
+            connect_port 81
+            connect_timeout 1.5
+            nb_get_retry 2
+            virtualhost example.org
+        }
+    }
+    real_server 10.1.0.2 80 {
+        weight 2
+        MISC_CHECK {
+            misc_path \"/bin/check -x 10.1.0.2\"
+            misc_dynamic
+            alpha
+        }
+    }
+    real_server 10.1.0.3 80 {
+        SSL_GET { url { path / } }
+    }
+}
+",
+    );
+    let imp = lvsnic::keepalived::import(&f).unwrap();
+    let fp = f.display();
+    let w: Vec<String> = imp.warnings.iter().map(|d| format!("{}: {}", d.loc, d.msg)).collect();
+    assert_eq!(
+        w,
+        [
+            format!("{fp}:12: bindto in TCP_CHECK is not supported by lvsnic: ignored"),
+            format!("{fp}:39: SSL_GET of real server 10.1.0.3 80 (virtual_server 10.0.0.1 80) is not supported by lvsnic: the server is taken as up"),
+        ]
+    );
+    assert_eq!(imp.health.services.len(), 1);
+    let v = &imp.health.services[0];
+    assert_eq!(v.service, ["-t", "10.0.0.1:80"]);
+    assert_eq!((v.quorum, v.hysteresis), (3, 1));
+    let sorry = v.sorry.as_ref().unwrap();
+    assert_eq!(sorry.dest, ["-r", "10.1.0.9:80", "-m"]);
+    assert_eq!((sorry.weight, sorry.inhibit), (1, false));
+    let [r1, r2, r3] = &v.reals[..] else { panic!("{:?}", v.reals) };
+    assert_eq!(r1.dest.dest, ["-r", "10.1.0.1:8080", "-m"]);
+    assert_eq!((r1.dest.weight, r1.dest.inhibit), (1, true));
+    // TCP_CHECK: the real server's address, keepalived's defaults, the
+    // virtual server's delay_loop and retry, the real server's delay_before_retry.
+    let t = &r1.checkers[0];
+    let CheckKind::Tcp(tt) = &t.kind else { panic!("{t:?}") };
+    assert_eq!((tt.addr, tt.timeout), ("10.1.0.1:8080".parse().unwrap(), Duration::from_secs(5)));
+    assert_eq!((t.delay_loop, t.retry, t.delay_before_retry, t.alpha), (Duration::from_millis(500), 4, Duration::from_secs(2), false));
+    assert_eq!(t.origin, format!("{fp}:11"));
+    // HTTP_GET: its own target, timeout and retry.
+    let h = &r1.checkers[1];
+    let CheckKind::Http { target, urls, virtualhost } = &h.kind else { panic!("{h:?}") };
+    assert_eq!((target.addr, target.timeout), ("127.0.0.1:81".parse().unwrap(), Duration::from_millis(1500)));
+    assert_eq!(virtualhost.as_deref(), Some("example.org"));
+    assert_eq!(
+        urls,
+        &[
+            UrlCheck { path: "/a".into(), status: vec![(200, 204), (301, 301)], digest: None },
+            UrlCheck { path: "/b".into(), status: vec![], digest: Some("900150983cd24fb0d6963f7d28e17f72".into()) },
+        ]
+    );
+    assert_eq!(h.retry, 2);
+    // MISC_CHECK: its words, misc_timeout defaulting to delay_loop, alpha;
+    // retry from the virtual server (MISC_CHECK's own default is 0).
+    let m = &r2.checkers[0];
+    let CheckKind::Misc { argv, timeout, dynamic } = &m.kind else { panic!("{m:?}") };
+    assert_eq!(argv, &["/bin/check", "-x", "10.1.0.2"]);
+    assert_eq!((*timeout, *dynamic), (Duration::from_millis(500), true));
+    assert!(m.alpha);
+    assert_eq!(m.retry, 4);
+    assert!(r3.checkers.is_empty());
+    // At start: 10.1.0.2 is down (alpha): live weight 1 + 1 < quorum 3 + 1,
+    // so the sorry server serves alone, 10.1.0.1 at weight 0 (inhibit).
+    assert_eq!(
+        lvsnic_model::rules::ipvsadm::format_save(&imp.rules),
+        "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 10.1.0.1:8080 -m -w 0\n-a -t 10.0.0.1:80 -r 10.1.0.9:80 -m -w 1\n"
     );
 }

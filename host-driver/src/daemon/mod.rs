@@ -33,6 +33,12 @@
 //!   own stack go to `--host-tap` if given (and what the stack sends there
 //!   is transmitted on the wire), else they are counted and dropped.
 //!   Timers run every 100 ms when idle.
+//! * Health checks: a `health` request (`lvsnic keepalived FILE --load`)
+//!   starts keepalived's checkers ([`crate::health`]) in threads of their
+//!   own; the loop takes their results between frames and applies the
+//!   real server changes they imply as ipvsadm commands (`-a`, `-e`,
+//!   `-d`), through the same path as the control socket's. `checkers`
+//!   lists them; `status` has their counters under `health`.
 //! * SIGINT/SIGTERM (or a `shutdown` request): the loop stops, output
 //!   captures are flushed, the socket file is removed.
 
@@ -262,6 +268,8 @@ struct Daemon<D: Device> {
     /// Frames the TAP could not take.
     tx_dropped: u64,
     live: bool,
+    /// The health checkers (`lvsnic keepalived --load`).
+    health: Option<crate::health::Health>,
 }
 
 /// Runs `lvsnic daemon` until SIGINT/SIGTERM; returns the closing summary.
@@ -393,6 +401,7 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
             d.accept_all(&sock.listener)?;
         }
         (d.run_wire)(&mut d, &mut buf)?;
+        d.run_health();
         // A real card's exceptions arrive on its receive ring (polled).
         d.ctl.poll_device(256).map_err(|e| DaemonError::Device(e.to_string()))?;
         if d.live && last_tick.elapsed() >= Duration::from_millis(100) {
@@ -411,7 +420,7 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
 
 impl<D: Device> Daemon<D> {
     fn new(ctl: Control<D>, run_wire: RunWire<D>, wire: Wire, host_tap: Option<sys::Tap>, live: bool) -> Self {
-        Daemon { ctl, run_wire, wire, host_tap, host_dropped: 0, tx_dropped: 0, live }
+        Daemon { ctl, run_wire, wire, host_tap, host_dropped: 0, tx_dropped: 0, live, health: None }
     }
 
     fn poll_timeout(&self) -> i32 {
@@ -437,6 +446,24 @@ impl<D: Device> Daemon<D> {
             // No wire: a real card is polled every millisecond.
             Wire::None if self.live => 1,
             _ => 200,
+        }
+    }
+
+    /// Applies what the health checkers found since the last call.
+    fn run_health(&mut self) {
+        let Some(h) = &mut self.health else { return };
+        let cmds = h.poll();
+        if cmds.is_empty() {
+            return;
+        }
+        if self.live {
+            self.ctl.advance(sys::realtime_ns());
+        }
+        for argv in cmds {
+            let out = self.ctl.ipvsadm("lvsnic", &argv, None);
+            if out.exit != 0 {
+                h.refused(&argv, &out.stderr);
+            }
         }
     }
 
@@ -484,6 +511,9 @@ impl<D: Device> Daemon<D> {
                 if let Some(o) = j.as_object_mut() {
                     o.insert("host_dropped".into(), self.host_dropped.into());
                     o.insert("tx_dropped".into(), self.tx_dropped.into());
+                    if let Some(h) = &self.health {
+                        o.insert("health".into(), h.counters());
+                    }
                     if let Wire::Pcap(w) = &self.wire {
                         o.insert("pcap_frames_left".into(), ((w.records.len() - w.next) as u64).into());
                     }
@@ -512,6 +542,23 @@ impl<D: Device> Daemon<D> {
                     }
                 }
                 _ => bad("wire requests need a pcap wire with --pace step".into()),
+            },
+            Request::Health { config } => {
+                self.health = None;
+                match crate::health::Health::start(config) {
+                    Ok(h) => {
+                        self.health = Some(h);
+                        Output::default()
+                    }
+                    Err(e) => bad(format!("starting the health checkers: {e}")),
+                }
+            }
+            Request::Checkers => Output {
+                stdout: match &self.health {
+                    Some(h) => h.listing(),
+                    None => "no health checkers (`lvsnic keepalived FILE --load` starts them)\n".into(),
+                },
+                ..Default::default()
             },
             Request::Shutdown => {
                 sys::request_shutdown();

@@ -16,6 +16,8 @@
 //! {"op":"wire","until_ns":1700000000500000000}   (... every frame stamped up to then)
 //! {"op":"wire"}                    (... every frame left)
 //! {"op":"shutdown"}
+//! {"op":"health","config":{...}}  (start health checkers, replacing any; lvsnic keepalived --load)
+//! {"op":"checkers"}               (list them: lvsnic checkers)
 //! ```
 //!
 //! `argv` is the ipvsadm argument list without the program name; `stdin`
@@ -57,7 +59,7 @@ pub fn socket_path(explicit: Option<&Path>) -> PathBuf {
 }
 
 /// One request on the control socket.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
     /// An ipvsadm command line.
@@ -84,6 +86,13 @@ pub enum Request {
     },
     /// Stop the daemon (as SIGTERM does).
     Shutdown,
+    /// Run these health checkers (replacing the running ones).
+    Health {
+        /// What to check.
+        config: crate::health::config::HealthConfig,
+    },
+    /// List the health checkers and their state.
+    Checkers,
 }
 
 /// One reply: stdout, stderr, exit status.

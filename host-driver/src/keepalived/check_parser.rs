@@ -1,15 +1,18 @@
 //! The LVS keywords as keepalived's check/check_parser.c reads them:
 //! `virtual_server_group` entries, `virtual_server` and `real_server`
-//! blocks with keepalived's defaults, and warnings for what lvsnic does not
-//! do (health checkers, VRRP, unknown keywords).
+//! blocks with keepalived's defaults, their health checkers (`checkers`),
+//! and warnings for what lvsnic does not do (other checkers, VRRP, unknown
+//! keywords).
 
+use super::checkers::{checker, timing_keyword, ParsedChecker, Timing, RUN};
 use super::parser::{Ctx, Loc, Node};
 use lvsnic_model::rules::ipvsadm::{DEFAULT_SCHEDULER, KNOWN_PES, KNOWN_SCHEDULERS, MAX_TIMEOUT};
 use lvsnic_model::rules::{Netmask, Protocol, SchedFlags, TunnelCsum, TunnelType, DEFAULT_PERSISTENT_TIMEOUT};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 
-/// Health checkers: reported, not run (the server is taken as up).
+/// keepalived's health checkers; those not in [`RUN`] are reported and the
+/// server is taken as up.
 pub(super) const CHECKERS: &[&str] = &[
     "HTTP_GET",
     "SSL_GET",
@@ -50,44 +53,21 @@ pub(super) const OTHER_TOP: &[&str] = &[
 
 /// Virtual-server keywords that change nothing in the rules (health
 /// checking, notification, SNMP...).
-const VS_INERT: &[&str] = &[
-    "delay_loop",
-    "retry",
-    "delay_before_retry",
-    "warmup",
-    "connect_timeout",
-    "ha_suspend",
-    "smtp_alert",
-    "virtualhost",
-    "alpha",
-    "omega",
-    "quorum_up",
-    "quorum_down",
-    "hysteresis",
-    "weight",
-    "inhibit_on_failure",
-    "sorry_server_inhibit",
-    "hashed",
-    "ip_family",
-    "quorum",
-    "nb_get_retry",
-];
+const VS_INERT: &[&str] = &["ha_suspend", "smtp_alert", "virtualhost", "omega", "weight", "hashed", "ip_family"];
+
+/// A notify script: its words (the program and its arguments, as
+/// `misc_path`).
+fn script(ctx: &mut Ctx, k: &Node) -> Option<Vec<String>> {
+    let argv: Vec<String> = k.words[1..].iter().flat_map(|w| w.split_whitespace()).map(str::to_string).collect();
+    if argv.is_empty() {
+        ctx.err(&k.loc, format!("{}: missing value", k.kw()));
+        return None;
+    }
+    Some(argv)
+}
 
 /// Real-server keywords that change nothing in the rules.
-const RS_INERT: &[&str] = &[
-    "notify_up",
-    "notify_down",
-    "retry",
-    "delay_before_retry",
-    "warmup",
-    "delay_loop",
-    "smtp_alert",
-    "virtualhost",
-    "connect_timeout",
-    "nb_get_retry",
-    "alpha",
-    "inhibit_on_failure",
-];
+const RS_INERT: &[&str] = &["smtp_alert", "virtualhost"];
 
 /// A forwarding method as `lb_kind`/`lvs_method` give it.
 #[derive(Clone, Debug)]
@@ -107,10 +87,14 @@ pub(super) struct Rs {
     pub(super) fwd: Option<Fwd>,
     pub(super) uth: u32,
     pub(super) lth: u32,
-    pub(super) inhibit: bool,
-    pub(super) alpha: Option<bool>,
-    /// Checkers found (where, what), reported once the server's state is known.
-    pub(super) checkers: Vec<(Loc, String)>,
+    /// `inhibit_on_failure` (default: the virtual server's).
+    pub(super) inhibit: Option<bool>,
+    /// Timing keywords and `alpha` for its checkers.
+    pub(super) timing: Timing,
+    /// The checkers lvsnic runs.
+    pub(super) checkers: Vec<ParsedChecker>,
+    pub(super) notify_up: Option<Vec<String>>,
+    pub(super) notify_down: Option<Vec<String>>,
     pub(super) loc: Loc,
 }
 
@@ -242,8 +226,16 @@ pub(super) struct VirtualServer {
     pub(super) proto: Protocol,
     pub(super) inet6: bool,
     pub(super) ops: bool,
-    pub(super) alpha: bool,
+    /// Timing keywords and `alpha` for every checker.
+    pub(super) timing: Timing,
     pub(super) quorum: u64,
+    pub(super) hysteresis: u64,
+    /// `inhibit_on_failure` for every real server.
+    pub(super) inhibit: bool,
+    /// `sorry_server_inhibit`.
+    pub(super) sorry_inhibit: bool,
+    pub(super) quorum_up: Option<Vec<String>>,
+    pub(super) quorum_down: Option<Vec<String>>,
     pub(super) sorry: Option<(IpAddr, u16, Loc)>,
     pub(super) sorry_fwd: Option<Fwd>,
     pub(super) rss: Vec<Rs>,
@@ -282,8 +274,13 @@ pub(super) fn virtual_server(ctx: &mut Ctx, n: &Node, groups: &Groups) -> Option
         proto: Protocol::Tcp,
         inet6: false,
         ops: false,
-        alpha: false,
+        timing: Timing::default(),
         quorum: 1,
+        hysteresis: 0,
+        inhibit: false,
+        sorry_inhibit: false,
+        quorum_up: None,
+        quorum_down: None,
         sorry: None,
         sorry_fwd: None,
         rss: Vec::new(),
@@ -424,7 +421,17 @@ fn vs_keyword(ctx: &mut Ctx, k: &Node, vs: &mut VirtualServer) -> bool {
         "flag-1" | "flag-2" | "flag-3" | "sh-port" | "sh-fallback" | "mh-port" | "mh-fallback" => {
             vs.flags.push((k.kw().to_string(), k.loc.clone()))
         }
-        "alpha" => vs.alpha = true,
+        _ if timing_keyword(ctx, k, &mut vs.timing) => {}
+        "hysteresis" => {
+            if let Some(h) = ctx.num(k, 1, 0, u32::MAX as u64) {
+                vs.hysteresis = h;
+            }
+        }
+        "inhibit_on_failure" => vs.inhibit = ctx.bool_opt(k),
+        "sorry_server_inhibit" => vs.sorry_inhibit = ctx.bool_opt(k),
+        "quorum_up" => vs.quorum_up = script(ctx, k),
+        "quorum_down" => vs.quorum_down = script(ctx, k),
+        "notify_up" | "notify_down" => ctx.warn(&k.loc, format!("{} belongs in a real_server block: ignored", k.kw())),
         "quorum" => {
             if let Some(q) = ctx.num(k, 1, 0, u32::MAX as u64) {
                 vs.quorum = q.max(1);
@@ -506,9 +513,11 @@ fn real_server(ctx: &mut Ctx, k: &Node, vs_name: &str) -> Option<Rs> {
         fwd: None,
         uth: 0,
         lth: 0,
-        inhibit: false,
-        alpha: None,
+        inhibit: None,
+        timing: Timing::default(),
         checkers: Vec::new(),
+        notify_up: None,
+        notify_down: None,
         loc: k.loc.clone(),
     };
     let name = match port {
@@ -533,13 +542,21 @@ fn real_server(ctx: &mut Ctx, k: &Node, vs_name: &str) -> Option<Rs> {
                     r.lth = v as u32;
                 }
             }
-            "inhibit_on_failure" => r.inhibit = ctx.bool_opt(x),
-            "alpha" => r.alpha = Some(ctx.bool_opt(x)),
-            c if CHECKERS.contains(&c) => {
-                r.checkers
-                    .push((x.loc.clone(), format!("{c} of real server {name} (virtual_server {vs_name}) is not run")));
+            "inhibit_on_failure" => r.inhibit = Some(ctx.bool_opt(x)),
+            _ if timing_keyword(ctx, x, &mut r.timing) => {}
+            c if RUN.contains(&c) => {
+                r.checkers.push(checker(ctx, x));
                 continue;
             }
+            c if CHECKERS.contains(&c) => {
+                ctx.warn(
+                    &x.loc,
+                    format!("{c} of real server {name} (virtual_server {vs_name}) is not supported by lvsnic: the server is taken as up"),
+                );
+                continue;
+            }
+            "notify_up" => r.notify_up = script(ctx, x),
+            "notify_down" => r.notify_down = script(ctx, x),
             k2 if RS_INERT.contains(&k2) => {}
             other => {
                 ctx.warn(&x.loc, format!("unknown keyword '{other}' in real_server {name}"));

@@ -2,19 +2,26 @@
 //! what keepalived's check/ipwrapper.c and ipvswrapper.c do once every
 //! server's state is known: one service per key, real servers with the
 //! service's (or their own) forwarding method, servers starting down left
-//! out or at weight 0, the sorry server below quorum; and the `ipvsadm -R`
-//! script that loads the result.
+//! out or at weight 0, the sorry server below quorum (the state machine of
+//! `crate::health::state`); what the daemon's checkers need; and the
+//! `ipvsadm -R` script that loads the result.
 
 use super::check_parser::{Fwd, ServiceKeyProto, VirtualServer, VirtualServices};
+use super::checkers::{ParsedChecker, Timing};
 use super::parser::{Ctx, Loc};
+use crate::health::config::{
+    CheckKind, CheckerConfig, DestHealth, HealthConfig, RsHealth, Target, VsHealth, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_DELAY_BEFORE_RETRY, DEFAULT_DELAY_LOOP, DEFAULT_RETRY,
+};
+use crate::health::state::VsState;
 use lvsnic_model::rules::ipvsadm::format_save;
 use lvsnic_model::rules::{
     AddressFamily, DestRule, FwdMethod, Netmask, Protocol, RuleSet, ServiceKey, ServiceRule,
 };
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 /// The services of a virtual server, one per key, appended to `rules`.
-pub(super) fn add_services(ctx: &mut Ctx, v: VirtualServices, rules: &mut RuleSet) {
+pub(super) fn add_services(ctx: &mut Ctx, v: VirtualServices, rules: &mut RuleSet, health: &mut HealthConfig) {
     let VirtualServices { vs, sched, flags, keys } = v;
     for (kp, kloc) in keys {
         let key = match kp {
@@ -49,57 +56,143 @@ pub(super) fn add_services(ctx: &mut Ctx, v: VirtualServices, rules: &mut RuleSe
             ctx.err(&kloc, format!("virtual server {key} defined twice"));
             continue;
         }
-        add_dests(ctx, &vs, &mut rule);
+        let h = add_dests(ctx, &vs, &mut rule);
+        if h.reals.iter().any(|r| !r.checkers.is_empty()) {
+            health.services.push(h);
+        }
         rules.services.push(rule);
     }
 }
 
-/// The real servers of `vs` (and its sorry server below quorum) into `rule`.
-fn add_dests(ctx: &mut Ctx, vs: &VirtualServer, rule: &mut ServiceRule) {
-    let mut live_weight: u64 = 0;
+/// The real servers of `vs` (and its sorry server below quorum) into
+/// `rule`, as the checkers' state at start has them (keepalived's
+/// `init_service_rs` and `update_quorum_state`: servers with an `alpha`
+/// checker start down); returns what the checkers need.
+fn add_dests(ctx: &mut Ctx, vs: &VirtualServer, rule: &mut ServiceRule) -> VsHealth {
+    let mut dests: Vec<DestRule> = Vec::new();
+    let mut reals = Vec::new();
     for r in &vs.rss {
         let f = r.fwd.as_ref().unwrap_or(&vs.fwd);
         let mut d = dest(ctx, &rule.key, r.addr, r.port, f, &r.loc);
         d.weight = r.weight;
         d.u_threshold = r.uth;
         d.l_threshold = r.lth;
-        let down = r.alpha.unwrap_or(vs.alpha) && !r.checkers.is_empty();
-        for (cloc, what) in &r.checkers {
-            let state = if down { "the server stays down (alpha)" } else { "the server is taken as up" };
-            ctx.warn(cloc, format!("{what}: {state}"));
-        }
-        if down {
-            if r.inhibit {
-                ctx.warn(&r.loc, format!("real server {} starts down (alpha) and no checker runs here: added with weight 0 (inhibit_on_failure)", r.addr));
-                d.weight = 0;
-            } else {
-                ctx.warn(
-                    &r.loc,
-                    format!("real server {} starts down (alpha) and no checker runs here: not added", r.addr),
-                );
-                continue;
-            }
-        } else {
-            live_weight += r.weight as u64;
-        }
-        if rule.dests.iter().any(|x| x.addr == d.addr && x.port == d.port) {
+        if dests.iter().any(|x| x.addr == d.addr && x.port == d.port) {
             ctx.err(&r.loc, format!("real server {} port {} defined twice", d.addr, d.port));
             continue;
         }
-        rule.dests.push(d);
+        let timing = r.timing.or(&vs.timing);
+        let checkers = r.checkers.iter().map(|c| resolve(c, &c.timing.or(&timing), d.addr, d.port)).collect();
+        reals.push(RsHealth {
+            dest: DestHealth { dest: dest_args(rule, &d), weight: d.weight, inhibit: r.inhibit.unwrap_or(vs.inhibit) },
+            name: SocketAddr::new(d.addr, d.port).to_string(),
+            checkers,
+            notify_up: r.notify_up.clone(),
+            notify_down: r.notify_down.clone(),
+        });
+        dests.push(d);
     }
+    let mut sorry = None;
     if let Some((a, p, sloc)) = &vs.sorry {
-        let quorum = vs.quorum;
-        if live_weight < quorum {
-            let f = vs.sorry_fwd.as_ref().unwrap_or(&vs.fwd);
-            let d = dest(ctx, &rule.key, *a, Some(*p), f, sloc);
-            if !rule.dests.iter().any(|x| x.addr == d.addr && x.port == d.port) {
-                rule.dests.push(d);
-            }
+        let f = vs.sorry_fwd.as_ref().unwrap_or(&vs.fwd);
+        let d = dest(ctx, &rule.key, *a, Some(*p), f, sloc);
+        if dests.iter().any(|x| x.addr == d.addr && x.port == d.port) {
+            ctx.warn(sloc, format!("sorry_server {a} {p} is also a real server: not used as sorry server"));
         } else {
-            ctx.warn(sloc, format!("sorry_server {a} {p} not added: it only serves while the real servers' live weight is below quorum ({quorum})"));
+            sorry = Some((DestHealth { dest: dest_args(rule, &d), weight: d.weight, inhibit: vs.sorry_inhibit }, d));
         }
     }
+    let cfg = VsHealth {
+        service: service_args(rule),
+        quorum: vs.quorum,
+        hysteresis: vs.hysteresis,
+        sorry: sorry.as_ref().map(|(h, _)| h.clone()),
+        reals,
+        quorum_up: vs.quorum_up.clone(),
+        quorum_down: vs.quorum_down.clone(),
+    };
+    let (held, sorry_held) = VsState::initial(&cfg).desired();
+    for (mut d, h) in dests.into_iter().zip(held) {
+        if let Some(w) = h {
+            d.weight = w;
+            rule.dests.push(d);
+        }
+    }
+    if let (Some((_, mut d)), Some(w)) = (sorry, sorry_held) {
+        d.weight = w;
+        rule.dests.push(d);
+    }
+    cfg
+}
+
+/// A checker with its defaults resolved: it connects to the real server
+/// unless `connect_ip`/`connect_port` say otherwise.
+fn resolve(c: &ParsedChecker, t: &Timing, addr: IpAddr, port: u16) -> CheckerConfig {
+    let delay_loop = t.delay_loop.unwrap_or(DEFAULT_DELAY_LOOP);
+    let target = Target {
+        addr: SocketAddr::new(c.connect_ip.unwrap_or(addr), c.connect_port.unwrap_or(port)),
+        timeout: t.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT),
+    };
+    let (kind, retry) = match c.kw.as_str() {
+        "HTTP_GET" => (
+            CheckKind::Http { target, urls: c.urls.clone(), virtualhost: c.virtualhost.clone() },
+            DEFAULT_RETRY,
+        ),
+        "MISC_CHECK" => (
+            CheckKind::Misc {
+                argv: c.misc_argv.clone(),
+                timeout: c.misc_timeout.unwrap_or(delay_loop),
+                dynamic: c.misc_dynamic,
+            },
+            0,
+        ),
+        _ => (CheckKind::Tcp(target), DEFAULT_RETRY),
+    };
+    CheckerConfig {
+        kind,
+        delay_loop,
+        retry: t.retry.unwrap_or(retry),
+        delay_before_retry: t.delay_before_retry.unwrap_or(DEFAULT_DELAY_BEFORE_RETRY),
+        alpha: t.alpha.unwrap_or(false),
+        warmup: t.warmup.unwrap_or_default(),
+        origin: c.loc.to_string(),
+    }
+}
+
+/// The service's ipvsadm words (`-t VIP:PORT`), as `-S` writes them.
+fn service_args(rule: &ServiceRule) -> Vec<String> {
+    let mut svc = rule.clone();
+    svc.dests.clear();
+    let text = format_save(&RuleSet { services: vec![svc] });
+    text.split_whitespace().skip(1).take_while(|w| *w != "-s").map(str::to_string).collect()
+}
+
+/// A real server's ipvsadm words (`-r ADDR:PORT -m ...`, thresholds
+/// included, no `-w`).
+fn dest_args(rule: &ServiceRule, d: &DestRule) -> Vec<String> {
+    let skip = 1 + service_args(rule).len();
+    let mut one = rule.clone();
+    one.dests = vec![d.clone()];
+    let text = format_save(&RuleSet { services: vec![one] });
+    let line = text.lines().nth(1).unwrap_or_default();
+    let words: Vec<&str> = line.split_whitespace().skip(skip).collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        if words[i] == "-w" {
+            i += 2;
+            continue;
+        }
+        out.push(words[i].to_string());
+        i += 1;
+    }
+    for (flag, v) in [("-x", d.u_threshold), ("-y", d.l_threshold)] {
+        if v != 0 {
+            out.push(flag.into());
+            out.push(v.to_string());
+        }
+    }
+    out
 }
 
 /// A real server of the service `key` (weight 1, no thresholds); DR and

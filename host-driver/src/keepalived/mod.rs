@@ -21,14 +21,16 @@
 //! they set `lvs_method`), the scheduler to `wlc` (warned about), the
 //! protocol to TCP, the weight to 1; `persistence_timeout` without a value
 //! and `persistence_granularity` alone mean 360 s; for DR and TUN the real
-//! server port is the service's. Health checkers (`HTTP_GET`, `SSL_GET`,
-//! `TCP_CHECK`, `SMTP_CHECK`, `DNS_CHECK`, `MISC_CHECK`, `BFD_CHECK`,
-//! `UDP_CHECK`, `PING_CHECK`, `FILE_CHECK`) are not run: each is reported
-//! (with its real server) and the server is taken as up, except a server
-//! starting down (`alpha`, with a checker), which is left out, or added
-//! with weight 0 under `inhibit_on_failure`. The `sorry_server` is added
-//! when the live weight is below `quorum` (default 1), e.g. a service with
-//! no real servers, as keepalived does.
+//! server port is the service's. The rules are those at start, as
+//! keepalived's `init_services` makes them: a server with an `alpha`
+//! checker starts down (left out, or added with weight 0 under
+//! `inhibit_on_failure`); below `quorum` (default 1, with `hysteresis`)
+//! the `sorry_server` is the pool. `TCP_CHECK`, `HTTP_GET` and
+//! `MISC_CHECK` become the [`Import::health`] configuration, which `--load`
+//! starts in the daemon (`crate::health`) once the rules are in; the other
+//! checkers (`SSL_GET`, `SMTP_CHECK`, `DNS_CHECK`, `BFD_CHECK`,
+//! `UDP_CHECK`, `PING_CHECK`, `FILE_CHECK`) are reported with their real
+//! server, which is taken as up.
 //!
 //! Diagnostics name the file and line: unknown keywords and ignored values
 //! are warnings; syntax errors (unbalanced braces, missing or invalid
@@ -37,10 +39,13 @@
 //! The modules follow keepalived's own files: `parser` (lib/parser.c:
 //! lexing, `include`, blocks) with `glob`, `check_parser`
 //! (check/check_parser.c: the `virtual_server` and `real_server` keywords
-//! and what is ignored) and `ipvswrapper` (check/ipwrapper.c,
-//! ipvswrapper.c: the services and real servers that result).
+//! and what is ignored), `checkers` (check/check_tcp.c, check_http.c,
+//! check_misc.c, check_api.c: the checker blocks and timing keywords) and
+//! `ipvswrapper` (check/ipwrapper.c, ipvswrapper.c: the services and real
+//! servers that result).
 
 mod check_parser;
+mod checkers;
 mod glob;
 mod ipvswrapper;
 mod parser;
@@ -52,6 +57,7 @@ pub use ipvswrapper::restore_script;
 use check_parser::{group_entries, virtual_server, Groups, OTHER_TOP};
 use ipvswrapper::add_services;
 use crate::daemon::proto::{self, Request};
+use crate::health::config::HealthConfig;
 use lvsnic_model::rules::ipvsadm::format_save;
 use lvsnic_model::rules::RuleSet;
 use std::path::Path;
@@ -63,6 +69,8 @@ pub struct Import {
     pub rules: RuleSet,
     /// Warnings in the order they were found.
     pub warnings: Vec<Diag>,
+    /// The health checkers of the services that have any.
+    pub health: HealthConfig,
 }
 
 /// The import failed: the errors (and the warnings seen so far).
@@ -92,11 +100,12 @@ pub fn import(path: &Path) -> Result<Import, ImportError> {
     }
 
     let mut rules = RuleSet::default();
+    let mut health = HealthConfig::default();
     for n in &nodes {
         match n.kw() {
             "virtual_server" => {
                 if let Some(v) = virtual_server(&mut ctx, n, &groups) {
-                    add_services(&mut ctx, v, &mut rules);
+                    add_services(&mut ctx, v, &mut rules, &mut health);
                 }
             }
             "virtual_server_group" => {}
@@ -109,7 +118,7 @@ pub fn import(path: &Path) -> Result<Import, ImportError> {
         }
     }
     if ctx.errors.is_empty() {
-        Ok(Import { rules, warnings: ctx.warnings })
+        Ok(Import { rules, warnings: ctx.warnings, health })
     } else {
         Err(ImportError { errors: ctx.errors, warnings: ctx.warnings })
     }
@@ -144,8 +153,28 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
         argv: vec!["-R".into()],
         stdin: Some(restore_script(&imp.rules)),
     };
-    match proto::call(&path, &req) {
-        Ok(r) => crate::cli::emit(&r) as u8,
+    let r = match proto::call(&path, &req) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{prog}: can't reach the daemon: {e}");
+            return 2;
+        }
+    };
+    let code = crate::cli::emit(&r);
+    if code != 0 {
+        return code as u8;
+    }
+    // The rules are in: the daemon's checkers take over (replacing any
+    // from an earlier load).
+    let n: usize = imp.health.services.iter().flat_map(|s| &s.reals).map(|r| r.checkers.len()).sum();
+    match proto::call(&path, &Request::Health { config: imp.health }) {
+        Ok(r) => {
+            let code = crate::cli::emit(&r);
+            if code == 0 && n > 0 {
+                eprintln!("{prog} keepalived: {n} health checker(s) running in the daemon (`{prog} checkers` lists them)");
+            }
+            code as u8
+        }
         Err(e) => {
             eprintln!("{prog}: can't reach the daemon: {e}");
             2

@@ -1,0 +1,324 @@
+//! Health checks in the daemon, with keepalived's semantics: `TCP_CHECK`,
+//! `HTTP_GET` and `MISC_CHECK` of the real servers of the services
+//! `lvsnic keepalived FILE --load` loaded.
+//!
+//! * [`config`]: what is checked and how often (from keepalived.conf,
+//!   sent on the control socket).
+//! * [`state`]: keepalived's checker, real server and quorum state
+//!   machines, and the ipvsadm commands that follow from them.
+//! * [`runner`]: one thread per checker; results reach the daemon over a
+//!   channel, so checks never block the exception loop.
+//! * [`tcp`], [`http`] (with [`md5`] for `digest`), [`misc`]: the checks.
+//!
+//! [`Health`] is what the daemon holds: it drains the results between
+//! frames ([`Health::poll`]) and returns ipvsadm commands (`-a`, `-e -w`,
+//! `-d`), which the daemon runs through the same control path as
+//! `lvsnic -a/-e/-d`; [`Health::listing`] is `lvsnic checkers`, and
+//! [`Health::counters`] goes into `lvsnic status`.
+
+pub mod config;
+pub mod http;
+pub mod md5;
+pub mod misc;
+pub mod runner;
+pub mod state;
+pub mod tcp;
+
+use config::HealthConfig;
+use runner::{Event, Stop};
+use serde::Serialize;
+use state::{Holding, VsState};
+use std::fmt::Write;
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
+
+/// What one check found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// It passed.
+    pub ok: bool,
+    /// Why, one line.
+    pub detail: String,
+    /// `misc_dynamic`: the weight the server should have.
+    pub weight: Option<u32>,
+}
+
+impl Outcome {
+    /// A pass.
+    pub fn up(detail: String) -> Self {
+        Outcome { ok: true, detail, weight: None }
+    }
+    /// A failure.
+    pub fn down(detail: String) -> Self {
+        Outcome { ok: false, detail, weight: None }
+    }
+}
+
+/// Counters of the health checkers (in `lvsnic status`, `health`).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct HealthCounters {
+    /// Checkers running.
+    pub checkers: u64,
+    /// Checks run.
+    pub checks: u64,
+    /// Checks that failed.
+    pub failures: u64,
+    /// Checkers that went down.
+    pub checker_down: u64,
+    /// Checkers that came back up.
+    pub checker_up: u64,
+    /// Weights `misc_dynamic` changed.
+    pub weight_changes: u64,
+    /// Sorry servers put in (quorum lost).
+    pub sorry_in: u64,
+    /// Sorry servers taken out (quorum back).
+    pub sorry_out: u64,
+    /// Notify scripts started (`notify_up/down`, `quorum_up/down`).
+    pub notifies: u64,
+    /// ipvsadm commands the checkers ran.
+    pub commands: u64,
+    /// Of those, refused by the control plane.
+    pub command_errors: u64,
+}
+
+/// One checker as listed.
+#[derive(Clone, Debug)]
+struct CheckerView {
+    keyword: &'static str,
+    what: String,
+    origin: String,
+    retry: u32,
+    is_up: bool,
+    retry_it: u32,
+    checks: u64,
+    failures: u64,
+    last: String,
+}
+
+/// The running checkers and the state they maintain.
+pub struct Health {
+    vss: Vec<VsState>,
+    held: Vec<(Vec<Holding>, Holding)>,
+    views: Vec<Vec<Vec<CheckerView>>>,
+    rx: Receiver<Event>,
+    stop: Arc<Stop>,
+    /// The counters.
+    pub counters: HealthCounters,
+    /// The last command the control plane refused, and why.
+    pub last_error: Option<String>,
+}
+
+impl Health {
+    /// Starts the checkers of `cfg`; IPVS is assumed to hold the state at
+    /// start ([`VsState::desired`] of [`VsState::initial`], what
+    /// `lvsnic keepalived --load` loaded).
+    pub fn start(cfg: HealthConfig) -> std::io::Result<Health> {
+        let (tx, rx) = channel();
+        let stop = Arc::new(Stop::default());
+        let mut h = Health {
+            vss: Vec::new(),
+            held: Vec::new(),
+            views: Vec::new(),
+            rx,
+            stop: stop.clone(),
+            counters: HealthCounters::default(),
+            last_error: None,
+        };
+        for (vi, vs) in cfg.services.iter().enumerate() {
+            let st = VsState::initial(vs);
+            h.held.push(st.desired());
+            h.vss.push(st);
+            let mut rviews = Vec::new();
+            for (ri, rs) in vs.reals.iter().enumerate() {
+                let mut cviews = Vec::new();
+                for (ci, c) in rs.checkers.iter().enumerate() {
+                    cviews.push(CheckerView {
+                        keyword: c.kind.keyword(),
+                        what: c.kind.what(),
+                        origin: c.origin.clone(),
+                        retry: c.retry,
+                        is_up: !c.alpha,
+                        retry_it: 0,
+                        checks: 0,
+                        failures: 0,
+                        last: "not run yet".into(),
+                    });
+                    runner::spawn((vi, ri, ci), c.clone(), rs.dest.weight, tx.clone(), stop.clone())?;
+                    h.counters.checkers += 1;
+                }
+                rviews.push(cviews);
+            }
+            h.views.push(rviews);
+        }
+        Ok(h)
+    }
+
+    /// Takes the results that arrived; returns the ipvsadm commands that
+    /// bring IPVS to the new state.
+    pub fn poll(&mut self) -> Vec<Vec<String>> {
+        let mut touched = vec![false; self.vss.len()];
+        while let Ok(e) = self.rx.try_recv() {
+            let (vi, ri, ci) = e.at;
+            let Some(v) = self.views.get_mut(vi).and_then(|r| r.get_mut(ri)).and_then(|c| c.get_mut(ci)) else {
+                continue;
+            };
+            self.counters.checks += 1;
+            self.counters.failures += u64::from(!e.outcome.ok);
+            v.checks += 1;
+            v.failures += u64::from(!e.outcome.ok);
+            v.is_up = e.is_up;
+            v.retry_it = e.retry_it;
+            v.last = e.outcome.detail;
+            let vs = &mut self.vss[vi];
+            let (was_alive, was_quorum) = (vs.rs[ri].alive(), vs.quorum_up);
+            if let Some(up) = e.changed {
+                vs.checker_changed(ri, up);
+                if up {
+                    self.counters.checker_up += 1;
+                } else {
+                    self.counters.checker_down += 1;
+                }
+            }
+            if let Some(w) = e.outcome.weight {
+                if vs.set_weight(ri, w) {
+                    self.counters.weight_changes += 1;
+                }
+            }
+            touched[vi] = true;
+            // keepalived's do_rs_notifies, then do_vs_notifies.
+            let rs = &vs.cfg.reals[ri];
+            if vs.rs[ri].alive() != was_alive {
+                self.counters.notifies += notify(if was_alive { &rs.notify_down } else { &rs.notify_up });
+            }
+            if vs.quorum_up != was_quorum {
+                self.counters.notifies += notify(if was_quorum { &vs.cfg.quorum_down } else { &vs.cfg.quorum_up });
+            }
+        }
+        let mut cmds = Vec::new();
+        for (vi, vs) in self.vss.iter().enumerate() {
+            if !touched[vi] {
+                continue;
+            }
+            let new = vs.desired();
+            let old = &self.held[vi];
+            match (old.1, new.1) {
+                (None | Some(0), Some(w)) if w > 0 => self.counters.sorry_in += 1,
+                (Some(w), None | Some(0)) if w > 0 => self.counters.sorry_out += 1,
+                _ => {}
+            }
+            cmds.extend(vs.changes(old, &new));
+            self.held[vi] = new;
+        }
+        self.counters.commands += cmds.len() as u64;
+        cmds
+    }
+
+    /// The control plane refused `argv` with `why`.
+    pub fn refused(&mut self, argv: &[String], why: &str) {
+        self.counters.command_errors += 1;
+        self.last_error = Some(format!("lvsnic {}: {}", argv.join(" "), why.trim()));
+    }
+
+    /// `lvsnic checkers`: every service, real server and checker.
+    pub fn listing(&self) -> String {
+        let mut o = String::new();
+        for (vi, vs) in self.vss.iter().enumerate() {
+            let c = &vs.cfg;
+            let _ = writeln!(
+                o,
+                "{} quorum {} hysteresis {} live weight {}: quorum {}",
+                service_name(&c.service),
+                c.quorum,
+                c.hysteresis,
+                vs.live_weight(),
+                if vs.quorum_up { "up" } else { "down" }
+            );
+            for (ri, rs) in c.reals.iter().enumerate() {
+                let st = &vs.rs[ri];
+                let _ = writeln!(
+                    o,
+                    "  -> {} {} weight {}, ipvs {}",
+                    rs.name,
+                    if st.alive() { "alive" } else { "down" },
+                    st.weight,
+                    holding(self.held[vi].0[ri])
+                );
+                for v in &self.views[vi][ri] {
+                    let _ = writeln!(
+                        o,
+                        "       {} {} {} retry {}/{} checks {} failed {} ({}): {}",
+                        v.keyword,
+                        v.what,
+                        if v.is_up { "up" } else { "down" },
+                        v.retry_it,
+                        v.retry,
+                        v.checks,
+                        v.failures,
+                        v.origin,
+                        v.last
+                    );
+                }
+            }
+            if let Some(s) = &c.sorry {
+                let name = s.dest.get(1).map(String::as_str).unwrap_or("?");
+                let _ = writeln!(o, "  sorry server {name}: ipvs {}", holding(self.held[vi].1));
+            }
+        }
+        if let Some(e) = &self.last_error {
+            let _ = writeln!(o, "last refused command: {e}");
+        }
+        o
+    }
+
+    /// The counters as JSON.
+    pub fn counters(&self) -> serde_json::Value {
+        serde_json::to_value(self.counters).unwrap_or_default()
+    }
+}
+
+impl Drop for Health {
+    fn drop(&mut self) {
+        self.stop.stop();
+    }
+}
+
+/// Starts a notify script without waiting for it (a thread reaps it);
+/// returns how many were started.
+fn notify(script: &Option<Vec<String>>) -> u64 {
+    let Some((prog, args)) = script.as_ref().and_then(|s| s.split_first()) else { return 0 };
+    let child = std::process::Command::new(prog)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    match child {
+        Ok(mut c) => {
+            std::thread::spawn(move || c.wait());
+            1
+        }
+        Err(e) => {
+            eprintln!("lvsnic daemon: notify script {prog}: {e}");
+            0
+        }
+    }
+}
+
+fn holding(h: Holding) -> String {
+    match h {
+        None => "absent".into(),
+        Some(w) => format!("weight {w}"),
+    }
+}
+
+/// `TCP  10.0.0.1:80` from `-t 10.0.0.1:80`.
+fn service_name(svc: &[String]) -> String {
+    let proto = match svc.first().map(String::as_str) {
+        Some("-t") => "TCP",
+        Some("-u") => "UDP",
+        Some("--sctp-service") => "SCTP",
+        Some("-f") => "FWM",
+        _ => "?",
+    };
+    format!("{proto}  {}", svc.get(1).map(String::as_str).unwrap_or("?"))
+}

@@ -1,0 +1,321 @@
+//! keepalived's state machines (check/check_api.c, check_*.c epilogues,
+//! ipwrapper.c), without I/O:
+//!
+//! * [`CheckerMachine`]: one checker's up/down state and retry counter.
+//!   A failure while up (or before the first result) is retried `retry`
+//!   times, `delay_before_retry` apart; the next failure takes the checker
+//!   down. A success takes it up at once. Between results: `delay_loop`.
+//! * [`VsState`]: the real servers of one service. A server is alive when
+//!   all its checkers are up; its live weight is its configured weight, or
+//!   what `misc_dynamic` set. The quorum is gained when the live weight sum
+//!   reaches `quorum + hysteresis`, lost when it falls below
+//!   `quorum - hysteresis` (or to 0). While the quorum is down and there is
+//!   a `sorry_server`, the sorry server is the pool: alive servers are
+//!   taken out (weight 0 under `inhibit_on_failure`) and come back with
+//!   the quorum. A server that is not alive is removed, or kept at weight
+//!   0 under `inhibit_on_failure`.
+//!
+//! [`VsState::desired`] is what IPVS should hold; [`VsState::changes`] the
+//! ipvsadm commands (`-a`, `-e`, `-d`) from one holding to the next.
+
+use super::config::{DestHealth, VsHealth};
+use std::time::Duration;
+
+/// IPVS's largest weight.
+const IPVS_WEIGHT_MAX: u32 = 65535;
+
+/// One checker's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckerMachine {
+    /// The checker's verdict.
+    pub is_up: bool,
+    /// A result has been seen.
+    pub has_run: bool,
+    /// Failures retried so far.
+    pub retry_it: u32,
+    retry: u32,
+    delay_loop: Duration,
+    delay_before_retry: Duration,
+}
+
+impl CheckerMachine {
+    /// A checker that starts up (down with `alpha`).
+    pub fn new(alpha: bool, retry: u32, delay_loop: Duration, delay_before_retry: Duration) -> Self {
+        CheckerMachine { is_up: !alpha, has_run: false, retry_it: 0, retry, delay_loop, delay_before_retry }
+    }
+
+    /// One result: the new state when it changed, and when to check next.
+    pub fn result(&mut self, ok: bool) -> (Option<bool>, Duration) {
+        if ok {
+            self.retry_it = 0;
+            self.has_run = true;
+            let changed = !self.is_up;
+            self.is_up = true;
+            return (changed.then_some(true), self.delay_loop);
+        }
+        if !self.is_up && self.has_run {
+            return (None, self.delay_loop);
+        }
+        self.has_run = true;
+        if self.retry_it < self.retry {
+            self.retry_it += 1;
+            return (None, self.delay_before_retry);
+        }
+        self.retry_it = 0;
+        let changed = self.is_up;
+        self.is_up = false;
+        (changed.then_some(false), self.delay_loop)
+    }
+}
+
+/// A real server's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RsState {
+    /// Checkers currently down.
+    pub failed: usize,
+    /// The weight it serves with (configured, or `misc_dynamic`'s).
+    pub weight: u32,
+}
+
+impl RsState {
+    /// All checkers up.
+    pub fn alive(&self) -> bool {
+        self.failed == 0
+    }
+}
+
+/// What IPVS holds for one destination: absent, or present with a weight.
+pub type Holding = Option<u32>;
+
+/// One service's state.
+#[derive(Clone, Debug)]
+pub struct VsState {
+    /// The configuration.
+    pub cfg: VsHealth,
+    /// Per real server, in configuration order.
+    pub rs: Vec<RsState>,
+    /// Whether the quorum is up.
+    pub quorum_up: bool,
+}
+
+impl VsState {
+    /// The state at start: servers with `alpha` checkers down, the quorum
+    /// as the live weight gives it (keepalived's `set_quorum_states`).
+    pub fn initial(cfg: &VsHealth) -> Self {
+        let rs: Vec<RsState> = cfg
+            .reals
+            .iter()
+            .map(|r| RsState { failed: r.checkers.iter().filter(|c| c.alpha).count(), weight: r.dest.weight })
+            .collect();
+        let mut v = VsState { cfg: cfg.clone(), rs, quorum_up: false };
+        v.quorum_up = v.live_weight() >= cfg.quorum + cfg.hysteresis;
+        v
+    }
+
+    /// Sum of the alive servers' weights.
+    pub fn live_weight(&self) -> u64 {
+        self.rs.iter().filter(|r| r.alive()).map(|r| r.weight.min(IPVS_WEIGHT_MAX) as u64).sum()
+    }
+
+    /// keepalived's `update_quorum_state`; returns whether it changed.
+    pub fn update_quorum(&mut self) -> bool {
+        let sum = self.live_weight();
+        let (q, h) = (self.cfg.quorum, self.cfg.hysteresis);
+        if !self.quorum_up && sum >= q + h {
+            self.quorum_up = true;
+            return true;
+        }
+        if self.quorum_up && (sum == 0 || sum < q.saturating_sub(h)) {
+            self.quorum_up = false;
+            return true;
+        }
+        false
+    }
+
+    /// The sorry server is the pool.
+    pub fn sorry_active(&self) -> bool {
+        self.cfg.sorry.is_some() && !self.quorum_up
+    }
+
+    /// What IPVS should hold: per real server, then the sorry server.
+    pub fn desired(&self) -> (Vec<Holding>, Holding) {
+        let sorry = self.sorry_active();
+        let rs = self
+            .cfg
+            .reals
+            .iter()
+            .zip(&self.rs)
+            .map(|(c, s)| {
+                if s.alive() && !sorry {
+                    Some(s.weight.min(IPVS_WEIGHT_MAX))
+                } else if c.dest.inhibit {
+                    Some(0)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let ss = match &self.cfg.sorry {
+            Some(s) if sorry => Some(s.weight),
+            Some(s) if s.inhibit => Some(0),
+            _ => None,
+        };
+        (rs, ss)
+    }
+
+    /// A checker of real server `i` went up (`true`) or down.
+    pub fn checker_changed(&mut self, i: usize, up: bool) {
+        let r = &mut self.rs[i];
+        if up {
+            r.failed = r.failed.saturating_sub(1);
+        } else {
+            r.failed += 1;
+        }
+        self.update_quorum();
+    }
+
+    /// `misc_dynamic` set real server `i`'s weight.
+    pub fn set_weight(&mut self, i: usize, w: u32) -> bool {
+        if self.rs[i].weight == w {
+            return false;
+        }
+        self.rs[i].weight = w;
+        self.update_quorum();
+        true
+    }
+
+    /// The ipvsadm commands that take IPVS from `from` to `to`
+    /// (servers removed first, then the rest).
+    pub fn changes(&self, from: &(Vec<Holding>, Holding), to: &(Vec<Holding>, Holding)) -> Vec<Vec<String>> {
+        let mut dels = Vec::new();
+        let mut rest = Vec::new();
+        let pairs = self
+            .cfg
+            .reals
+            .iter()
+            .map(|r| &r.dest)
+            .zip(from.0.iter().zip(&to.0))
+            .chain(self.cfg.sorry.iter().map(|s| (s, (&from.1, &to.1))));
+        for (d, (a, b)) in pairs {
+            match (a, b) {
+                (Some(_), None) => dels.push(self.command("-d", d, None)),
+                (None, Some(w)) => rest.push(self.command("-a", d, Some(*w))),
+                (Some(x), Some(w)) if x != w => rest.push(self.command("-e", d, Some(*w))),
+                _ => {}
+            }
+        }
+        dels.extend(rest);
+        dels
+    }
+
+    fn command(&self, op: &str, d: &DestHealth, weight: Option<u32>) -> Vec<String> {
+        let mut v = vec![op.to_string()];
+        v.extend(self.cfg.service.iter().cloned());
+        match weight {
+            // `-d` takes the address only.
+            None => v.extend(d.dest.iter().take(2).cloned()),
+            Some(w) => {
+                v.extend(d.dest.iter().cloned());
+                v.push("-w".into());
+                v.push(w.to_string());
+            }
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::config::{CheckKind, CheckerConfig, RsHealth, Target};
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn retries_then_down_then_up() {
+        let mut c = CheckerMachine::new(false, 2, ms(1000), ms(100));
+        assert_eq!(c.result(true), (None, ms(1000)));
+        assert_eq!(c.result(false), (None, ms(100)));
+        assert_eq!(c.result(false), (None, ms(100)));
+        assert_eq!(c.result(false), (Some(false), ms(1000)));
+        // Down: failures change nothing, are not retried.
+        assert_eq!(c.result(false), (None, ms(1000)));
+        assert_eq!(c.result(true), (Some(true), ms(1000)));
+        // A success resets the retry count.
+        assert_eq!(c.result(false), (None, ms(100)));
+        assert_eq!(c.result(true), (None, ms(1000)));
+        assert_eq!(c.retry_it, 0);
+    }
+
+    #[test]
+    fn alpha_starts_down() {
+        let mut c = CheckerMachine::new(true, 1, ms(1000), ms(100));
+        assert!(!c.is_up);
+        // Before the first result failures are retried, then stay down silently.
+        assert_eq!(c.result(false), (None, ms(100)));
+        assert_eq!(c.result(false), (None, ms(1000)));
+        assert_eq!(c.result(true), (Some(true), ms(1000)));
+    }
+
+    fn dest(a: &str, w: u32, inhibit: bool) -> DestHealth {
+        DestHealth { dest: vec!["-r".into(), a.into(), "-m".into()], weight: w, inhibit }
+    }
+
+    fn rs(a: &str, w: u32, inhibit: bool, alpha: bool) -> RsHealth {
+        let c = CheckerConfig {
+            kind: CheckKind::Tcp(Target { addr: "127.0.0.1:1".parse().unwrap(), timeout: ms(100) }),
+            delay_loop: ms(1000),
+            retry: 0,
+            delay_before_retry: ms(100),
+            alpha,
+            warmup: Duration::ZERO,
+            origin: String::new(),
+        };
+        RsHealth { dest: dest(a, w, inhibit), name: a.into(), checkers: vec![c], notify_up: None, notify_down: None }
+    }
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn sorry_server_and_hysteresis() {
+        let cfg = VsHealth {
+            service: s(&["-t", "10.0.0.1:80"]),
+            quorum: 3,
+            hysteresis: 1,
+            sorry: Some(dest("10.9.9.9:80", 1, false)),
+            reals: vec![rs("10.1.0.1:80", 2, false, false), rs("10.1.0.2:80", 2, true, true)],
+            quorum_up: None,
+            quorum_down: None,
+        };
+        let mut v = VsState::initial(&cfg);
+        // Live weight 2 < 3 + 1: quorum down, the sorry server serves, the
+        // alive server is out, the inhibited one at weight 0.
+        assert!(!v.quorum_up);
+        let d0 = v.desired();
+        assert_eq!(d0, (vec![None, Some(0)], Some(1)));
+        v.checker_changed(1, true);
+        assert!(v.quorum_up);
+        let d1 = v.desired();
+        assert_eq!(d1, (vec![Some(2), Some(2)], None));
+        assert_eq!(
+            v.changes(&d0, &d1),
+            vec![
+                s(&["-d", "-t", "10.0.0.1:80", "-r", "10.9.9.9:80"]),
+                s(&["-a", "-t", "10.0.0.1:80", "-r", "10.1.0.1:80", "-m", "-w", "2"]),
+                s(&["-e", "-t", "10.0.0.1:80", "-r", "10.1.0.2:80", "-m", "-w", "2"]),
+            ]
+        );
+        // 2 >= 3 - 1: hysteresis keeps the quorum.
+        v.checker_changed(0, false);
+        assert!(v.quorum_up);
+        assert_eq!(v.desired(), (vec![None, Some(2)], None));
+        // Weight 1 < 2: lost.
+        assert!(v.set_weight(1, 1));
+        assert!(!v.quorum_up);
+        assert_eq!(v.desired(), (vec![None, Some(0)], Some(1)));
+    }
+}

@@ -1,0 +1,186 @@
+//! The health checker blocks as keepalived's check/check_*.c read them:
+//! `TCP_CHECK`, `HTTP_GET` and `MISC_CHECK` (run by the daemon, see
+//! `crate::health`), their timing keywords at checker, real server and
+//! virtual server level, and named warnings for what lvsnic does not run.
+
+use super::parser::{Ctx, Loc, Node};
+use crate::health::config::UrlCheck;
+use std::net::IpAddr;
+use std::time::Duration;
+
+/// Checkers lvsnic runs.
+pub(super) const RUN: &[&str] = &["TCP_CHECK", "HTTP_GET", "MISC_CHECK"];
+
+/// Timing keywords; unset ones inherit from the enclosing block.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Timing {
+    pub(super) delay_loop: Option<Duration>,
+    pub(super) retry: Option<u32>,
+    pub(super) delay_before_retry: Option<Duration>,
+    pub(super) connect_timeout: Option<Duration>,
+    pub(super) warmup: Option<Duration>,
+    pub(super) alpha: Option<bool>,
+}
+
+impl Timing {
+    /// `self`, with `outer`'s values where `self` has none.
+    pub(super) fn or(&self, outer: &Timing) -> Timing {
+        Timing {
+            delay_loop: self.delay_loop.or(outer.delay_loop),
+            retry: self.retry.or(outer.retry),
+            delay_before_retry: self.delay_before_retry.or(outer.delay_before_retry),
+            connect_timeout: self.connect_timeout.or(outer.connect_timeout),
+            warmup: self.warmup.or(outer.warmup),
+            alpha: self.alpha.or(outer.alpha),
+        }
+    }
+}
+
+/// A timing keyword into `t`; false when `k` is not one.
+pub(super) fn timing_keyword(ctx: &mut Ctx, k: &Node, t: &mut Timing) -> bool {
+    match k.kw() {
+        "delay_loop" => t.delay_loop = secs(ctx, k).or(t.delay_loop),
+        "delay_before_retry" => t.delay_before_retry = secs(ctx, k).or(t.delay_before_retry),
+        "connect_timeout" => t.connect_timeout = secs(ctx, k).or(t.connect_timeout),
+        "warmup" => t.warmup = secs(ctx, k).or(t.warmup),
+        "retry" | "nb_get_retry" => {
+            if let Some(v) = ctx.num(k, 1, 0, u32::MAX as u64) {
+                t.retry = Some(v as u32);
+            }
+        }
+        "alpha" => t.alpha = Some(ctx.bool_opt(k)),
+        _ => return false,
+    }
+    true
+}
+
+/// A time in seconds, decimals allowed (keepalived's `read_timer`).
+fn secs(ctx: &mut Ctx, k: &Node) -> Option<Duration> {
+    let v = ctx.val(k, 1)?;
+    match v.parse::<f64>() {
+        Ok(x) if x.is_finite() && (0.0..=86_400.0 * 365.0).contains(&x) => Some(Duration::from_secs_f64(x)),
+        _ => {
+            ctx.err(&k.loc, format!("{}: invalid time '{v}' (expected seconds, e.g. 1 or 0.5)", k.kw()));
+            None
+        }
+    }
+}
+
+/// What a checker block says; the defaults are resolved by `ipvswrapper`.
+#[derive(Clone, Debug)]
+pub(super) struct ParsedChecker {
+    /// `TCP_CHECK`, `HTTP_GET` or `MISC_CHECK`.
+    pub(super) kw: String,
+    pub(super) connect_ip: Option<IpAddr>,
+    pub(super) connect_port: Option<u16>,
+    pub(super) urls: Vec<UrlCheck>,
+    pub(super) virtualhost: Option<String>,
+    pub(super) misc_argv: Vec<String>,
+    pub(super) misc_timeout: Option<Duration>,
+    pub(super) misc_dynamic: bool,
+    pub(super) timing: Timing,
+    pub(super) loc: Loc,
+}
+
+/// Keywords keepalived accepts in checker blocks that change nothing here.
+const INERT: &[&str] = &["log_all_failures", "http_protocol", "enable_sni", "fast_recovery"];
+
+/// A checker block (`k.kw()` is in [`RUN`]).
+pub(super) fn checker(ctx: &mut Ctx, k: &Node) -> ParsedChecker {
+    let mut c = ParsedChecker {
+        kw: k.kw().to_string(),
+        connect_ip: None,
+        connect_port: None,
+        urls: Vec::new(),
+        virtualhost: None,
+        misc_argv: Vec::new(),
+        misc_timeout: None,
+        misc_dynamic: false,
+        timing: Timing::default(),
+        loc: k.loc.clone(),
+    };
+    let http = c.kw == "HTTP_GET";
+    let misc = c.kw == "MISC_CHECK";
+    for x in k.children.iter().flatten() {
+        if timing_keyword(ctx, x, &mut c.timing) {
+            ctx.no_block(x);
+            continue;
+        }
+        match x.kw() {
+            "connect_ip" if !misc => match ctx.val(x, 1).map(|v| (v, v.parse::<IpAddr>())) {
+                Some((_, Ok(a))) => c.connect_ip = Some(a),
+                Some((v, Err(_))) => ctx.err(&x.loc, format!("connect_ip: invalid address '{v}'")),
+                None => {}
+            },
+            "connect_port" if !misc => {
+                if let Some(p) = ctx.num(x, 1, 1, 65535) {
+                    c.connect_port = Some(p as u16);
+                }
+            }
+            "url" if http => {
+                if let Some(u) = url(ctx, x) {
+                    c.urls.push(u);
+                }
+                continue;
+            }
+            "virtualhost" if http => c.virtualhost = ctx.val(x, 1).map(str::to_string),
+            "misc_path" if misc => {
+                c.misc_argv = x.words[1..].iter().flat_map(|w| w.split_whitespace()).map(str::to_string).collect();
+                if c.misc_argv.is_empty() {
+                    ctx.err(&x.loc, "misc_path: missing value");
+                }
+            }
+            "misc_timeout" if misc => c.misc_timeout = secs(ctx, x),
+            "misc_dynamic" if misc => c.misc_dynamic = ctx.bool_opt(x),
+            i if INERT.contains(&i) => {}
+            other => ctx.warn(&x.loc, format!("{other} in {} is not supported by lvsnic: ignored", c.kw)),
+        }
+        ctx.no_block(x);
+    }
+    if http && c.urls.is_empty() {
+        ctx.err(&k.loc, "HTTP_GET: no url block");
+    }
+    if misc && c.misc_argv.is_empty() {
+        ctx.err(&k.loc, "MISC_CHECK: no misc_path");
+    }
+    c
+}
+
+/// `url { path P; status_code N|N-M ...; digest HEX }`.
+fn url(ctx: &mut Ctx, k: &Node) -> Option<UrlCheck> {
+    let mut u = UrlCheck { path: String::new(), status: Vec::new(), digest: None };
+    for x in k.children.iter().flatten() {
+        match x.kw() {
+            "path" => u.path = ctx.val(x, 1)?.to_string(),
+            "digest" => {
+                let d = ctx.val(x, 1)?;
+                if d.len() != 32 || !d.chars().all(|c| c.is_ascii_hexdigit()) {
+                    ctx.err(&x.loc, format!("digest: '{d}' is not an MD5 (32 hex digits)"));
+                    return None;
+                }
+                u.digest = Some(d.to_ascii_lowercase());
+            }
+            "status_code" => {
+                if x.words.len() < 2 {
+                    ctx.err(&x.loc, "status_code: missing value");
+                }
+                for w in &x.words[1..] {
+                    let r = match w.split_once('-') {
+                        Some((a, b)) => a.parse::<u16>().ok().zip(b.parse::<u16>().ok()),
+                        None => w.parse::<u16>().ok().map(|a| (a, a)),
+                    };
+                    match r {
+                        Some((a, b)) if (100..=599).contains(&a) && (a..=599).contains(&b) => u.status.push((a, b)),
+                        _ => ctx.err(&x.loc, format!("status_code: invalid value '{w}' (expected 100..599 or a range)")),
+                    }
+                }
+            }
+            other => ctx.warn(&x.loc, format!("{other} in url is not supported by lvsnic: ignored")),
+        }
+    }
+    if u.path.is_empty() {
+        ctx.err(&k.loc, "url: no path");
+        return None;
+    }
+    Some(u)
+}

@@ -1,0 +1,385 @@
+//! Health checks in the daemon, keepalived's semantics, end to end: a
+//! keepalived.conf loaded with `lvsnic keepalived FILE --load`, real TCP
+//! and HTTP servers on 127.0.0.1 (ephemeral ports, the checkers'
+//! `connect_ip`/`connect_port`), a MISC_CHECK script in a temporary
+//! directory; the state is read back through the daemon's control socket
+//! (`lvsnic -S -n`, `lvsnic checkers`, `lvsnic status`).
+
+#[path = "daemon_harness.rs"]
+mod harness;
+
+use harness::*;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A TCP port on 127.0.0.1 that accepts connections (up) or refuses them (down).
+struct Port {
+    port: u16,
+    listener: Option<TcpListener>,
+}
+
+impl Port {
+    fn open() -> Port {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        Port { port: l.local_addr().unwrap().port(), listener: Some(l) }
+    }
+    fn closed() -> Port {
+        let mut p = Port::open();
+        p.down();
+        p
+    }
+    fn down(&mut self) {
+        self.listener = None;
+    }
+    fn up(&mut self) {
+        self.listener = Some(TcpListener::bind(("127.0.0.1", self.port)).unwrap());
+    }
+}
+
+/// An HTTP server on 127.0.0.1 answering every GET with the current status and body.
+struct Http {
+    port: u16,
+    answer: Arc<Mutex<(u16, String)>>,
+}
+
+impl Http {
+    fn start(status: u16, body: &str) -> Http {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let answer = Arc::new(Mutex::new((status, body.to_string())));
+        let a = answer.clone();
+        std::thread::spawn(move || {
+            for s in l.incoming() {
+                let Ok(mut s) = s else { continue };
+                let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+                let mut req = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => req.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let (st, body) = a.lock().unwrap().clone();
+                let _ = write!(s, "HTTP/1.0 {st} X\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+            }
+        });
+        Http { port, answer }
+    }
+    fn set(&self, status: u16, body: &str) {
+        *self.answer.lock().unwrap() = (status, body.to_string());
+    }
+}
+
+/// `lvsnic -S -n` holds exactly this line.
+fn holds(d: &Daemon, line: &str) -> bool {
+    d.run(&["-S", "-n"]).stdout.lines().any(|l| l == line)
+}
+
+/// `lvsnic -S -n` names this real server at all.
+fn names(d: &Daemon, rs: &str) -> bool {
+    d.run(&["-S", "-n"]).stdout.contains(&format!("-r {rs} "))
+}
+
+/// Waits (up to 10 s) until `cond` holds; returns how long it took.
+fn wait_until(d: &Daemon, what: &str, cond: impl Fn(&Daemon) -> bool) -> Duration {
+    let t0 = Instant::now();
+    while !cond(d) {
+        if t0.elapsed() > Duration::from_secs(10) {
+            panic!(
+                "timed out waiting for {what}\n-S -n:\n{}\ncheckers:\n{}",
+                d.run(&["-S", "-n"]).stdout,
+                checkers(d)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    t0.elapsed()
+}
+
+fn checkers(d: &Daemon) -> String {
+    let r = d.run(&["checkers", "--socket", d.sock.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{r:?}");
+    r.stdout
+}
+
+/// Starts a daemon, loads `conf` into it and waits for every checker's first result.
+fn load(name: &str, conf: &str) -> (Daemon, std::path::PathBuf) {
+    let dir = tmpdir(name);
+    let f = write(&dir, "keepalived.conf", conf);
+    let d = Daemon::start(&dir, &lvsnic_fixtures::director_toml(), &[]);
+    assert_eq!(checkers(&d), "no health checkers (`lvsnic keepalived FILE --load` starts them)\n");
+    let r = d.run(&["keepalived", f.to_str().unwrap(), "--load", "--socket", d.sock.to_str().unwrap()]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{r:?}");
+    assert!(!r.stderr.contains("not run"), "{}", r.stderr);
+    wait_until(&d, "the first checks", |d| !checkers(d).contains("not run yet"));
+    (d, f)
+}
+
+fn health(d: &Daemon) -> serde_json::Value {
+    d.status()["health"].clone()
+}
+
+#[test]
+fn tcp_check_retry_removal_and_inhibit_on_failure() {
+    let mut p1 = Port::open();
+    let mut p2 = Port::open();
+    let rs1 = "-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 3";
+    let rs2 = "-a -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 2";
+    let conf = format!(
+        "\
+virtual_server 10.0.0.100 80 {{
+    delay_loop 0.3
+    lb_algo rr
+    lb_kind NAT
+    real_server 192.168.10.1 80 {{
+        weight 3
+        TCP_CHECK {{
+            connect_ip 127.0.0.1
+            connect_port {}
+            connect_timeout 1
+            retry 2
+            delay_before_retry 0.5
+        }}
+    }}
+    real_server 192.168.10.2 80 {{
+        weight 2
+        inhibit_on_failure
+        TCP_CHECK {{
+            connect_ip 127.0.0.1
+            connect_port {}
+            nb_get_retry 0
+        }}
+    }}
+}}
+",
+        p1.port, p2.port
+    );
+    let (d, _) = load("hc-tcp", &conf);
+    assert!(holds(&d, rs1) && holds(&d, rs2));
+    let l = checkers(&d);
+    assert!(l.contains("TCP  10.0.0.100:80 quorum 1 hysteresis 0 live weight 5: quorum up"), "{l}");
+    assert!(l.contains(&format!("TCP_CHECK 127.0.0.1:{} up retry 0/2", p1.port)), "{l}");
+
+    // Server 1 fails: removed only after the check and its 2 retries
+    // (0.5 s apart) failed, i.e. not before ~1 s.
+    p1.down();
+    let took = wait_until(&d, "192.168.10.1 removed", |d| !names(d, "192.168.10.1:80"));
+    assert!(took >= Duration::from_millis(900), "removed after {took:?}: retries not honoured");
+    let l = checkers(&d);
+    assert!(l.contains("-> 192.168.10.1:80 down weight 3, ipvs absent"), "{l}");
+    assert!(l.contains("connection refused") || l.contains("Connection refused"), "{l}");
+    assert!(holds(&d, rs2));
+
+    // Server 2 fails: inhibit_on_failure keeps it at weight 0 (no retry).
+    p2.down();
+    wait_until(&d, "192.168.10.2 at weight 0", |d| holds(d, "-a -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 0"));
+
+    // Both come back, with their configured weights.
+    p1.up();
+    p2.up();
+    wait_until(&d, "both back", |d| holds(d, rs1) && holds(d, rs2));
+    let h = health(&d);
+    assert_eq!(h["checkers"], 2);
+    assert_eq!(h["checker_down"], 2, "{h}");
+    assert_eq!(h["checker_up"], 2, "{h}");
+    assert_eq!(h["commands"], 4, "{h}");
+    assert_eq!(h["command_errors"], 0, "{h}");
+    assert!(h["failures"].as_u64().unwrap() >= 4, "{h}");
+}
+
+#[test]
+fn http_get_status_code_and_digest() {
+    let a = Http::start(200, "abc");
+    let b = Http::start(200, "anything");
+    // MD5("abc"), RFC 1321 A.5.
+    let conf = format!(
+        "\
+virtual_server 10.0.0.100 80 {{
+    delay_loop 0.3
+    lb_algo wlc
+    lb_kind NAT
+    real_server 192.168.10.3 80 {{
+        HTTP_GET {{
+            url {{
+                path /index.html
+                digest 900150983cd24fb0d6963f7d28e17f72
+            }}
+            connect_ip 127.0.0.1
+            connect_port {}
+            retry 0
+        }}
+    }}
+    real_server 192.168.10.4 80 {{
+        weight 2
+        HTTP_GET {{
+            url {{
+                path /health
+                status_code 200 204
+            }}
+            connect_ip 127.0.0.1
+            connect_port {}
+            retry 0
+        }}
+    }}
+}}
+",
+        a.port, b.port
+    );
+    let (d, _) = load("hc-http", &conf);
+    let rs3 = "-a -t 10.0.0.100:80 -r 192.168.10.3:80 -m -w 1";
+    let rs4 = "-a -t 10.0.0.100:80 -r 192.168.10.4:80 -m -w 2";
+    assert!(holds(&d, rs3) && holds(&d, rs4));
+    // A body whose MD5 differs takes server 3 out.
+    a.set(200, "message digest");
+    wait_until(&d, "192.168.10.3 removed", |d| !names(d, "192.168.10.3:80"));
+    let l = checkers(&d);
+    assert!(l.contains("digest f96b697d7cb7938d525a2f31aaf161d0, expected 900150983cd24fb0d6963f7d28e17f72"), "{l}");
+    a.set(200, "abc");
+    wait_until(&d, "192.168.10.3 back", |d| holds(d, rs3));
+    // 204 is accepted, 503 is not.
+    b.set(204, "");
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(holds(&d, rs4));
+    b.set(503, "busy");
+    wait_until(&d, "192.168.10.4 removed", |d| !names(d, "192.168.10.4:80"));
+    assert!(checkers(&d).contains("GET /health from"), "{}", checkers(&d));
+    b.set(200, "ok");
+    wait_until(&d, "192.168.10.4 back", |d| holds(d, rs4));
+}
+
+/// An executable shell script `dir/name`.
+fn script(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let s = write(dir, name, text);
+    std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o755)).unwrap();
+    s
+}
+
+#[test]
+fn misc_dynamic_alpha_quorum_and_sorry_server() {
+    let sdir = tmpdir("hc-misc-script");
+    let code = write(&sdir, "code", "0\n");
+    let sh = script(&sdir, "check.sh", "#!/bin/sh\nexit $(cat \"$1\")\n");
+    let log = sdir.join("notify.log");
+    let nsh = script(&sdir, "notify.sh", &format!("#!/bin/sh\necho \"$1\" >> {}\n", log.display()));
+    let mut p6 = Port::closed();
+    let conf = format!(
+        "\
+virtual_server 10.0.0.101 80 {{
+    delay_loop 0.3
+    lb_algo wrr
+    lb_kind NAT
+    quorum 2
+    quorum_up \"{nsh} quorum-up\"
+    quorum_down \"{nsh} quorum-down\"
+    sorry_server 192.168.10.8 80
+    real_server 192.168.10.5 80 {{
+        weight 5
+        notify_up \"{nsh} rs5-up\"
+        notify_down \"{nsh} rs5-down\"
+        MISC_CHECK {{
+            misc_path \"{} {}\"
+            misc_timeout 2
+            misc_dynamic
+        }}
+    }}
+    real_server 192.168.10.6 80 {{
+        weight 1
+        TCP_CHECK {{
+            alpha
+            connect_ip 127.0.0.1
+            connect_port {}
+            retry 0
+        }}
+    }}
+}}
+",
+        sh.display(),
+        code.display(),
+        p6.port,
+        nsh = nsh.display()
+    );
+    let rs5 = |w: u32| format!("-a -t 10.0.0.101:80 -r 192.168.10.5:80 -m -w {w}");
+    let rs6 = "-a -t 10.0.0.101:80 -r 192.168.10.6:80 -m -w 1";
+    let sorry = "-a -t 10.0.0.101:80 -r 192.168.10.8:80 -m -w 1";
+
+    // alpha: 192.168.10.6 starts down, so the import leaves it out.
+    let f = write(&sdir, "k.conf", &conf);
+    let r = lvsnic_at(&sdir.join("none.sock"), &["keepalived", f.to_str().unwrap()], None);
+    assert_eq!(r.stdout, format!("-A -t 10.0.0.101:80 -s wrr\n{}\n", rs5(5)), "{r:?}");
+
+    let (d, _) = load("hc-misc", &conf);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!names(&d, "192.168.10.6:80"), "alpha server added while its check fails");
+    assert!(holds(&d, &rs5(5)));
+
+    // Its check succeeds: added.
+    p6.up();
+    wait_until(&d, "192.168.10.6 up", |d| holds(d, rs6));
+
+    // misc_dynamic: exit 4 -> weight 2.
+    std::fs::write(&code, "4\n").unwrap();
+    wait_until(&d, "weight 2", |d| holds(d, &rs5(2)));
+
+    // exit 1: down; live weight 1 < quorum 2: the sorry server serves alone.
+    std::fs::write(&code, "1\n").unwrap();
+    wait_until(&d, "sorry server in", |d| holds(d, sorry));
+    let saved = d.run(&["-S", "-n"]).stdout;
+    assert_eq!(saved, format!("-A -t 10.0.0.101:80 -s wrr\n{sorry}\n"));
+    let l = checkers(&d);
+    assert!(l.contains("live weight 1: quorum down"), "{l}");
+    assert!(l.contains("sorry server 192.168.10.8:80: ipvs weight 1"), "{l}");
+
+    // exit 0: up with the configured weight; the quorum is back, the sorry server out.
+    std::fs::write(&code, "0\n").unwrap();
+    wait_until(&d, "quorum back", |d| {
+        d.run(&["-S", "-n"]).stdout == format!("-A -t 10.0.0.101:80 -s wrr\n{}\n{rs6}\n", rs5(5))
+    });
+    let h = health(&d);
+    assert_eq!((h["sorry_in"].as_u64(), h["sorry_out"].as_u64()), (Some(1), Some(1)), "{h}");
+    assert!(h["weight_changes"].as_u64().unwrap() >= 2, "{h}");
+    assert_eq!(h["command_errors"], 0, "{h}");
+    // The notify scripts ran once at each transition (started without
+    // waiting, so they may finish in any order).
+    let ran = || {
+        let mut l: Vec<String> = std::fs::read_to_string(&log).unwrap_or_default().lines().map(String::from).collect();
+        l.sort();
+        l
+    };
+    let want = ["quorum-down", "quorum-up", "rs5-down", "rs5-up"];
+    let t0 = Instant::now();
+    while ran() != want && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(ran(), want);
+    assert_eq!(h["notifies"], 4, "{h}");
+}
+
+#[test]
+fn misc_timeout_kills_the_script() {
+    let sdir = tmpdir("hc-timeout-script");
+    let s = script(&sdir, "slow.sh", "#!/bin/sh\nsleep 5\n");
+    let conf = format!(
+        "\
+virtual_server 10.0.0.101 80 {{
+    delay_loop 0.3
+    lb_algo rr
+    real_server 192.168.10.5 80 {{
+        MISC_CHECK {{
+            misc_path {}
+            misc_timeout 0.3
+        }}
+    }}
+}}
+",
+        s.display()
+    );
+    let (d, _) = load("hc-timeout", &conf);
+    let took = wait_until(&d, "192.168.10.5 removed", |d| !names(d, "192.168.10.5:80"));
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    assert!(checkers(&d).contains("timed out after"), "{}", checkers(&d));
+}
