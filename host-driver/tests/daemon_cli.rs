@@ -209,7 +209,7 @@ fn errors_are_printed_as_ipvsadm_prints_them() {
         ),
         // fail(2, ...): ipvsadm's own checks, status 2.
         (&["-A", "-t", "10.0.0.9:80", "-w", "2"], 2, "Illegal 'weight' option with the 'add-service' command\n"),
-        (&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.1:80", "-w", "70000"], 2, "illegal weight specified\n"),
+        (&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.1:80", "-w", "2147483648"], 2, "illegal weight specified\n"),
         (&["-A", "-t", "10.0.0.9:0", "-s", "rr"], 2, "Zero port specified for non-persistent service\n"),
         (
             &["-a", "-t", "10.0.0.100:80"],
@@ -332,7 +332,7 @@ fn one_daemon_per_socket_clean_shutdown_and_stale_socket() {
 #[test]
 fn bad_configuration_is_one_line() {
     let dir = tmpdir("badcfg");
-    let rules = write(&dir, "rules", "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -w 70000\n");
+    let rules = write(&dir, "rules", "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -w 2147483648\n");
     let dcfg = write(&dir, "director.toml", &director_toml());
     let run = |args: &[&str]| {
         let o = std::process::Command::new(LVSNIC)

@@ -49,6 +49,12 @@ pub(super) fn add_services(ctx: &mut Ctx, v: VirtualServices, rules: &mut RuleSe
             ctx.err(&kloc, format!("virtual server {key} defined twice"));
             continue;
         }
+        // keepalived 2.2.7 (check_data.c): "Virtual server ... has no real
+        // servers - ignoring", even with a sorry_server (seen in the VM).
+        if vs.rss.is_empty() {
+            ctx.warn(&kloc, format!("virtual_server {} has no real servers: ignored, as keepalived does", vs.name));
+            continue;
+        }
         add_dests(ctx, &vs, &mut rule);
         rules.services.push(rule);
     }

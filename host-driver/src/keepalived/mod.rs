@@ -19,16 +19,17 @@
 //! ipwrapper.c), which differ from ipvsadm's: the forwarding method
 //! defaults to NAT (`lb_kind`/`lvs_method`, real servers inherit it unless
 //! they set `lvs_method`), the scheduler to `wlc` (warned about), the
-//! protocol to TCP, the weight to 1; `persistence_timeout` without a value
+//! protocol to UDP (keepalived 2.2.7's default, warned about), the weight to 1; `persistence_timeout` without a value
 //! and `persistence_granularity` alone mean 360 s; for DR and TUN the real
 //! server port is the service's. Health checkers (`HTTP_GET`, `SSL_GET`,
 //! `TCP_CHECK`, `SMTP_CHECK`, `DNS_CHECK`, `MISC_CHECK`, `BFD_CHECK`,
 //! `UDP_CHECK`, `PING_CHECK`, `FILE_CHECK`) are not run: each is reported
 //! (with its real server) and the server is taken as up, except a server
 //! starting down (`alpha`, with a checker), which is left out, or added
-//! with weight 0 under `inhibit_on_failure`. The `sorry_server` is added
-//! when the live weight is below `quorum` (default 1), e.g. a service with
-//! no real servers, as keepalived does.
+//! with weight 0 under `inhibit_on_failure`. A virtual server without real
+//! servers is ignored (sorry server or not), as keepalived 2.2.7 does. The
+//! `sorry_server` is added when the live weight is below `quorum` (default
+//! 1), e.g. every server at weight 0, as keepalived does.
 //!
 //! Diagnostics name the file and line: unknown keywords and ignored values
 //! are warnings; syntax errors (unbalanced braces, missing or invalid
