@@ -15,10 +15,8 @@ mod harness;
 
 use harness::*;
 use lvsnic_fixtures::director_toml;
-use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 fn fixdir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/kernel/ctl")
@@ -105,36 +103,12 @@ const EXPLAINED: &[(&str, &str, Deliberate)] = &[
     ("-v", VERSION, Deliberate::VersionLine),
     ("--version", VERSION, Deliberate::VersionLine),
     ("-h", VERSION, Deliberate::VersionLine),
-    (
-        "-A -t 10.1.0.14:80 -s twos",
-        TWOS,
-        Deliberate::Accepted(&["-D -t 10.1.0.14:80"]),
-    ),
-    (
-        "-A -t 10.1.1.10:80 -s none",
-        NONE,
-        Deliberate::Refused("Scheduler or persistence engine not found"),
-    ),
-    (
-        "-D -t 10.1.1.10:80",
-        NONE,
-        Deliberate::Refused("No such service"),
-    ),
-    (
-        "-A -t [2001:db8::1]:80 -s rr",
-        IPV6,
-        Deliberate::Refused("IPv6 services are not supported"),
-    ),
-    (
-        "-D -t [2001:db8::1]:80",
-        IPV6,
-        Deliberate::Refused("No such service"),
-    ),
-    (
-        "-A -f 1 -s rr",
-        FWMARK,
-        Deliberate::Refused("fwmark services (-f) are not supported"),
-    ),
+    ("-A -t 10.1.0.14:80 -s twos", TWOS, Deliberate::Accepted(&["-D -t 10.1.0.14:80"])),
+    ("-A -t 10.1.1.10:80 -s none", NONE, Deliberate::Refused("Scheduler or persistence engine not found")),
+    ("-D -t 10.1.1.10:80", NONE, Deliberate::Refused("No such service")),
+    ("-A -t [2001:db8::1]:80 -s rr", IPV6, Deliberate::Refused("IPv6 services are not supported")),
+    ("-D -t [2001:db8::1]:80", IPV6, Deliberate::Refused("No such service")),
+    ("-A -f 1 -s rr", FWMARK, Deliberate::Refused("fwmark services (-f) are not supported")),
     ("-D -f 1", FWMARK, Deliberate::Refused("No such service")),
 ];
 
@@ -164,33 +138,6 @@ fn deliberate(k: &Recorded, r: &Ran, how: Deliberate) -> bool {
         Deliberate::Accepted(_) => {
             k.exit != 0 && r.code == 0 && r.stdout.is_empty() && r.stderr.is_empty()
         }
-    }
-}
-
-/// `lvsnic` invoked as `ipvsadm` (so its messages name the same program)
-/// against the daemon at `sock`.
-fn ipvsadm(link: &Path, sock: &Path, words: &[&str], stdin: Option<&str>) -> Ran {
-    let mut c = Command::new(link)
-        .arg0("ipvsadm")
-        .args(words)
-        .env("LVSNIC_SOCKET", sock)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run lvsnic");
-    if let Some(s) = stdin {
-        c.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
-    }
-    let o = c.wait_with_output().unwrap();
-    Ran {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
     }
 }
 
@@ -237,8 +184,6 @@ fn ipvsadm_sequence_matches_the_kernel() {
     assert!(lines.len() > 150, "sequence too short");
 
     let dir = tmpdir("ctl-conformance");
-    let link = dir.join("ipvsadm");
-    std::os::unix::fs::symlink(LVSNIC, &link).unwrap();
     let d = Daemon::start(&dir, &director(), &[]);
 
     let mut same = 0;
@@ -247,7 +192,7 @@ fn ipvsadm_sequence_matches_the_kernel() {
     for (seq_line, k) in lines.iter().zip(&recorded) {
         assert_eq!(*seq_line, k.line, "transcript.txt is not of sequence.txt");
         let (words, stdin) = split(&k.line);
-        let r = ipvsadm(&link, &d.sock, &words, stdin.as_deref());
+        let r = lvsnic_as("ipvsadm", &d.sock, &words, stdin.as_deref());
         let equal = r.code == k.exit && r.stdout == k.stdout && r.stderr == k.stderr;
         if let Some(&(_, why, how)) = EXPLAINED.iter().find(|e| e.0 == k.line) {
             assert!(!equal, "`{}` is listed as a deliberate difference ({why}) but lvsnic now agrees: remove it", k.line);
@@ -264,7 +209,7 @@ fn ipvsadm_sequence_matches_the_kernel() {
             };
             for c in resync {
                 let (w, _) = split(c);
-                let rr = ipvsadm(&link, &d.sock, &w, None);
+                let rr = lvsnic_as("ipvsadm", &d.sock, &w, None);
                 assert_eq!(rr.code, 0, "resync `{c}` after `{}`: {rr:?}", k.line);
             }
             continue;
