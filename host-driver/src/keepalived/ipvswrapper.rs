@@ -61,8 +61,15 @@ pub(super) fn add_services(ctx: &mut Ctx, v: VirtualServices, rules: &mut RuleSe
 }
 
 /// The real servers of `vs` (and its sorry server below quorum) into `rule`.
+///
+/// keepalived 2.2.7 (check_data.c, ipwrapper.c; seen in the VM): a
+/// `quorum` above the real servers' total weight is reduced to it; the
+/// quorum is up when the live weight reaches it and the total weight is not
+/// 0; when it is down and there is a sorry server, the sorry server is
+/// added and the live real servers are taken out of the pool.
 fn add_dests(ctx: &mut Ctx, vs: &VirtualServer, rule: &mut ServiceRule) {
     let mut live_weight: u64 = 0;
+    let mut live = Vec::new();
     for r in &vs.rss {
         let f = r.fwd.as_ref().unwrap_or(&vs.fwd);
         let mut d = dest(ctx, &rule.key, r.addr, r.port, f, &r.loc);
@@ -92,13 +99,22 @@ fn add_dests(ctx: &mut Ctx, vs: &VirtualServer, rule: &mut ServiceRule) {
             ctx.err(&r.loc, format!("real server {} port {} defined twice", d.addr, d.port));
             continue;
         }
+        live.push(!down);
         rule.dests.push(d);
     }
+    let total: u64 = vs.rss.iter().map(|r| r.weight as u64).sum();
+    let quorum = vs.quorum.min(total);
+    let quorum_up = total > 0 && live_weight >= quorum;
     if let Some((a, p, sloc)) = &vs.sorry {
-        let quorum = vs.quorum;
-        if live_weight < quorum {
+        if !quorum_up {
             let f = vs.sorry_fwd.as_ref().unwrap_or(&vs.fwd);
             let d = dest(ctx, &rule.key, *a, Some(*p), f, sloc);
+            let mut i = 0;
+            rule.dests.retain(|_| {
+                i += 1;
+                !live[i - 1]
+            });
+            ctx.warn(sloc, format!("sorry_server {a} {p} added instead of the live real servers: their live weight {live_weight} is below quorum ({quorum}), or their total weight is 0"));
             if !rule.dests.iter().any(|x| x.addr == d.addr && x.port == d.port) {
                 rule.dests.push(d);
             }
