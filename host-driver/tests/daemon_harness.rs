@@ -52,11 +52,7 @@ pub fn lvsnic_as(arg0: &str, sock: &Path, args: &[&str], stdin: Option<&str>) ->
     let mut c = c
         .args(args)
         .env("LVSNIC_SOCKET", sock)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -115,12 +111,7 @@ impl Daemon {
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .expect("start lvsnic daemon");
-        let mut d = Daemon {
-            child: Some(child),
-            dir: dir.to_path_buf(),
-            sock,
-            log,
-        };
+        let mut d = Daemon { child: Some(child), dir: dir.to_path_buf(), sock, log };
         d.wait_ready();
         d
     }
@@ -132,15 +123,9 @@ impl Daemon {
                 return;
             }
             if let Some(st) = self.child.as_mut().unwrap().try_wait().unwrap() {
-                panic!(
-                    "daemon exited ({st}): {}",
-                    std::fs::read_to_string(&self.log).unwrap_or_default()
-                );
+                panic!("daemon exited ({st}): {}", std::fs::read_to_string(&self.log).unwrap_or_default());
             }
-            assert!(
-                t0.elapsed() < Duration::from_secs(20),
-                "daemon did not start"
-            );
+            assert!(t0.elapsed() < Duration::from_secs(20), "daemon did not start");
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -158,20 +143,12 @@ impl Daemon {
     /// Runs an ipvsadm command that must succeed silently.
     pub fn ok(&self, args: &[&str]) {
         let r = self.run(args);
-        assert_eq!(
-            (r.code, r.stderr.as_str()),
-            (0, ""),
-            "lvsnic {args:?}: {r:?}"
-        );
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "lvsnic {args:?}: {r:?}");
     }
 
     /// `lvsnic status` as JSON.
     pub fn status(&self) -> serde_json::Value {
-        let r = lvsnic_at(
-            &self.sock,
-            &["status", "--socket", self.sock.to_str().unwrap()],
-            None,
-        );
+        let r = lvsnic_at(&self.sock, &["status", "--socket", self.sock.to_str().unwrap()], None);
         assert_eq!(r.code, 0, "{r:?}");
         serde_json::from_str(&r.stdout).unwrap()
     }
@@ -185,10 +162,7 @@ impl Daemon {
             libc::kill(c.id() as i32, libc::SIGTERM);
         }
         let st = c.wait().unwrap();
-        (
-            st.code().unwrap_or(-1),
-            std::fs::read_to_string(&self.log).unwrap_or_default(),
-        )
+        (st.code().unwrap_or(-1), std::fs::read_to_string(&self.log).unwrap_or_default())
     }
 }
 
