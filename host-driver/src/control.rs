@@ -24,8 +24,10 @@
 //!   service;
 //! * `-R` runs each line as ipvsadm's `restore_table` does: a `fail()`
 //!   ends the restore (status 2), kernel and popt errors are printed and the
-//!   restore goes on, and the status is that of the last line. Lines whose
-//!   first word starts with `#` are comments (as in `parse_rules`).
+//!   restore goes on, and the status is that of the last line. There are
+//!   no comments: a line starting with `#` is not a command, so it ends the
+//!   restore with "Try `PROG -h' ..." and status 255, as in ipvsadm 1.31
+//!   (seen in the VM; `parse_rules`, for rules files, skips such lines).
 //!
 //! What the lvsnic director cannot do (fwmark, IPv6 and SCTP services,
 //! persistence engines, GUE/GRE tunnels, real servers without a
@@ -329,8 +331,11 @@ impl<D: Device> Control<D> {
                 out.stderr.push_str(if m == "-6 used before -f" { "\n\n" } else { "\n" });
                 return Done::Exit(EXIT_FAIL);
             }
-            Err(e @ CommandError::NotNumeric { .. }) => {
-                out.stderr.push_str(&format!("{e}\n"));
+            // ipvsadm prints only its own message for a name it cannot
+            // resolve; lvsnic resolves none, so the message is the same.
+            Err(CommandError::NotNumeric { context, .. }) => {
+                out.stderr.push_str(context);
+                out.stderr.push('\n');
                 return Done::Exit(EXIT_FAIL);
             }
         };
@@ -548,7 +553,10 @@ impl<D: Device> Control<D> {
         let mut result = 0;
         for line in text.split('\n') {
             let words = lvsnic_model::rules::ipvsadm::split_line(line);
-            if words.is_empty() || words[0].starts_with('#') {
+            // Blank lines are skipped; anything else, a `# comment` too, is
+            // a command line: ipvsadm 1.31 has no comments in `-R` (a `#`
+            // line ends the restore with "Try `ipvsadm -h' ...", status 255).
+            if words.is_empty() {
                 continue;
             }
             match self.run_words(prog, &words, "", true, out) {

@@ -80,7 +80,7 @@ fn clear_one_line_errors() {
     assert_eq!(e.lines().count(), 1);
     assert!(e.contains("192.168.99.1") && e.contains("[neighbors]"), "{e}");
     // A bad rules line names the line.
-    let r = write(&dir, "r2", "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 70000\n");
+    let r = write(&dir, "r2", "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 2147483648\n");
     let (ok, _, e) = run(&r, &dcfg, inp.to_str().unwrap());
     assert!(!ok);
     assert!(e.contains("line 2") && e.contains("illegal weight specified"), "{e}");

@@ -41,7 +41,15 @@ pub struct Ran {
 
 /// Runs `lvsnic ARGS` with `LVSNIC_SOCKET=sock`, feeding `stdin`.
 pub fn lvsnic_at(sock: &Path, args: &[&str], stdin: Option<&str>) -> Ran {
-    let mut c = Command::new(LVSNIC)
+    lvsnic_as(LVSNIC, sock, args, stdin)
+}
+
+/// [`lvsnic_at`] with `argv[0]` = `arg0` (e.g. `ipvsadm`, so that messages
+/// name that program as ipvsadm's do).
+pub fn lvsnic_as(arg0: &str, sock: &Path, args: &[&str], stdin: Option<&str>) -> Ran {
+    let mut c = Command::new(LVSNIC);
+    std::os::unix::process::CommandExt::arg0(&mut c, arg0);
+    let mut c = c
         .args(args)
         .env("LVSNIC_SOCKET", sock)
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })

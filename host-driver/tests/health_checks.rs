@@ -136,6 +136,7 @@ virtual_server 10.0.0.100 80 {{
     delay_loop 0.3
     lb_algo rr
     lb_kind NAT
+    protocol TCP
     real_server 192.168.10.1 80 {{
         weight 3
         TCP_CHECK {{
@@ -203,6 +204,7 @@ virtual_server 10.0.0.100 80 {{
     delay_loop 0.3
     lb_algo wlc
     lb_kind NAT
+    protocol TCP
     real_server 192.168.10.3 80 {{
         HTTP_GET {{
             url {{
@@ -273,6 +275,7 @@ virtual_server 10.0.0.101 80 {{
     delay_loop 0.3
     lb_algo wrr
     lb_kind NAT
+    protocol TCP
     quorum 2
     quorum_up \"{nsh} quorum-up\"
     quorum_down \"{nsh} quorum-down\"

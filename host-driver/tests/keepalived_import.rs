@@ -235,7 +235,7 @@ fn keepalived_defaults_and_keywords() {
         &dir,
         "k.conf",
         "\
-# keepalived defaults: NAT, wlc (warned), TCP, weight 1
+# keepalived 2.2.7 defaults: NAT, wlc (warned), UDP (warned), weight 1
 virtual_server 10.0.0.1 80 {
     real_server 10.1.0.1 80 {
     }
@@ -263,6 +263,7 @@ virtual_server 10.0.0.2 53 {
     }
 }
 virtual_server 10.0.0.3 443 {
+    protocol TCP
     lb_algo sh
     sh-port
     persistence_granularity 255.255.0.0
@@ -303,14 +304,12 @@ virtual_server 10.0.0.4 80 {
     assert_eq!(
         r.stdout,
         "\
--A -t 10.0.0.1:80 -s wlc
--a -t 10.0.0.1:80 -r 10.1.0.1:80 -m -w 1
--a -t 10.0.0.1:80 -r 10.1.0.2:8080 -m -w 4
 -A -t 10.0.0.3:443 -s sh -p 360 -M 255.255.0.0 -b sh-port
 -a -t 10.0.0.3:443 -r 10.1.0.6:443 -m -w 0
 -a -t 10.0.0.3:443 -r 10.1.0.8:443 -m -w 1
--A -t 10.0.0.4:80 -s lc
--a -t 10.0.0.4:80 -r 10.9.9.9:8080 -m -w 1
+-A -u 10.0.0.1:80 -s wlc
+-a -u 10.0.0.1:80 -r 10.1.0.1:80 -m -w 1
+-a -u 10.0.0.1:80 -r 10.1.0.2:8080 -m -w 4
 -A -u 10.0.0.2:53 -s rr -p 360 -o
 -a -u 10.0.0.2:53 -r 10.1.0.3:53 -g -w 2
 -a -u 10.0.0.2:53 -r 10.1.0.4:53 -i -w 1 --tun-type gue --tun-port 6080 --tun-csum
@@ -323,6 +322,8 @@ virtual_server 10.0.0.4 80 {
     let fp = f.display().to_string();
     for needle in [
         format!("{fp}:2: warning: virtual_server 10.0.0.1 80: no lb_algo/lvs_sched, using wlc"),
+        format!("{fp}:2: warning: virtual_server 10.0.0.1 80: no protocol, using UDP (keepalived's default)"),
+        format!("{fp}:58: warning: virtual_server 10.0.0.4 80 has no real servers: ignored, as keepalived does"),
         format!("{fp}:18: warning: DR server 10.1.0.3 port 5353 becomes 53"),
     ] {
         assert!(e.contains(&needle), "missing `{needle}` in:\n{e}");
@@ -348,19 +349,19 @@ fn includes_relative_and_glob_with_comments() {
     write(
         &dir.join("etc/conf.d"),
         "a.conf",
-        "virtual_server 10.0.0.1 80 { ! a\n lb_algo rr\n real_server 10.1.0.1 80 { weight 2 } }\n",
+        "virtual_server 10.0.0.1 80 { ! a\n protocol TCP\n lb_algo rr\n real_server 10.1.0.1 80 { weight 2 } }\n",
     );
     write(&dir.join("etc/conf.d"), "b.conf", "include ../extra/{x,y}.conf\n");
     write(&dir.join("etc/conf.d"), "c.conf.bak", "virtual_server 10.0.0.99 80 { lb_algo rr }\n");
     write(
         &dir.join("etc/extra"),
         "x.conf",
-        "virtual_server 10.0.0.2 80 {\n lb_algo rr\n real_server 10.1.0.2 80 {\n  weight 1 # one\n }\n}\n",
+        "virtual_server 10.0.0.2 80 {\n protocol TCP\n lb_algo rr\n real_server 10.1.0.2 80 {\n  weight 1 # one\n }\n}\n",
     );
     write(
         &dir.join("etc/extra"),
         "y.conf",
-        "virtual_server 10.0.0.3 80 { lb_algo \"wrr\"\n  real_server 10.1.0.3 80 { } }\n",
+        "virtual_server 10.0.0.3 80 { protocol TCP\n lb_algo \"wrr\"\n  real_server 10.1.0.3 80 { } }\n",
     );
     // Run from elsewhere: includes are relative to the including file.
     let o = Command::new(LVSNIC)
@@ -439,6 +440,7 @@ fn load_into_the_daemon() {
         "keepalived.conf",
         "\
 virtual_server 10.0.0.100 80 {
+    protocol TCP
     lb_algo wlc
     lb_kind NAT
     real_server 192.168.10.1 80 {
@@ -486,7 +488,7 @@ fn virtual_server_groups() {
     let f = write(
         &dir,
         "k.conf",
-        "virtual_server group WEB {\n  lb_algo rr\n  lb_kind DR\n  real_server 10.1.0.1 80 { weight 2 }\n}\n\
+        "virtual_server group WEB {\n  protocol TCP\n  lb_algo rr\n  lb_kind DR\n  real_server 10.1.0.1 80 { weight 2 }\n}\n\
          virtual_server_group WEB {\n  10.0.0.10-11 80\n  10.0.0.20 80\n}\n\
          virtual_server group NOPE {\n  lb_algo rr\n}\n",
     );
@@ -494,7 +496,7 @@ fn virtual_server_groups() {
     assert_eq!(r.code, 1);
     assert!(
         r.stderr
-            .contains(&format!("{}:10: error: virtual_server group NOPE: no such virtual_server_group", f.display())),
+            .contains(&format!("{}:11: error: virtual_server group NOPE: no such virtual_server_group", f.display())),
         "{}",
         r.stderr
     );

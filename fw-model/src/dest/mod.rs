@@ -57,7 +57,7 @@ pub struct Dest {
     pub port: u16,
     /// Forwarding method.
     pub fwd: FwdMethod,
-    /// Current weight (kernel `atomic_t weight`), 0..=65535.
+    /// Current weight (kernel `atomic_t weight`), 0..=INT_MAX.
     pub weight: i32,
     /// Latest non-zero weight (kernel `last_weight`: set on add, and on edit
     /// only when the new weight is not 0; mh uses it).

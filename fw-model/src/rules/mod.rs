@@ -239,7 +239,7 @@ pub struct DestRule {
     pub port: u16,
     /// Forwarding method.
     pub fwd: FwdMethod,
-    /// 0..=65535 (0 = quiescent).
+    /// 0..=2147483647 (INT_MAX, Debian ipvsadm 1.31; 0 = quiescent).
     pub weight: u32,
     /// Upper connection threshold (`-x`), 0 = none.
     pub u_threshold: u32,

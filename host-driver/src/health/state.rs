@@ -108,7 +108,10 @@ impl VsState {
             .map(|r| RsState { failed: r.checkers.iter().filter(|c| c.alpha).count(), weight: r.dest.weight })
             .collect();
         let mut v = VsState { cfg: cfg.clone(), rs, quorum_up: false };
-        v.quorum_up = v.live_weight() >= cfg.quorum + cfg.hysteresis;
+        // A total weight of 0 keeps the quorum down whatever `quorum` says
+        // (keepalived 2.2.7, seen in the VM).
+        let total: u64 = cfg.reals.iter().map(|r| r.dest.weight.min(IPVS_WEIGHT_MAX) as u64).sum();
+        v.quorum_up = total > 0 && v.live_weight() >= cfg.quorum + cfg.hysteresis;
         v
     }
 

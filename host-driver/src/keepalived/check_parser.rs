@@ -271,7 +271,9 @@ pub(super) fn virtual_server(ctx: &mut Ctx, n: &Node, groups: &Groups) -> Option
         persistent: None,
         granularity: None,
         pe: None,
-        proto: Protocol::Tcp,
+        // keepalived 2.2.7 (check_data.c): "no protocol set - defaulting
+        // to UDP" (seen in the VM).
+        proto: Protocol::Udp,
         inet6: false,
         ops: false,
         timing: Timing::default(),
@@ -291,6 +293,9 @@ pub(super) fn virtual_server(ctx: &mut Ctx, n: &Node, groups: &Groups) -> Option
         }
     }
 
+    if !body.iter().any(|k| k.kw() == "protocol") && n.arg(1) != Some("fwmark") {
+        ctx.warn(&n.loc, format!("virtual_server {}: no protocol, using UDP (keepalived's default)", vs.name));
+    }
     let sched = vs.sched.take().unwrap_or_else(|| {
         ctx.warn(&n.loc, format!("virtual_server {}: no lb_algo/lvs_sched, using {DEFAULT_SCHEDULER}", vs.name));
         DEFAULT_SCHEDULER.to_string()

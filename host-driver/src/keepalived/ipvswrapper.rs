@@ -56,6 +56,12 @@ pub(super) fn add_services(ctx: &mut Ctx, v: VirtualServices, rules: &mut RuleSe
             ctx.err(&kloc, format!("virtual server {key} defined twice"));
             continue;
         }
+        // keepalived 2.2.7 (check_data.c): "Virtual server ... has no real
+        // servers - ignoring", even with a sorry_server (seen in the VM).
+        if vs.rss.is_empty() {
+            ctx.warn(&kloc, format!("virtual_server {} has no real servers: ignored, as keepalived does", vs.name));
+            continue;
+        }
         let h = add_dests(ctx, &vs, &mut rule);
         if h.reals.iter().any(|r| !r.checkers.is_empty()) {
             health.services.push(h);
@@ -104,7 +110,9 @@ fn add_dests(ctx: &mut Ctx, vs: &VirtualServer, rule: &mut ServiceRule) -> VsHea
     }
     let cfg = VsHealth {
         service: service_args(rule),
-        quorum: vs.quorum,
+        // keepalived 2.2.7 (check_data.c, seen in the VM): a quorum above
+        // the real servers' total weight is reduced to that total.
+        quorum: vs.quorum.min(vs.rss.iter().map(|r| r.weight as u64).sum()),
         hysteresis: vs.hysteresis,
         sorry: sorry.as_ref().map(|(h, _)| h.clone()),
         reals,

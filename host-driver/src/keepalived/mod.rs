@@ -19,7 +19,7 @@
 //! ipwrapper.c), which differ from ipvsadm's: the forwarding method
 //! defaults to NAT (`lb_kind`/`lvs_method`, real servers inherit it unless
 //! they set `lvs_method`), the scheduler to `wlc` (warned about), the
-//! protocol to TCP, the weight to 1; `persistence_timeout` without a value
+//! protocol to UDP (keepalived 2.2.7's default, warned about), the weight to 1; `persistence_timeout` without a value
 //! and `persistence_granularity` alone mean 360 s; for DR and TUN the real
 //! server port is the service's. The rules are those at start, as
 //! keepalived's `init_services` makes them: a server with an `alpha`
@@ -30,7 +30,9 @@
 //! starts in the daemon (`crate::health`) once the rules are in; the other
 //! checkers (`SSL_GET`, `SMTP_CHECK`, `DNS_CHECK`, `BFD_CHECK`,
 //! `UDP_CHECK`, `PING_CHECK`, `FILE_CHECK`) are reported with their real
-//! server, which is taken as up.
+//! server, which is taken as up. A virtual server without real servers is
+//! ignored (sorry server or not), and a `quorum` above the real servers'
+//! total weight is reduced to it, as keepalived 2.2.7 does.
 //!
 //! Diagnostics name the file and line: unknown keywords and ignored values
 //! are warnings; syntax errors (unbalanced braces, missing or invalid

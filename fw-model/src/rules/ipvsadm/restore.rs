@@ -193,7 +193,7 @@ impl fmt::Display for RulesErrorKind {
 
 /// A rules file error: one line naming the line number, its text and the
 /// problem, e.g.
-/// `line 3: "-a -t 10.0.0.1:80 -r 10.1.0.1 -w 70000": illegal weight specified`.
+/// `line 3: "-a -t 10.0.0.1:80 -r 10.1.0.1 -w 2147483648": illegal weight specified`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: \"{text}\": {kind}")]
 pub struct RulesError {

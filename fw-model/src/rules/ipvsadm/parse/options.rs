@@ -208,8 +208,10 @@ impl Scan {
             }
             Tag::Weight => {
                 self.set(O_WEIGHT)?;
-                self.ce.weight =
-                    string_to_number(a, 0, 65535).ok_or_else(|| fail("illegal weight specified"))? as u32;
+                // ipvsadm 1.31 takes 0..=INT_MAX (`-w 65536` is accepted by
+                // the real ipvsadm and kernel, seen in the VM).
+                self.ce.weight = string_to_number(a, 0, i64::from(i32::MAX))
+                    .ok_or_else(|| fail("illegal weight specified"))? as u32;
             }
             Tag::UThreshold => {
                 self.set(O_UTHRESHOLD)?;
