@@ -113,6 +113,23 @@ fn err(pointer: usize) -> OptionsError {
     OptionsError { pointer: (pointer + super::ipv4::HEADER_LEN) as u8 }
 }
 
+/// The checks Record Route and Timestamp (option `o` at offset `i`) share:
+/// not `seen` before, at least `min_len` bytes, the pointer past them.
+/// Returns the pointer.
+fn slot_pointer(o: &[u8], i: usize, seen: bool, min_len: usize) -> Result<usize, OptionsError> {
+    if seen {
+        return Err(err(i));
+    }
+    if o.len() < min_len {
+        return Err(err(i + 1));
+    }
+    let ptr = o[2] as usize;
+    if ptr <= min_len {
+        return Err(err(i + 2));
+    }
+    Ok(ptr)
+}
+
 /// `__ip_options_compile` on a received packet: validates `opts` (the
 /// bytes after the 20-byte header) and fills them in place as described in
 /// the module documentation. On error `opts` may be partly changed (as the
@@ -158,16 +175,7 @@ pub fn compile_rcv(opts: &mut [u8], host: &impl OptionsHost) -> Result<CompiledO
                 c.srr = true;
             }
             IPOPT_RR => {
-                if c.rr.is_some() {
-                    return Err(err(i));
-                }
-                if optlen < 3 {
-                    return Err(err(i + 1));
-                }
-                let ptr = o[2] as usize;
-                if ptr < 4 {
-                    return Err(err(i + 2));
-                }
+                let ptr = slot_pointer(o, i, c.rr.is_some(), 3)?;
                 if ptr <= optlen {
                     if ptr + 3 > optlen {
                         return Err(err(i + 2));
@@ -180,16 +188,7 @@ pub fn compile_rcv(opts: &mut [u8], host: &impl OptionsHost) -> Result<CompiledO
                 c.rr = Some(i);
             }
             IPOPT_TIMESTAMP => {
-                if c.ts.is_some() {
-                    return Err(err(i));
-                }
-                if optlen < 4 {
-                    return Err(err(i + 1));
-                }
-                let ptr = o[2] as usize;
-                if ptr < 5 {
-                    return Err(err(i + 2));
-                }
+                let ptr = slot_pointer(o, i, c.ts.is_some(), 4)?;
                 let flag = o[3] & 0x0f;
                 if ptr <= optlen {
                     if ptr + 3 > optlen {
