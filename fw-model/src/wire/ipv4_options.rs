@@ -347,6 +347,43 @@ mod tests {
     }
 
     #[test]
+    fn any_bytes_compile_without_panic() {
+        // Random option areas, biased towards the option types handled.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let types = [0u8, 1, 7, 68, 131, 137, 148, 134, 130, 255];
+        for _ in 0..50_000 {
+            let len = (next() % 11) as usize * 4;
+            let mut o: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            let mut i = 0;
+            while i < len {
+                o[i] = types[(next() % types.len() as u64) as usize];
+                if i + 1 < len {
+                    o[i + 1] = (next() % 14) as u8;
+                }
+                if i + 2 < len {
+                    o[i + 2] = (next() % 16) as u8;
+                }
+                i += 2 + (next() % 12) as usize;
+            }
+            let before = o.clone();
+            match compile_rcv(&mut o, &Host) {
+                Ok(c) => {
+                    let mut f = o.clone();
+                    forward_options(&mut f, &c, VIP);
+                    assert_eq!(o.len(), before.len());
+                }
+                Err(e) => assert!((20..20 + len.max(1) as u8).contains(&e.pointer), "{e} for {before:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn end_of_list_zeroes_the_rest() {
         let (o, r) = run(vec![1, 0, 7, 7]);
         assert_eq!(o, [1, 0, 0, 0]);
