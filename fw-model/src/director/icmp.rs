@@ -178,7 +178,11 @@ impl Director {
         // Quote only what the error quoted.
         let mut inner: Vec<u8> = frame[..l3].to_vec();
         inner.extend_from_slice(&frame[q.l3..end]);
+        // The options of the error received are not the quoted packet's:
+        // none are echoed (not observed in Linux).
+        let opts = self.ip_opts.take();
         let a = self.icmp_send(&mut inner, &ip, typ, code, info, q.daddr, DropReason::TunnelIcmp);
+        self.ip_opts = opts;
         if a == Action::Transmit {
             *frame = inner;
         }

@@ -63,6 +63,10 @@ pub struct CompiledOptions {
     pub rr_needaddr: bool,
     /// Offset of the Timestamp option.
     pub ts: Option<usize>,
+    /// An address was written into the Timestamp option (`ts_needaddr`).
+    pub ts_needaddr: bool,
+    /// A time was written into the Timestamp option (`ts_needtime`).
+    pub ts_needtime: bool,
     /// A source route option is present (`srr`): the stack drops the
     /// packet unless `accept_source_route` is on (it is off by default).
     pub srr: bool,
@@ -197,6 +201,7 @@ pub fn compile_rcv(opts: &mut [u8], host: &impl OptionsHost) -> Result<CompiledO
                     let time_at = match flag {
                         IPOPT_TS_TSONLY => {
                             o[2] += 4;
+                            c.ts_needtime = true;
                             Some(ptr - 1)
                         }
                         IPOPT_TS_TSANDADDR | IPOPT_TS_PRESPEC => {
@@ -205,6 +210,7 @@ pub fn compile_rcv(opts: &mut [u8], host: &impl OptionsHost) -> Result<CompiledO
                             }
                             if flag == IPOPT_TS_TSANDADDR {
                                 o[ptr - 1..ptr + 3].copy_from_slice(&host.spec_dst().octets());
+                                c.ts_needaddr = true;
                             } else {
                                 let a = Ipv4Addr::new(o[ptr - 1], o[ptr], o[ptr + 1], o[ptr + 2]);
                                 if !host.stamps_prespecified(a) {
@@ -214,6 +220,7 @@ pub fn compile_rcv(opts: &mut [u8], host: &impl OptionsHost) -> Result<CompiledO
                                 }
                             }
                             o[2] += 8;
+                            c.ts_needtime = true;
                             Some(ptr + 3)
                         }
                         _ => None,
@@ -262,6 +269,75 @@ pub fn forward_options(opts: &mut [u8], c: &CompiledOptions, src: Ipv4Addr) -> b
     let ptr = opts[rr + 2] as usize;
     opts[rr + ptr - 5..rr + ptr - 1].copy_from_slice(&src.octets());
     true
+}
+
+/// The options of an ICMP error about a packet whose options were
+/// compiled into `c` (`opts`: its option bytes as filled on receive), as
+/// `icmp_send` builds them: `__ip_options_echo` copies Record Route then
+/// Timestamp (nothing else: source routes never get here), each advanced
+/// by the slot this hop takes if the received packet took one and there is
+/// room, padded with End of Option List to a multiple of 4; then
+/// `ip_options_build` writes the error's source address `src` and the time
+/// into those slots. `None` when the kernel gives up on the error
+/// (`-EINVAL`: a slot was taken on receive and no room is left for the
+/// next).
+pub fn echo_options(opts: &[u8], c: &CompiledOptions, src: Ipv4Addr, host: &impl OptionsHost) -> Option<Vec<u8>> {
+    let mut d = Vec::with_capacity(opts.len());
+    if let Some(rr) = c.rr {
+        let (optlen, soffset) = (opts[rr + 1] as usize, opts[rr + 2] as usize);
+        let at = d.len();
+        d.extend_from_slice(&opts[rr..rr + optlen]);
+        if c.rr_needaddr && soffset <= optlen {
+            if soffset + 3 > optlen {
+                return None;
+            }
+            d[at + 2] = (soffset + 4) as u8;
+            // ip_options_build: the error's own source at the new slot.
+            d[at + soffset - 1..at + soffset + 3].copy_from_slice(&src.octets());
+        }
+    }
+    if let Some(ts) = c.ts {
+        let (optlen, mut soffset) = (opts[ts + 1] as usize, opts[ts + 2] as usize);
+        let at = d.len();
+        d.extend_from_slice(&opts[ts..ts + optlen]);
+        if soffset <= optlen {
+            let mut addr_at = None;
+            let mut time_at = None;
+            if c.ts_needaddr {
+                if soffset + 3 > optlen {
+                    return None;
+                }
+                addr_at = Some(soffset - 1);
+                soffset += 4;
+            }
+            if c.ts_needtime {
+                if soffset + 3 > optlen {
+                    return None;
+                }
+                if d[at + 3] & 0x0f != IPOPT_TS_PRESPEC {
+                    time_at = Some(soffset - 1);
+                    soffset += 4;
+                } else if soffset + 7 <= optlen {
+                    let a = &d[at + soffset - 1..at + soffset + 3];
+                    if host.stamps_prespecified(Ipv4Addr::new(a[0], a[1], a[2], a[3])) {
+                        time_at = Some(soffset + 3);
+                        soffset += 8;
+                    }
+                }
+            }
+            d[at + 2] = soffset as u8;
+            if let Some(i) = addr_at {
+                d[at + i..at + i + 4].copy_from_slice(&src.octets());
+            }
+            if let Some(i) = time_at {
+                d[at + i..at + i + 4].copy_from_slice(&host.timestamp().to_be_bytes());
+            }
+        }
+    }
+    while d.len() % 4 != 0 {
+        d.push(IPOPT_END);
+    }
+    Some(d)
 }
 
 #[cfg(test)]
@@ -346,6 +422,54 @@ mod tests {
         assert_eq!(run(vec![7, 3, 4, 7, 3, 4, 0, 0]).1, Err(OptionsError { pointer: 23 }));
     }
 
+    /// Receive, then echo into an ICMP error from the VIP: the bytes the
+    /// kernel sent in the VM (time exceeded about TTL-1 SYNs), with this
+    /// host's time.
+    fn echo(rcv: Vec<u8>) -> Option<Vec<u8>> {
+        let mut o = rcv;
+        let c = compile_rcv(&mut o, &Host).unwrap();
+        echo_options(&o, &c, VIP, &Host)
+    }
+
+    #[test]
+    fn icmp_errors_echo_record_route_and_timestamp() {
+        let t = T.to_be_bytes();
+        let mut want = vec![68, 12, 13, 0];
+        want.extend(t);
+        want.extend(t);
+        assert_eq!(echo(vec![68, 12, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap(), want);
+        assert_eq!(echo(vec![7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap(), [7, 11, 12, 10, 0, 0, 100, 10, 0, 0, 100, 0]);
+        let mut want = vec![68, 20, 21, 1, 10, 0, 0, 100];
+        want.extend(t);
+        want.extend([10, 0, 0, 100]);
+        want.extend(t);
+        assert_eq!(echo(vec![68, 20, 5, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap(), want);
+        // Full on receive: copied as it is; a last slot taken on receive:
+        // copied, no room for the error's own.
+        assert_eq!(echo(vec![7, 11, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap(), [7, 11, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(echo(vec![7, 7, 4, 0, 0, 0, 0, 0]).unwrap(), [7, 7, 8, 10, 0, 0, 100, 0]);
+        let mut want = vec![68, 8, 9, 0];
+        want.extend(t);
+        assert_eq!(echo(vec![68, 8, 5, 0, 0, 0, 0, 0]).unwrap(), want);
+        // Record Route first, then Timestamp, NOPs dropped, END padding.
+        let mut rcv = vec![7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0, 1, 68, 16, 5, 0];
+        rcv.extend([0; 12]);
+        let mut want = vec![7, 11, 12, 10, 0, 0, 100, 10, 0, 0, 100, 68, 16, 13, 0];
+        want.extend(t);
+        want.extend(t);
+        want.extend([0, 0, 0, 0, 0]);
+        assert_eq!(echo(rcv).unwrap(), want);
+        // Flag 1 with only the pair taken on receive left: no room, no error sent.
+        let mut o = vec![68, 12, 5, 1, 0, 0, 0, 0, 0, 0, 0, 0];
+        let c = compile_rcv(&mut o, &Host).unwrap();
+        assert_eq!(o[2], 13);
+        assert!(echo_options(&o, &c, VIP, &Host).is_some());
+        let c2 = CompiledOptions { ts_needaddr: true, ..c };
+        let mut o2 = o.clone();
+        o2[2] = 11;
+        assert_eq!(echo_options(&o2, &c2, VIP, &Host), None);
+    }
+
     #[test]
     fn any_bytes_compile_without_panic() {
         // Random option areas, biased towards the option types handled.
@@ -377,6 +501,9 @@ mod tests {
                     let mut f = o.clone();
                     forward_options(&mut f, &c, VIP);
                     assert_eq!(o.len(), before.len());
+                    if let Some(e) = echo_options(&o, &c, VIP, &Host) {
+                        assert!(e.len() <= o.len() + 3 && e.len() % 4 == 0);
+                    }
                 }
                 Err(e) => assert!((20..20 + len.max(1) as u8).contains(&e.pointer), "{e} for {before:?}"),
             }

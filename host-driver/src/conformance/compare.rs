@@ -13,9 +13,10 @@
 //!   4-byte time a hop writes into an IPv4 Timestamp option (the one just
 //!   before the option's pointer, `inet_current_timestamp` in
 //!   `ip_options_compile`; the VM's clock is not the capture's), in the
-//!   outer header, an IPIP inner header or the header an ICMP error
-//!   quotes, with the checksums that cover it (IP header, ICMP) when they
-//!   are correct in the frame itself.
+//!   outer header (an ICMP error's own header: the last two, the time of
+//!   receipt it echoes and its own), an IPIP inner header or the header an
+//!   ICMP error quotes, with the checksums that cover them (IP header, ICMP)
+//!   when they are correct in the frame itself.
 //! * A frame only the kernel sent is explained when it answers or routes a
 //!   frame lvsnic hands to its host stack (HOST.pcap): an ARP reply, a
 //!   packet back to the sender (TCP RST, echo reply, ICMP error), or the
@@ -196,34 +197,38 @@ pub fn mask_random(f: &[u8], local: &[Ipv4Addr]) -> Option<Vec<u8>> {
     })
 }
 
-/// Offset in `f` of the time the last hop wrote into the Timestamp option
+/// Offsets in `f` of the last `n` times written into the Timestamp option
 /// of the IPv4 header at `o` (flags 0, 1 and 3: the 4 bytes before the
-/// pointer), if the header has one with a time written.
-fn timestamp_slot(f: &[u8], o: usize) -> Option<usize> {
-    let ihl = (*f.get(o)? & 0x0f) as usize * 4;
-    let opts = f.get(o + 20..o + ihl)?;
+/// pointer, then one slot further back), if it has one with a time written.
+fn timestamp_slots(f: &[u8], o: usize, n: usize) -> Vec<usize> {
+    let Some(&b) = f.get(o) else { return vec![] };
+    let ihl = (b & 0x0f) as usize * 4;
+    let Some(opts) = f.get(o + 20..o + ihl) else { return vec![] };
     let mut i = 0;
-    while i < opts.len() {
+    while i + 1 < opts.len() {
         match opts[i] {
-            0 => return None,
+            0 => break,
             1 => {
                 i += 1;
                 continue;
             }
             _ => {}
         }
-        let len = *opts.get(i + 1)? as usize;
+        let len = opts[i + 1] as usize;
         if len < 2 || i + len > opts.len() {
-            return None;
+            break;
         }
         if opts[i] == 68 && len >= 4 {
             let (ptr, flag) = (opts[i + 2] as usize, opts[i + 3] & 0x0f);
-            let first = if flag == 0 { 9 } else { 13 };
-            return (matches!(flag, 0 | 1 | 3) && ptr >= first && ptr <= len + 1).then(|| o + 20 + i + ptr - 5);
+            if !matches!(flag, 0 | 1 | 3) || ptr > len + 1 {
+                break;
+            }
+            let (first, step) = if flag == 0 { (9, 4) } else { (13, 8) };
+            return (0..n).map(|k| ptr as isize - (k * step) as isize).take_while(|&p| p >= first).map(|p| o + 20 + i + p as usize - 5).collect();
         }
         i += len;
     }
-    None
+    vec![]
 }
 
 /// The frame with the times the kernel wrote into IPv4 Timestamp options
@@ -232,36 +237,41 @@ pub fn mask_clock(f: &[u8]) -> Option<Vec<u8>> {
     use lvsnic_model::wire::checksum::verify;
     let o = ipv4_at(f)?;
     let ihl = (f[o] & 0x0f) as usize * 4;
+    let l4 = o + ihl;
+    let icmp_error = f[o + 9] == 1 && f.len() >= l4 + 8 + 20 && matches!(f[l4], 3 | 4 | 5 | 11 | 12);
     let mut m = f.to_vec();
     let mut any = false;
-    // An IP header's own time, and its checksum if that is right.
-    let mut header = |m: &mut Vec<u8>, h: usize| {
-        if let Some(s) = timestamp_slot(f, h) {
+    // An IP header's own times, and its checksum if that is right.
+    let mut header = |m: &mut Vec<u8>, h: usize, n: usize| {
+        let slots = timestamp_slots(f, h, n);
+        if !slots.is_empty() {
             let hl = (f[h] & 0x0f) as usize * 4;
             if verify(&f[h..h + hl], 0) {
                 m[h + 10..h + 12].fill(0);
             }
-            m[s..s + 4].fill(0);
+            for s in slots {
+                m[s..s + 4].fill(0);
+            }
             any = true;
         }
     };
-    header(&mut m, o);
-    let l4 = o + ihl;
-    match f[o + 9] {
-        4 if f.len() >= l4 + 20 => header(&mut m, l4),
-        1 if f.len() >= l4 + 8 + 20 && matches!(f[l4], 3 | 4 | 5 | 11 | 12) => {
-            // The quoted header is as the kernel received it: its checksum
-            // predates the time; the ICMP checksum covers the time.
-            if let Some(s) = timestamp_slot(f, l4 + 8) {
-                let tot = (u16::from_be_bytes([f[o + 2], f[o + 3]]) as usize).min(f.len());
-                if tot > ihl && verify(&f[l4..o + tot], 0) {
-                    m[l4 + 2..l4 + 4].fill(0);
-                }
-                m[s..s + 4].fill(0);
-                any = true;
+    // An ICMP error echoes the time the packet was received and adds the
+    // time it was sent (`__ip_options_echo`, `ip_options_build`).
+    header(&mut m, o, if icmp_error { 2 } else { 1 });
+    if f[o + 9] == 4 && f.len() >= l4 + 20 {
+        header(&mut m, l4, 1);
+    }
+    if icmp_error {
+        // The quoted header is as the kernel received it: its checksum
+        // predates the time; the ICMP checksum covers the time.
+        if let Some(&s) = timestamp_slots(f, l4 + 8, 1).first() {
+            let tot = (u16::from_be_bytes([f[o + 2], f[o + 3]]) as usize).min(f.len());
+            if tot > ihl && verify(&f[l4..o + tot], 0) {
+                m[l4 + 2..l4 + 4].fill(0);
             }
+            m[s..s + 4].fill(0);
+            any = true;
         }
-        _ => {}
     }
     any.then_some(m)
 }
