@@ -277,45 +277,56 @@ pub fn fraglist_fits(hl: usize, mtu: usize, pieces: &[usize]) -> bool {
     n > 1 && pieces.iter().enumerate().all(|(i, &len)| len <= space && (len & 7 == 0 || i + 1 == n))
 }
 
+/// What an ICMP error says, and from where (see [`icmp_error_frame`]).
+pub struct IcmpError<'a> {
+    /// ICMP type and code.
+    pub typ: u8,
+    /// ICMP code.
+    pub code: u8,
+    /// The 32-bit word after the checksum (pointer, MTU, ...).
+    pub info: u32,
+    /// Source address.
+    pub src: Ipv4Addr,
+    /// IP ID.
+    pub ident: u16,
+    /// IPv4 options of the error's own header (a multiple of 4 bytes:
+    /// `__ip_options_echo` of the original's, see
+    /// [`crate::wire::ipv4_options::echo_options`]).
+    pub options: &'a [u8],
+}
+
 /// Builds the frame `icmp_send` would transmit in reply to the IPv4 packet
 /// at `orig[l3..]`: an IPv4 header (TOS `(orig_tos & 0x1E) | 0xC0` for
-/// errors, ID `ident`, no DF, TTL 64, protocol 1, source `src`, destination
-/// the original source), the ICMP header (`typ`, `code`, the 32-bit `info`
-/// word, checksum over the whole message) and as much of the original IP
-/// packet as fits in 576 bytes (RFC 1812 4.3.2.3; `icmp_send` caps at 576).
-/// The Ethernet header (with the original VLAN tag) is `dst_mac`/`src_mac`.
-#[allow(clippy::too_many_arguments)]
-pub fn icmp_error_frame(
-    orig: &[u8],
-    l3: usize,
-    typ: u8,
-    code: u8,
-    info: u32,
-    src: Ipv4Addr,
-    ident: u16,
-    dst_mac: MacAddr,
-    src_mac: MacAddr,
-    mtu: usize,
-) -> Vec<u8> {
+/// errors, ID `e.ident`, no DF, TTL 64, protocol 1, source `e.src`,
+/// destination the original source, options `e.options`), the ICMP header
+/// (type, code, the 32-bit `info` word, checksum over the whole message)
+/// and as much of the original IP packet as fits in 576 bytes (RFC 1812
+/// 4.3.2.3; `icmp_send` caps at 576, options included). The Ethernet
+/// header (with the original VLAN tag) is `dst_mac`/`src_mac`.
+pub fn icmp_error_frame(orig: &[u8], l3: usize, e: &IcmpError, dst_mac: MacAddr, src_mac: MacAddr, mtu: usize) -> Vec<u8> {
+    let (typ, code, info) = (e.typ, e.code, e.info);
     let o = ip_at(orig, l3);
     let tot = usize::from(o.total_len()).min(orig.len() - l3);
-    let head = ipv4::HEADER_LEN + icmp::HEADER_LEN;
-    let quote = tot.min(mtu.min(576) - head);
+    let hl = ipv4::HEADER_LEN + e.options.len();
+    let head = hl + icmp::HEADER_LEN;
+    let quote = tot.min(mtu.min(576).saturating_sub(head));
     let (orig_src, orig_tos) = (o.src_addr(), o.tos());
     let mut f = Vec::with_capacity(l3 + head + quote);
     f.extend_from_slice(&orig[..l3]);
     set_macs(&mut f, dst_mac, src_mac);
+    f.resize(l3 + ipv4::HEADER_LEN, 0);
+    f.extend_from_slice(e.options);
     f.resize(l3 + head, 0);
     f.extend_from_slice(&orig[l3..l3 + quote]);
     let mut ip = ip_at_mut(&mut f, l3);
     ip.set_version(4);
-    ip.set_header_len(ipv4::HEADER_LEN as u8);
+    ip.set_header_len(hl as u8);
     ip.set_tos(if icmp::is_error_type(typ) { (orig_tos & 0x1E) | 0xC0 } else { orig_tos });
     ip.set_total_len((head + quote) as u16);
-    ip.set_ident(ident);
+    ip.set_ident(e.ident);
     ip.set_ttl(64);
     ip.set_protocol(IPPROTO_ICMP);
-    ip.set_src_addr(src);
+    ip.set_src_addr(e.src);
     ip.set_dst_addr(orig_src);
     ip.fill_checksum();
     let mut icmp = Icmpv4Packet::new_unchecked(ip.payload_mut());

@@ -8,7 +8,8 @@
 //! transmitted. `lvsnic replay` (golden backend) on `in.pcap` must transmit
 //! only frames the kernel transmitted, byte for byte (except the fields the
 //! kernel draws at random: IP ID and header checksum of non-DF IPIP outer
-//! headers and of the director's own ICMP errors), in the kernel's order,
+//! headers and of the director's own ICMP errors; and the times the kernel
+//! wrote into IPv4 Timestamp options from its own clock), in the kernel's order,
 //! and every other kernel frame must be the kernel stack's answer to a frame
 //! lvsnic hands to its host.
 
@@ -60,7 +61,7 @@ fn golden_model_transmits_what_the_kernel_transmitted() {
         .collect();
     dirs.sort();
     let names: Vec<String> = dirs.iter().map(|d| d.file_name().unwrap().to_string_lossy().into_owned()).collect();
-    for want in ["udp-wlc-persist", "vlan"] {
+    for want in ["ip-options", "ip-options-icmp", "udp-wlc-persist", "vlan"] {
         assert!(names.iter().any(|n| n == want), "fixture {want} missing in {}", fixtures().display());
     }
     let mut failed = Vec::new();

@@ -178,7 +178,11 @@ impl Director {
         // Quote only what the error quoted.
         let mut inner: Vec<u8> = frame[..l3].to_vec();
         inner.extend_from_slice(&frame[q.l3..end]);
+        // The options of the error received are not the quoted packet's:
+        // none are echoed (not observed in Linux).
+        let opts = self.ip_opts.take();
         let a = self.icmp_send(&mut inner, &ip, typ, code, info, q.daddr, DropReason::TunnelIcmp);
+        self.ip_opts = opts;
         if a == Action::Transmit {
             *frame = inner;
         }
@@ -216,6 +220,7 @@ impl Director {
         xmit::ip_decrease_ttl(frame, p.l3);
         xmit::nat_icmp(frame, p.l3, true, Ipv4Addr::from(c.vaddr), c.vport);
         self.out_stats(&c, p.len as u64);
+        self.forward_options(frame, p.l3);
         let mac = self.cfg.next_hop_mac(Ipv4Addr::from(c.caddr));
         xmit::set_macs(frame, mac, self.cfg.mac);
         self.finish_tx(frame, p.l3, extra)

@@ -294,6 +294,25 @@ struct Pkt {
     l4: Option<(usize, u16, u16, u8)>,
 }
 
+/// What `ip_options_compile` asks of the director for one received packet.
+struct RcvOptionsHost<'a> {
+    director: &'a Director,
+    spec_dst: Ipv4Addr,
+}
+
+impl wire::ipv4_options::OptionsHost for RcvOptionsHost<'_> {
+    fn spec_dst(&self) -> Ipv4Addr {
+        self.spec_dst
+    }
+    fn timestamp(&self) -> u32 {
+        wire::ipv4_options::ms_since_midnight(self.director.now)
+    }
+    fn stamps_prespecified(&self, addr: Ipv4Addr) -> bool {
+        let d = self.director;
+        wire::ipv4_options::not_unicast(addr, |a| a == d.cfg.ip || d.services.is_vip(u32::from(a)))
+    }
+}
+
 /// The golden-model director.
 pub struct Director {
     /// The director configuration.
@@ -330,6 +349,8 @@ pub struct Director {
     pub defrag: Defrag,
     /// Set while a reassembled datagram is processed.
     reasm: Option<ReasmInfo>,
+    /// The IPv4 options of the packet being processed, as received.
+    ip_opts: Option<wire::ipv4_options::CompiledOptions>,
 }
 
 /// Connections served outside the director's packet path (by the
@@ -381,6 +402,7 @@ impl Director {
             forced_expiry: std::collections::HashSet::new(),
             defrag: Defrag::new(),
             reasm: None,
+            ip_opts: None,
         };
         for s in &rules.services {
             let name = service_name(&s.key);
@@ -513,13 +535,72 @@ impl Director {
             return self.defragment(frame, extra, &p);
         }
         let local = p.daddr == u32::from(self.cfg.ip) || self.services.is_vip(p.daddr);
-        match (local, p.proto) {
+        // ip_rcv_options: the options are filled in before IPVS sees the
+        // packet; the host stack gets the frame as it arrived (it does the
+        // same itself).
+        let received = if p.ihl > wire::ipv4::HEADER_LEN {
+            match self.rcv_options(frame, &p, local) {
+                Ok(orig) => Some(orig),
+                Err(a) => return a,
+            }
+        } else {
+            None
+        };
+        let a = match (local, p.proto) {
             (true, IPPROTO_TCP) | (true, IPPROTO_UDP) => self.ip_vs_in(frame, extra, &p),
             (true, IPPROTO_ICMP) => self.ip_vs_in_icmp(frame, extra, &p),
             (true, _) => self.host(HostReason::Local),
             (false, IPPROTO_TCP) | (false, IPPROTO_UDP) => self.ip_vs_out(frame, extra, &p),
             (false, IPPROTO_ICMP) => self.ip_vs_out_icmp(frame, extra, &p),
             (false, _) => self.host(HostReason::Forward),
+        };
+        self.ip_opts = None;
+        if let (Action::ToHost(_), Some(orig)) = (a, received) {
+            *frame = orig;
+        }
+        a
+    }
+
+    /// `ip_rcv_options` → `ip_options_compile` on the frame's IPv4 options
+    /// (see [`wire::ipv4_options`]): fills them in place and keeps what it
+    /// found for `ip_forward_options`; returns the frame as it arrived.
+    /// Options the kernel refuses (ICMP parameter problem) and source
+    /// routes (`accept_source_route` is off) make it drop the packet before
+    /// IPVS: the frame goes to the host stack, which does the same.
+    fn rcv_options(&mut self, frame: &mut Vec<u8>, p: &Pkt, local: bool) -> Result<Vec<u8>, Action> {
+        let orig = frame.clone();
+        let host = RcvOptionsHost {
+            director: self,
+            // fib_compute_spec_dst: the destination of a local packet; for a
+            // forwarded one the preferred source of the route back, the
+            // director's only address.
+            spec_dst: if local { Ipv4Addr::from(p.daddr) } else { self.cfg.ip },
+        };
+        let mut ip = Ipv4Packet::new_unchecked(&mut frame[p.l3..]);
+        match wire::ipv4_options::compile_rcv(ip.options_mut(), &host) {
+            Ok(c) if !c.srr => {
+                self.ip_opts = Some(c);
+                Ok(orig)
+            }
+            _ => {
+                *frame = orig;
+                Err(self.host(HostReason::Malformed))
+            }
+        }
+    }
+
+    /// `ip_forward_options` for a forwarded packet IPVS rewrote (NAT reply,
+    /// ICMP error from a real server): IPVS re-routed it as a local output
+    /// (`ip_vs_route_me_harder`), so a Record Route slot taken on receive
+    /// gets the packet's new source address (`ip_rt_get_source`); the
+    /// header checksum is then recomputed.
+    pub(super) fn forward_options(&self, frame: &mut [u8], l3: usize) {
+        if let Some(c) = &self.ip_opts {
+            let mut ip = Ipv4Packet::new_unchecked(&mut frame[l3..]);
+            let src = ip.src_addr();
+            if wire::ipv4_options::forward_options(ip.options_mut(), c, src) {
+                ip.fill_checksum();
+            }
         }
     }
 

@@ -5,7 +5,7 @@
 //! drop and host-handoff accounting.
 
 use crate::wire::icmp::{self, ICMP_DEST_UNREACH, ICMP_TIME_EXCEEDED, ICMP_UNREACH_FRAG_NEEDED};
-use crate::wire::{Icmpv4Packet, Ipv4Packet, IPPROTO_ICMP};
+use crate::wire::{self, Icmpv4Packet, Ipv4Packet, IPPROTO_ICMP};
 use super::{Action, Director, DropReason, HostReason, Pkt};
 use crate::conn::{flags as cf, ConnId};
 use crate::defrag::DefragUser;
@@ -74,16 +74,25 @@ impl Director {
             self.counters.icmp_rate_limited += 1;
             return self.drop(drop);
         }
+        // __ip_options_echo: the error carries the packet's Record Route and
+        // Timestamp options, with its own slot filled in.
+        let opts = match &self.ip_opts {
+            Some(c) => {
+                let host = super::RcvOptionsHost { director: self, spec_dst: Ipv4Addr::from(src) };
+                let received = Ipv4Packet::new_unchecked(&frame[p.l3..]);
+                match wire::ipv4_options::echo_options(received.options(), c, Ipv4Addr::from(src), &host) {
+                    Some(o) => o,
+                    None => return self.drop(drop),
+                }
+            }
+            None => Vec::new(),
+        };
         let ident = self.next_ip_id();
         let dst_mac = self.cfg.next_hop_mac(Ipv4Addr::from(p.saddr));
         let f = xmit::icmp_error_frame(
             frame,
             p.l3,
-            typ,
-            code,
-            info,
-            Ipv4Addr::from(src),
-            ident,
+            &xmit::IcmpError { typ, code, info, src: Ipv4Addr::from(src), ident, options: &opts },
             dst_mac,
             self.cfg.mac,
             self.cfg.mtu as usize,

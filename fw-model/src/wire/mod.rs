@@ -58,6 +58,7 @@ pub mod checksum;
 pub mod ethernet;
 pub mod frame;
 pub mod icmp;
+pub mod ipv4_options;
 pub mod ipv4;
 pub mod tcp;
 pub mod udp;

@@ -9,6 +9,14 @@
 //!   header whose inner header has no DF (`ip_select_ident` in
 //!   `ipvs_tunnel_xmit`), and of an ICMP error sent from one of the
 //!   director's own addresses (`icmp_send`).
+//! * Only what the kernel reads from its own clock is ignored besides: the
+//!   4-byte time a hop writes into an IPv4 Timestamp option (the one just
+//!   before the option's pointer, `inet_current_timestamp` in
+//!   `ip_options_compile`; the VM's clock is not the capture's), in the
+//!   outer header (an ICMP error's own header: the last two, the time of
+//!   receipt it echoes and its own), an IPIP inner header or the header an
+//!   ICMP error quotes, with the checksums that cover them (IP header, ICMP)
+//!   when they are correct in the frame itself.
 //! * A frame only the kernel sent is explained when it answers or routes a
 //!   frame lvsnic hands to its host stack (HOST.pcap): an ARP reply, a
 //!   packet back to the sender (TCP RST, echo reply, ICMP error), or the
@@ -90,6 +98,9 @@ pub struct Summary {
     pub identical: usize,
     /// Identical once the kernel's random fields are ignored (counted in `identical` too).
     pub random_fields_ignored: usize,
+    /// Identical once the times the kernel wrote into IPv4 Timestamp
+    /// options are ignored (counted in `identical` too).
+    pub clock_fields_ignored: usize,
     /// Matched frames that came out in a different order.
     pub order_only: usize,
     /// Pairs of frames that differ.
@@ -112,7 +123,7 @@ impl Summary {
     /// The text report: one summary line, then per category the first examples.
     pub fn text(&self) -> String {
         let mut s = format!(
-            "conformance: {} input frames ({} not replayable, replay up to {:.0} ms behind), kernel sent {}, lvsnic {} (+{} to host): {} identical ({} with random fields ignored), {} differing, {} only-kernel, {} only-lvsnic, {} explained, {} order-only\n",
+            "conformance: {} input frames ({} not replayable, replay up to {:.0} ms behind), kernel sent {}, lvsnic {} (+{} to host): {} identical ({} with random fields ignored, {} with clock fields ignored), {} differing, {} only-kernel, {} only-lvsnic, {} explained, {} order-only\n",
             self.input_frames,
             self.not_replayed,
             self.replay_lag_ms,
@@ -121,6 +132,7 @@ impl Summary {
             self.host_frames,
             self.identical,
             self.random_fields_ignored,
+            self.clock_fields_ignored,
             self.differing,
             self.only_kernel,
             self.only_lvsnic,
@@ -183,6 +195,85 @@ pub fn mask_random(f: &[u8], local: &[Ipv4Addr]) -> Option<Vec<u8>> {
         m[o + 10..o + 12].fill(0);
         m
     })
+}
+
+/// Offsets in `f` of the last `n` times written into the Timestamp option
+/// of the IPv4 header at `o` (flags 0, 1 and 3: the 4 bytes before the
+/// pointer, then one slot further back), if it has one with a time written.
+fn timestamp_slots(f: &[u8], o: usize, n: usize) -> Vec<usize> {
+    let Some(&b) = f.get(o) else { return vec![] };
+    let ihl = (b & 0x0f) as usize * 4;
+    let Some(opts) = f.get(o + 20..o + ihl) else { return vec![] };
+    let mut i = 0;
+    while i + 1 < opts.len() {
+        match opts[i] {
+            0 => break,
+            1 => {
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let len = opts[i + 1] as usize;
+        if len < 2 || i + len > opts.len() {
+            break;
+        }
+        if opts[i] == 68 && len >= 4 {
+            let (ptr, flag) = (opts[i + 2] as usize, opts[i + 3] & 0x0f);
+            if !matches!(flag, 0 | 1 | 3) || ptr > len + 1 {
+                break;
+            }
+            let (first, step) = if flag == 0 { (9, 4) } else { (13, 8) };
+            return (0..n).map(|k| ptr as isize - (k * step) as isize).take_while(|&p| p >= first).map(|p| o + 20 + i + p as usize - 5).collect();
+        }
+        i += len;
+    }
+    vec![]
+}
+
+/// The frame with the times the kernel wrote into IPv4 Timestamp options
+/// zeroed (see the module documentation), or `None` when it has none.
+pub fn mask_clock(f: &[u8]) -> Option<Vec<u8>> {
+    use lvsnic_model::wire::checksum::verify;
+    let o = ipv4_at(f)?;
+    let ihl = (f[o] & 0x0f) as usize * 4;
+    let l4 = o + ihl;
+    let icmp_error = f[o + 9] == 1 && f.len() >= l4 + 8 + 20 && matches!(f[l4], 3 | 4 | 5 | 11 | 12);
+    let mut m = f.to_vec();
+    let mut any = false;
+    // An IP header's own times, and its checksum if that is right.
+    let mut header = |m: &mut Vec<u8>, h: usize, n: usize| {
+        let slots = timestamp_slots(f, h, n);
+        if !slots.is_empty() {
+            let hl = (f[h] & 0x0f) as usize * 4;
+            if verify(&f[h..h + hl], 0) {
+                m[h + 10..h + 12].fill(0);
+            }
+            for s in slots {
+                m[s..s + 4].fill(0);
+            }
+            any = true;
+        }
+    };
+    // An ICMP error echoes the time the packet was received and adds the
+    // time it was sent (`__ip_options_echo`, `ip_options_build`).
+    header(&mut m, o, if icmp_error { 2 } else { 1 });
+    if f[o + 9] == 4 && f.len() >= l4 + 20 {
+        header(&mut m, l4, 1);
+    }
+    if icmp_error {
+        // The quoted header is as the kernel received it: its checksum
+        // predates the time; the ICMP checksum covers the time.
+        if let Some(&s) = timestamp_slots(f, l4 + 8, 1).first() {
+            let tot = (u16::from_be_bytes([f[o + 2], f[o + 3]]) as usize).min(f.len());
+            if tot > ihl && verify(&f[l4..o + tot], 0) {
+                m[l4 + 2..l4 + 4].fill(0);
+            }
+            m[s..s + 4].fill(0);
+            any = true;
+        }
+    }
+    any.then_some(m)
 }
 
 /// Why a frame only the kernel sent is explained by one lvsnic hands to its
@@ -251,9 +342,14 @@ impl Compare<'_> {
         let mut l_used = vec![false; self.lvsnic.len()];
         let mut s = Summary { kernel_frames: self.kernel.len(), lvsnic_frames: self.lvsnic.len(), host_frames: self.host.len(), ..Default::default() };
 
-        // 1. Byte-identical, then identical with random fields masked.
-        for pass in 0..2 {
-            let key = |f: &[u8]| if pass == 0 { Some(f.to_vec()) } else { mask_random(f, self.local) };
+        // 1. Byte-identical, then identical with random fields masked, then
+        //    with clock fields (and random fields) masked.
+        for pass in 0..3 {
+            let key = |f: &[u8]| match pass {
+                0 => Some(f.to_vec()),
+                1 => mask_random(f, self.local),
+                _ => mask_clock(f).map(|m| mask_random(&m, self.local).unwrap_or(m)),
+            };
             let mut by_key: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
             for (i, r) in self.lvsnic.iter().enumerate() {
                 if !l_used[i] {
@@ -272,7 +368,8 @@ impl Compare<'_> {
                     l_used[li] = true;
                     k_match[ki] = Some(li);
                     s.identical += 1;
-                    s.random_fields_ignored += pass;
+                    s.random_fields_ignored += usize::from(pass == 1 || pass == 2 && mask_random(&r.data, self.local).is_some());
+                    s.clock_fields_ignored += usize::from(pass == 2);
                 }
             }
         }
@@ -482,6 +579,54 @@ mod tests {
         // Without the host frame it is only-kernel.
         let s = Compare { kernel: &kernel, lvsnic: &[], host: &[], local: &[], window_ns: 50 }.run();
         assert_eq!((s.only_kernel, s.categories[0].what.as_str()), (1, "TCP [R]"));
+    }
+
+    /// A NAT SYN as the kernel sent it (recorded in the VM): Timestamp
+    /// option flag 1, VIP 10.0.0.100 and time 0x027a092b written, pointer 13.
+    fn kernel_ts_syn() -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0x10, 2, 2, 0, 0, 0, 0, 1, 8, 0];
+        f.extend([0x4a, 0, 0, 0x3c, 0x9c, 0x41, 0x40, 0, 0x3f, 6, 0xa2, 0x95, 198, 18, 0, 10, 192, 168, 10, 2]);
+        f.extend([0x44, 0x14, 0x0d, 0x01, 10, 0, 0, 100, 0x02, 0x7a, 0x09, 0x2b, 0, 0, 0, 0, 0, 0, 0, 0]);
+        f.extend([0x9c, 0x41, 0x1f, 0x90, 0, 0, 3, 0xe8, 0, 0, 0, 0, 0x50, 0x02, 0xfa, 0xf0, 0x64, 0x71, 0, 0]);
+        f
+    }
+
+    /// `f` with the time at its Timestamp slot set to `t` and a correct
+    /// IP header checksum.
+    fn with_time(f: &[u8], t: u32) -> Vec<u8> {
+        let mut g = f.to_vec();
+        g[42..46].copy_from_slice(&t.to_be_bytes());
+        g[24..26].fill(0);
+        let c = lvsnic_model::wire::checksum::checksum(&g[14..54]);
+        g[24..26].copy_from_slice(&c.to_be_bytes());
+        g
+    }
+
+    #[test]
+    fn kernel_clock_ignored_only_in_timestamp_times() {
+        let k = kernel_ts_syn();
+        assert!(lvsnic_model::wire::checksum::verify(&k[14..54], 0), "fixture frame checksum");
+        // Another time (and so another header checksum): identical, counted.
+        let l = with_time(&k, 0x027a_0900);
+        let s = Compare { kernel: &[rec(1, k.clone())], lvsnic: &[rec(1, l.clone())], host: &[], local: &[], window_ns: 5 }.run();
+        assert_eq!((s.identical, s.clock_fields_ignored, s.random_fields_ignored, s.unexplained()), (1, 1, 0, 0), "{}", s.text());
+        // The address written with the time is not a clock field.
+        let mut a = l.clone();
+        a[41] = 1;
+        let a = with_time(&a, 0x027a_0900);
+        let s = Compare { kernel: &[rec(1, k.clone())], lvsnic: &[rec(1, a)], host: &[], local: &[], window_ns: 5 }.run();
+        assert_eq!((s.identical, s.differing), (0, 1));
+        assert_eq!(s.categories[0].what, "ip.csum ip.options");
+        // A header checksum that does not match its own header is not ignored.
+        let mut bad = l.clone();
+        bad[25] ^= 1;
+        let s = Compare { kernel: &[rec(1, k.clone())], lvsnic: &[rec(1, bad)], host: &[], local: &[], window_ns: 5 }.run();
+        assert_eq!((s.identical, s.differing), (0, 1));
+        // No time written (the pointer at the first slot): nothing ignored.
+        let mut unfilled = k.clone();
+        unfilled[36] = 5;
+        assert_eq!(mask_clock(&unfilled), None);
+        assert!(mask_clock(&k).is_some());
     }
 
     #[test]
