@@ -92,6 +92,13 @@ class TB:
             for q in (0, 1):
                 self.irqs[q] += (v >> q) & 1
 
+    def stall(self, rng, p):
+        """Random pauses (probability p) on every host-memory channel and
+        on the s_axis_host source."""
+        w, r = self.ram.write_if, self.ram.read_if
+        for ch in (w.aw_channel, w.w_channel, w.b_channel, r.ar_channel, r.r_channel, self.src):
+            ch.set_pause_generator(pauses(rng, p))
+
     async def rd(self, a):
         return await self.axil.read_dword(a)
 
@@ -296,10 +303,12 @@ async def rx_bad(dut):
     buffer), a frame longer than the buffer (dropped, buffer stays posted),
     longer than MAX_FRAME (dropped), a buffer in the fault window (status 2,
     ERR_DMA, DROP), a stopped queue (DROP), a completion ring in the fault
-    window (STATUS.fault, ERR_DMA; later frames dropped)."""
+    window (STATUS.fault, ERR_DMA; later frames dropped). Random pauses on
+    every host-memory channel and on s_axis_host."""
     tb = TB(dut)
     await start(dut)
     rng = random.Random(seed(72))
+    tb.stall(rng, 0.3)
     rx = Rx(tb, 2)
     rx.fill()
     rx.post(0, size=63)                     # too small: malformed
@@ -384,10 +393,12 @@ async def tx_frames(dut):
     malformed descriptors (length 13, MAX_FRAME + 1; W + 1 at 64 bits) give status 1 and
     ERR_DESC, a buffer in the fault window status 2 and ERR_DMA, neither a
     frame; second pass phase 0; a descriptor ring in the fault window halts
-    the queue. Random backpressure on the stream."""
+    the queue. Random backpressure on the stream, random pauses on every
+    host-memory channel."""
     tb = TB(dut)
     await start(dut)
     rng = random.Random(seed(73))
+    tb.stall(rng, 0.4)
     W = tb.W
     tb.sink.set_pause_generator(pauses(rng, 0.3))
     log2, n = 3, 8
