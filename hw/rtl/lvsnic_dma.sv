@@ -32,7 +32,7 @@
 //
 // One engine FSM does register writes, RX and TX in turn (a register write
 // waits for the operation in progress); register reads are answered at any
-// time. Frame buffers are arrays read combinationally.
+// time. Frame buffers are arrays with one combinational read port each.
 `default_nettype none
 
 module lvsnic_dma #(
@@ -301,7 +301,8 @@ module lvsnic_dma #(
     logic [17:0] mnb;            // beats of the operation
     logic [17:0] mnw;            // frame words of the operation
     logic [8:0]  mleft;          // beats left in the burst
-    logic [DATA_WIDTH-1:0] mprev;
+    logic [DATA_WIDTH-1:0] mprev;      // read: the previous beat
+    logic [DATA_WIDTH-1:0] msrc_prev;  // write: source word k-1 (0 before the first)
 
     wire [WL-1:0]  mo      = mv_addr[WL-1:0];
     wire [63:0]    mcur    = {mv_addr[63:WL], {WL{1'b0}}} + {46'd0, mk} * 64'(W);
@@ -311,8 +312,8 @@ module lvsnic_dma #(
     wire [8:0]     mblen   = (mb1 > 18'd256) ? 9'd256 : mb1[8:0];
 
     // source word j of a write (0 outside the frame)
-    function automatic [DATA_WIDTH-1:0] src_word(input logic [17:0] j, input logic valid);
-        if (!valid || j >= mnw) src_word = '0;
+    function automatic [DATA_WIDTH-1:0] src_word(input logic [17:0] j);
+        if (j >= mnw) src_word = '0;
         else if (mv_cpl) src_word = cpl_buf[j[$clog2(CPLN+1)-1:0] * DATA_WIDTH +: DATA_WIDTH];
         else src_word = rx_ram[j[$clog2(DEPTH)-1:0]];
     endfunction
@@ -320,7 +321,7 @@ module lvsnic_dma #(
     logic [DATA_WIDTH-1:0]   wbeat;
     logic [W-1:0]            wstrb;
     always_comb begin
-        wpair = {src_word(mk, 1'b1), src_word(mk - 18'd1, mk != 18'd0)};
+        wpair = {src_word(mk), msrc_prev};
         wbeat = DATA_WIDTH'(wpair >> ((W - 32'(mo)) * 8));
         for (int b = 0; b < W; b++) begin
             wstrb[b] = 32'({mk, {WL{1'b0}}}) + 32'(b) >= 32'(mo)
@@ -364,6 +365,7 @@ module lvsnic_dma #(
             mnw    <= '0;
             mleft  <= '0;
             mprev  <= '0;
+            msrc_prev <= '0;
             desc_buf <= '0;
         end else begin
             if (rput && !mv_ram && ridx < 18'(DESCN))
@@ -371,6 +373,7 @@ module lvsnic_dma #(
             case (mst)
                 M_IDLE: if (mv_go) begin
                     mv_err <= 1'b0;
+                    msrc_prev <= '0;
                     mk     <= '0;
                     mnb    <= (18'(mo) + 18'(mv_len) + 18'(W - 1)) >> WL;
                     mnw    <= (18'(mv_len) + 18'(W - 1)) >> WL;
@@ -396,6 +399,7 @@ module lvsnic_dma #(
                     mst   <= M_W;
                 end
                 M_W: if (m_axi_wready) begin
+                    msrc_prev <= wpair[2*DATA_WIDTH-1:DATA_WIDTH];
                     mk    <= mk + 18'd1;
                     mleft <= mleft - 9'd1;
                     if (mleft == 9'd1) mst <= M_B;
