@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Verilator -Wall lint of lvsnic_core (hw/rtl/lvsnic_core.f) at several
-# parameter sets: DATA_WIDTH 64/128/256/512, small/large tables. Waivers are
+# parameter sets: DATA_WIDTH 64/128/256/512, small/large tables, and
+# lvsnic_dma (the card's DMA engine) at 64/128/256/512 bits. Waivers are
 # in hw/rtl/lvsnic.vlt only. Uses the project's Verilator (scripts/setup-hw.sh).
 # Exit status non-zero on any warning.
 set -euo pipefail
@@ -23,5 +24,11 @@ run -GDATA_WIDTH=256 -GFLOW_BUCKETS_LOG2=16 -GACTION_LOG2=4 -GVIP_COUNT=32
 for m in lvsnic_toeplitz lvsnic_ip_csum lvsnic_l4_csum; do
     echo "lint: $m"
     "$VBIN" --lint-only -Wall --top-module "$m" hw/rtl/lvsnic.vlt "hw/rtl/$m.sv"
+done
+# the card's DMA engine (not part of lvsnic_core; the board top instantiates it)
+for p in "-GDATA_WIDTH=64" "-GDATA_WIDTH=128 -GMAX_FRAME=1514" "-GDATA_WIDTH=256 -GMAX_FRAME=9000" "-GDATA_WIDTH=512"; do
+    echo "lint: lvsnic_dma $p"
+    # shellcheck disable=SC2086
+    "$VBIN" --lint-only -Wall --top-module lvsnic_dma hw/rtl/lvsnic.vlt hw/rtl/lvsnic_dma.sv $p
 done
 echo "lint: clean"
