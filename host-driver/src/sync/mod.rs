@@ -1,0 +1,261 @@
+//! The connection sync daemons of `lvsnic daemon`, wire-compatible with
+//! Linux IPVS: `--start-daemon master|backup --mcast-interface IF
+//! [--syncid N] [--mcast-group A] [--mcast-port P] [--mcast-ttl T]
+//! [--sync-maxlen L]`, `--stop-daemon master|backup`, `-L --daemon`.
+//!
+//! * Master: every packet of a connection the golden model handles in the
+//!   client-to-server direction is an event for the kernel's sync rules
+//!   ([`lvsnic_model::sync::master`]); the messages they produce are sent
+//!   to the group (default 224.0.0.81:8848) out of the interface.
+//! * Backup: datagrams received on the group, on the interface, are
+//!   decoded and installed in the golden model's connection table
+//!   ([`lvsnic_model::sync::backup`]); each connection created or updated
+//!   then goes through the flow manager's `sync`, the path that offloads
+//!   connections to the card. Malformed messages and messages of another
+//!   syncid are counted by reason and not installed.
+//!
+//! Both can run at once, as in the kernel.
+
+pub mod sock;
+
+use crate::device::Device;
+use crate::slowpath::SlowPath;
+use lvsnic_model::director::Director;
+use lvsnic_model::rules::ipvsadm::{DaemonListing, DaemonState, SyncDaemon};
+use lvsnic_model::sync::backup::{self, BackupCounters};
+use lvsnic_model::sync::master::{sync_maxlen, MasterCounters, SyncMaster, SyncSysctl, SYNC_FLUSH_TIME};
+use lvsnic_model::sync::{SYNC_GROUP, SYNC_PORT};
+use serde::Serialize;
+use std::net::{IpAddr, Ipv4Addr, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::{Duration, Instant};
+
+/// Why a daemon could not be started or stopped (one line, as ipvsadm
+/// prints the kernel's refusal).
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// `EEXIST`.
+    #[error("Daemon has already run")]
+    AlreadyRunning,
+    /// `ESRCH`.
+    #[error("No daemon is running")]
+    NotRunning,
+    /// `ENODEV`: no such interface.
+    #[error("No such device")]
+    NoDevice,
+    /// An IPv6 group (the kernel would take it; lvsnic syncs over IPv4).
+    #[error("lvsnic: connection sync over an IPv6 multicast group is not supported")]
+    Ipv6Group,
+    /// A socket could not be set up.
+    #[error("sync socket on {ifname}: {source}")]
+    Socket { ifname: String, source: std::io::Error },
+}
+
+/// One daemon's configuration, as the kernel completes it
+/// (`start_sync_thread`: defaults for group, port, TTL, `sync_maxlen`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DaemonConfig {
+    pub ifname: String,
+    pub syncid: u8,
+    pub maxlen: u32,
+    pub group: Ipv4Addr,
+    pub port: u16,
+    pub ttl: u8,
+}
+
+impl DaemonConfig {
+    /// The listing line's fields.
+    fn listing(&self, state: DaemonState) -> DaemonListing {
+        DaemonListing {
+            state,
+            mcast_ifn: self.ifname.clone(),
+            syncid: self.syncid as u32,
+            sync_maxlen: self.maxlen,
+            mcast_group: Some(IpAddr::V4(self.group)),
+            mcast_port: self.port,
+            mcast_ttl: self.ttl,
+        }
+    }
+}
+
+struct Master {
+    cfg: DaemonConfig,
+    sock: UdpSocket,
+    rules: SyncMaster,
+    /// Wall-clock start of the current buffer (the model's clock stands
+    /// still between frames of a capture).
+    pending_since: Option<Instant>,
+    send_errors: u64,
+}
+
+struct Backup {
+    cfg: DaemonConfig,
+    sock: UdpSocket,
+    counters: BackupCounters,
+    buf: Vec<u8>,
+}
+
+/// The daemons' counters (in `lvsnic status`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SyncStatus {
+    pub master: Option<MasterStatus>,
+    pub backup: Option<BackupCounters>,
+}
+
+/// The master's counters.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MasterStatus {
+    #[serde(flatten)]
+    pub counters: MasterCounters,
+    pub send_errors: u64,
+}
+
+/// The master and backup sync daemons (none running by default).
+#[derive(Default)]
+pub struct SyncDaemons {
+    master: Option<Master>,
+    backup: Option<Backup>,
+    /// The sysctls the master follows.
+    pub sysctl: SyncSysctl,
+}
+
+impl SyncDaemons {
+    /// `--start-daemon`.
+    pub fn start(&mut self, d: &SyncDaemon) -> Result<(), SyncError> {
+        let backup = d.state == DaemonState::Backup;
+        if (backup && self.backup.is_some()) || (!backup && self.master.is_some()) {
+            return Err(SyncError::AlreadyRunning);
+        }
+        let group = match d.mcast_group {
+            None => SYNC_GROUP,
+            Some(IpAddr::V4(g)) => g,
+            Some(IpAddr::V6(_)) => return Err(SyncError::Ipv6Group),
+        };
+        let (ifindex, mtu) = sock::interface(&d.mcast_ifn).map_err(|_| SyncError::NoDevice)?;
+        let cfg = DaemonConfig {
+            ifname: d.mcast_ifn.clone(),
+            syncid: d.syncid,
+            maxlen: sync_maxlen(backup, d.sync_maxlen, mtu),
+            group,
+            port: d.mcast_port.unwrap_or(SYNC_PORT),
+            ttl: d.mcast_ttl.unwrap_or(1),
+        };
+        let sock_err = |source| SyncError::Socket { ifname: cfg.ifname.clone(), source };
+        if backup {
+            let sock = sock::recv_socket(&cfg.ifname, ifindex, cfg.group, cfg.port).map_err(sock_err)?;
+            let buf = vec![0; cfg.maxlen as usize];
+            self.backup = Some(Backup { cfg, sock, counters: BackupCounters::default(), buf });
+        } else {
+            let sock = sock::send_socket(ifindex, cfg.group, cfg.port, cfg.ttl).map_err(sock_err)?;
+            let rules = SyncMaster::new(self.sysctl, cfg.syncid, cfg.maxlen as usize);
+            self.master = Some(Master { cfg, sock, rules, pending_since: None, send_errors: 0 });
+        }
+        Ok(())
+    }
+
+    /// `--stop-daemon` (a master's unsent buffers are discarded, as the
+    /// kernel's are).
+    pub fn stop(&mut self, state: DaemonState) -> Result<(), SyncError> {
+        let slot = match state {
+            DaemonState::Master => self.master.take().map(|_| ()),
+            DaemonState::Backup => self.backup.take().map(|_| ()),
+        };
+        slot.ok_or(SyncError::NotRunning)
+    }
+
+    /// `-L --daemon`: master first, then backup.
+    pub fn listing(&self) -> Vec<DaemonListing> {
+        let mut v = Vec::new();
+        if let Some(m) = &self.master {
+            v.push(m.cfg.listing(DaemonState::Master));
+        }
+        if let Some(b) = &self.backup {
+            v.push(b.cfg.listing(DaemonState::Backup));
+        }
+        v
+    }
+
+    /// Descriptors to poll for input (the backup's socket).
+    pub fn fds(&self) -> Vec<RawFd> {
+        self.backup.iter().map(|b| b.sock.as_raw_fd()).collect()
+    }
+
+    /// Whether the master has a buffer waiting (the loop should wake up
+    /// to flush it).
+    pub fn master_pending(&self) -> bool {
+        self.master.as_ref().is_some_and(|m| m.rules.pending_conns() > 0)
+    }
+
+    /// Counters.
+    pub fn status(&self) -> SyncStatus {
+        SyncStatus {
+            master: self.master.as_ref().map(|m| MasterStatus { counters: m.rules.counters, send_errors: m.send_errors }),
+            backup: self.backup.as_ref().map(|b| b.counters.clone()),
+        }
+    }
+
+    /// After the golden model handled `frame`: a packet of its connection
+    /// in the client-to-server direction is a master event.
+    pub fn after_frame(&mut self, d: &Director, frame: &[u8]) {
+        let Some(m) = &mut self.master else { return };
+        let Some(id) = d.last_conn else { return };
+        if !d.conns.is_live(id) {
+            return;
+        }
+        let c = d.conns.get(id);
+        if ipv4_dst_proto(frame) == Some((c.vaddr, c.proto)) {
+            m.rules.in_packet(d.now(), &d.conns, id);
+            if m.pending_since.is_none() && m.rules.pending_conns() > 0 {
+                m.pending_since = Some(Instant::now());
+            }
+        }
+    }
+
+    /// Receives and installs what the backup socket holds; sends what the
+    /// master has ready.
+    pub fn run<D: Device>(&mut self, sp: &mut SlowPath<D>) {
+        if let Some(b) = &mut self.backup {
+            loop {
+                let n = match b.sock.recv(&mut b.buf) {
+                    Ok(n) => n,
+                    Err(_) => break,
+                };
+                let ids = backup::receive(&mut sp.director, &b.buf[..n], b.cfg.syncid, &mut b.counters);
+                for id in ids {
+                    sp.flows.sync(&mut sp.dp, &mut sp.director, id);
+                }
+            }
+        }
+        if let Some(m) = &mut self.master {
+            let d = &sp.director;
+            let mut msgs = m.rules.poll(d.now(), &d.conns);
+            if m.pending_since.is_some_and(|t| t.elapsed() >= Duration::from_nanos(SYNC_FLUSH_TIME)) {
+                msgs.extend(m.rules.flush_current());
+            }
+            if m.rules.pending_conns() == 0 {
+                m.pending_since = None;
+            }
+            for msg in msgs {
+                if m.sock.send(&msg).is_err() {
+                    m.send_errors += 1;
+                }
+            }
+        }
+    }
+}
+
+/// Destination address and protocol of an IPv4 frame (Ethernet, with or
+/// without one 802.1Q tag).
+fn ipv4_dst_proto(frame: &[u8]) -> Option<(u32, u8)> {
+    let mut off = 12;
+    let mut ty = u16::from_be_bytes([*frame.get(off)?, *frame.get(off + 1)?]);
+    if ty == 0x8100 {
+        off += 4;
+        ty = u16::from_be_bytes([*frame.get(off)?, *frame.get(off + 1)?]);
+    }
+    if ty != 0x0800 {
+        return None;
+    }
+    let ip = frame.get(off + 2..off + 22)?;
+    Some((u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]), ip[9]))
+}
