@@ -237,7 +237,7 @@ impl<D: Device> Control<D> {
                 }
             }
             let r = self.sp.device_exception(meta.ts, frame.clone(), meta.seq)?;
-            self.sync.after_frame(&self.sp.director, &frame);
+            self.sync.after_frame(&self.sp, &frame);
             self.counters.transmitted += r.injected as u64;
             self.counters.to_host += r.host.is_some() as u64;
         }
@@ -604,7 +604,7 @@ impl<D: Device + Wire> Control<D> {
             self.counters.rate_limited += 1;
         }
         if !r.in_hardware && !r.refused {
-            self.sync.after_frame(&self.sp.director, frame);
+            self.sync.after_frame(&self.sp, frame);
         }
         self.counters.transmitted += r.tx.len() as u64;
         self.counters.to_host += r.host.is_some() as u64;

@@ -206,7 +206,8 @@ impl SyncMaster {
 
     /// A packet of connection `id` in the client-to-server direction, after
     /// its state transition (`ip_vs_in_hook`).
-    pub fn in_packet(&mut self, now: Time, conns: &ConnTable, id: ConnId) {
+    /// Returns whether `id` itself was written.
+    pub fn in_packet(&mut self, now: Time, conns: &ConnTable, id: ConnId) -> bool {
         let c = *conns.get(id);
         let pkts = if c.flags & cf::ONE_PACKET != 0 {
             self.cfg.sync_threshold
@@ -215,7 +216,7 @@ impl SyncMaster {
             st.in_pkts = st.in_pkts.wrapping_add(1);
             st.in_pkts
         };
-        self.sync_conn(now, conns, id, pkts);
+        self.sync_conn(now, conns, id, pkts)
     }
 
     /// `ip_vs_conn_expire` postponing an entry that still controls
@@ -226,11 +227,13 @@ impl SyncMaster {
     }
 
     /// `ip_vs_sync_conn` (version 1): `id`, then its controlling template
-    /// (`cp->control`), each if its rules say so.
-    pub fn sync_conn(&mut self, now: Time, conns: &ConnTable, id: ConnId, pkts: u32) {
+    /// (`cp->control`), each if its rules say so. Returns whether `id`
+    /// itself was written.
+    pub fn sync_conn(&mut self, now: Time, conns: &ConnTable, id: ConnId, pkts: u32) -> bool {
         let mut cur = id;
         let mut pkts = pkts;
         let mut first = true;
+        let mut wrote = false;
         loop {
             let c = *conns.get(cur);
             let skip = first && c.flags & cf::ONE_PACKET != 0;
@@ -240,11 +243,12 @@ impl SyncMaster {
                 let st = self.state_of(now, conns, cur);
                 if sync_conn_needed(&cfg, jiffies(now), &c, st, pkts, in_persistence) {
                     self.append(now, &sync_conn_of(&c));
+                    wrote |= first;
                 }
             }
             first = false;
             if c.control == NIL || !conns.is_live(ConnId(c.control)) {
-                return;
+                return wrote;
             }
             cur = ConnId(c.control);
             let t = *conns.get(cur);

@@ -20,7 +20,9 @@ pub mod sock;
 
 use crate::device::Device;
 use crate::slowpath::SlowPath;
-use lvsnic_model::director::Director;
+use lvsnic_model::conn::ConnId;
+use lvsnic_model::time::Time;
+use std::collections::HashMap;
 use lvsnic_model::rules::ipvsadm::{DaemonListing, DaemonState, SyncDaemon};
 use lvsnic_model::sync::backup::{self, BackupCounters};
 use lvsnic_model::sync::master::{sync_maxlen, MasterCounters, SyncMaster, SyncSysctl, SYNC_FLUSH_TIME};
@@ -86,6 +88,10 @@ struct Master {
     /// still between frames of a capture).
     pending_since: Option<Instant>,
     send_errors: u64,
+    /// Offloaded connections: model time of their last sync and the
+    /// hardware activity seen then.
+    offloaded: HashMap<ConnId, (Time, Time)>,
+    last_scan: Instant,
 }
 
 struct Backup {
@@ -148,7 +154,15 @@ impl SyncDaemons {
         } else {
             let sock = sock::send_socket(ifindex, cfg.group, cfg.port, cfg.ttl).map_err(sock_err)?;
             let rules = SyncMaster::new(self.sysctl, cfg.syncid, cfg.maxlen as usize);
-            self.master = Some(Master { cfg, sock, rules, pending_since: None, send_errors: 0 });
+            self.master = Some(Master {
+                cfg,
+                sock,
+                rules,
+                pending_since: None,
+                send_errors: 0,
+                offloaded: HashMap::new(),
+                last_scan: Instant::now(),
+            });
         }
         Ok(())
     }
@@ -195,18 +209,63 @@ impl SyncDaemons {
     }
 
     /// After the golden model handled `frame`: a packet of its connection
-    /// in the client-to-server direction is a master event.
-    pub fn after_frame(&mut self, d: &Director, frame: &[u8]) {
+    /// in the client-to-server direction is a master event. When that
+    /// packet made the connection offloaded, its next packets are forwarded
+    /// by the card and never counted here: it is synced now as the kernel
+    /// does when `in_pkts` reaches `sync_threshold` (unless this packet
+    /// already sent it), and again on each later packet the host sees until
+    /// one such sync was written (a connection offloaded in SYN_RECV is
+    /// sent when its ACK makes it ESTABLISHED).
+    pub fn after_frame<D: Device>(&mut self, sp: &SlowPath<D>, frame: &[u8]) {
         let Some(m) = &mut self.master else { return };
+        let d = &sp.director;
         let Some(id) = d.last_conn else { return };
         if !d.conns.is_live(id) {
             return;
         }
         let c = d.conns.get(id);
-        if ipv4_dst_proto(frame) == Some((c.vaddr, c.proto)) {
-            m.rules.in_packet(d.now(), &d.conns, id);
-            if m.pending_since.is_none() && m.rules.pending_conns() > 0 {
-                m.pending_since = Some(Instant::now());
+        if ipv4_dst_proto(frame) != Some((c.vaddr, c.proto)) {
+            return;
+        }
+        let now = d.now();
+        let wrote = m.rules.in_packet(now, &d.conns, id);
+        if sp.flows.is_offloaded(id) && !m.offloaded.contains_key(&id) {
+            let t = m.rules.cfg.sync_threshold;
+            if wrote || m.rules.sync_conn(now, &d.conns, id, t) {
+                m.offloaded.insert(id, (now, now));
+            }
+        }
+        if m.pending_since.is_none() && m.rules.pending_conns() > 0 {
+            m.pending_since = Some(Instant::now());
+        }
+    }
+
+    /// Offloaded connections the card kept forwarding are synced again
+    /// once half their timeout has passed since their last sync (the
+    /// kernel re-sends every `sync_period` packets, which the host does not
+    /// see for offloaded connections).
+    fn refresh_offloaded<D: Device>(m: &mut Master, sp: &mut SlowPath<D>) {
+        if m.last_scan.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        m.last_scan = Instant::now();
+        let now = sp.director.now();
+        let ids: Vec<ConnId> = m.offloaded.keys().copied().collect();
+        for id in ids {
+            if !sp.director.conns.is_live(id) || !sp.flows.is_offloaded(id) {
+                m.offloaded.remove(&id);
+                continue;
+            }
+            let (synced, seen) = m.offloaded[&id];
+            let Some(act) = sp.flows.activity(&mut sp.dp, id) else { continue };
+            let half = sp.director.conns.get(id).timeout() / 2;
+            if act > seen && now.saturating_sub(synced) >= half {
+                let t = m.rules.cfg.sync_threshold;
+                m.rules.sync_conn(now, &sp.director.conns, id, t);
+                m.offloaded.insert(id, (now, act));
+                if m.pending_since.is_none() && m.rules.pending_conns() > 0 {
+                    m.pending_since = Some(Instant::now());
+                }
             }
         }
     }
@@ -227,6 +286,7 @@ impl SyncDaemons {
             }
         }
         if let Some(m) = &mut self.master {
+            Self::refresh_offloaded(m, sp);
             let d = &sp.director;
             let mut msgs = m.rules.poll(d.now(), &d.conns);
             if m.pending_since.is_some_and(|t| t.elapsed() >= Duration::from_nanos(SYNC_FLUSH_TIME)) {
