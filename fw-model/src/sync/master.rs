@@ -59,7 +59,9 @@ impl Default for SyncSysctl {
 /// `old_state`, `sync_endtime`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConnSyncState {
+    /// Packets in the client-to-server direction (`cp->in_pkts`).
     pub in_pkts: u32,
+    /// State at the last sync (`cp->old_state`).
     pub old_state: u8,
     /// Jiffies (ms); low 2 bits: retries.
     pub sync_endtime: u64,
@@ -166,13 +168,16 @@ fn key_of(c: &Conn) -> ConnKey {
 /// and the send queue.
 #[derive(Debug)]
 pub struct SyncMaster {
+    /// The sysctls it follows.
     pub cfg: SyncSysctl,
+    /// Syncid written in every message.
     pub syncid: u8,
     /// `sync_maxlen`: largest message.
     pub maxlen: usize,
     per_conn: HashMap<ConnId, (ConnKey, ConnSyncState)>,
     cur: Option<(MessageBuilder, Time)>,
     queue: VecDeque<Vec<u8>>,
+    /// Counters.
     pub counters: MasterCounters,
 }
 
@@ -181,6 +186,7 @@ fn jiffies(t: Time) -> u64 {
 }
 
 impl SyncMaster {
+    /// No connection seen yet, no buffer.
     pub fn new(cfg: SyncSysctl, syncid: u8, maxlen: usize) -> Self {
         SyncMaster {
             cfg,

@@ -56,17 +56,21 @@ pub const SEQ_OPTIONS_LEN: usize = 24;
 pub const CONN_V0_FULL_LEN: usize = CONN_V0_LEN + SEQ_OPTIONS_LEN;
 /// `STYPE_F_INET6`.
 pub const STYPE_F_INET6: u8 = 1;
-/// `SVER_SHIFT`, `SVER_MASK`.
+/// `SVER_SHIFT`: the entry version is `ver_size >> 12`.
 pub const SVER_SHIFT: u16 = 12;
+/// `SVER_MASK`: the entry size is `ver_size & 0x0fff`.
 pub const SVER_MASK: u16 = 0x0fff;
-/// Option types.
+/// `IPVS_OPT_SEQ_DATA`.
 pub const OPT_SEQ_DATA: u8 = 1;
+/// `IPVS_OPT_PE_DATA`.
 pub const OPT_PE_DATA: u8 = 2;
+/// `IPVS_OPT_PE_NAME`.
 pub const OPT_PE_NAME: u8 = 3;
 /// `IPVS_OPT_F_PARAM`: set on an option type the receiver may ignore.
 pub const OPT_F_PARAM: u8 = 1 << (7 - 1);
-/// `IP_VS_PEDATA_MAXLEN`, `IP_VS_PENAME_MAXLEN`.
+/// `IP_VS_PEDATA_MAXLEN`.
 pub const PEDATA_MAXLEN: usize = 255;
+/// `IP_VS_PENAME_MAXLEN`.
 pub const PENAME_MAXLEN: usize = 16;
 /// Most connections in one message (`nr_conns` is a `u8`).
 pub const MAX_CONNS_PER_MESG: usize = 255;
@@ -77,8 +81,9 @@ pub const CTPL_S_LAST: u16 = 2;
 /// (`IP_VS_CONN_F_*`, include/uapi/linux/ip_vs.h).
 pub mod cflags {
     use crate::conn::flags as f;
-    /// `IP_VS_CONN_F_OUT_SEQ`, `IP_VS_CONN_F_IN_SEQ`.
+    /// `IP_VS_CONN_F_OUT_SEQ`.
     pub const OUT_SEQ: u32 = 0x0200;
+    /// `IP_VS_CONN_F_IN_SEQ`.
     pub const IN_SEQ: u32 = 0x0400;
     /// `IP_VS_CONN_F_SEQ_MASK`.
     pub const SEQ_MASK: u32 = OUT_SEQ | IN_SEQ;
@@ -96,33 +101,47 @@ pub mod cflags {
 /// `struct ip_vs_seq`, host order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Seq {
+    /// Add delta from this seq on.
     pub init_seq: u32,
+    /// Delta in sequence numbers.
     pub delta: u32,
+    /// Delta in sequence numbers before the last resize.
     pub previous_delta: u32,
 }
 
 /// `struct ip_vs_sync_conn_options`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SeqOptions {
+    /// Incoming direction.
     pub in_seq: Seq,
+    /// Outgoing direction.
     pub out_seq: Seq,
 }
 
 /// One synchronised connection (an entry of a message), IPv4, host order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SyncConn {
+    /// IP protocol (6, 17).
     pub protocol: u8,
     /// `cp->flags` as sent (without `IP_VS_CONN_F_HASHED`).
     pub flags: u32,
+    /// Protocol state (template: `IP_VS_CTPL_S_*`).
     pub state: u16,
+    /// Client port.
     pub cport: u16,
+    /// Virtual port.
     pub vport: u16,
+    /// Real server port.
     pub dport: u16,
+    /// Firewall mark (0: none).
     pub fwmark: u32,
     /// Seconds; 0 in version 0 messages (the backup picks the protocol's).
     pub timeout: u32,
+    /// Client address.
     pub caddr: Ipv4Addr,
+    /// Virtual address.
     pub vaddr: Ipv4Addr,
+    /// Real server address.
     pub daddr: Ipv4Addr,
     /// `IPVS_OPT_SEQ_DATA` (v1) or the v0 options block.
     pub seq: Option<SeqOptions>,
@@ -155,6 +174,7 @@ impl Default for SyncConn {
 }
 
 impl SyncConn {
+    /// `IP_VS_CONN_F_TEMPLATE` is set.
     pub fn is_template(&self) -> bool {
         self.flags & crate::conn::flags::TEMPLATE as u32 != 0
     }
@@ -220,7 +240,9 @@ fn put_seq_options(out: &mut Vec<u8>, o: &SeqOptions) {
 /// Message version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Version {
+    /// `ip_vs_sync_mesg_v0`.
     V0,
+    /// `ip_vs_sync_mesg`, `SYNC_PROTO_VER`.
     V1,
 }
 
@@ -323,6 +345,7 @@ impl DropReason {
 pub struct Decoded {
     /// `None` when the header itself was refused.
     pub version: Option<Version>,
+    /// The message's syncid.
     pub syncid: u8,
     /// Entries to install, in message order.
     pub conns: Vec<SyncConn>,

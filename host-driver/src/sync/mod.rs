@@ -50,18 +50,29 @@ pub enum SyncError {
     Ipv6Group,
     /// A socket could not be set up.
     #[error("sync socket on {ifname}: {source}")]
-    Socket { ifname: String, source: std::io::Error },
+    Socket {
+        /// The interface.
+        ifname: String,
+        /// What the socket call said.
+        source: std::io::Error,
+    },
 }
 
 /// One daemon's configuration, as the kernel completes it
 /// (`start_sync_thread`: defaults for group, port, TTL, `sync_maxlen`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DaemonConfig {
+    /// `--mcast-interface`.
     pub ifname: String,
+    /// `--syncid` (0: a backup takes every syncid).
     pub syncid: u8,
+    /// `sync_maxlen` as the kernel computes it.
     pub maxlen: u32,
+    /// `--mcast-group` (default 224.0.0.81).
     pub group: Ipv4Addr,
+    /// `--mcast-port` (default 8848).
     pub port: u16,
+    /// `--mcast-ttl` (default 1).
     pub ttl: u8,
 }
 
@@ -104,15 +115,19 @@ struct Backup {
 /// The daemons' counters (in `lvsnic status`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SyncStatus {
+    /// The master's, when it runs.
     pub master: Option<MasterStatus>,
+    /// The backup's, when it runs.
     pub backup: Option<BackupCounters>,
 }
 
 /// The master's counters.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct MasterStatus {
+    /// The rules' counters.
     #[serde(flatten)]
     pub counters: MasterCounters,
+    /// Messages the socket refused.
     pub send_errors: u64,
 }
 
