@@ -79,6 +79,10 @@ fn a_backup_daemon_learns_the_masters_connections() {
     // (master: 1500 - 28; backup: lo's MTU 65536 clamped to 65535, - 28).
     let r = master.run(&["-L", "--daemon"]);
     assert_eq!(r.stdout, format!("master sync daemon (mcast=lo, syncid=7, maxlen=1472, group=224.0.0.81, port={port}, ttl=1)\n"));
+    // The kernel's own line for a master on lo with syncid 7 and the
+    // default port (tests/fixtures/kernel-sync, Linux 6.1, ipvsadm 1.31).
+    let kernel = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/kernel-sync/kernel-daemon.txt")).unwrap();
+    assert_eq!(r.stdout.replace(&format!("port={port}"), "port=8848"), kernel);
     let r = backup.run(&["-L", "--daemon"]);
     assert_eq!(r.stdout, format!("backup sync daemon (mcast=lo, syncid=7, maxlen=65507, group=224.0.0.81, port={port}, ttl=1)\n"));
     let r = master.run(&["--start-daemon", "master", "--mcast-interface", "lo"]);

@@ -255,3 +255,41 @@ fn foreign_syncid_and_garbage_are_counted_not_installed() {
     assert_eq!(receive(&mut d, &msg, 3, &mut c).len(), 1);
     assert_eq!((c.messages, c.created, c.dropped_total()), (4, 1, 3));
 }
+
+/// The UDP payloads of a capture (Ethernet, IPv4 without options).
+fn udp_payloads(path: &std::path::Path) -> Vec<Vec<u8>> {
+    lvsnic_model::pcap::read_file(path).unwrap().into_iter().map(|r| r.data[14 + 20 + 8..].to_vec()).collect()
+}
+
+#[test]
+fn a_kernel_masters_message_installs_and_lists_as_on_the_kernel() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/kernel-sync");
+    let msgs = udp_payloads(&dir.join("kernel-sync.pcap"));
+    assert_eq!(msgs.len(), 1);
+    let m = decode(&msgs[0], 7);
+    assert_eq!((m.version, m.dropped, m.skipped.len(), m.conns.len()), (Some(lvsnic_model::sync::Version::V1), None, 0, 2));
+    for (c, port) in m.conns.iter().zip([41000u16, 41001]) {
+        assert_eq!((c.protocol, c.state, c.cport, c.vport, c.dport, c.timeout), (6, ES, port, 80, 80, 900));
+        assert_eq!((c.caddr, c.vaddr, c.daddr), (Ipv4Addr::LOCALHOST, VIP, Ipv4Addr::LOCALHOST));
+    }
+    // lvsnic's encoder writes the kernel's bytes for the same connections.
+    let sent: Vec<SyncConn> = m.conns.iter().map(|c| SyncConn { flags: c.flags & !(cf::SYNC as u32), ..c.clone() }).collect();
+    assert_eq!(encode_v1(7, 1472, &sent), msgs);
+
+    // Installed on an lvsnic backup (no such service here: unbound), its
+    // listing has the kernel's lines (the expiry aside: the kernel listed
+    // them 5 s later).
+    let mut d = director("", "");
+    let mut counters = BackupCounters::default();
+    assert_eq!(receive(&mut d, &msgs[0], 7, &mut counters).len(), 2);
+    let ours = format_connections(&connection_listings(&d), false);
+    let kernel = std::fs::read_to_string(dir.join("kernel-conns.txt")).unwrap();
+    let rows = |t: &str| {
+        let mut v: Vec<String> = t.lines().skip(2).map(|l| format!("{}{}", &l[..4], &l[9..])).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(ours.lines().take(2).collect::<Vec<_>>(), kernel.lines().take(2).collect::<Vec<_>>());
+    assert_eq!(rows(&ours), rows(&kernel));
+    assert!(ours.lines().skip(2).all(|l| &l[4..9] == "15:00"), "{ours}");
+}
