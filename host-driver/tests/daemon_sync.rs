@@ -85,6 +85,8 @@ fn a_backup_daemon_learns_the_masters_connections() {
     assert_eq!(r.stdout.replace(&format!("port={port}"), "port=8848"), kernel);
     let r = backup.run(&["-L", "--daemon"]);
     assert_eq!(r.stdout, format!("backup sync daemon (mcast=lo, syncid=7, maxlen=65507, group=224.0.0.81, port={port}, ttl=1)\n"));
+    let kernel = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/kernel-sync/kernel-backup-daemon.txt")).unwrap();
+    assert_eq!(r.stdout.replace(&format!("port={port}"), "port=8848"), kernel);
     let r = master.run(&["--start-daemon", "master", "--mcast-interface", "lo"]);
     assert_eq!((r.code, r.stderr.as_str()), (255, "Daemon has already run\n"));
     let r = master.run(&["--start-daemon", "backup", "--mcast-interface", "nosuchif0"]);

@@ -293,3 +293,23 @@ fn a_kernel_masters_message_installs_and_lists_as_on_the_kernel() {
     assert_eq!(rows(&ours), rows(&kernel));
     assert!(ours.lines().skip(2).all(|l| &l[4..9] == "15:00"), "{ours}");
 }
+
+#[test]
+fn lvsnics_message_means_to_an_lvsnic_backup_what_it_meant_to_the_kernel_backup() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/kernel-sync");
+    let msgs = udp_payloads(&dir.join("lvsnic-sync.pcap"));
+    assert_eq!(msgs.len(), 1);
+    let mut d = director(MIXED_RULES, "");
+    let mut counters = BackupCounters::default();
+    assert_eq!(receive(&mut d, &msgs[0], 7, &mut counters).len(), 3);
+    assert_eq!(counters.unbound, 0);
+    let ours = format_connections(&connection_listings(&d), false);
+    let kernel = std::fs::read_to_string(dir.join("kernel-backup-conns.txt")).unwrap();
+    let rows = |t: &str| {
+        let mut v: Vec<String> = t.lines().skip(2).map(|l| format!("{}{}", &l[..4], &l[9..])).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(rows(&ours), rows(&kernel));
+    assert_eq!(rows(&kernel).len(), 3);
+}
