@@ -177,6 +177,8 @@ pub struct SyncMaster {
     per_conn: HashMap<ConnId, (ConnKey, ConnSyncState)>,
     cur: Option<(MessageBuilder, Time)>,
     queue: VecDeque<Vec<u8>>,
+    /// When the per-connection fields were last pruned.
+    last_prune: Time,
     /// Counters.
     pub counters: MasterCounters,
 }
@@ -195,6 +197,7 @@ impl SyncMaster {
             per_conn: HashMap::new(),
             cur: None,
             queue: VecDeque::new(),
+            last_prune: 0,
             counters: MasterCounters::default(),
         }
     }
@@ -294,13 +297,16 @@ impl SyncMaster {
 
     /// Messages to send at `now`: every queued one, then the current buffer
     /// if it is [`SYNC_FLUSH_TIME`] old (`next_sync_buff`). Also forgets the
-    /// sync fields of connections that are gone.
+    /// sync fields of connections that are gone (at most once a second).
     pub fn poll(&mut self, now: Time, conns: &ConnTable) -> Vec<Vec<u8>> {
         if self.cur.as_ref().is_some_and(|(_, first)| now.saturating_sub(*first) >= SYNC_FLUSH_TIME) {
             let (b, _) = self.cur.take().unwrap_or_else(|| unreachable!());
             self.queue.push_back(b.finish());
         }
-        self.per_conn.retain(|id, (k, _)| conns.is_live(*id) && key_of(conns.get(*id)) == *k);
+        if now.saturating_sub(self.last_prune) >= 1000 * MSEC {
+            self.last_prune = now;
+            self.per_conn.retain(|id, (k, _)| conns.is_live(*id) && key_of(conns.get(*id)) == *k);
+        }
         let out: Vec<Vec<u8>> = self.queue.drain(..).collect();
         self.counters.messages += out.len() as u64;
         out

@@ -289,7 +289,8 @@ impl SyncDaemons {
     /// master has ready.
     pub fn run<D: Device>(&mut self, sp: &mut SlowPath<D>) {
         if let Some(b) = &mut self.backup {
-            loop {
+            // At most 256 datagrams a turn: the exception loop stays responsive.
+            for _ in 0..256 {
                 let n = match b.sock.recv(&mut b.buf) {
                     Ok(n) => n,
                     Err(_) => break,
