@@ -236,8 +236,12 @@ impl<D: Device> Control<D> {
                     continue;
                 }
             }
-            let r = self.sp.device_exception(meta.ts, frame.clone(), meta.seq)?;
-            self.sync.after_frame(&self.sp, &frame);
+            // The sync master looks at the frame after the golden model.
+            let copy = self.sync.master_running().then(|| frame.clone());
+            let r = self.sp.device_exception(meta.ts, frame, meta.seq)?;
+            if let Some(f) = copy {
+                self.sync.after_frame(&self.sp, &f);
+            }
             self.counters.transmitted += r.injected as u64;
             self.counters.to_host += r.host.is_some() as u64;
         }

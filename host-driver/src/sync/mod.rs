@@ -204,6 +204,11 @@ impl SyncDaemons {
         v
     }
 
+    /// Whether a master daemon runs.
+    pub fn master_running(&self) -> bool {
+        self.master.is_some()
+    }
+
     /// Descriptors to poll for input (the backup's socket).
     pub fn fds(&self) -> Vec<RawFd> {
         self.backup.iter().map(|b| b.sock.as_raw_fd()).collect()
