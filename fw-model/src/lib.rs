@@ -32,5 +32,6 @@ pub mod defrag;
 pub mod config;
 pub mod director;
 pub mod stats;
+pub mod sync;
 pub mod rng;
 pub mod fasthash;

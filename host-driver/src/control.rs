@@ -31,8 +31,9 @@
 //!
 //! What the lvsnic director cannot do (fwmark, IPv6 and SCTP services,
 //! persistence engines, GUE/GRE tunnels, real servers without a
-//! `[neighbors]` entry, the sync daemon) is refused with one clear line and
-//! status 255, where a kernel would have accepted it.
+//! `[neighbors]` entry) is refused with one clear line and status 255,
+//! where a kernel would have accepted it. `--start-daemon`/`--stop-daemon`
+//! run the connection sync daemons of [`crate::sync`].
 
 use crate::device::{Device, DeviceError, RxFrame, Wire};
 use crate::flows::OffloadView;
@@ -94,6 +95,8 @@ pub struct Control<D: Device> {
     pub limiter: Limiter,
     /// The exception loop's counters.
     pub counters: LoopCounters,
+    /// The connection sync daemons (`--start-daemon`).
+    pub sync: crate::sync::SyncDaemons,
 }
 
 const SHORT_NOARG: &str = "AEDCLlZaedhvRSmigncX6o";
@@ -204,7 +207,13 @@ fn dir_err_line(e: &DirectorError) -> String {
 impl<D: Device> Control<D> {
     /// The control plane over `sp`, with `vip_count` VIP table entries and the rate limit `limits`.
     pub fn new(sp: SlowPath<D>, vip_count: u32, limits: Limits) -> Self {
-        Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default() }
+        Control {
+            sp,
+            vip_count,
+            limiter: Limiter::new(limits),
+            counters: LoopCounters::default(),
+            sync: Default::default(),
+        }
     }
 
     /// Runs the director's timers up to `ts` (frames do it themselves; the
@@ -229,7 +238,12 @@ impl<D: Device> Control<D> {
                     continue;
                 }
             }
+            // The sync master looks at the frame after the golden model.
+            let copy = self.sync.master_running().then(|| frame.clone());
             let r = self.sp.device_exception(meta.ts, frame, meta.seq)?;
+            if let Some(f) = copy {
+                self.sync.after_frame(&self.sp, &f);
+            }
             self.counters.transmitted += r.injected as u64;
             self.counters.to_host += r.host.is_some() as u64;
         }
@@ -271,6 +285,7 @@ impl<D: Device> Control<D> {
             exception_loop: LoopCounters,
             offload: Offload,
             limits: LimitsView,
+            sync: crate::sync::SyncStatus,
         }
         let s = Status {
             now_ns: self.sp.director.now(),
@@ -287,6 +302,7 @@ impl<D: Device> Control<D> {
                 limited: self.limiter.limited_total,
                 services: self.limiter.counters(),
             },
+            sync: self.sync.status(),
         };
         serde_json::to_string_pretty(&s).unwrap_or_default() + "\n"
     }
@@ -379,9 +395,14 @@ impl<D: Device> Control<D> {
                 out.stdout.push_str(&version(prog));
                 Done::Exit(0)
             }
-            Command::StartDaemon(_) | Command::StopDaemon(_) => {
-                Self::kernel_err(out, "The connection synchronization daemon is not supported by lvsnic")
-            }
+            Command::StartDaemon(d) => match self.sync.start(&d) {
+                Ok(()) => Done::Ret(0),
+                Err(e) => Self::kernel_err(out, e),
+            },
+            Command::StopDaemon(d) => match self.sync.stop(d.state) {
+                Ok(()) => Done::Ret(0),
+                Err(e) => Self::kernel_err(out, e),
+            },
             Command::SetTimeouts { tcp, tcpfin, udp } => {
                 self.sp.director.cfg.timeouts.set(tcp, tcpfin, udp);
                 Done::Ret(0)
@@ -540,7 +561,7 @@ impl<D: Device> Control<D> {
             let (t, f, u) = d.cfg.timeouts.get();
             format_timeout(t, f, u)
         } else if opts.daemon {
-            format_daemon(&[])
+            format_daemon(&self.sync.listing())
         } else {
             let (h, s) = listings(d);
             format_list(&h, &s, opts)
@@ -593,6 +614,9 @@ impl<D: Device + Wire> Control<D> {
         }
         if r.refused {
             self.counters.rate_limited += 1;
+        }
+        if !r.in_hardware && !r.refused {
+            self.sync.after_frame(&self.sp, frame);
         }
         self.counters.transmitted += r.tx.len() as u64;
         self.counters.to_host += r.host.is_some() as u64;

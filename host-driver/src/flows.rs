@@ -339,7 +339,13 @@ impl FlowManager {
     }
 
     /// Latest hardware activity of connection `id`'s flows.
-    fn activity(&mut self, hw: &mut dyn Csr, id: ConnId) -> Option<Time> {
+    /// Whether connection `id` has flows in the data plane.
+    pub fn is_offloaded(&self, id: ConnId) -> bool {
+        self.conns.contains_key(&id)
+    }
+
+    /// When the data plane last forwarded a packet of connection `id`.
+    pub fn activity(&mut self, hw: &mut dyn Csr, id: ConnId) -> Option<Time> {
         let h = self.conns.get(&id).copied()?;
         let mut t = h.last_use;
         for k in std::iter::once(h.wanted.req.0).chain(h.wanted.rep.map(|r| r.0)) {

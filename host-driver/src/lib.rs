@@ -34,6 +34,7 @@ pub mod replay;
 #[cfg(feature = "sim")]
 pub mod sim_bench;
 pub mod slowpath;
+pub mod sync;
 pub mod vectors;
 
 /// The one-line error of `--backend sim` in a build without the `sim`

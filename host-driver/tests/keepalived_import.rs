@@ -330,8 +330,9 @@ virtual_server 10.0.0.4 80 {
     }
     // The alpha servers with a checker start down (10.1.0.6 at weight 0
     // under inhibit_on_failure, 10.1.0.7 left out) until their checker
-    // succeeds in the daemon: nothing to warn about.
-    assert_eq!(e.lines().count(), 2, "{e}");
+    // succeeds in the daemon: nothing to warn about. The two services
+    // without `protocol` are warned about, once each.
+    assert_eq!(e.lines().count(), 5, "{e}");
     // Sorted as ipvsadm sorts: fwmark services after address services;
     // flag-3 (SCHED3) is set but ipvsadm only names sh-fallback/sh-port for sh.
 }
@@ -575,11 +576,13 @@ virtual_server 10.0.0.1 80 {
         [
             format!("{fp}:12: bindto in TCP_CHECK is not supported by lvsnic: ignored"),
             format!("{fp}:39: SSL_GET of real server 10.1.0.3 80 (virtual_server 10.0.0.1 80) is not supported by lvsnic: the server is taken as up"),
+            format!("{fp}:1: virtual_server 10.0.0.1 80: no protocol, using UDP (keepalived's default)"),
         ]
     );
     assert_eq!(imp.health.services.len(), 1);
     let v = &imp.health.services[0];
-    assert_eq!(v.service, ["-t", "10.0.0.1:80"]);
+    // No `protocol` line: keepalived 2.2.7 makes it a UDP service.
+    assert_eq!(v.service, ["-u", "10.0.0.1:80"]);
     assert_eq!((v.quorum, v.hysteresis), (3, 1));
     let sorry = v.sorry.as_ref().unwrap();
     assert_eq!(sorry.dest, ["-r", "10.1.0.9:80", "-m"]);
@@ -620,6 +623,6 @@ virtual_server 10.0.0.1 80 {
     // so the sorry server serves alone, 10.1.0.1 at weight 0 (inhibit).
     assert_eq!(
         lvsnic_model::rules::ipvsadm::format_save(&imp.rules),
-        "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 10.1.0.1:8080 -m -w 0\n-a -t 10.0.0.1:80 -r 10.1.0.9:80 -m -w 1\n"
+        "-A -u 10.0.0.1:80 -s rr\n-a -u 10.0.0.1:80 -r 10.1.0.1:8080 -m -w 0\n-a -u 10.0.0.1:80 -r 10.1.0.9:80 -m -w 1\n"
     );
 }

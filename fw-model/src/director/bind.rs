@@ -9,7 +9,9 @@ use crate::rules::FwdMethod;
 impl Director {
 
     /// `ip_vs_bind_dest`: inherit the forwarding flags, count the conn.
-    pub(super) fn bind_dest(&mut self, c: &mut Conn, dest: DestId) {
+    /// A connection created by sync (`IP_VS_CONN_F_SYNC`) keeps its
+    /// activity flag and takes the server's forwarding method.
+    pub(crate) fn bind_dest(&mut self, c: &mut Conn, dest: DestId) {
         let d = &self.services.dests[dest.index()];
         let mut fl = fwd_flags(d.fwd) | cf::INACTIVE;
         if d.addr == self.cfg.ip {
@@ -17,6 +19,12 @@ impl Director {
         }
         if fl & cf::FWD_MASK != cf::MASQ {
             fl |= cf::NOOUTPUT;
+        }
+        if c.flags & cf::SYNC != 0 {
+            if c.flags & cf::TEMPLATE == 0 {
+                fl &= !cf::INACTIVE;
+            }
+            c.flags &= !(cf::FWD_MASK | cf::NOOUTPUT);
         }
         c.flags |= fl;
         c.dest = dest.0;

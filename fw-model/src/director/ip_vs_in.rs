@@ -103,7 +103,7 @@ impl Director {
         Ok(id)
     }
 
-    pub(super) fn insert_conn(&mut self, c: Conn) -> ConnId {
+    pub(crate) fn insert_conn(&mut self, c: Conn) -> ConnId {
         self.counters.conns_created += 1;
         self.conns.insert(c)
     }

@@ -101,7 +101,7 @@ impl Director {
 
     /// `ip_vs_conn_expire_now`: the timer fires at the current time (after
     /// the packet being processed).
-    pub(super) fn expire_now(&mut self, id: ConnId) {
+    pub(crate) fn expire_now(&mut self, id: ConnId) {
         let now = self.now;
         self.forced_expiry.insert(id);
         self.conns.arm(id, now);

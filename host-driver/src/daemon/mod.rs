@@ -395,7 +395,8 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
         if let Some(h) = &d.host_tap {
             fds.push(h.fd());
         }
-        let timeout = d.poll_timeout();
+        fds.extend(d.ctl.sync.fds());
+        let timeout = if d.ctl.sync.master_pending() { d.poll_timeout().min(100) } else { d.poll_timeout() };
         let ready = sys::poll_readable(&fds, timeout).map_err(io_err("poll"))?;
         if ready[0] {
             d.accept_all(&sock.listener)?;
@@ -404,6 +405,8 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
         d.run_health();
         // A real card's exceptions arrive on its receive ring (polled).
         d.ctl.poll_device(256).map_err(|e| DaemonError::Device(e.to_string()))?;
+        // Connection sync: what the backup received, what the master sends.
+        d.ctl.sync.run(&mut d.ctl.sp);
         if d.live && last_tick.elapsed() >= Duration::from_millis(100) {
             d.ctl.advance(sys::realtime_ns());
             last_tick = Instant::now();
