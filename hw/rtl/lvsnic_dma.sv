@@ -1,7 +1,7 @@
 // lvsnic_dma: the card's DMA engine of docs/hardware.md §8, between the
 // core's host streams and host memory. Its behaviour is the Rust model's
-// (host-driver/src/device/dma_model.rs); its ports are the Alveo board
-// top's contract (boards/alveo_u250/contract/lvsnic_dma.sv).
+// (host-driver/src/device/dma_model.rs); the Alveo board top
+// (boards/alveo_u250/generate.py) instantiates it.
 //
 // * AXI4-Lite slave: the lvsnic_dma registers (BAR0 0x800..0x8FF, offset
 //   from 0x800): DMA_CAPS, the RX queue block at 0x40 and the TX queue
