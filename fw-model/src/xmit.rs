@@ -372,6 +372,22 @@ pub fn nat_icmp(frame: &mut [u8], l3: usize, inout: bool, addr: Ipv4Addr, port: 
     icmp.fill_checksum();
 }
 
+/// A gratuitous ARP request announcing that `vip` is at `our_mac`, as
+/// Linux's `arp_send(ARPOP_REQUEST, ETH_P_ARP, vip, dev, vip, NULL,
+/// dev_addr, NULL)`: Ethernet broadcast, sender = target = `vip`, target
+/// hardware address zero, 42 bytes (untagged, not padded).
+pub fn gratuitous_arp(our_mac: MacAddr, vip: Ipv4Addr) -> Vec<u8> {
+    let eth = crate::wire::EthernetRepr { src: our_mac, dst: MacAddr::BROADCAST, vlan_tci: None, ethertype: 0 };
+    let req = ArpRepr {
+        operation: ArpOperation::Request,
+        sender_mac: our_mac,
+        sender_ip: vip,
+        target_mac: MacAddr::ZERO,
+        target_ip: vip,
+    };
+    crate::wire::build::arp_frame(&eth, &req)
+}
+
 /// An ARP reply for `target_ip` (ours) to the request in `req` (whose ARP
 /// payload starts at `l3`): Ethernet destination = the requester's
 /// hardware address, source = `our_mac`, VLAN tag kept, 42 bytes untagged

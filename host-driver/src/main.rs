@@ -1,5 +1,5 @@
 //! The `lvsnic` command: subcommands (`replay`, `traffic`, `vectors`,
-//! `daemon`, `status`, `wire`, `keepalived`, `checkers`), or, when the first argument
+//! `daemon`, `status`, `wire`, `keepalived`, `checkers`, `vip`), or, when the first argument
 //! starts with `-` (or there is none), an ipvsadm command line for the
 //! daemon (see `lvsnic::cli`).
 
@@ -187,6 +187,18 @@ enum Cmd {
         #[arg(long)]
         socket: Option<PathBuf>,
     },
+    /// VRRP (keepalived notify scripts): `vip master VIP...` takes the VIPs
+    /// (answers ARP for them, load-balances, sends gratuitous ARPs),
+    /// `vip backup|fault VIP...` releases them; `vip` lists them.
+    Vip {
+        #[arg(long)]
+        socket: Option<PathBuf>,
+        /// The VRRP instance's new state.
+        #[arg(value_enum, requires = "vips")]
+        state: Option<proto::VrrpState>,
+        /// The VIPs of the instance.
+        vips: Vec<std::net::Ipv4Addr>,
+    },
     /// Convert keepalived.conf virtual servers to `ipvsadm -S -n` rules (or load them).
     Keepalived {
         /// keepalived configuration file.
@@ -257,6 +269,7 @@ fn main() -> ExitCode {
         }
         Cmd::Status { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Status)),
         Cmd::Checkers { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Checkers)),
+        Cmd::Vip { socket, state, vips } => return ExitCode::from(call(socket.as_deref(), &Request::Vip { state, vips })),
         Cmd::Wire { socket, frames, until_ns } => {
             return ExitCode::from(call(socket.as_deref(), &Request::Wire { frames, until_ns }))
         }

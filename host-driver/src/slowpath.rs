@@ -70,7 +70,13 @@ impl<D: Device> SlowPath<D> {
 
     /// Writes the VIP table (the first `vip_count` distinct VIPs).
     pub fn sync_vips(&mut self, vip_count: u32) {
-        let mut vips: Vec<u32> = self.director.services.live_services().map(|s| u32::from(s.vaddr)).collect();
+        let mut vips: Vec<u32> = self
+            .director
+            .services
+            .live_services()
+            .map(|s| u32::from(s.vaddr))
+            .filter(|&v| self.director.owns_vip(v))
+            .collect();
         vips.sort_unstable();
         vips.dedup();
         let mut valid = 0u32;
@@ -172,6 +178,16 @@ impl<D: Device> SlowPath<D> {
         let n = self.dp.read32(CAPS1) >> 16 & 0xff;
         self.sync_vips(n);
         Ok(())
+    }
+
+    /// VRRP: takes `vip` (master) or releases it (backup, fault); a
+    /// released VIP leaves the card's VIP table, so its packets come up to
+    /// the golden model, which hands them to the host stack.
+    pub fn set_vip_owned(&mut self, vip: std::net::Ipv4Addr, owned: bool) -> bool {
+        let changed = self.director.set_vip_owned(vip, owned);
+        let n = self.dp.read32(CAPS1) >> 16 & 0xff;
+        self.sync_vips(n);
+        changed
     }
 
     /// `ipvsadm -D`: every real server of the service goes, with its flows.

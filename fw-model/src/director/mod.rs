@@ -309,7 +309,7 @@ impl wire::ipv4_options::OptionsHost for RcvOptionsHost<'_> {
     }
     fn stamps_prespecified(&self, addr: Ipv4Addr) -> bool {
         let d = self.director;
-        wire::ipv4_options::not_unicast(addr, |a| a == d.cfg.ip || d.services.is_vip(u32::from(a)))
+        wire::ipv4_options::not_unicast(addr, |a| a == d.cfg.ip || d.owns_vip(u32::from(a)))
     }
 }
 
@@ -351,6 +351,9 @@ pub struct Director {
     reasm: Option<ReasmInfo>,
     /// The IPv4 options of the packet being processed, as received.
     ip_opts: Option<wire::ipv4_options::CompiledOptions>,
+    /// VIPs another director owns (VRRP backup or fault state): not
+    /// answered in ARP, not load-balanced. Empty: every VIP is ours.
+    released_vips: std::collections::BTreeSet<Ipv4Addr>,
 }
 
 /// Connections served outside the director's packet path (by the
@@ -403,6 +406,7 @@ impl Director {
             defrag: Defrag::new(),
             reasm: None,
             ip_opts: None,
+            released_vips: std::collections::BTreeSet::new(),
         };
         for s in &rules.services {
             let name = service_name(&s.key);
@@ -531,10 +535,15 @@ impl Director {
             df: ip.df,
             l4: info.l4.map(|l| (l.offset, l.src_port, l.dst_port, l.tcp_flags)),
         };
+        if self.released_vips.contains(&Ipv4Addr::from(p.daddr)) {
+            // The address is no longer ours (VRRP backup): the host stack
+            // routes or drops the packet, IPVS does not see it as local.
+            return self.host(HostReason::Forward);
+        }
         if ip.is_fragment() {
             return self.defragment(frame, extra, &p);
         }
-        let local = p.daddr == u32::from(self.cfg.ip) || self.services.is_vip(p.daddr);
+        let local = p.daddr == u32::from(self.cfg.ip) || self.owns_vip(p.daddr);
         // ip_rcv_options: the options are filled in before IPVS sees the
         // packet; the host stack gets the frame as it arrived (it does the
         // same itself).
@@ -604,7 +613,28 @@ impl Director {
         }
     }
 
-    /// ARP: answer requests for the director's address and every VIP.
+    /// Whether `addr` is a VIP this director owns (a service address not
+    /// released with [`set_vip_owned`](Self::set_vip_owned)).
+    pub fn owns_vip(&self, addr: u32) -> bool {
+        self.services.is_vip(addr) && !self.released_vips.contains(&Ipv4Addr::from(addr))
+    }
+
+    /// VRRP: takes `vip` (master) or releases it (backup, fault). Returns
+    /// whether the state changed.
+    pub fn set_vip_owned(&mut self, vip: Ipv4Addr, owned: bool) -> bool {
+        if owned {
+            self.released_vips.remove(&vip)
+        } else {
+            self.released_vips.insert(vip)
+        }
+    }
+
+    /// The addresses released with [`set_vip_owned`](Self::set_vip_owned).
+    pub fn released_vips(&self) -> impl Iterator<Item = Ipv4Addr> + '_ {
+        self.released_vips.iter().copied()
+    }
+
+    /// ARP: answer requests for the director's address and every VIP it owns.
     fn arp(&mut self, frame: &mut Vec<u8>, info: &FrameInfo) -> Action {
         let l3 = info.l2_len;
         if frame.len() < l3 + wire::arp::PACKET_LEN {
@@ -617,7 +647,7 @@ impl Director {
             return self.host(HostReason::Arp);
         }
         let tpa = req.target_ip;
-        if tpa != self.cfg.ip && !self.services.is_vip(u32::from(tpa)) {
+        if tpa != self.cfg.ip && !self.owns_vip(u32::from(tpa)) {
             return self.host(HostReason::Arp);
         }
         *frame = xmit::arp_reply(frame, l3, self.cfg.mac, tpa);
@@ -630,7 +660,7 @@ impl Director {
     /// (`ip_local_deliver` for local addresses, `ip_vs_gather_frags` in
     /// `ip_vs_out` for forwarded TCP/UDP/ICMP), then processed whole.
     fn defragment(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt) -> Action {
-        let local = p.daddr == u32::from(self.cfg.ip) || self.services.is_vip(p.daddr);
+        let local = p.daddr == u32::from(self.cfg.ip) || self.owns_vip(p.daddr);
         let user = if local {
             DefragUser::LocalDeliver
         } else if matches!(p.proto, IPPROTO_TCP | IPPROTO_UDP | IPPROTO_ICMP) && !self.services.services.is_empty() {

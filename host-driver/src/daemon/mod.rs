@@ -270,7 +270,17 @@ struct Daemon<D: Device> {
     live: bool,
     /// The health checkers (`lvsnic keepalived --load`).
     health: Option<crate::health::Health>,
+    /// Gratuitous ARPs of VIPs taken over (`lvsnic vip master`), each
+    /// with the model time it is due.
+    garps: Vec<(Time, Vec<u8>)>,
 }
+
+/// keepalived's `vrrp_garp_master_repeat` default: gratuitous ARPs per VIP
+/// in each burst after becoming master.
+pub const GARP_MASTER_REPEAT: usize = 5;
+/// keepalived's `vrrp_garp_master_delay` default: the second burst follows
+/// the first (sent at once) after this long.
+pub const GARP_MASTER_DELAY_NS: Time = 5_000_000_000;
 
 /// Runs `lvsnic daemon` until SIGINT/SIGTERM; returns the closing summary.
 pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
@@ -423,7 +433,7 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
 
 impl<D: Device> Daemon<D> {
     fn new(ctl: Control<D>, run_wire: RunWire<D>, wire: Wire, host_tap: Option<sys::Tap>, live: bool) -> Self {
-        Daemon { ctl, run_wire, wire, host_tap, host_dropped: 0, tx_dropped: 0, live, health: None }
+        Daemon { ctl, run_wire, wire, host_tap, host_dropped: 0, tx_dropped: 0, live, health: None, garps: Vec::new() }
     }
 
     fn poll_timeout(&self) -> i32 {
@@ -563,6 +573,7 @@ impl<D: Device> Daemon<D> {
                 },
                 ..Default::default()
             },
+            Request::Vip { state, vips } => self.vip(state, &vips),
             Request::Shutdown => {
                 sys::request_shutdown();
                 Output { stdout: "lvsnic daemon: shutting down\n".into(), ..Default::default() }
@@ -570,9 +581,57 @@ impl<D: Device> Daemon<D> {
         }
     }
 
-    /// What the director's own stack sends (on `--host-tap`) goes down
-    /// the card's transmit ring and leaves on its port (a real card).
+    /// `lvsnic vip [STATE VIP...]`: VRRP ownership of VIPs. Becoming
+    /// master queues two bursts of gratuitous ARPs per VIP (now and
+    /// [`GARP_MASTER_DELAY_NS`] later), as keepalived's defaults do.
+    fn vip(&mut self, state: Option<proto::VrrpState>, vips: &[std::net::Ipv4Addr]) -> Reply {
+        let Some(state) = state else {
+            let d = &self.ctl.sp.director;
+            let mut all: Vec<std::net::Ipv4Addr> = d.services.live_services().map(|s| s.vaddr).collect();
+            all.extend(d.released_vips());
+            all.sort_unstable();
+            all.dedup();
+            let stdout = all
+                .iter()
+                .map(|&a| format!("{a} {}\n", if d.owns_vip(u32::from(a)) { "master" } else { "backup" }))
+                .collect();
+            return Output { stdout, ..Default::default() };
+        };
+        if vips.is_empty() {
+            return bad("vip: no VIP given".into());
+        }
+        let master = state == proto::VrrpState::Master;
+        let now = self.ctl.sp.director.now();
+        for &v in vips {
+            self.ctl.sp.set_vip_owned(v, master);
+            if master {
+                let f = lvsnic_model::xmit::gratuitous_arp(self.ctl.sp.director.cfg.mac, v);
+                for due in [now, now + GARP_MASTER_DELAY_NS] {
+                    self.garps.extend(std::iter::repeat_n((due, f.clone()), GARP_MASTER_REPEAT));
+                }
+            }
+        }
+        if !master {
+            self.garps.retain(|(_, f)| !vips.iter().any(|v| f[38..42] == v.octets()));
+        }
+        Output::default()
+    }
+
+    /// The queued gratuitous ARPs due by the director's current time.
+    fn due_garps(&mut self) -> Vec<Vec<u8>> {
+        let now = self.ctl.sp.director.now();
+        let (due, later) = std::mem::take(&mut self.garps).into_iter().partition(|(t, _)| *t <= now);
+        self.garps = later;
+        due.into_iter().map(|(_, f): (Time, Vec<u8>)| f).collect()
+    }
+
+    /// What the director's own stack sends (on `--host-tap`, and the
+    /// gratuitous ARPs due) goes down the card's transmit ring and leaves
+    /// on its port (a real card).
     fn run_host_tap(&mut self, buf: &mut Vec<u8>) -> Result<(), DaemonError> {
+        for f in self.due_garps() {
+            self.ctl.host_tx(&f).map_err(|e| DaemonError::Device(e.to_string()))?;
+        }
         self.host_tap_frames(buf, |d, f| d.ctl.host_tx(f).map_err(|e| DaemonError::Device(e.to_string())))
     }
 
@@ -723,26 +782,29 @@ impl<D: Device + SimulatedWire> Daemon<D> {
         Ok(())
     }
 
-    /// What the director's own stack sends (on `--host-tap`) goes out on
-    /// the wire as the card transmitted it.
+    /// What the director's own stack sends (on `--host-tap`, and the
+    /// gratuitous ARPs due) goes out on the wire as the card transmitted it.
     fn run_host_tap_wire(&mut self, buf: &mut Vec<u8>) -> Result<(), DaemonError> {
-        self.host_tap_frames(buf, |d, frame| {
-            let f = d.ctl.host_tx_observed(frame).map_err(|e| DaemonError::Device(e.to_string()))?;
-            match &mut d.wire {
-                Wire::Tap(t) => {
-                    if !t.send(&f).unwrap_or(false) {
-                        d.tx_dropped += 1;
-                    }
+        for f in self.due_garps() {
+            self.host_frame_to_wire(&f)?;
+        }
+        self.host_tap_frames(buf, |d, frame| d.host_frame_to_wire(frame))
+    }
+
+    fn host_frame_to_wire(&mut self, frame: &[u8]) -> Result<(), DaemonError> {
+        let f = self.ctl.host_tx_observed(frame).map_err(|e| DaemonError::Device(e.to_string()))?;
+        match &mut self.wire {
+            Wire::Tap(t) => {
+                if !t.send(&f).unwrap_or(false) {
+                    self.tx_dropped += 1;
                 }
-                Wire::Pcap(w) => {
-                    let ts = d.ctl.sp.director.now();
-                    w.out
-                        .write_record(ts, &f)
-                        .map_err(|e| DaemonError::Pcap { path: "output".into(), msg: e.to_string() })?;
-                }
-                Wire::None => d.tx_dropped += 1,
             }
-            Ok(())
-        })
+            Wire::Pcap(w) => {
+                let ts = self.ctl.sp.director.now();
+                w.out.write_record(ts, &f).map_err(|e| DaemonError::Pcap { path: "output".into(), msg: e.to_string() })?;
+            }
+            Wire::None => self.tx_dropped += 1,
+        }
+        Ok(())
     }
 }

@@ -18,6 +18,8 @@
 //! {"op":"shutdown"}
 //! {"op":"health","config":{...}}  (start health checkers, replacing any; lvsnic keepalived --load)
 //! {"op":"checkers"}               (list them: lvsnic checkers)
+//! {"op":"vip","state":"master","vips":["10.0.0.100"]}  (VRRP: lvsnic vip master 10.0.0.100)
+//! {"op":"vip"}                    (which VIPs are owned: lvsnic vip)
 //! ```
 //!
 //! `argv` is the ipvsadm argument list without the program name; `stdin`
@@ -93,6 +95,28 @@ pub enum Request {
     },
     /// List the health checkers and their state.
     Checkers,
+    /// VRRP: take (master) or release (backup, fault) VIPs; without a
+    /// state, list the VIPs and their ownership.
+    Vip {
+        /// The VRRP instance's new state; none: list.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        state: Option<VrrpState>,
+        /// The instance's VIPs.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        vips: Vec<std::net::Ipv4Addr>,
+    },
+}
+
+/// A keepalived VRRP instance state, as its notify scripts name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum VrrpState {
+    /// The VIPs are ours: answer ARP, load-balance, announce them.
+    Master,
+    /// Another director has them.
+    Backup,
+    /// The instance failed: the VIPs are not ours.
+    Fault,
 }
 
 /// One reply: stdout, stderr, exit status.
@@ -146,6 +170,11 @@ mod tests {
             serde_json::from_str::<Request>(r#"{"op":"wire","frames":3}"#).unwrap(),
             Request::Wire { frames: Some(3), until_ns: None }
         );
+        assert_eq!(
+            serde_json::from_str::<Request>(r#"{"op":"vip","state":"backup","vips":["10.0.0.100"]}"#).unwrap(),
+            Request::Vip { state: Some(VrrpState::Backup), vips: vec!["10.0.0.100".parse().unwrap()] }
+        );
+        assert_eq!(serde_json::to_string(&Request::Vip { state: None, vips: vec![] }).unwrap(), r#"{"op":"vip"}"#);
         let o = Output { stdout: "x\n".into(), stderr: String::new(), exit: 255 };
         assert_eq!(serde_json::to_string(&o).unwrap(), r#"{"stdout":"x\n","stderr":"","exit":255}"#);
     }

@@ -1,0 +1,137 @@
+//! VRRP through the daemon (model backend, pcap wire, `--pace step`): the
+//! director answers ARP for a VIP and load-balances it only while it owns
+//! it (`lvsnic vip master|backup VIP...`, what keepalived's notify scripts
+//! run); becoming master sends keepalived's default gratuitous ARPs (5 at
+//! once, 5 more 5 s later). ARP frames are written out byte by byte from the
+//! RFC 826 layout here, not with the model's builders.
+
+#[path = "daemon_harness.rs"]
+mod harness;
+
+use harness::*;
+use lvsnic_fixtures::*;
+use lvsnic_model::pcap::{self, PcapRecord, Resolution};
+use lvsnic_model::wire::{MacAddr, TCP_SYN};
+use std::net::Ipv4Addr;
+use std::path::Path;
+
+const MS: u64 = 1_000_000;
+const GATEWAY_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 254);
+
+/// Ethernet header + RFC 826 packet for Ethernet/IPv4 (42 bytes).
+fn arp(eth_dst: [u8; 6], eth_src: MacAddr, op: u16, sha: MacAddr, spa: Ipv4Addr, tha: [u8; 6], tpa: Ipv4Addr) -> Vec<u8> {
+    let mut f = Vec::new();
+    f.extend_from_slice(&eth_dst);
+    f.extend_from_slice(&eth_src.0);
+    f.extend_from_slice(&[0x08, 0x06]); // EtherType ARP
+    f.extend_from_slice(&[0x00, 0x01]); // ar$hrd: Ethernet
+    f.extend_from_slice(&[0x08, 0x00]); // ar$pro: IPv4
+    f.extend_from_slice(&[6, 4]); // ar$hln, ar$pln
+    f.extend_from_slice(&op.to_be_bytes()); // ar$op
+    f.extend_from_slice(&sha.0);
+    f.extend_from_slice(&spa.octets());
+    f.extend_from_slice(&tha);
+    f.extend_from_slice(&tpa.octets());
+    assert_eq!(f.len(), 42);
+    f
+}
+
+fn who_has_vip() -> Vec<u8> {
+    arp([0xff; 6], GATEWAY_MAC, 1, GATEWAY_MAC, GATEWAY_IP, [0; 6], VIP)
+}
+
+fn vip_is_at_director() -> Vec<u8> {
+    arp(GATEWAY_MAC.0, DIRECTOR_MAC, 2, DIRECTOR_MAC, VIP, GATEWAY_MAC.0, GATEWAY_IP)
+}
+
+/// Linux `arp_send` of a gratuitous ARP: broadcast request, sender = target = VIP, target MAC zero.
+fn gratuitous() -> Vec<u8> {
+    arp([0xff; 6], DIRECTOR_MAC, 1, DIRECTOR_MAC, VIP, [0; 6], VIP)
+}
+
+fn syn(n: u8) -> Vec<u8> {
+    tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(Ipv4Addr::new(198, 51, 100, n), VIP), 1000 * n as u16, 80, TCP_SYN, 1, 0, b"")
+}
+
+fn write_pcap(path: &Path, frames: &[(u64, Vec<u8>)]) {
+    pcap::write_file(
+        path,
+        Resolution::Nano,
+        frames.iter().map(|(t, f)| PcapRecord { ts_ns: *t, orig_len: f.len() as u32, data: f.clone() }),
+    )
+    .unwrap();
+}
+
+fn read(path: &Path) -> Vec<Vec<u8>> {
+    pcap::read_file(path).unwrap().into_iter().map(|r| r.data).collect()
+}
+
+fn ok(d: &Daemon, args: &[&str]) -> String {
+    let r = d.run(args);
+    assert_eq!(r.code, 0, "{args:?}: {r:?}");
+    r.stdout
+}
+
+#[test]
+fn vip_answered_and_balanced_only_while_master_and_takeover_sends_gratuitous_arps() {
+    let dir = tmpdir("vrrp");
+    let rules = write(&dir, "rules", "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n");
+    let frames: Vec<(u64, Vec<u8>)> = vec![
+        (T0, who_has_vip()),
+        // -- vip backup
+        (T0 + MS, who_has_vip()),
+        (T0 + 2 * MS, syn(1)),
+        // -- vip master
+        (T0 + 3 * MS, who_has_vip()),
+        (T0 + 4 * MS, syn(2)),
+        (T0 + 6000 * MS, syn(3)),
+    ];
+    let (inp, out, host) = (dir.join("in.pcap"), dir.join("out.pcap"), dir.join("host.pcap"));
+    write_pcap(&inp, &frames);
+    let w = format!("pcap:{},{},{}", inp.display(), out.display(), host.display());
+    let d =
+        Daemon::start(&dir, &director_toml(), &["--rules", rules.to_str().unwrap(), "--wire", &w, "--pace", "step"]);
+    let step = |n: &str| ok(&d, &["wire", "--frames", n]);
+
+    // No VRRP command yet: every VIP is ours.
+    assert_eq!(ok(&d, &["vip"]), "10.0.0.100 master\n");
+    step("1");
+    ok(&d, &["vip", "backup", "10.0.0.100"]);
+    assert_eq!(ok(&d, &["vip"]), "10.0.0.100 backup\n");
+    step("2");
+    ok(&d, &["vip", "master", "10.0.0.100"]);
+    assert_eq!(ok(&d, &["vip"]), "10.0.0.100 master\n");
+    step("3");
+    d.stop();
+
+    let garps = vec![gratuitous(); 5];
+    let mut expected = vec![vip_is_at_director()];
+    // Backup: neither the ARP request nor the SYN is answered.
+    // Master again: the first burst at once, then ARP answered, SYN balanced.
+    expected.extend(garps.clone());
+    expected.push(vip_is_at_director());
+    expected.push(expect::nat_request(&syn(2), rs(1), 80, rs_mac(1)));
+    // 6 s later: the SYN, then the second burst (due 5 s after the takeover).
+    expected.push(expect::nat_request(&syn(3), rs(1), 80, rs_mac(1)));
+    expected.extend(garps);
+    let got = read(&out);
+    assert_eq!(got.len(), expected.len(), "{got:02x?}");
+    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+        assert_eq!(g, e, "output frame {i}");
+    }
+    // What the backup did not answer went to the host stack unchanged.
+    assert_eq!(read(&host), vec![who_has_vip(), syn(1)]);
+}
+
+#[test]
+fn vip_command_errors() {
+    let dir = tmpdir("vrrp-errors");
+    let d = Daemon::start(&dir, &director_toml(), &[]);
+    // A state needs VIPs; a VIP must be an IPv4 address.
+    assert_eq!(d.run(&["vip", "master"]).code, 2);
+    assert_eq!(d.run(&["vip", "master", "nope"]).code, 2);
+    // Releasing an address that is not (yet) a service address is remembered.
+    ok(&d, &["vip", "fault", "10.0.0.200"]);
+    assert_eq!(ok(&d, &["vip"]), "10.0.0.200 backup\n");
+    d.stop();
+}
