@@ -13,6 +13,18 @@ use std::time::{Duration, Instant};
 /// The `lvsnic` binary under test.
 pub const LVSNIC: &str = env!("CARGO_BIN_EXE_lvsnic");
 
+/// Writes `frames` (timestamp in ns, frame) as a nanosecond pcap.
+pub fn write_pcap(path: &Path, frames: &[(u64, Vec<u8>)]) {
+    lvsnic_model::pcap::write_file(
+        path,
+        lvsnic_model::pcap::Resolution::Nano,
+        frames
+            .iter()
+            .map(|(t, f)| lvsnic_model::pcap::PcapRecord { ts_ns: *t, orig_len: f.len() as u32, data: f.clone() }),
+    )
+    .unwrap();
+}
+
 /// A fresh directory for one test.
 pub fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("lvsnic-{}-{name}", std::process::id()));
@@ -144,6 +156,13 @@ impl Daemon {
     pub fn ok(&self, args: &[&str]) {
         let r = self.run(args);
         assert_eq!((r.code, r.stderr.as_str()), (0, ""), "lvsnic {args:?}: {r:?}");
+    }
+
+    /// Runs a command that must succeed: its standard output.
+    pub fn stdout(&self, args: &[&str]) -> String {
+        let r = self.run(args);
+        assert_eq!(r.code, 0, "lvsnic {args:?}: {r:?}");
+        r.stdout
     }
 
     /// `lvsnic status` as JSON.

@@ -8,11 +8,10 @@
 mod harness;
 
 use harness::*;
-use lvsnic_model::pcap::{self, PcapRecord, Resolution};
+use lvsnic_model::pcap;
 use lvsnic_model::wire::{TCP_ACK, TCP_PSH, TCP_SYN};
 use lvsnic_fixtures::*;
 use std::net::Ipv4Addr;
-use std::path::Path;
 
 const MS: u64 = 1_000_000;
 
@@ -28,15 +27,6 @@ fn from_client(n: u8, flags: u8, seq: u32, payload: &[u8]) -> Vec<u8> {
 /// Real server `r` back to client `n` (NAT reply).
 fn to_client(r: u8, n: u8, flags: u8) -> Vec<u8> {
     tcp(rs_mac(r), DIRECTOR_MAC, Ip::new(rs(r), client(n)), 80, 1000 * n as u16, flags, 7, 2, b"")
-}
-
-fn write_pcap(path: &Path, frames: &[(u64, Vec<u8>)]) {
-    pcap::write_file(
-        path,
-        Resolution::Nano,
-        frames.iter().map(|(t, f)| PcapRecord { ts_ns: *t, orig_len: f.len() as u32, data: f.clone() }),
-    )
-    .unwrap();
 }
 
 fn ip_len(f: &[u8]) -> u64 {
@@ -55,9 +45,7 @@ fn stats_line(name: &str, v: [u64; 5]) -> String {
 fn wire(d: &Daemon, args: &[&str]) -> String {
     let mut a = vec!["wire", "--socket", d.sock.to_str().unwrap()];
     a.extend_from_slice(args);
-    let r = d.run(&a);
-    assert_eq!(r.code, 0, "{r:?}");
-    r.stdout
+    d.stdout(&a)
 }
 
 #[test]

@@ -10,7 +10,7 @@ mod harness;
 
 use harness::*;
 use lvsnic_fixtures::*;
-use lvsnic_model::pcap::{self, PcapRecord, Resolution};
+use lvsnic_model::pcap;
 use lvsnic_model::wire::{MacAddr, TCP_SYN};
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -53,23 +53,8 @@ fn syn(n: u8) -> Vec<u8> {
     tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(Ipv4Addr::new(198, 51, 100, n), VIP), 1000 * n as u16, 80, TCP_SYN, 1, 0, b"")
 }
 
-fn write_pcap(path: &Path, frames: &[(u64, Vec<u8>)]) {
-    pcap::write_file(
-        path,
-        Resolution::Nano,
-        frames.iter().map(|(t, f)| PcapRecord { ts_ns: *t, orig_len: f.len() as u32, data: f.clone() }),
-    )
-    .unwrap();
-}
-
 fn read(path: &Path) -> Vec<Vec<u8>> {
     pcap::read_file(path).unwrap().into_iter().map(|r| r.data).collect()
-}
-
-fn ok(d: &Daemon, args: &[&str]) -> String {
-    let r = d.run(args);
-    assert_eq!(r.code, 0, "{args:?}: {r:?}");
-    r.stdout
 }
 
 #[test]
@@ -91,16 +76,16 @@ fn vip_answered_and_balanced_only_while_master_and_takeover_sends_gratuitous_arp
     let w = format!("pcap:{},{},{}", inp.display(), out.display(), host.display());
     let d =
         Daemon::start(&dir, &director_toml(), &["--rules", rules.to_str().unwrap(), "--wire", &w, "--pace", "step"]);
-    let step = |n: &str| ok(&d, &["wire", "--frames", n]);
+    let step = |n: &str| d.stdout(&["wire", "--frames", n]);
 
     // No VRRP command yet: every VIP is ours.
-    assert_eq!(ok(&d, &["vip"]), "10.0.0.100 master\n");
+    assert_eq!(d.stdout(&["vip"]), "10.0.0.100 master\n");
     step("1");
-    ok(&d, &["vip", "backup", "10.0.0.100"]);
-    assert_eq!(ok(&d, &["vip"]), "10.0.0.100 backup\n");
+    d.stdout(&["vip", "backup", "10.0.0.100"]);
+    assert_eq!(d.stdout(&["vip"]), "10.0.0.100 backup\n");
     step("2");
-    ok(&d, &["vip", "master", "10.0.0.100"]);
-    assert_eq!(ok(&d, &["vip"]), "10.0.0.100 master\n");
+    d.stdout(&["vip", "master", "10.0.0.100"]);
+    assert_eq!(d.stdout(&["vip"]), "10.0.0.100 master\n");
     step("3");
     d.stop();
 
@@ -131,7 +116,7 @@ fn vip_command_errors() {
     assert_eq!(d.run(&["vip", "master"]).code, 2);
     assert_eq!(d.run(&["vip", "master", "nope"]).code, 2);
     // Releasing an address that is not (yet) a service address is remembered.
-    ok(&d, &["vip", "fault", "10.0.0.200"]);
-    assert_eq!(ok(&d, &["vip"]), "10.0.0.200 backup\n");
+    d.stdout(&["vip", "fault", "10.0.0.200"]);
+    assert_eq!(d.stdout(&["vip"]), "10.0.0.200 backup\n");
     d.stop();
 }
