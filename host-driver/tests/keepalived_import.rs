@@ -216,7 +216,7 @@ fn sample_style_configuration() {
         SAMPLE_STYLE.lines().enumerate().filter(|(_, l)| l.contains(needle)).nth(n).map(|(i, _)| i + 1).unwrap()
     };
     for (line, what) in [
-        (line_of("vrrp_instance", 0), "vrrp_instance ignored"),
+        (line_of("vrrp_instance", 0), "vrrp_instance is run by keepalived (--vrrp), not lvsnic: add notify_master/notify_backup lines calling `lvsnic vip master|backup VIP...`"),
         (
             line_of("SSL_GET", 0),
             "SSL_GET of real server 192.168.201.100 443 (virtual_server 192.168.200.100 443) is not supported by lvsnic: the server is taken as up",
@@ -624,5 +624,40 @@ virtual_server 10.0.0.1 80 {
     assert_eq!(
         lvsnic_model::rules::ipvsadm::format_save(&imp.rules),
         "-A -u 10.0.0.1:80 -s rr\n-a -u 10.0.0.1:80 -r 10.1.0.1:8080 -m -w 0\n-a -u 10.0.0.1:80 -r 10.1.0.9:80 -m -w 1\n"
+    );
+}
+
+/// VRRP stays keepalived's: an instance whose notify lines call
+/// `lvsnic vip` loads without a warning; one that does not is told how.
+#[test]
+fn vrrp_instance_with_lvsnic_vip_notify_is_not_warned_about() {
+    let dir = tmpdir("ka-vrrp");
+    let vs = "virtual_server 10.0.0.100 80 {\n    protocol TCP\n    lb_algo rr\n    real_server 192.168.10.1 80 {\n    }\n}\n";
+    let with = write(
+        &dir,
+        "with.conf",
+        &format!(
+            "vrrp_instance VI_1 {{\n    state BACKUP\n    interface eth0\n    virtual_router_id 51\n    priority 100\n    virtual_ipaddress {{\n        10.0.0.100\n    }}\n    notify_master \"/usr/sbin/lvsnic vip master 10.0.0.100\"\n    notify_backup \"/usr/sbin/lvsnic vip backup 10.0.0.100\"\n}}\n{vs}"
+        ),
+    );
+    let imp = lvsnic::keepalived::import(&with).unwrap();
+    assert!(imp.warnings.is_empty(), "{:?}", imp.warnings.iter().map(|d| d.msg.clone()).collect::<Vec<_>>());
+    let without = write(
+        &dir,
+        "without.conf",
+        &format!("vrrp_instance VI_1 {{\n    state BACKUP\n    interface eth0\n    virtual_router_id 51\n}}\n{vs}"),
+    );
+    let imp = lvsnic::keepalived::import(&without).unwrap();
+    let w: Vec<String> = imp.warnings.iter().map(|d| format!("{}: {}", d.loc, d.msg)).collect();
+    assert_eq!(
+        w,
+        [format!(
+            "{}:1: vrrp_instance is run by keepalived (--vrrp), not lvsnic: add notify_master/notify_backup lines calling `lvsnic vip master|backup VIP...` (docs/ha.md)",
+            without.display()
+        )]
+    );
+    assert_eq!(
+        lvsnic_model::rules::ipvsadm::format_save(&imp.rules),
+        "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n"
     );
 }

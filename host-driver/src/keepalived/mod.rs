@@ -112,8 +112,16 @@ pub fn import(path: &Path) -> Result<Import, ImportError> {
             }
             "virtual_server_group" => {}
             k if OTHER_TOP.contains(&k) => {
-                if k.starts_with("vrrp_") {
-                    ctx.warn(&n.loc, format!("{k} ignored: lvsnic does not run VRRP"));
+                // VRRP stays keepalived's (`keepalived --vrrp`); an instance
+                // whose notify lines tell lvsnic which VIPs it owns
+                // (`lvsnic vip master|backup ...`, docs/ha.md) needs nothing more.
+                let tells_lvsnic = n.children.iter().flatten().any(|c| {
+                    c.kw().starts_with("notify_") && c.words.iter().any(|w| w.contains("lvsnic vip"))
+                });
+                if k == "vrrp_instance" && !tells_lvsnic {
+                    ctx.warn(&n.loc, format!("{k} is run by keepalived (--vrrp), not lvsnic: add notify_master/notify_backup lines calling `lvsnic vip master|backup VIP...` (docs/ha.md)"));
+                } else if k.starts_with("vrrp_") && k != "vrrp_instance" {
+                    ctx.warn(&n.loc, format!("{k} ignored: VRRP is run by keepalived (--vrrp), not lvsnic"));
                 }
             }
             k => ctx.warn(&n.loc, format!("unknown keyword '{k}'")),
