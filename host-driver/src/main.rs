@@ -159,6 +159,13 @@ enum Cmd {
         /// TAP device for the director's own network stack.
         #[arg(long)]
         host_tap: Option<String>,
+        /// Which VIPs are this director's: `master` (default, no VRRP:
+        /// all, until `lvsnic vip backup`), `backup` (none until `lvsnic vip
+        /// master`, for keepalived notify scripts) or `host` (those that are
+        /// addresses of the director's own stack: keepalived's
+        /// virtual_ipaddress, unchanged).
+        #[arg(long, value_enum, default_value = "master")]
+        vips: lvsnic::daemon::VipMode,
         /// PCI address of the card (`--backend vfio`), e.g. 0000:3b:00.0.
         #[arg(long)]
         device: Option<String>,
@@ -263,8 +270,8 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, device, width } => {
-            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, device, width })
+        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, width } => {
+            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, width })
                 .map_err(|e| e.to_string())
         }
         Cmd::Status { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Status)),

@@ -185,6 +185,20 @@ impl Daemon {
     }
 }
 
+impl Daemon {
+    /// Sends SIGKILL (the director dies without cleaning up) and reaps it.
+    pub fn kill(mut self) {
+        let mut c = self.child.take().unwrap();
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+
+    /// The daemon's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+}
+
 impl Drop for Daemon {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {

@@ -45,19 +45,18 @@
 //! e2e_netns -- --ignored`) on a machine that lacks any of these, they fail
 //! and say what is missing. Each socket operation has a timeout: a broken
 //! path fails, it does not hang.
-// `unsafe` allowed in this test (the workspace denies it): geteuid(2) and setns(2) through libc.
-#![allow(unsafe_code)]
 
 #[path = "daemon_harness.rs"]
 mod harness;
+#[path = "netns_harness.rs"]
+mod netns;
 
 use harness::*;
+use netns::*;
 use lvsnic_fixtures::{director_toml, rs, rs_mac, DIRECTOR_IP, GATEWAY_MAC, VIP};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::os::fd::AsRawFd;
-use std::process::Command;
+use std::io::ErrorKind;
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -65,8 +64,6 @@ use std::time::{Duration, Instant};
 
 /// The client's address.
 const CLIENT: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 10);
-/// Timeout of every socket operation.
-const IO_TIMEOUT: Duration = Duration::from_secs(5);
 /// Size of the large download.
 const BIG: usize = 1 << 20;
 
@@ -88,90 +85,6 @@ fn e2e_netns_sim512() {
     run("sim512", &["--backend", "sim", "--width", "512"]);
 }
 
-// ------------------------------------------------------------ environment
-
-/// Why this machine cannot run the test, if it cannot.
-fn unavailable() -> Option<String> {
-    // SAFETY: geteuid(2) has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("needs root".into());
-    }
-    if !std::path::Path::new("/dev/net/tun").exists() {
-        return Some("no /dev/net/tun".into());
-    }
-    let probe = format!("lvsnic-e2e-probe-{}", std::process::id());
-    match Command::new("ip").args(["netns", "add", &probe]).output() {
-        Err(e) => Some(format!("cannot run `ip` (iproute2): {e}")),
-        Ok(o) if !o.status.success() => {
-            Some(format!("`ip netns add` failed: {}", String::from_utf8_lossy(&o.stderr).trim()))
-        }
-        Ok(_) => {
-            let _ = Command::new("ip").args(["netns", "del", &probe]).status();
-            None
-        }
-    }
-}
-
-/// Runs `args`, panicking with its stderr when it fails.
-fn must(args: &[&str]) {
-    let o = Command::new(args[0]).args(&args[1..]).output().unwrap_or_else(|e| panic!("{args:?}: {e}"));
-    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-}
-
-/// `sysctl -w` settings inside namespace `ns`.
-fn sysctl(ns: &str, settings: &[&str]) {
-    let mut a = vec!["ip", "netns", "exec", ns, "sysctl", "-qw"];
-    a.extend_from_slice(settings);
-    must(&a);
-}
-
-/// Named network namespaces, deleted when dropped (also on panic).
-#[derive(Default)]
-struct Namespaces(Vec<String>);
-
-impl Namespaces {
-    fn add(&mut self, name: String) -> String {
-        let _ = Command::new("ip").args(["netns", "del", &name]).output(); // a leftover of a killed run
-        must(&["ip", "netns", "add", &name]);
-        self.0.push(name.clone());
-        must(&["ip", "-n", &name, "link", "set", "lo", "up"]);
-        sysctl(
-            &name,
-            &[
-                "net.ipv6.conf.all.disable_ipv6=1",
-                "net.ipv6.conf.default.disable_ipv6=1",
-                "net.ipv4.conf.all.rp_filter=0",
-                "net.ipv4.conf.default.rp_filter=0",
-            ],
-        );
-        name
-    }
-}
-
-impl Drop for Namespaces {
-    fn drop(&mut self) {
-        for n in self.0.iter().rev() {
-            let _ = Command::new("ip").args(["netns", "del", n]).output();
-        }
-    }
-}
-
-/// Runs `f` on a thread in network namespace `ns`; sockets it creates
-/// stay in `ns` wherever they are used afterwards.
-fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let path = format!("/var/run/netns/{ns}");
-    let nsfile = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    std::thread::spawn(move || {
-        // SAFETY: setns(2) with a valid network-namespace descriptor; it
-        // moves only this short-lived thread, which ends after `f`.
-        let rc = unsafe { libc::setns(nsfile.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
-        f()
-    })
-    .join()
-    .expect("thread in netns")
-}
-
 // ------------------------------------------------------------ servers
 
 /// Deterministic contents of the large download.
@@ -185,140 +98,7 @@ fn blob() -> Vec<u8> {
         .collect()
 }
 
-/// A TCP server in a real server's namespace, answering as `id`:
-/// `GET /big` → [`blob`], any other `GET` → `"{id}\n"` (HTTP/1.0, the
-/// server closes first), `ECHO` → every following line back as `"{id} LINE"`.
-struct Server {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Server {
-    fn start(ns: &str, port: u16, id: &'static str, blob: Arc<Vec<u8>>) -> Server {
-        let l = in_netns(ns, move || TcpListener::bind((Ipv4Addr::UNSPECIFIED, port)))
-            .unwrap_or_else(|e| panic!("listen in {ns}: {e}"));
-        l.set_nonblocking(true).unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let st = stop.clone();
-        let thread = std::thread::spawn(move || {
-            while !st.load(Ordering::Relaxed) {
-                match l.accept() {
-                    Ok((s, _)) => {
-                        let (st, blob) = (st.clone(), blob.clone());
-                        std::thread::spawn(move || {
-                            let _ = serve_one(s, id, &blob, &st);
-                        });
-                    }
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(2)),
-                    Err(_) => return,
-                }
-            }
-        });
-        Server { stop, thread: Some(thread) }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-fn serve_one(s: TcpStream, id: &str, blob: &[u8], stop: &AtomicBool) -> std::io::Result<()> {
-    s.set_nonblocking(false)?;
-    s.set_read_timeout(Some(Duration::from_millis(500)))?;
-    s.set_write_timeout(Some(IO_TIMEOUT))?;
-    let mut r = BufReader::new(s.try_clone()?);
-    let mut line = String::new();
-    // Reads one line, waiting (while not stopped) across read timeouts.
-    let read_line = |r: &mut BufReader<TcpStream>, line: &mut String| -> std::io::Result<usize> {
-        loop {
-            match r.read_line(line) {
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                    if stop.load(Ordering::Relaxed) {
-                        return Err(e);
-                    }
-                }
-                x => return x,
-            }
-        }
-    };
-    read_line(&mut r, &mut line)?;
-    if line.starts_with("ECHO") {
-        loop {
-            line.clear();
-            if read_line(&mut r, &mut line)? == 0 {
-                return Ok(());
-            }
-            (&s).write_all(format!("{id} {line}").as_bytes())?;
-        }
-    }
-    loop {
-        let mut h = String::new();
-        if read_line(&mut r, &mut h)? == 0 || h.trim().is_empty() {
-            break;
-        }
-    }
-    let id_body = format!("{id}\n");
-    let body: &[u8] = if line.starts_with("GET /big ") { blob } else { id_body.as_bytes() };
-    let head = format!("HTTP/1.0 200 OK\r\nContent-Length: {}\r\nX-Server: {id}\r\n\r\n", body.len());
-    (&s).write_all(head.as_bytes())?;
-    (&s).write_all(body)?;
-    Ok(()) // dropping `s` closes: the server's FIN comes first
-}
-
 // ------------------------------------------------------------ client
-
-/// A TCP connection from namespace `ns`, with timeouts.
-fn connect(ns: &str, to: SocketAddr) -> TcpStream {
-    let s = in_netns(ns, move || TcpStream::connect_timeout(&to, IO_TIMEOUT))
-        .unwrap_or_else(|e| panic!("connect {to} from {ns}: {e}"));
-    s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
-    s.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
-    s
-}
-
-/// An HTTP/1.0 GET from `ns`: the client port, the X-Server header, the body.
-fn http_get(ns: &str, to: SocketAddr, path: &str) -> (u16, String, Vec<u8>) {
-    let mut s = connect(ns, to);
-    let port = s.local_addr().unwrap().port();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {to}\r\n\r\n").unwrap();
-    let mut resp = Vec::new();
-    s.read_to_end(&mut resp).unwrap_or_else(|e| panic!("GET {path} from port {port}: {e} after {} bytes", resp.len()));
-    let end = resp.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or_else(|| panic!("no header in {resp:?}"));
-    let head = String::from_utf8_lossy(&resp[..end]).into_owned();
-    assert!(head.starts_with("HTTP/1.0 200 OK\r\n"), "{head}");
-    let server = head.lines().find_map(|l| l.strip_prefix("X-Server: ")).unwrap_or("").to_string();
-    (port, server, resp[end + 4..].to_vec())
-}
-
-/// A long-lived line-echo connection.
-struct Echo {
-    s: TcpStream,
-    r: BufReader<TcpStream>,
-}
-
-impl Echo {
-    fn open(ns: &str, to: SocketAddr) -> Echo {
-        let mut s = connect(ns, to);
-        s.write_all(b"ECHO\n").unwrap();
-        let r = BufReader::new(s.try_clone().unwrap());
-        Echo { s, r }
-    }
-
-    /// Sends `msg`, returns the answer line (or the read error).
-    fn say(&mut self, msg: &str) -> std::io::Result<String> {
-        self.s.write_all(format!("{msg}\n").as_bytes())?;
-        let mut line = String::new();
-        match self.r.read_line(&mut line)? {
-            0 => Err(ErrorKind::UnexpectedEof.into()),
-            _ => Ok(line.trim_end().to_string()),
-        }
-    }
-}
 
 /// A UDP server in a real server's namespace answering each datagram with
 /// `"{id}:"` followed by the datagram.
@@ -397,20 +177,6 @@ fn conns(d: &Daemon) -> BTreeMap<String, (String, String, String)> {
             _ => None,
         })
         .collect()
-}
-
-/// Polls `cond` every 20 ms for up to `limit`.
-fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let t0 = Instant::now();
-    loop {
-        if cond() {
-            return true;
-        }
-        if t0.elapsed() > limit {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn counter(st: &serde_json::Value, path: &[&str]) -> u64 {

@@ -216,7 +216,7 @@ fn sample_style_configuration() {
         SAMPLE_STYLE.lines().enumerate().filter(|(_, l)| l.contains(needle)).nth(n).map(|(i, _)| i + 1).unwrap()
     };
     for (line, what) in [
-        (line_of("vrrp_instance", 0), "vrrp_instance is run by keepalived (--vrrp), not lvsnic: add notify_master/notify_backup lines calling `lvsnic vip master|backup VIP...`"),
+        (line_of("vrrp_instance", 0), "vrrp_instance is run by keepalived (--vrrp), not lvsnic: run the daemon with --vips host, or add notify_master/notify_backup lines calling `lvsnic vip master|backup VIP...`"),
         (
             line_of("SSL_GET", 0),
             "SSL_GET of real server 192.168.201.100 443 (virtual_server 192.168.200.100 443) is not supported by lvsnic: the server is taken as up",
@@ -652,7 +652,7 @@ fn vrrp_instance_with_lvsnic_vip_notify_is_not_warned_about() {
     assert_eq!(
         w,
         [format!(
-            "{}:1: vrrp_instance is run by keepalived (--vrrp), not lvsnic: add notify_master/notify_backup lines calling `lvsnic vip master|backup VIP...` (docs/ha.md)",
+            "{}:1: vrrp_instance is run by keepalived (--vrrp), not lvsnic: run the daemon with --vips host, or add notify_master/notify_backup lines calling `lvsnic vip master|backup VIP...` (docs/ha.md)",
             without.display()
         )]
     );
@@ -661,3 +661,35 @@ fn vrrp_instance_with_lvsnic_vip_notify_is_not_warned_about() {
         "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n"
     );
 }
+
+/// The usual notify line runs a script of the operator's (logging, other
+/// services): it counts when the script calls `lvsnic vip`; a script that
+/// does not is warned about like no notify line.
+#[test]
+fn vrrp_instance_whose_notify_script_calls_lvsnic_vip_is_not_warned_about() {
+    let dir = tmpdir("ka-vrrp-script");
+    let calls = write(&dir, "notify.sh", "#!/bin/sh\nlogger \"VRRP $1\"\nLVSNIC_SOCKET=/run/lvsnic.sock exec /usr/sbin/lvsnic vip \"$1\" 10.0.0.100\n");
+    let other = write(&dir, "other.sh", "#!/bin/sh\nlogger \"VRRP $1\"\n");
+    let conf = |script: &Path, generic: bool| {
+        let notify = if generic {
+            format!("    notify \"{}\"\n", script.display())
+        } else {
+            format!("    notify_master \"{} master\"\n    notify_backup \"{} backup\"\n", script.display(), script.display())
+        };
+        format!(
+            "vrrp_instance VI_1 {{\n    state BACKUP\n    interface eth0\n    virtual_router_id 51\n{notify}}}\nvirtual_server 10.0.0.100 80 {{\n    protocol TCP\n    real_server 192.168.10.1 80 {{\n    }}\n}}\n"
+        )
+    };
+    let msgs = |name: &str, text: String| -> Vec<String> {
+        let f = write(&dir, name, &text);
+        lvsnic::keepalived::import(&f).unwrap().warnings.iter().map(|d| format!("{}: {}", d.loc.line, d.msg)).collect()
+    };
+    let warned = "1: vrrp_instance is run by keepalived (--vrrp), not lvsnic: run the daemon with --vips host, or add notify_master/notify_backup lines calling `lvsnic vip master|backup VIP...` (docs/ha.md)";
+    // The missing scheduler is warned about in every case (keepalived's default wlc).
+    let wlc = |w: &[String]| w.iter().filter(|m| !m.contains("lb_algo")).cloned().collect::<Vec<_>>();
+    assert_eq!(wlc(&msgs("a.conf", conf(&calls, false))), Vec::<String>::new());
+    assert_eq!(wlc(&msgs("b.conf", conf(&calls, true))), Vec::<String>::new());
+    assert_eq!(wlc(&msgs("c.conf", conf(&other, false))), [warned]);
+    assert_eq!(wlc(&msgs("d.conf", conf(&dir.join("missing.sh"), false))), [warned]);
+}
+

@@ -351,9 +351,13 @@ pub struct Director {
     reasm: Option<ReasmInfo>,
     /// The IPv4 options of the packet being processed, as received.
     ip_opts: Option<wire::ipv4_options::CompiledOptions>,
-    /// VIPs another director owns (VRRP backup or fault state): not
-    /// answered in ARP, not load-balanced. Empty: every VIP is ours.
-    released_vips: std::collections::BTreeSet<Ipv4Addr>,
+    /// VRRP state of the VIPs named by [`set_vip_owned`](Self::set_vip_owned):
+    /// `true` ours (master), `false` another director's (backup or fault:
+    /// not answered in ARP, not load-balanced).
+    vip_state: std::collections::BTreeMap<Ipv4Addr, bool>,
+    /// Whether a VIP not in `vip_state` is ours (default `true`: without
+    /// VRRP every VIP is).
+    vips_owned_by_default: bool,
 }
 
 /// Connections served outside the director's packet path (by the
@@ -406,7 +410,8 @@ impl Director {
             defrag: Defrag::new(),
             reasm: None,
             ip_opts: None,
-            released_vips: std::collections::BTreeSet::new(),
+            vip_state: std::collections::BTreeMap::new(),
+            vips_owned_by_default: true,
         };
         for s in &rules.services {
             let name = service_name(&s.key);
@@ -535,7 +540,7 @@ impl Director {
             df: ip.df,
             l4: info.l4.map(|l| (l.offset, l.src_port, l.dst_port, l.tcp_flags)),
         };
-        if self.released_vips.contains(&Ipv4Addr::from(p.daddr)) {
+        if self.services.is_vip(p.daddr) && !self.owns_vip(p.daddr) {
             // The address is no longer ours (VRRP backup): the host stack
             // routes or drops the packet, IPVS does not see it as local.
             return self.host(HostReason::Forward);
@@ -613,25 +618,40 @@ impl Director {
         }
     }
 
-    /// Whether `addr` is a VIP this director owns (a service address not
-    /// released with [`set_vip_owned`](Self::set_vip_owned)).
+    /// Whether `addr` is a VIP this director owns: a service address that
+    /// [`set_vip_owned`](Self::set_vip_owned) made ours, or did not name
+    /// while [VIPs are owned by default](Self::set_vips_owned_by_default).
     pub fn owns_vip(&self, addr: u32) -> bool {
-        self.services.is_vip(addr) && !self.released_vips.contains(&Ipv4Addr::from(addr))
+        self.services.is_vip(addr) && self.vip_owned(Ipv4Addr::from(addr))
+    }
+
+    /// The VRRP ownership of `vip` (whether or not a service uses it): as
+    /// [`set_vip_owned`](Self::set_vip_owned) last set it, else the default.
+    pub fn vip_owned(&self, vip: Ipv4Addr) -> bool {
+        self.vip_state.get(&vip).copied().unwrap_or(self.vips_owned_by_default)
     }
 
     /// VRRP: takes `vip` (master) or releases it (backup, fault). Returns
-    /// whether the state changed.
+    /// whether the director's ownership of it changed.
     pub fn set_vip_owned(&mut self, vip: Ipv4Addr, owned: bool) -> bool {
-        if owned {
-            self.released_vips.remove(&vip)
-        } else {
-            self.released_vips.insert(vip)
-        }
+        let before = self.vip_state.get(&vip).copied().unwrap_or(self.vips_owned_by_default);
+        self.vip_state.insert(vip, owned);
+        before != owned
     }
 
-    /// The addresses released with [`set_vip_owned`](Self::set_vip_owned).
-    pub fn released_vips(&self) -> impl Iterator<Item = Ipv4Addr> + '_ {
-        self.released_vips.iter().copied()
+    /// Whether a VIP that [`set_vip_owned`](Self::set_vip_owned) has not
+    /// named is ours: `true` (the default) without VRRP; `false` when a
+    /// VRRP instance must make the director master first (`lvsnic daemon
+    /// --vips-start backup`), so that a restarted director does not answer
+    /// for a VIP another director holds.
+    pub fn set_vips_owned_by_default(&mut self, owned: bool) {
+        self.vips_owned_by_default = owned;
+    }
+
+    /// The addresses [`set_vip_owned`](Self::set_vip_owned) has named, with
+    /// whether each is ours.
+    pub fn vip_states(&self) -> impl Iterator<Item = (Ipv4Addr, bool)> + '_ {
+        self.vip_state.iter().map(|(&a, &o)| (a, o))
     }
 
     /// ARP: answer requests for the director's address and every VIP it owns.

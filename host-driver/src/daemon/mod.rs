@@ -4,7 +4,7 @@
 //! ```text
 //! lvsnic daemon --backend model [--director DIRECTOR.toml] [--socket PATH] [--rules FILE]
 //!               [--wire pcap:IN.pcap,OUT.pcap[,HOST.pcap] [--pace asap|realtime|step] | --wire tap:NAME]
-//!               [--host-tap NAME]
+//!               [--host-tap NAME] [--vips master|backup|host]
 //! ```
 //!
 //! * State: a [`Control`] (golden model + flow manager in front of a
@@ -39,6 +39,11 @@
 //!   real server changes they imply as ipvsadm commands (`-a`, `-e`,
 //!   `-d`), through the same path as the control socket's. `checkers`
 //!   lists them; `status` has their counters under `health`.
+//! * VIPs ([`VipMode`], `--vips`): all of them (`master`, no VRRP), those
+//!   `lvsnic vip master` named (`backup`, keepalived notify scripts), or
+//!   those that are addresses of the director's own stack (`host`,
+//!   keepalived's `virtual_ipaddress` unchanged; followed through
+//!   rtnetlink before each batch of frames).
 //! * SIGINT/SIGTERM (or a `shutdown` request): the loop stops, output
 //!   captures are flushed, the socket file is removed.
 
@@ -88,6 +93,36 @@ pub enum Pace {
     Realtime,
     /// Only when a `wire` request asks.
     Step,
+}
+
+/// Which VIPs are this director's: it answers ARP for them and
+/// load-balances their traffic; another director's VIPs go to the host
+/// stack (docs/ha.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum VipMode {
+    /// Every VIP, until `lvsnic vip backup` releases it (no VRRP).
+    #[default]
+    Master,
+    /// None, until `lvsnic vip master` takes it (keepalived's notify
+    /// scripts); a restarted daemon does not answer for VIPs another
+    /// director holds.
+    Backup,
+    /// A VIP is this director's while it is an address of the director's
+    /// own stack (the network namespace the daemon runs in): keepalived's
+    /// `virtual_ipaddress` adds and removes it, and lvsnic follows at once
+    /// (rtnetlink), as Linux IPVS handles only packets to local addresses.
+    Host,
+}
+
+impl VipMode {
+    /// The name `--vips` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            VipMode::Master => "master",
+            VipMode::Backup => "backup",
+            VipMode::Host => "host",
+        }
+    }
 }
 
 /// Where frames come from.
@@ -140,6 +175,8 @@ pub struct DaemonArgs {
     pub pace: Pace,
     /// TAP device of the director's own stack.
     pub host_tap: Option<String>,
+    /// Which VIPs are this director's (VRRP).
+    pub vips: VipMode,
     /// PCI address of the card (`vfio`).
     pub device: Option<String>,
     /// Data width of the simulated core (`sim`).
@@ -270,6 +307,12 @@ struct Daemon<D: Device> {
     live: bool,
     /// The health checkers (`lvsnic keepalived --load`).
     health: Option<crate::health::Health>,
+    /// `--vips`.
+    vips: VipMode,
+    /// `--vips host`: address change notifications.
+    addr_watch: Option<sys::AddrWatch>,
+    /// `--vips host`: the IPv4 addresses of the director's own stack.
+    host_addrs: Vec<std::net::Ipv4Addr>,
     /// Gratuitous ARPs of VIPs taken over (`lvsnic vip master`), each
     /// with the model time it is due.
     garps: Vec<(Time, Vec<u8>)>,
@@ -331,7 +374,8 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
         None => None,
         Some(n) => Some(sys::Tap::open(n).map_err(io_err(format!("TAP device {n}")))?),
     };
-    let director = Director::new(cfg, &rules, start)?;
+    let mut director = Director::new(cfg, &rules, start)?;
+    director.set_vips_owned_by_default(args.vips == VipMode::Master);
     let dev_err = |e: String| DaemonError::Device(e);
     match args.backend {
         DaemonBackend::Model => {
@@ -395,10 +439,18 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
         d.ctl.service_keys().len(),
         sock.path().display()
     );
+    d.vips = args.vips;
+    if args.vips == VipMode::Host {
+        d.addr_watch = Some(sys::AddrWatch::open().map_err(io_err("watching the host's addresses (rtnetlink)"))?);
+        d.refresh_host_addrs()?;
+    }
     let mut buf = vec![0u8; 65536];
     let mut last_tick = Instant::now();
     while !sys::shutdown_requested() {
         let mut fds = vec![sock.listener.as_raw_fd()];
+        if let Some(w) = &d.addr_watch {
+            fds.push(w.fd());
+        }
         if let Wire::Tap(t) = &d.wire {
             fds.push(t.fd());
         }
@@ -410,6 +462,14 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
         let ready = sys::poll_readable(&fds, timeout).map_err(io_err("poll"))?;
         if ready[0] {
             d.accept_all(&sock.listener)?;
+        }
+        // `--vips host`: address changes first, so that a frame for a VIP
+        // keepalived has just added is not handed to the host stack (which
+        // would answer it with a reset).
+        if d.addr_watch.as_ref().is_some_and(|w| w.changed()) {
+            d.refresh_host_addrs()?;
+        } else if ready[0] && d.addr_watch.is_some() {
+            d.follow_host_addrs(); // services may have come or gone
         }
         (d.run_wire)(&mut d, &mut buf)?;
         d.run_health();
@@ -433,7 +493,20 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
 
 impl<D: Device> Daemon<D> {
     fn new(ctl: Control<D>, run_wire: RunWire<D>, wire: Wire, host_tap: Option<sys::Tap>, live: bool) -> Self {
-        Daemon { ctl, run_wire, wire, host_tap, host_dropped: 0, tx_dropped: 0, live, health: None, garps: Vec::new() }
+        Daemon {
+            ctl,
+            run_wire,
+            wire,
+            host_tap,
+            host_dropped: 0,
+            tx_dropped: 0,
+            live,
+            health: None,
+            garps: Vec::new(),
+            vips: VipMode::Master,
+            addr_watch: None,
+            host_addrs: Vec::new(),
+        }
     }
 
     fn poll_timeout(&self) -> i32 {
@@ -524,6 +597,7 @@ impl<D: Device> Daemon<D> {
                 if let Some(o) = j.as_object_mut() {
                     o.insert("host_dropped".into(), self.host_dropped.into());
                     o.insert("tx_dropped".into(), self.tx_dropped.into());
+                    o.insert("vips".into(), self.vips.name().into());
                     if let Some(h) = &self.health {
                         o.insert("health".into(), h.counters());
                     }
@@ -588,17 +662,20 @@ impl<D: Device> Daemon<D> {
         let Some(state) = state else {
             let d = &self.ctl.sp.director;
             let mut all: Vec<std::net::Ipv4Addr> = d.services.live_services().map(|s| s.vaddr).collect();
-            all.extend(d.released_vips());
+            all.extend(d.vip_states().map(|(a, _)| a));
             all.sort_unstable();
             all.dedup();
             let stdout = all
                 .iter()
-                .map(|&a| format!("{a} {}\n", if d.owns_vip(u32::from(a)) { "master" } else { "backup" }))
+                .map(|&a| format!("{a} {}\n", if d.vip_owned(a) { "master" } else { "backup" }))
                 .collect();
             return Output { stdout, ..Default::default() };
         };
         if vips.is_empty() {
             return bad("vip: no VIP given".into());
+        }
+        if self.vips == VipMode::Host {
+            return bad("vip: the VIPs follow the director's own addresses (--vips host); keepalived's virtual_ipaddress moves them".into());
         }
         let master = state == proto::VrrpState::Master;
         let now = self.ctl.sp.director.now();
@@ -615,6 +692,29 @@ impl<D: Device> Daemon<D> {
             self.garps.retain(|(_, f)| !vips.iter().any(|v| f[38..42] == v.octets()));
         }
         Output::default()
+    }
+
+    /// `--vips host`: reads the stack's addresses again and follows them.
+    fn refresh_host_addrs(&mut self) -> Result<(), DaemonError> {
+        self.host_addrs = sys::ipv4_addresses().map_err(io_err("reading the host's addresses"))?;
+        self.follow_host_addrs();
+        Ok(())
+    }
+
+    /// `--vips host`: every VIP (of a service, or named before) is ours
+    /// exactly while it is one of the stack's addresses.
+    fn follow_host_addrs(&mut self) {
+        let d = &self.ctl.sp.director;
+        let mut vips: Vec<std::net::Ipv4Addr> = d.services.live_services().map(|s| s.vaddr).collect();
+        vips.extend(d.vip_states().map(|(a, _)| a));
+        vips.sort_unstable();
+        vips.dedup();
+        for v in vips {
+            let ours = self.host_addrs.contains(&v);
+            if self.ctl.sp.director.vip_owned(v) != ours {
+                self.ctl.sp.set_vip_owned(v, ours);
+            }
+        }
     }
 
     /// The queued gratuitous ARPs due by the director's current time.

@@ -1,6 +1,7 @@
 //! The few system calls the daemon needs beyond std: SIGINT/SIGTERM
-//! handling, TAP devices, poll(2). All of the daemon's `unsafe` is here.
-// `unsafe` allowed here (the crate denies it): sigaction(2), poll(2), the TUNSETIFF and SIOCSIFFLAGS ioctls.
+//! handling, TAP devices, poll(2), the stack's addresses (rtnetlink,
+//! getifaddrs(3)). All of the daemon's `unsafe` is here.
+// `unsafe` allowed here (the crate denies it): sigaction(2), poll(2), the TUNSETIFF and SIOCSIFFLAGS ioctls, netlink sockets, getifaddrs(3).
 #![allow(unsafe_code)]
 
 use std::fs::File;
@@ -166,4 +167,96 @@ fn set_link_up(name: &str) -> io::Result<()> {
 /// CLOCK_REALTIME in nanoseconds.
 pub fn realtime_ns() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+}
+
+/// Notifications of IPv4 address changes in the daemon's network namespace
+/// (an rtnetlink socket subscribed to `RTMGRP_IPV4_IFADDR`), for
+/// `--vips host`: the VIPs follow the addresses keepalived adds and removes.
+pub struct AddrWatch {
+    fd: OwnedFd,
+}
+
+impl AddrWatch {
+    /// Subscribes to address changes.
+    pub fn open() -> io::Result<AddrWatch> {
+        // SAFETY: socket(2) with constant arguments; the result is checked.
+        let fd = unsafe {
+            libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, libc::NETLINK_ROUTE)
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a fresh descriptor we own.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: sockaddr_nl is plain data; all-zero is valid before the fields are set.
+        let mut sa: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
+        sa.nl_family = libc::AF_NETLINK as libc::sa_family_t;
+        sa.nl_groups = libc::RTMGRP_IPV4_IFADDR as u32;
+        // SAFETY: bind(2) reads `size_of::<sockaddr_nl>()` bytes from `sa`, which lives across the call.
+        let rc = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                &sa as *const libc::sockaddr_nl as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(AddrWatch { fd })
+    }
+
+    /// The descriptor to poll.
+    pub fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Reads every pending notification; whether there was any (or the
+    /// socket overflowed, which also means addresses may have changed).
+    pub fn changed(&self) -> bool {
+        let mut buf = [0u8; 8192];
+        let mut any = false;
+        loop {
+            // SAFETY: recv(2) writes at most `buf.len()` bytes into `buf`.
+            let n = unsafe { libc::recv(self.fd.as_raw_fd(), buf.as_mut_ptr() as *mut libc::c_void, buf.len(), libc::MSG_DONTWAIT) };
+            if n > 0 {
+                any = true;
+                continue;
+            }
+            if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ENOBUFS) {
+                any = true;
+                continue;
+            }
+            return any;
+        }
+    }
+}
+
+/// The IPv4 addresses of every interface in the daemon's network namespace
+/// (getifaddrs(3)).
+pub fn ipv4_addresses() -> io::Result<Vec<std::net::Ipv4Addr>> {
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs(3) stores a list it allocated in `head`; freed below.
+    if unsafe { libc::getifaddrs(&mut head) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut out = Vec::new();
+    let mut p = head;
+    while !p.is_null() {
+        // SAFETY: `p` is a node of the list getifaddrs returned, not yet freed.
+        let ifa = unsafe { &*p };
+        if !ifa.ifa_addr.is_null() {
+            // SAFETY: ifa_addr points to a sockaddr whose family says its type.
+            let family = unsafe { (*ifa.ifa_addr).sa_family } as libc::c_int;
+            if family == libc::AF_INET {
+                // SAFETY: an AF_INET ifa_addr is a sockaddr_in.
+                let sin = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) };
+                out.push(std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)));
+            }
+        }
+        p = ifa.ifa_next;
+    }
+    // SAFETY: `head` came from getifaddrs and is freed once.
+    unsafe { libc::freeifaddrs(head) };
+    Ok(out)
 }

@@ -64,6 +64,9 @@ use lvsnic_model::rules::ipvsadm::format_save;
 use lvsnic_model::rules::RuleSet;
 use std::path::Path;
 
+/// The start of the warning about a `vrrp_instance` lvsnic is not told about.
+const VRRP_WARNING: &str = "vrrp_instance is run by keepalived (--vrrp), not lvsnic";
+
 /// What an import produced.
 #[derive(Clone, Debug, Default)]
 pub struct Import {
@@ -115,11 +118,13 @@ pub fn import(path: &Path) -> Result<Import, ImportError> {
                 // VRRP stays keepalived's (`keepalived --vrrp`); an instance
                 // whose notify lines tell lvsnic which VIPs it owns
                 // (`lvsnic vip master|backup ...`, docs/ha.md) needs nothing more.
-                let tells_lvsnic = n.children.iter().flatten().any(|c| {
-                    c.kw().starts_with("notify_") && c.words.iter().any(|w| w.contains("lvsnic vip"))
-                });
+                let tells_lvsnic = n
+                    .children
+                    .iter()
+                    .flatten()
+                    .any(|c| (c.kw() == "notify" || c.kw().starts_with("notify_")) && c.words[1..].iter().any(|w| calls_lvsnic_vip(w)));
                 if k == "vrrp_instance" && !tells_lvsnic {
-                    ctx.warn(&n.loc, format!("{k} is run by keepalived (--vrrp), not lvsnic: add notify_master/notify_backup lines calling `lvsnic vip master|backup VIP...` (docs/ha.md)"));
+                    ctx.warn(&n.loc, format!("{VRRP_WARNING}: run the daemon with --vips host, or add notify_master/notify_backup lines calling `lvsnic vip master|backup VIP...` (docs/ha.md)"));
                 } else if k.starts_with("vrrp_") && k != "vrrp_instance" {
                     ctx.warn(&n.loc, format!("{k} ignored: VRRP is run by keepalived (--vrrp), not lvsnic"));
                 }
@@ -150,14 +155,22 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
             return 1;
         }
     };
+    let path = crate::cli::socket_path(socket);
+    // A daemon that follows its stack's addresses (`--vips host`) needs no
+    // notify lines: keepalived's virtual_ipaddress is all it takes.
+    let follows_host = load
+        && proto::call(&path, &Request::Status).is_ok_and(|r| {
+            serde_json::from_str::<serde_json::Value>(&r.stdout).is_ok_and(|j| j["vips"] == "host")
+        });
     for w in &imp.warnings {
-        print("warning", w);
+        if !(follows_host && w.msg.starts_with(VRRP_WARNING)) {
+            print("warning", w);
+        }
     }
     if !load {
         print!("{}", format_save(&imp.rules));
         return 0;
     }
-    let path = crate::cli::socket_path(socket);
     let req = Request::Ipvsadm {
         prog: Some(prog.to_string()),
         argv: vec!["-R".into()],
@@ -189,5 +202,20 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
             eprintln!("{prog}: can't reach the daemon: {e}");
             2
         }
+    }
+}
+
+/// Whether a keepalived notify command tells lvsnic about VIP ownership:
+/// it runs `lvsnic vip ...` itself, or its program is a script (a
+/// readable text file of at most 64 KiB) that does.
+fn calls_lvsnic_vip(command: &str) -> bool {
+    let says = |text: &str| text.lines().any(|l| l.contains("lvsnic") && l.split_whitespace().any(|w| w == "vip"));
+    if says(command) {
+        return true;
+    }
+    let Some(program) = command.split_whitespace().next() else { return false };
+    match std::fs::metadata(program) {
+        Ok(m) if m.is_file() && m.len() <= 64 * 1024 => std::fs::read_to_string(program).is_ok_and(|t| says(&t)),
+        _ => false,
     }
 }

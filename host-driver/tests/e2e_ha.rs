@@ -1,0 +1,565 @@
+//! An HA pair end to end: two `lvsnic daemon`s (model backend) as the
+//! directors of one VIP, real keepalived 2.2.7 running VRRP between them,
+//! real servers with real TCP servers and health checks, a client with
+//! long-lived connections that keeps opening new ones; the master is killed
+//! with SIGKILL (first its daemon, later its keepalived), a real server
+//! fails and comes back.
+//!
+//! ```text
+//! netns P-hub: bridge br0 ── TAP lvsA ── daemon A  (runs in P-dA; its wire TAP moved to the hub)
+//!                         ── TAP lvsB ── daemon B  (runs in P-dB)
+//!                         ── veth ── P-cl  198.51.100.10, MAC = gateway_mac, 10.0.0.100/32 on-link
+//!                         ── veth ── P-rs1 192.168.10.1 ┐ VIP on lo (arp_ignore=1, arp_announce=2),
+//!                         ── veth ── P-rs2 192.168.10.2 ┘ clients and directors on-link (DR)
+//! netns P-dA: TAP hA = director A's host stack (`--host-tap hA`): 10.0.0.1, MAC 02:00:00:00:00:01,
+//!             keepalived --vrrp on hA (priority 150), lvsnic's sync daemons on hA
+//! netns P-dB: TAP hB: 10.0.0.2, MAC 02:00:00:00:00:02, keepalived (priority 100), sync daemons
+//! ```
+//!
+//! Each director is what docs/ha.md describes: the daemon runs with
+//! `--vips host` (a VIP is the director's while keepalived's
+//! `virtual_ipaddress` puts it on the host interface), loads the rules and
+//! TCP_CHECK health checkers from the same keepalived.conf that keepalived
+//! runs with `--vrrp` (`lvsnic keepalived FILE --load`, no warnings) and
+//! runs the master and the backup sync daemon on its host interface. The
+//! notify script only logs the transitions for the test's clock. VRRP
+//! adverts, sync messages and health checks travel through the daemons'
+//! host-stack path; both instances are `state BACKUP` with `nopreempt`, so
+//! a director that comes back does not take the VIP back.
+//!
+//! Drills (DR service 10.0.0.100:80, rr over rs1 and rs2):
+//! 1. SIGKILL director A's daemon while it is master: its host TAP loses
+//!    carrier, keepalived A enters FAULT, keepalived B (no more adverts)
+//!    becomes master, daemon B answers for the VIP with the connections it
+//!    learned from A's sync messages.
+//! 2. Director A comes back (daemon and rules; keepalived leaves FAULT as
+//!    BACKUP) and learns B's connections; then keepalived B is killed with
+//!    SIGKILL and A takes over.
+//! 3. rs1's server stops (connections refused), the health checks take it
+//!    out of the pool; it restarts and comes back.
+//!
+//! Measured and printed (figures in docs/ha.md): VRRP takeover time (kill
+//! to the new master's notify), the longest pause of a long-lived
+//! connection, new connections that failed, long-lived ones broken, time
+//! for a failed real server to leave and to come back. Asserted: no
+//! long-lived connection breaks or changes real server, no new connection
+//! fails across a director failover, and every takeover and health change
+//! happens (within generous limits: they are liveness bounds, not
+//! performance goals).
+//!
+//! Needs root, `/dev/net/tun`, iproute2 network namespaces and keepalived
+//! (`scripts/test.sh` installs it with apt-get when it runs as root):
+//! `#[ignore]`d in a plain `cargo test`; run by hand with `cargo test
+//! --release -p lvsnic --test e2e_ha -- --ignored --nocapture`.
+
+#[path = "daemon_harness.rs"]
+mod harness;
+#[path = "netns_harness.rs"]
+mod netns;
+
+use harness::*;
+use netns::*;
+use std::fmt::Write as _;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+const VIP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 100);
+const CLIENT: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 10);
+const CLIENT_MAC: &str = "02:00:00:00:00:fe";
+/// Long-lived connections held across the failovers.
+const LONG_LIVED: usize = 6;
+/// Socket timeout of the client during drills: longer than a takeover
+/// plus TCP's retransmission backoff.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(20);
+/// Liveness bound for a takeover or a health change.
+const LIMIT: Duration = Duration::from_secs(30);
+
+#[test]
+#[ignore = "needs root, /dev/net/tun, iproute2 network namespaces and keepalived (scripts/test.sh runs it as root)"]
+fn ha_pair_failover_with_keepalived_vrrp() {
+    if let Some(why) = unavailable() {
+        panic!("e2e_ha cannot run here: {why}");
+    }
+    if let Err(e) = Command::new("keepalived").arg("--version").output() {
+        panic!("e2e_ha needs keepalived (apt-get install keepalived): {e}");
+    }
+    let p = format!("lvsnic-ha-{}", std::process::id());
+    let mut nss = Namespaces::default();
+    let hub = nss.add(format!("{p}-hub"));
+    let cl = nss.add(format!("{p}-cl"));
+    let rsns: Vec<String> = (1..=2).map(|n| nss.add(format!("{p}-rs{n}"))).collect();
+    must(&["ip", "-n", &hub, "link", "add", "br0", "type", "bridge"]);
+    must(&["ip", "-n", &hub, "link", "set", "br0", "up"]);
+    let leaf = |ns: &str, veth: &str, mac: &str, addr: &str| {
+        must(&["ip", "-n", &hub, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns]);
+        must(&["ip", "-n", &hub, "link", "set", veth, "master", "br0", "up"]);
+        must(&["ip", "-n", ns, "link", "set", "eth0", "address", mac, "up"]);
+        must(&["ip", "-n", ns, "addr", "add", addr, "dev", "eth0"]);
+    };
+    leaf(&cl, "vcl", CLIENT_MAC, &format!("{CLIENT}/24"));
+    must(&["ip", "-n", &cl, "route", "add", &format!("{VIP}/32"), "dev", "eth0"]);
+    for (i, ns) in rsns.iter().enumerate() {
+        let n = i + 1;
+        leaf(ns, &format!("vrs{n}"), &format!("02:00:00:00:10:0{n}"), &format!("192.168.10.{n}/24"));
+        sysctl(ns, &["net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.all.arp_announce=2"]);
+        must(&["ip", "-n", ns, "addr", "add", &format!("{VIP}/32"), "dev", "lo"]);
+        must(&["ip", "-n", ns, "route", "add", "198.51.100.0/24", "dev", "eth0"]);
+        must(&["ip", "-n", ns, "route", "add", "10.0.0.0/24", "dev", "eth0"]);
+    }
+    let none = Arc::new(Vec::new());
+    let mut rs1 = Some(Server::start(&rsns[0], 80, "rs1", none.clone()));
+    let _rs2 = Server::start(&rsns[1], 80, "rs2", none.clone());
+
+    let dir = tmpdir("e2e-ha");
+    let mut a = Director::new(&mut nss, &p, &hub, &dir, 'A', 1, 150);
+    let mut b = Director::new(&mut nss, &p, &hub, &dir, 'B', 2, 100);
+    a.start_daemon();
+    b.start_daemon();
+    for d in [&a, &b] {
+        assert_eq!(d.vips(), "10.0.0.100 backup\n", "{}: no VIP before keepalived says so", d.name);
+    }
+    // A first, so that it is the master (both are `state BACKUP nopreempt`).
+    a.start_keepalived();
+    let t = Instant::now();
+    assert!(wait_for(LIMIT, || a.last_transition() == Some("master".into())), "A never became master:\n{}", a.logs());
+    println!("ha: A master {:.2} s after keepalived started", t.elapsed().as_secs_f64());
+    b.start_keepalived();
+    assert!(wait_for(LIMIT, || b.last_transition() == Some("backup".into())), "B never became backup:\n{}", b.logs());
+    assert_eq!((a.vips(), b.vips()), ("10.0.0.100 master\n".into(), "10.0.0.100 backup\n".into()));
+    // Both health checkers see both servers.
+    for d in [&a, &b] {
+        assert!(wait_for(LIMIT, || d.pool() == ["192.168.10.1:80", "192.168.10.2:80"]), "{}: {:?}", d.name, d.pool());
+    }
+
+    let vip80: SocketAddr = (VIP, 80).into();
+    // rr across both servers through A.
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        let (_, server, body) = http_get(&cl, vip80, "/");
+        assert_eq!(body, format!("{server}\n").into_bytes());
+        seen.push(server);
+    }
+    seen.sort();
+    assert_eq!(seen, ["rs1", "rs1", "rs2", "rs2"], "rr over both real servers");
+
+    let mut report = String::new();
+
+    // ---------------------------------------------------------- drill 1
+    let load = Load::start(&cl, vip80);
+    // B knows every long-lived connection before A dies.
+    let ports = load.ports();
+    assert!(wait_for(LIMIT, || b.has_conns(&ports)), "B did not learn the connections {ports:?}:\n{}", b.d().stdout(&["-L", "-n", "-c"]));
+    std::thread::sleep(Duration::from_secs(1));
+    let t_kill = now_s();
+    a.daemon.take().unwrap().kill();
+    assert!(wait_for(LIMIT, || b.last_transition() == Some("master".into())), "B never took over:\n{}", b.logs());
+    let takeover = b.transition_time("master") - t_kill;
+    std::thread::sleep(Duration::from_secs(6));
+    let r1 = load.stop();
+    println!("ha: drill 1 (SIGKILL of the master's daemon): {r1:?}, VRRP takeover {takeover:.2} s");
+    let _ = writeln!(report, "daemon killed: takeover {takeover:.2} s, {r1}");
+    r1.assert_no_loss("drill 1");
+    assert_eq!(b.vips(), "10.0.0.100 master\n");
+    assert!(a.transitions().contains("fault"), "keepalived A saw its interface fail: {}", a.transitions());
+
+    // ---------------------------------------------------------- drill 2
+    // A comes back: daemon, rules and checkers, sync; keepalived leaves FAULT.
+    a.restart_daemon();
+    assert!(wait_for(LIMIT, || a.last_transition() == Some("backup".into())), "A did not come back as backup:\n{}", a.logs());
+    assert_eq!(a.vips(), "10.0.0.100 backup\n");
+    let load = Load::start(&cl, vip80);
+    let ports = load.ports();
+    assert!(wait_for(LIMIT, || a.has_conns(&ports)), "A did not learn B's connections {ports:?}:\n{}", a.d().stdout(&["-L", "-n", "-c"]));
+    std::thread::sleep(Duration::from_secs(1));
+    let t_kill = now_s();
+    b.kill_keepalived();
+    assert!(wait_for(LIMIT, || a.transition_count("master") == 2), "A never took over again:\n{}", a.logs());
+    let takeover = a.transition_times("master")[1] - t_kill;
+    std::thread::sleep(Duration::from_secs(6));
+    let r2 = load.stop();
+    println!("ha: drill 2 (SIGKILL of the master's keepalived): {r2:?}, VRRP takeover {takeover:.2} s");
+    let _ = writeln!(report, "keepalived killed: takeover {takeover:.2} s, {r2}");
+    r2.assert_no_loss("drill 2");
+    // The client now talks to A: B's data plane (still holding the VIP, its
+    // keepalived died without a notify) sees none of the new traffic.
+    let (a0, b0) = (a.inpkts(), b.inpkts());
+    for _ in 0..4 {
+        http_get(&cl, vip80, "/");
+    }
+    assert!(a.inpkts() >= a0 + 4 * 3 && b.inpkts() == b0, "A {a0} -> {}, B {b0} -> {}", a.inpkts(), b.inpkts());
+
+    // ---------------------------------------------------------- drill 3
+    // rs1 fails: its server stops (connection refused), TCP_CHECK takes it out.
+    let t_fail = Instant::now();
+    drop(rs1.take());
+    assert!(wait_for(LIMIT, || a.pool() == ["192.168.10.2:80"]), "rs1 never left A's pool: {:?}", a.pool());
+    let gone = t_fail.elapsed().as_secs_f64();
+    for _ in 0..4 {
+        let (_, server, _) = http_get(&cl, vip80, "/");
+        assert_eq!(server, "rs2", "new connections avoid the failed server");
+    }
+    let t_back = Instant::now();
+    rs1 = Some(Server::start(&rsns[0], 80, "rs1", none.clone()));
+    assert!(wait_for(LIMIT, || a.pool() == ["192.168.10.1:80", "192.168.10.2:80"]), "rs1 never came back: {:?}", a.pool());
+    let back = t_back.elapsed().as_secs_f64();
+    let mut seen: Vec<String> = (0..4).map(|_| http_get(&cl, vip80, "/").1).collect();
+    seen.sort();
+    assert_eq!(seen, ["rs1", "rs1", "rs2", "rs2"], "rs1 serves again");
+    println!("ha: drill 3: rs1 left the pool {gone:.2} s after it failed, came back {back:.2} s after it restarted");
+    let _ = writeln!(report, "real server failed: out of the pool after {gone:.2} s, back {back:.2} s after restart");
+    let checkers = a.d().stdout(&["checkers"]);
+    assert!(checkers.contains("TCP_CHECK 192.168.10.1:80 up"), "{checkers}");
+    std::fs::write(dir.join("report.txt"), &report).unwrap();
+    print!("{report}");
+    drop(rs1);
+}
+
+// ------------------------------------------------------------ a director
+
+/// One director: its namespace, daemon and keepalived.
+struct Director {
+    name: char,
+    ns: String,
+    hub: String,
+    dir: PathBuf,
+    toml: String,
+    conf: PathBuf,
+    daemon: Option<Daemon>,
+    keepalived: Option<Child>,
+}
+
+impl Director {
+    /// Namespace `P-dX` with host TAP `hX` (address 10.0.0.N, the card's
+    /// MAC) and wire TAP `lvsX`; keepalived.conf and its notify script.
+    fn new(nss: &mut Namespaces, p: &str, hub: &str, root: &Path, name: char, n: u8, priority: u8) -> Director {
+        let ns = nss.add(format!("{p}-d{name}"));
+        let dir = root.join(format!("director-{name}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mac = format!("02:00:00:00:00:0{n}");
+        let (host, wire) = (format!("h{name}"), format!("lvs{name}"));
+        must(&["ip", "-n", &ns, "tuntap", "add", "mode", "tap", "name", &wire]);
+        must(&["ip", "-n", &ns, "tuntap", "add", "mode", "tap", "name", &host]);
+        must(&["ip", "-n", &ns, "link", "set", &host, "address", &mac, "up"]);
+        must(&["ip", "-n", &ns, "addr", "add", &format!("10.0.0.{n}/24"), "dev", &host]);
+        must(&["ip", "-n", &ns, "route", "add", "192.168.10.0/24", "dev", &host]);
+        must(&["ip", "-n", &ns, "route", "add", "198.51.100.0/24", "dev", &host]);
+        let toml = format!(
+            "[director]\nip = \"10.0.0.{n}\"\nmac = \"{mac}\"\nmtu = 1500\ngateway_mac = \"{CLIENT_MAC}\"\n\n[neighbors]\n\
+             \"192.168.10.1\" = \"02:00:00:00:10:01\"\n\"192.168.10.2\" = \"02:00:00:00:10:02\"\n"
+        );
+        let notify = write(
+            &dir,
+            "notify.sh",
+            &format!(
+                "#!/bin/sh\n# keepalived notify, for the test's clock only: $1 = master|backup|fault\necho \"$(date +%s.%N) $1\" >> {}\n",
+                dir.join("transitions.log").display()
+            ),
+        );
+        std::fs::set_permissions(&notify, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let check = "        TCP_CHECK {\n            connect_timeout 1\n            retry 1\n            delay_before_retry 1\n        }\n";
+        let conf = write(
+            &dir,
+            "keepalived.conf",
+            &format!(
+                "global_defs {{\n    router_id director{name}\n}}\n\
+                 vrrp_instance VI_1 {{\n    state BACKUP\n    nopreempt\n    interface {host}\n    virtual_router_id 51\n    priority {priority}\n    advert_int 1\n\
+                 \x20   virtual_ipaddress {{\n        {VIP}/32\n    }}\n\
+                 \x20   notify_master \"{n} master\"\n    notify_backup \"{n} backup\"\n    notify_fault \"{n} fault\"\n}}\n\
+                 virtual_server {VIP} 80 {{\n    delay_loop 1\n    lb_algo rr\n    lb_kind DR\n    protocol TCP\n\
+                 \x20   real_server 192.168.10.1 80 {{\n{check}    }}\n    real_server 192.168.10.2 80 {{\n{check}    }}\n}}\n",
+                n = notify.display()
+            ),
+        );
+        Director { name, ns, hub: hub.to_string(), dir, toml, conf, daemon: None, keepalived: None }
+    }
+
+    fn d(&self) -> &Daemon {
+        self.daemon.as_ref().unwrap_or_else(|| panic!("director {}: no daemon", self.name))
+    }
+
+    /// The daemon in the director's namespace on its two TAPs; then the
+    /// wire TAP joins the hub's bridge, the rules and checkers load from
+    /// keepalived.conf, and both sync daemons start on the host TAP.
+    fn start_daemon(&mut self) {
+        let (host, wire) = (format!("h{}", self.name), format!("lvs{}", self.name));
+        let d = Daemon::start_in(
+            &["ip", "netns", "exec", &self.ns],
+            &self.dir,
+            &self.toml,
+            &["--backend", "model", "--wire", &format!("tap:{wire}"), "--host-tap", &host, "--vips", "host"],
+        );
+        must(&["ip", "-n", &self.ns, "link", "set", &wire, "netns", &self.hub]);
+        must(&["ip", "-n", &self.hub, "link", "set", &wire, "master", "br0", "up"]);
+        let r = d.run(&["keepalived", self.conf.to_str().unwrap(), "--load"]);
+        assert_eq!(r.code, 0, "{r:?}");
+        assert!(!r.stderr.contains("warning"), "keepalived.conf loads without warnings: {}", r.stderr);
+        for role in ["master", "backup"] {
+            d.ok(&["--start-daemon", role, "--mcast-interface", &host]);
+        }
+        self.daemon = Some(d);
+    }
+
+    /// A new daemon after a crash: the wire TAP (persistent, left on the
+    /// bridge) comes back to the director's namespace first.
+    fn restart_daemon(&mut self) {
+        let wire = format!("lvs{}", self.name);
+        must(&["ip", "-n", &self.hub, "link", "set", &wire, "nomaster"]);
+        must(&["ip", "-n", &self.hub, "link", "set", &wire, "netns", &self.ns]);
+        let _ = std::fs::rename(self.dir.join("daemon.log"), self.dir.join("daemon.log.1"));
+        self.start_daemon();
+    }
+
+    /// keepalived running VRRP only, in the foreground.
+    fn start_keepalived(&mut self) {
+        let f = |n: &str| self.dir.join(n).to_str().unwrap().to_string();
+        let log = std::fs::File::create(self.dir.join("keepalived.log")).unwrap();
+        let child = Command::new("ip")
+            .args(["netns", "exec", &self.ns, "keepalived", "--vrrp", "--dont-fork", "--log-console", "--log-detail"])
+            .args(["-f", &f("keepalived.conf"), "-p", &f("keepalived.pid"), "-r", &f("vrrp.pid")])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("start keepalived");
+        self.keepalived = Some(child);
+    }
+
+    /// SIGKILL to keepalived's VRRP process and its parent.
+    fn kill_keepalived(&mut self) {
+        let vrrp = std::fs::read_to_string(self.dir.join("vrrp.pid")).unwrap_or_default();
+        if let Ok(pid) = vrrp.trim().parse::<u32>() {
+            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        }
+        if let Some(mut c) = self.keepalived.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn transitions(&self) -> String {
+        std::fs::read_to_string(self.dir.join("transitions.log")).unwrap_or_default()
+    }
+
+    fn last_transition(&self) -> Option<String> {
+        self.transitions().lines().last().and_then(|l| l.split_whitespace().nth(1)).map(String::from)
+    }
+
+    /// Wall-clock times (s) of the notify calls for `state`, in order.
+    fn transition_times(&self, state: &str) -> Vec<f64> {
+        self.transitions()
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .filter(|(_, s)| *s == state)
+            .map(|(t, _)| t.parse().unwrap())
+            .collect()
+    }
+
+    fn transition_time(&self, state: &str) -> f64 {
+        *self.transition_times(state).last().unwrap()
+    }
+
+    fn transition_count(&self, state: &str) -> usize {
+        self.transition_times(state).len()
+    }
+
+    fn vips(&self) -> String {
+        self.d().stdout(&["vip"])
+    }
+
+    /// The real servers in the VIP's pool (`-L -n`), sorted.
+    fn pool(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .d()
+            .stdout(&["-L", "-n"])
+            .lines()
+            .filter_map(|l| l.strip_prefix("  -> "))
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|a| a.starts_with("192.168."))
+            .map(String::from)
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Whether `-L -n -c` lists a connection from every client port in `ports`.
+    fn has_conns(&self, ports: &[(u16, String)]) -> bool {
+        let list = self.d().stdout(&["-L", "-n", "-c"]);
+        ports.iter().all(|(port, server)| {
+            let rs = if server == "rs1" { "192.168.10.1:80" } else { "192.168.10.2:80" };
+            list.lines().any(|l| l.contains(&format!("{CLIENT}:{port} ")) && l.contains("ESTABLISHED") && l.trim_end().ends_with(rs))
+        })
+    }
+
+    /// Packets the director's services received (`status`: director.total.inpkts).
+    fn inpkts(&self) -> u64 {
+        self.d().status()["director"]["total"]["inpkts"].as_u64().expect("director.total.inpkts")
+    }
+
+    fn logs(&self) -> String {
+        let read = |n: &str| std::fs::read_to_string(self.dir.join(n)).unwrap_or_default();
+        format!(
+            "--- transitions\n{}--- keepalived.log\n{}--- daemon.log\n{}",
+            self.transitions(),
+            read("keepalived.log"),
+            read("daemon.log")
+        )
+    }
+}
+
+impl Drop for Director {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.keepalived.take() {
+            let _ = Command::new("kill").args(["-TERM", &c.id().to_string()]).status();
+            let t = Instant::now();
+            while c.try_wait().ok().flatten().is_none() && t.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // A VRRP child left behind by a killed parent.
+        if let Ok(pid) = std::fs::read_to_string(self.dir.join("vrrp.pid")) {
+            if let Ok(pid) = pid.trim().parse::<u32>() {
+                let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).output();
+            }
+        }
+    }
+}
+
+fn now_s() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64()
+}
+
+// ------------------------------------------------------------ client load
+
+/// What the client saw during a drill.
+#[derive(Debug, Default)]
+struct Outcome {
+    /// Long-lived connections that failed (error or EOF).
+    broken: usize,
+    /// Long-lived connections answered by another real server than before.
+    moved: usize,
+    /// Echo round trips over all long-lived connections.
+    echoes: usize,
+    /// Longest time a long-lived connection waited for an answer (s).
+    longest_pause: f64,
+    /// New connections opened (HTTP GETs), and those that failed.
+    new_ok: usize,
+    new_failed: usize,
+    /// Slowest successful new connection (s).
+    slowest_new: f64,
+    /// The first failures, for the message.
+    errors: Vec<String>,
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "long-lived: {} broken, {} moved, longest pause {:.2} s ({} echoes); new connections: {} ok, {} failed, slowest {:.2} s",
+            self.broken, self.moved, self.longest_pause, self.echoes, self.new_ok, self.new_failed, self.slowest_new
+        )
+    }
+}
+
+impl Outcome {
+    fn assert_no_loss(&self, what: &str) {
+        assert!(
+            self.broken == 0 && self.moved == 0 && self.new_failed == 0 && self.new_ok > 0 && self.echoes > 0,
+            "{what}: {self}\n{:?}",
+            self.errors
+        );
+    }
+}
+
+/// `LONG_LIVED` echo connections, each saying a line every 100 ms, and a
+/// thread opening a new connection (an HTTP GET) every 100 ms.
+struct Load {
+    stop: Arc<AtomicBool>,
+    ports: Vec<(u16, String)>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    out: Arc<Mutex<Outcome>>,
+}
+
+impl Load {
+    fn start(cl: &str, to: SocketAddr) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let out = Arc::new(Mutex::new(Outcome::default()));
+        let mut ports = Vec::new();
+        let mut threads = Vec::new();
+        for i in 0..LONG_LIVED {
+            let mut e = Echo::open_within(cl, to, CLIENT_TIMEOUT).unwrap_or_else(|e| panic!("long-lived connection {i}: {e}"));
+            let first = e.say("hello").unwrap_or_else(|e| panic!("long-lived connection {i}: {e}"));
+            let server = first.split_whitespace().next().unwrap().to_string();
+            ports.push((e.local_port(), server.clone()));
+            let (stop, out) = (stop.clone(), out.clone());
+            threads.push(std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    n += 1;
+                    let t = Instant::now();
+                    let r = e.say(&format!("line {n}"));
+                    let dt = t.elapsed().as_secs_f64();
+                    let mut o = out.lock().unwrap();
+                    o.longest_pause = o.longest_pause.max(dt);
+                    match r {
+                        Ok(line) if line == format!("{server} line {n}") => o.echoes += 1,
+                        Ok(line) => {
+                            o.moved += 1;
+                            o.errors.push(format!("connection {i}: {line:?} after {server}"));
+                            return;
+                        }
+                        Err(err) => {
+                            o.broken += 1;
+                            o.errors.push(format!("connection {i}: {err} after {dt:.2} s"));
+                            return;
+                        }
+                    }
+                    drop(o);
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }));
+        }
+        let (st, o2, cl) = (stop.clone(), out.clone(), cl.to_string());
+        threads.push(std::thread::spawn(move || {
+            while !st.load(Ordering::Relaxed) {
+                let t = Instant::now();
+                let r = http_get_within(&cl, to, "/", CLIENT_TIMEOUT);
+                let dt = t.elapsed().as_secs_f64();
+                let mut o = o2.lock().unwrap();
+                match r {
+                    Ok(_) => {
+                        o.new_ok += 1;
+                        o.slowest_new = o.slowest_new.max(dt);
+                    }
+                    Err(e) => {
+                        o.new_failed += 1;
+                        if o.errors.len() < 10 {
+                            o.errors.push(format!("new connection: {e} after {dt:.2} s"));
+                        }
+                    }
+                }
+                drop(o);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }));
+        Load { stop, ports, threads, out }
+    }
+
+    /// Client port and real server of each long-lived connection.
+    fn ports(&self) -> Vec<(u16, String)> {
+        self.ports.clone()
+    }
+
+    fn stop(self) -> Outcome {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads {
+            t.join().expect("client thread");
+        }
+        std::mem::take(&mut *self.out.lock().unwrap())
+    }
+}
