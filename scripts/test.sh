@@ -20,10 +20,12 @@ python scripts/gen-regmap.py --check
 # The production build: no verilated core, no Verilator needed.
 ./scripts/check-no-sim.sh
 cargo test --workspace --release
-# Tests that need root (TAP devices, network namespaces) are #[ignore]d in a
+# Tests that need root (TAP devices, network namespaces; the HA test also
+# keepalived, installed here) are #[ignore]d in a
 # plain `cargo test`: run them when this runs as root, and say which did not
 # run otherwise.
 if [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ] && command -v ip >/dev/null; then
+    ensure_keepalived
     cargo test --workspace --release --tests -- --ignored
     not_run=""
 else

@@ -120,3 +120,53 @@ fn vip_command_errors() {
     assert_eq!(d.stdout(&["vip"]), "10.0.0.200 backup\n");
     d.stop();
 }
+
+/// `--vips backup`: a (re)started director answers for no VIP until
+/// `lvsnic vip master` names it, so it cannot take traffic from the
+/// director that holds the VIP.
+#[test]
+fn vips_backup_owns_nothing_until_master() {
+    let dir = tmpdir("vrrp-start-backup");
+    let rules = write(&dir, "rules", "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n");
+    let frames: Vec<(u64, Vec<u8>)> = vec![(T0, who_has_vip()), (T0 + MS, syn(1)), (T0 + 2 * MS, who_has_vip()), (T0 + 3 * MS, syn(2))];
+    let (inp, out, host) = (dir.join("in.pcap"), dir.join("out.pcap"), dir.join("host.pcap"));
+    write_pcap(&inp, &frames);
+    let w = format!("pcap:{},{},{}", inp.display(), out.display(), host.display());
+    let d = Daemon::start(
+        &dir,
+        &director_toml(),
+        &["--rules", rules.to_str().unwrap(), "--wire", &w, "--pace", "step", "--vips", "backup"],
+    );
+    assert_eq!(d.stdout(&["vip"]), "10.0.0.100 backup\n");
+    d.stdout(&["wire", "--frames", "2"]);
+    d.stdout(&["vip", "master", "10.0.0.100"]);
+    d.stdout(&["wire", "--frames", "2"]);
+    d.stop();
+    let mut expected = vec![gratuitous(); 5];
+    expected.push(vip_is_at_director());
+    expected.push(expect::nat_request(&syn(2), rs(1), 80, rs_mac(1)));
+    assert_eq!(read(&out), expected);
+    assert_eq!(read(&host), vec![who_has_vip(), syn(1)]);
+}
+
+/// `--vips host`: the VIPs are the director's own addresses (here none:
+/// 10.0.0.100 is not an address of this machine), and `lvsnic vip` cannot
+/// override that. The end-to-end test with keepalived moving the address
+/// is `e2e_ha.rs` (root).
+#[test]
+fn vips_host_follows_the_stacks_addresses_only() {
+    let dir = tmpdir("vrrp-host");
+    let rules = write(&dir, "rules", "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n");
+    let (inp, out) = (dir.join("in.pcap"), dir.join("out.pcap"));
+    write_pcap(&inp, &[(T0, who_has_vip())]);
+    let w = format!("pcap:{},{}", inp.display(), out.display());
+    let d = Daemon::start(&dir, &director_toml(), &["--rules", rules.to_str().unwrap(), "--wire", &w, "--pace", "step", "--vips", "host"]);
+    assert_eq!(d.stdout(&["vip"]), "10.0.0.100 backup\n");
+    let r = d.run(&["vip", "master", "10.0.0.100"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("--vips host"), "{r:?}");
+    assert_eq!(d.status()["vips"], "host");
+    d.stdout(&["wire", "--frames", "1"]);
+    d.stop();
+    assert_eq!(read(&out), Vec::<Vec<u8>>::new(), "no ARP answer for a VIP that is not an address here");
+}
