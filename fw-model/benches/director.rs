@@ -199,9 +199,15 @@ fn bench_new_conn(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3)).warm_up_time(std::time::Duration::from_secs(1));
-    targets = bench_forward, bench_new_conn
+/// The benchmarks of this file as criterion's group `benches` (a private
+/// module: the `pub fn` the macro generates needs no documentation).
+mod group {
+    use super::*;
+
+    criterion_group! {
+        name = benches;
+        config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3)).warm_up_time(std::time::Duration::from_secs(1));
+        targets = bench_forward, bench_new_conn
+    }
 }
-criterion_main!(benches);
+criterion_main!(group::benches);

@@ -38,10 +38,22 @@ use std::net::Ipv4Addr;
 /// A problem with `DIRECTOR.toml`, as one line.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The file does not parse or holds a bad value.
     #[error("{path}: {msg}")]
-    Invalid { path: String, msg: String },
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong, naming the section and key.
+        msg: String,
+    },
+    /// The file could not be read.
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
 }
 
 /// IPVS sysctls the model honours (`/proc/sys/net/ipv4/vs/*`).
@@ -91,7 +103,10 @@ impl Default for Sysctl {
 /// Protocol timeouts (the kernel's per-netns timeout tables).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Timeouts {
+    /// TCP timeout per state (`tcp_timeouts[]`; `ipvsadm --set` changes
+    /// ESTABLISHED and FIN_WAIT).
     pub tcp: TcpTimeouts,
+    /// UDP timeout (default 300 s), ns.
     pub udp: Time,
 }
 
@@ -143,13 +158,23 @@ pub enum VlanMode {
 /// The whole director configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DirectorConfig {
+    /// The director's own address (`[director] ip`): tunnel and ICMP
+    /// source.
     pub ip: Ipv4Addr,
+    /// The NIC's MAC (`[director] mac`): source of every transmitted frame.
     pub mac: MacAddr,
+    /// Egress MTU in bytes (`[director] mtu`, 68..=9216, default 1500).
     pub mtu: u16,
+    /// Next-hop MAC for every destination that is not a neighbor
+    /// (`[director] gateway_mac`).
     pub gateway_mac: MacAddr,
+    /// What to do with 802.1Q-tagged frames (`[director] vlan`).
     pub vlan: VlanMode,
+    /// Directly reachable hosts (real servers), IP to MAC (`[neighbors]`).
     pub neighbors: BTreeMap<Ipv4Addr, MacAddr>,
+    /// Protocol timeouts (`[timeouts]`).
     pub timeouts: Timeouts,
+    /// IPVS sysctls (`[sysctl]`).
     pub sysctl: Sysctl,
 }
 

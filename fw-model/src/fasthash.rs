@@ -32,5 +32,6 @@ impl std::hash::Hasher for FastHasher {
     }
 }
 
+/// A `HashMap` hashed with [`FastHasher`].
 pub type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
 

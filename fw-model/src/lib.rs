@@ -16,7 +16,6 @@
 //! No wall clock is used anywhere: time is the packets' timestamps
 //! ([`time::Time`], nanoseconds).
 
-#![warn(missing_docs)]
 
 pub mod time;
 pub mod wire;

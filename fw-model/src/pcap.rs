@@ -1,4 +1,3 @@
-#![warn(missing_docs)]
 //! Classic libpcap capture files
 //! (<https://wiki.wireshark.org/Development/LibpcapFileFormat>), the vector
 //! format of lvsnic: Wireshark opens them.

@@ -8,63 +8,106 @@ use crate::ipvs::{Rates, Stats};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// One real server of a service in the report: its configuration,
+/// connection counts (`ipvsadm -L -n`) and counters (`--stats`).
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct RealServerReport {
+    /// `ADDR:PORT` of the real server.
     pub server: String,
+    /// Forwarding method as `ipvsadm -L` names it (`Masq`, `Route`,
+    /// `Tunnel`, `Local`).
     pub forward: String,
+    /// Current weight (kernel `dest->weight`).
     pub weight: i32,
+    /// Connections in an active state (kernel `activeconns`).
     pub activeconns: i32,
+    /// Connections in an inactive state (kernel `inactconns`).
     pub inactconns: i32,
+    /// Persistence templates bound to this server (kernel
+    /// `persistconns`).
     pub persistconns: i32,
+    /// The server's IPVS counters (`conns`, `inpkts`, `outpkts`,
+    /// `inbytes`, `outbytes`), flattened into this object.
     #[serde(flatten)]
     pub stats: Stats,
     /// The rate estimator's averages (`ipvsadm -L --rate`).
     pub rates: Rates,
 }
 
+/// One virtual service in the report, with its real servers.
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct ServiceReport {
+    /// `PROTO VIP:PORT` as `ipvsadm -L -n` shows it, e.g. `TCP
+    /// 10.0.0.1:80`.
     pub service: String,
+    /// Scheduler name (`rr`, `wlc`, ...).
     pub scheduler: String,
+    /// Sum of the real servers' `activeconns`.
     pub activeconns: i64,
+    /// Sum of the real servers' `inactconns`.
     pub inactconns: i64,
+    /// The service's IPVS counters (`conns`, `inpkts`, `outpkts`,
+    /// `inbytes`, `outbytes`), flattened into this object.
     #[serde(flatten)]
     pub stats: Stats,
     /// The rate estimator's averages (`ipvsadm -L --rate`).
     pub rates: Rates,
+    /// Its real servers, in `ipvsadm -L` order.
     pub real_servers: Vec<RealServerReport>,
 }
 
+/// What became of the frames the director received.
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct FrameCounts {
+    /// Frames received (and credited from the hardware).
     pub input: u64,
+    /// Frames transmitted (fragments and generated replies included).
     pub transmitted: u64,
+    /// Frames handed to the director's own stack.
     pub to_host: u64,
+    /// Frames dropped (an ICMP error sent instead counts too).
     pub dropped: u64,
     /// Fragments kept for reassembly (their datagram went on when complete).
     pub held: u64,
 }
 
+/// The connection table's size and turnover.
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct ConnCounts {
+    /// Entries in the connection table now (templates included).
     pub live: usize,
+    /// Connections created since start.
     pub created: u64,
+    /// Connections expired since start.
     pub expired: u64,
+    /// Persistence templates created since start.
     pub templates_created: u64,
 }
 
 /// The whole report.
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct Report {
+    /// Every live virtual service.
     pub services: Vec<ServiceReport>,
+    /// The director-wide IPVS counters (kernel `ipvs->tot_stats`).
     pub total: Stats,
+    /// The rate estimator's averages over `total`.
     pub total_rates: Rates,
+    /// What became of the frames received.
     pub frames: FrameCounts,
+    /// Frames handed to the stack, by reason name (`local`, `not_syn`,
+    /// ...); reasons with a zero count left out.
     pub to_host: BTreeMap<String, u64>,
+    /// Frames dropped, by reason name (`no_real_server`, `ttl_exceeded`,
+    /// ...); reasons with a zero count left out.
     pub dropped: BTreeMap<String, u64>,
+    /// ICMP messages generated, keyed `type T code C`.
     pub icmp_sent: BTreeMap<String, u64>,
+    /// ICMP errors suppressed by the per-destination rate limit.
     pub icmp_rate_limited: u64,
+    /// ARP replies sent.
     pub arp_replies: u64,
+    /// The connection table's size and turnover.
     pub connections: ConnCounts,
     /// IPv4 reassembly.
     pub reassembly: crate::director::ReasmCounters,

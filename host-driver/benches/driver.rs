@@ -149,9 +149,15 @@ fn bench_cli(c: &mut Criterion) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3)).warm_up_time(std::time::Duration::from_secs(1));
-    targets = bench_exception_loop, bench_flow_install, bench_cli
+/// The benchmarks of this file as criterion's group `benches` (a private
+/// module: the `pub fn` the macro generates needs no documentation).
+mod group {
+    use super::*;
+
+    criterion_group! {
+        name = benches;
+        config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3)).warm_up_time(std::time::Duration::from_secs(1));
+        targets = bench_exception_loop, bench_flow_install, bench_cli
+    }
 }
-criterion_main!(benches);
+criterion_main!(group::benches);

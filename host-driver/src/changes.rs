@@ -31,13 +31,37 @@ use std::path::Path;
 /// A problem with a changes file or with applying one of its lines.
 #[derive(Debug, thiserror::Error)]
 pub enum ChangeError {
+    /// The changes file could not be read.
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A line of the changes file does not parse, is not a rule change, or
+    /// goes back in time.
     #[error("{path}: line {line}: {msg}")]
-    Invalid { path: String, line: usize, msg: String },
+    Invalid {
+        /// The file.
+        path: String,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        msg: String,
+    },
     /// The director refused a change when it was applied (as ipvsadm would print it).
     #[error("change at {secs} s (line {line}: \"{text}\"): {msg}")]
-    Refused { line: usize, secs: String, text: String, msg: String },
+    Refused {
+        /// 1-based line in the changes file.
+        line: usize,
+        /// The time as written (seconds after the first frame).
+        secs: String,
+        /// The ipvsadm arguments of the line, joined by spaces.
+        text: String,
+        /// Why the director refused it.
+        msg: String,
+    },
 }
 
 /// One line of a changes file.
@@ -51,6 +75,7 @@ pub struct Change {
     pub offset_ns: u64,
     /// The ipvsadm arguments, as words.
     pub args: Vec<String>,
+    /// The arguments parsed as an ipvsadm command (a rule change).
     pub cmd: Command,
 }
 
@@ -58,6 +83,7 @@ pub struct Change {
 /// each line's time.
 #[derive(Clone, Debug, Default)]
 pub struct Changes {
+    /// The changes in file order (times not decreasing).
     pub list: Vec<Change>,
     /// Capture time of the first frame (set by [`Changes::start`]).
     start: Time,

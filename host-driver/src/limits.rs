@@ -127,20 +127,26 @@ struct Bucket {
 /// Counters of one service's bucket.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct BucketCounters {
+    /// New-connection frames that found a token and went on to the golden
+    /// model.
     pub admitted: u64,
+    /// New-connection frames that found the bucket empty: dropped.
     pub limited: u64,
 }
 
 /// Token buckets, one per service, filled by frame time.
 #[derive(Clone, Debug, Default)]
 pub struct Limiter {
+    /// The `[limits]` configuration the buckets follow.
     pub limits: Limits,
     buckets: BTreeMap<SvcKey, Bucket>,
     counters: BTreeMap<SvcKey, BucketCounters>,
+    /// Frames dropped by any service's bucket.
     pub limited_total: u64,
 }
 
 impl Limiter {
+    /// A limiter with full buckets (created on each service's first frame).
     pub fn new(limits: Limits) -> Self {
         Limiter { limits, ..Default::default() }
     }

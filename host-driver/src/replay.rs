@@ -70,16 +70,31 @@ pub enum ReplayError {
     Config(#[from] lvsnic_model::config::ConfigError),
     /// The rules file is not valid.
     #[error("{path}: {msg}")]
-    Rules { path: String, msg: String },
+    Rules {
+        /// The rules file.
+        path: String,
+        /// What is wrong with it.
+        msg: String,
+    },
     /// A capture could not be read or written.
     #[error("{path}: {msg}")]
-    Pcap { path: String, msg: String },
+    Pcap {
+        /// The capture file.
+        path: String,
+        /// What is wrong with it.
+        msg: String,
+    },
     /// The director refused its configuration or rules.
     #[error("{0}")]
     Director(#[from] lvsnic_model::director::DirectorError),
     /// A file could not be read or written.
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// The data plane failed or could not be built.
     #[error("{0}")]
     Device(String),

@@ -40,29 +40,53 @@ use std::net::Ipv4Addr;
 /// What to forward.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum BenchMode {
+    /// NAT: the action rewrites the destination to 192.168.10.1:8080
+    /// (`NAT_DNAT`).
     Nat,
+    /// Direct routing: only the destination MAC is rewritten (`ROUTE`).
     Dr,
+    /// IPIP tunnel to 192.168.10.1: 20 bytes added per frame (`TUNNEL`).
     Tun,
 }
 
 /// One measurement.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct BenchResult {
+    /// Data width of the core in bits (64 or 512).
     pub width: u32,
+    /// The mode, `nat`, `dr` or `tun`.
     pub mode: String,
+    /// Length of every frame in bytes (Ethernet header to end of payload,
+    /// no FCS).
     pub frame_len: usize,
+    /// Cycles from the first input beat accepted to the last, inclusive (the
+    /// input streaming window).
     pub cycles: u64,
+    /// Frames streamed in.
     pub frames: u64,
+    /// Bytes streamed in.
     pub bytes_in: u64,
+    /// Bytes of the forwarded frames that came out.
     pub bytes_out: u64,
+    /// `bytes_in` / (`cycles` × width/8): the share of the input bus's
+    /// capacity used, 0..=1.
     pub bus_utilization: f64,
+    /// Fewest cycles from a frame's first input beat to its first output
+    /// beat (0 if nothing came out).
     pub latency_cycles_min: u64,
+    /// Most cycles from a frame's first input beat to its first output beat.
     pub latency_cycles_max: u64,
+    /// Cycles from the last input beat to the last output beat.
     pub drain_cycles: u64,
+    /// Frames forwarded during the run (`CNT[1]` difference).
     pub forwarded: u64,
+    /// Frames sent to the host during the run (`CNT[2]` difference); 0
+    /// expected.
     pub to_host: u64,
     /// Wall-clock simulation speed (host-dependent, for information).
     pub sim_frames_per_sec: f64,
+    /// Wall-clock simulation speed in cycles per second (host-dependent,
+    /// for information).
     pub sim_cycles_per_sec: f64,
 }
 
@@ -218,16 +242,29 @@ pub fn bench(width: u32, mode: BenchMode, frame_len: usize, frames: usize) -> Re
 /// against the expected files.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct VectorBench {
+    /// Data width of the core in bits (64 or 512).
     pub width: u32,
+    /// Input frames streamed (`input.pcap`).
     pub frames: usize,
+    /// Cycles simulated until the core was idle.
     pub cycles: u64,
+    /// Wall-clock seconds the simulation took.
     pub seconds: f64,
+    /// Input frames simulated per wall-clock second.
     pub frames_per_sec: f64,
+    /// Cycles simulated per wall-clock second.
     pub cycles_per_sec: f64,
+    /// Frames out of the transmit port (expected + aborted frames of the
+    /// vectors).
     pub tx_frames: usize,
+    /// Frames out of the host port (`expected_host.txt`).
     pub host_frames: usize,
 }
 
+/// Streams the `lvsnic vectors` output in `dir` (`regs.txt`,
+/// `input.pcap`, `expected_*.txt`) through a core of `width` bits, after
+/// the register script, and measures simulation speed; fails if the
+/// output counts differ from the expected files.
 pub fn bench_vectors(width: u32, dir: &std::path::Path) -> Result<VectorBench, String> {
     let read = |n: &str| std::fs::read_to_string(dir.join(n)).map_err(|e| format!("{}: {e}", dir.join(n).display()));
     let regs = read("regs.txt")?;
@@ -275,37 +312,54 @@ pub fn bench_vectors(width: u32, dir: &std::path::Path) -> Result<VectorBench, S
 /// goal and the worst latency.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct SweepResult {
+    /// Data width of the core in bits (64 or 512).
     pub width: u32,
+    /// The mode, `nat`, `dr` or `tun`.
     pub mode: String,
+    /// First frame length of the sweep, bytes.
     pub first_len: usize,
+    /// Last frame length of the sweep, bytes.
     pub last_len: usize,
+    /// Frame lengths measured.
     pub lengths: usize,
+    /// Frames streamed at each length.
     pub frames_per_length: usize,
     /// Lowest `bus_utilization` and its frame length.
     pub min_utilization: f64,
+    /// The frame length of `min_utilization`.
     pub min_utilization_len: usize,
     /// Lowest ratio `bus_utilization / bound`, where the bound is 1, or for
     /// TUN the share the 20 added output bytes leave (input beats / output
     /// beats per frame, when the output bus is the limit).
     pub min_utilization_vs_bound: f64,
+    /// The frame length of `min_utilization_vs_bound`.
     pub min_utilization_vs_bound_len: usize,
     /// Lengths whose utilization is under 0.99 of their bound.
     pub below_goal: Vec<usize>,
+    /// Fewest cycles from first input beat to first output beat, over all
+    /// lengths.
     pub latency_cycles_min: u64,
+    /// Most cycles from first input beat to first output beat, over all
+    /// lengths.
     pub latency_cycles_max: u64,
     /// The length needing the highest clock per unit of line rate (most
     /// cycles per wire byte) and its measured cycles per frame.
     pub line_rate_worst_len: usize,
+    /// Cycles per frame measured at `line_rate_worst_len` (input window
+    /// / frames).
     pub line_rate_worst_cycles_per_frame: f64,
     /// The clock needed for each of [`LINE_RATES_GBPS`] at that length.
     pub line_rate_clock: Vec<LineRateClock>,
+    /// Wall-clock seconds the sweep took.
     pub seconds: f64,
 }
 
 /// Core clock needed for one Ethernet line rate.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct LineRateClock {
+    /// The Ethernet line rate, Gb/s.
     pub gbps: u32,
+    /// The core clock it needs, MHz.
     pub mhz: f64,
 }
 

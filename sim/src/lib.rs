@@ -24,7 +24,6 @@
 //! Tracing: [`Core::enable_trace`], [`CoreConfig::trace`], or the
 //! environment variable `LVSNIC_SIM_TRACE=<dir>` for every core.
 #![deny(unsafe_code)]
-#![warn(missing_docs)]
 
 mod axil;
 mod axis;

@@ -25,18 +25,37 @@ use std::cmp::Reverse;
 
 /// Connection flags (`IP_VS_CONN_F_*`, include/uapi/linux/ip_vs.h).
 pub mod flags {
+    /// `IP_VS_CONN_F_FWD_MASK`: the bits holding the forwarding method.
     pub const FWD_MASK: u16 = 0x0007;
+    /// `IP_VS_CONN_F_MASQ`: forwarding method NAT (masquerading).
     pub const MASQ: u16 = 0x0000;
+    /// `IP_VS_CONN_F_LOCALNODE`: forwarding method local (the real server
+    /// is the director itself).
     pub const LOCALNODE: u16 = 0x0001;
+    /// `IP_VS_CONN_F_TUNNEL`: forwarding method IPIP tunnel.
     pub const TUNNEL: u16 = 0x0002;
+    /// `IP_VS_CONN_F_DROUTE`: forwarding method direct routing.
     pub const DROUTE: u16 = 0x0003;
+    /// `IP_VS_CONN_F_BYPASS`: cache bypass (packets go to their original
+    /// destination).
     pub const BYPASS: u16 = 0x0004;
+    /// `IP_VS_CONN_F_SYNC`: entry created from a sync message (backup).
     pub const SYNC: u16 = 0x0020;
+    /// `IP_VS_CONN_F_HASHED`: entry is in the hash table; here also marks a
+    /// live slab slot.
     pub const HASHED: u16 = 0x0040;
+    /// `IP_VS_CONN_F_NOOUTPUT`: no reply packet seen yet.
     pub const NOOUTPUT: u16 = 0x0080;
+    /// `IP_VS_CONN_F_INACTIVE`: connection not established (counted in the
+    /// real server's `inactconns`).
     pub const INACTIVE: u16 = 0x0100;
+    /// `IP_VS_CONN_F_NO_CPORT`: client port not set yet (template of a
+    /// port-0 persistent service).
     pub const NO_CPORT: u16 = 0x0800;
+    /// `IP_VS_CONN_F_TEMPLATE`: a persistence template, not a connection.
     pub const TEMPLATE: u16 = 0x1000;
+    /// `IP_VS_CONN_F_ONE_PACKET`: forward one packet only, keep no
+    /// connection (`ipvsadm -o`).
     pub const ONE_PACKET: u16 = 0x2000;
 }
 
@@ -56,11 +75,17 @@ pub const UNARMED: Time = Time::MAX;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct Conn {
+    /// Client address (`cp->caddr`).
     pub caddr: u32,
+    /// Virtual address, the VIP (`cp->vaddr`).
     pub vaddr: u32,
+    /// Real server address (`cp->daddr`).
     pub daddr: u32,
+    /// Client port (`cp->cport`; 0 in a template with `NO_CPORT`).
     pub cport: u16,
+    /// Virtual port (`cp->vport`).
     pub vport: u16,
+    /// Real server port (`cp->dport`).
     pub dport: u16,
     /// `IP_VS_CONN_F_*`.
     pub flags: u16,
@@ -115,6 +140,7 @@ impl Conn {
         }
     }
 
+    /// Whether this is a persistence template (`IP_VS_CONN_F_TEMPLATE`).
     pub fn is_template(&self) -> bool {
         self.flags & flags::TEMPLATE != 0
     }
@@ -185,6 +211,7 @@ impl ConnTable {
         self.live
     }
 
+    /// No live entry.
     pub fn is_empty(&self) -> bool {
         self.live == 0
     }
@@ -214,6 +241,9 @@ impl ConnTable {
         &self.slab[id.0 as usize]
     }
 
+    /// The entry with this id, to change it (its key fields must not
+    /// change: the entry stays in its hash chain). Panics on an id that was
+    /// never allocated.
     #[inline]
     pub fn get_mut(&mut self, id: ConnId) -> &mut Conn {
         &mut self.slab[id.0 as usize]

@@ -7,16 +7,33 @@ use crate::time::{secs, Time};
 
 /// `enum ip_vs_tcp_states` (include/net/ip_vs.h).
 pub mod state {
+    /// `IP_VS_TCP_S_NONE`: a new entry, no segment processed yet.
     pub const NONE: u8 = 0;
+    /// `IP_VS_TCP_S_ESTABLISHED`: an ACK seen after the SYN (handshake done).
     pub const ESTABLISHED: u8 = 1;
+    /// `IP_VS_TCP_S_SYN_SENT`: a SYN seen in the output direction (from the
+    /// real server) first.
     pub const SYN_SENT: u8 = 2;
+    /// `IP_VS_TCP_S_SYN_RECV`: the client's SYN seen, no ACK yet.
     pub const SYN_RECV: u8 = 3;
+    /// `IP_VS_TCP_S_FIN_WAIT`: established, then a FIN from the real server
+    /// (or, input-only, from the client).
     pub const FIN_WAIT: u8 = 4;
+    /// `IP_VS_TCP_S_TIME_WAIT`: closing, the second FIN seen.
     pub const TIME_WAIT: u8 = 5;
+    /// `IP_VS_TCP_S_CLOSE`: closed, mostly by an RST.
     pub const CLOSE: u8 = 6;
+    /// `IP_VS_TCP_S_CLOSE_WAIT`: established, then a FIN from the client
+    /// (with replies seen).
     pub const CLOSE_WAIT: u8 = 7;
+    /// `IP_VS_TCP_S_LAST_ACK`: kept for the kernel's numbering; the tables
+    /// never enter it from another state.
     pub const LAST_ACK: u8 = 8;
+    /// `IP_VS_TCP_S_LISTEN`: kept for the kernel's numbering; the tables
+    /// never enter it from another state.
     pub const LISTEN: u8 = 9;
+    /// `IP_VS_TCP_S_SYNACK`: with `secure_tcp` only (`tcp_states_dos`): the
+    /// real server answered the SYN, or, input-only, a client SYN.
     pub const SYNACK: u8 = 10;
     /// `IP_VS_TCP_S_LAST`
     pub const LAST: u8 = 11;
@@ -134,6 +151,7 @@ pub fn state_idx(tcp_flags: u8) -> Option<usize> {
 /// Result of a TCP state transition (`set_tcp_state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Transition {
+    /// The state after the segment ([`state`]).
     pub new_state: u8,
     /// Whether the conn's `NOOUTPUT` flag must be cleared (first output
     /// packet of a conn that had it).

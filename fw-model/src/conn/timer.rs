@@ -48,6 +48,7 @@ impl TimerQueue {
         self.near.len() + self.wheel_len + self.far.len()
     }
 
+    /// No entry queued (stale ones included).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

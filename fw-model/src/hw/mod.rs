@@ -23,11 +23,19 @@ use lvsnic_regmap::host_meta;
 /// Exception metadata (`m_axis_host_tuser`, docs/hardware.md §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostMeta {
+    /// Bits 7:0: why the frame went to the host (§3).
     pub reason: Reason,
+    /// Bit 8: a flow entry matched (from classification row 12 on; 1 for
+    /// `TRUNCATED`).
     pub hit: bool,
+    /// Bit 9: the destination address is a valid VIP (from row 12 on).
     pub vip: bool,
+    /// Bits 63:32: `hash_0`, the way-0 Toeplitz hash of the addresses and
+    /// ports, when classification reached row 12, else 0.
     pub hash0: u32,
+    /// Bits 95:64: the frame's sequence number (from `s_axis_rx_tuser`).
     pub seq: u32,
+    /// Bits 159:96: the ingress timestamp (ns, from `s_axis_rx_tuser`).
     pub ts: u64,
 }
 
@@ -81,7 +89,9 @@ fn get(w: &[u32], lsb: u32, width: u32) -> u64 {
 /// Register access to the data plane (AXI-Lite), the same for the model,
 /// the simulated RTL and a real card.
 pub trait Csr {
+    /// Writes the 32-bit register at byte address `addr`.
     fn write32(&mut self, addr: u32, value: u32);
+    /// Reads the 32-bit register at byte address `addr`.
     fn read32(&mut self, addr: u32) -> u32;
 }
 

@@ -19,7 +19,9 @@ pub const MAX_BFS_NODES: usize = 512;
 /// One slot write for the hardware (`FLOW_INDEX` + staging + `FLOW_CMD` 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SlotWrite {
+    /// The slot to write (`FLOW_INDEX`: way, bucket, slot).
     pub index: usize,
+    /// The entry to write there.
     pub entry: FlowEntry,
     /// For a displaced entry, the slot it moves from (still holding it
     /// until a later write of the same insertion overwrites it).
@@ -29,8 +31,11 @@ pub struct SlotWrite {
 /// Why an insertion failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PlaceError {
+    /// Neither bucket has a free slot and no displacement chain was found
+    /// within [`MAX_BFS_NODES`] slots.
     #[error("flow table full (no displacement chain within {MAX_BFS_NODES} slots)")]
     Full,
+    /// The key is already installed.
     #[error("flow already installed")]
     Exists,
 }
@@ -44,6 +49,7 @@ pub struct FlowPlacer {
 }
 
 impl FlowPlacer {
+    /// An empty mirror of a flow table of `params`' size.
     pub fn new(params: HwParams) -> Self {
         FlowPlacer { params, slots: vec![FlowEntry::default(); params.flow_slots()], where_: HashMap::default() }
     }
@@ -53,6 +59,7 @@ impl FlowPlacer {
         self.where_.len()
     }
 
+    /// No entry is installed.
     pub fn is_empty(&self) -> bool {
         self.where_.is_empty()
     }

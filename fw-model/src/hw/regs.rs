@@ -22,17 +22,28 @@ pub const ID_VALUE: u32 = super::regs_gen::ID_RESET;
 /// `VERSION` register value (1.0).
 pub const VERSION_VALUE: u32 = super::regs_gen::VERSION_RESET;
 
+/// `CTRL[0]` enable: forward established flows; when 0 every frame goes
+/// to the host (reason `DISABLED`). Reset 0.
 pub const CTRL_ENABLE: u32 = super::regs_gen::CTRL_ENABLE_MASK;
+/// `CTRL[1]` pmtu_disc: copy the inner DF into IPIP tunnel headers (the
+/// IPVS sysctl `pmtu_disc`). Reset 1.
 pub const CTRL_PMTU_DISC: u32 = super::regs_gen::CTRL_PMTU_DISC_MASK;
 
+/// `FLOW_CMD`/`ACT_CMD` 1: write the staging entry to the indexed slot.
 pub const CMD_WRITE: u32 = lvsnic_regmap::TableCmd::Write as u32;
+/// `FLOW_CMD`/`ACT_CMD` 2: read the indexed slot back.
 pub const CMD_READ: u32 = lvsnic_regmap::TableCmd::Read as u32;
 
-/// Counter numbers (`CNT[n]` at `CNT_BASE + 8n`).
+/// Counter numbers (`CNT[n]` at `CNT_BASE + 8n`). `CNT[0]`: frames
+/// received.
 pub const CNT_RX: u32 = 0;
+/// `CNT[1]`: frames forwarded.
 pub const CNT_FWD: u32 = 1;
+/// `CNT[2]`: frames to the host.
 pub const CNT_HOST: u32 = 2;
+/// `CNT[3]`: frames injected by the host.
 pub const CNT_INJECT: u32 = 3;
+/// `CNT[32 + r]`: frames to the host with reason `r`.
 pub const CNT_REASON_BASE: u32 = 32;
 /// Number of counters.
 pub const CNT_COUNT: u32 = super::regs_gen::CNT_LEN;

@@ -6,10 +6,15 @@ use crate::wire::MacAddr;
 /// The 5-tuple a flow entry matches (as the packet is received).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FlowKey {
+    /// IP protocol number (6 TCP, 17 UDP).
     pub proto: u8,
+    /// IPv4 source address, as received.
     pub saddr: u32,
+    /// IPv4 destination address, as received.
     pub daddr: u32,
+    /// L4 source port.
     pub sport: u16,
+    /// L4 destination port.
     pub dport: u16,
 }
 
@@ -25,17 +30,27 @@ impl FlowKey {
 /// A flow table slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct FlowEntry {
+    /// Bit 0: the slot holds an entry.
     pub valid: bool,
+    /// Bit 1: TCP segments with only ACK (of SYN/FIN/RST/ACK) may be
+    /// forwarded; otherwise every TCP segment goes to the host.
     pub ack_fast: bool,
+    /// Bits 15:8: IP protocol of the key.
     pub proto: u8,
+    /// Bits 47:16: IPv4 source address of the key.
     pub saddr: u32,
+    /// Bits 79:48: IPv4 destination address of the key.
     pub daddr: u32,
+    /// Bits 95:80: source port of the key.
     pub sport: u16,
+    /// Bits 111:96: destination port of the key.
     pub dport: u16,
+    /// Bits 127:112: index of the action table entry applied on a match.
     pub action: u16,
 }
 
 impl FlowEntry {
+    /// A valid entry matching `key` and applying action `action`.
     pub fn new(key: FlowKey, action: u16, ack_fast: bool) -> Self {
         FlowEntry {
             valid: true,
@@ -49,10 +64,13 @@ impl FlowEntry {
         }
     }
 
+    /// The 5-tuple this entry matches.
     pub fn key(&self) -> FlowKey {
         FlowKey { proto: self.proto, saddr: self.saddr, daddr: self.daddr, sport: self.sport, dport: self.dport }
     }
 
+    /// The 128-bit slot layout (reserved bits 0), `FLOW_DATA0` = bits
+    /// 31:0.
     pub fn to_bits(&self) -> u128 {
         (self.valid as u128)
             | (self.ack_fast as u128) << 1
@@ -85,19 +103,31 @@ pub use lvsnic_regmap::ActionOp;
 /// An action table entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ActionEntry {
+    /// Bits 1:0: the rewrite (`ROUTE`, `NAT_DNAT`, `NAT_SNAT`, `TUNNEL`).
     pub op: ActionOp,
+    /// Bits 63:16: destination MAC written into the frame (byte 0 in bits
+    /// 63:56).
     pub mac: MacAddr,
+    /// Bits 95:64: new destination (`NAT_DNAT`), new source (`NAT_SNAT`) or
+    /// tunnel destination (`TUNNEL`) IPv4 address.
     pub addr: u32,
+    /// Bits 111:96: new destination (`NAT_DNAT`) or source (`NAT_SNAT`)
+    /// port.
     pub port: u16,
+    /// Bits 127:112: the folded one's-complement L4 checksum delta of the
+    /// NAT rewrite (see [`ActionEntry::nat_delta`]).
     pub l4_delta: u16,
 }
 
 impl ActionEntry {
+    /// The 128-bit entry layout (reserved bits 0), `ACT_DATA0` = bits
+    /// 31:0.
     pub fn to_bits(&self) -> u128 {
         let mac = self.mac.0.iter().fold(0u128, |a, &b| a << 8 | b as u128);
         (self.op as u128) | mac << 16 | (self.addr as u128) << 64 | (self.port as u128) << 96 | (self.l4_delta as u128) << 112
     }
 
+    /// Decodes an entry (reserved bits ignored, as the hardware does).
     pub fn from_bits(b: u128) -> Self {
         let op = ActionOp::from_field(b as u32);
         let m = (b >> 16) as u64;

@@ -53,6 +53,7 @@ pub struct ToeplitzTable {
 }
 
 impl ToeplitzTable {
+    /// Builds the tables for the 40-byte Toeplitz key `key`.
     pub fn new(key: &[u8; 40]) -> Self {
         let mut t = Box::new([[0u32; 256]; 12]);
         for (i, row) in t.iter_mut().enumerate() {
@@ -65,6 +66,8 @@ impl ToeplitzTable {
         ToeplitzTable { t }
     }
 
+    /// The Toeplitz hash of `input` (addresses and ports, network order)
+    /// under this table's key.
     #[inline]
     pub fn hash(&self, input: &[u8; 12]) -> u32 {
         let mut h = 0;

@@ -1,4 +1,3 @@
-#![warn(missing_docs)]
 //! Packet views and checksums: the packet layer of the golden model.
 //!
 //! The style follows smoltcp's `wire` module: each header has a typed,

@@ -1,4 +1,3 @@
-#![warn(missing_docs)]
 //! # lvsnic-traffic — test traffic for lvsnic
 //!
 //! Seeded, realistic packet captures of what arrives at the director's NIC

@@ -51,8 +51,11 @@ pub struct Compare<'a> {
 /// One field of an example.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FieldDiff {
+    /// The field's name (`ip.dst`, `tcp.csum`, `inner.ip.src`...).
     pub name: String,
+    /// Its value in the kernel's frame, as a person reads it.
     pub kernel: String,
+    /// Its value in lvsnic's frame, as a person reads it.
     pub lvsnic: String,
 }
 
@@ -65,8 +68,12 @@ pub struct Example {
     pub kernel_index: Option<usize>,
     /// 0-based index in lvsnic's OUT.pcap, if it sent it.
     pub lvsnic_index: Option<usize>,
+    /// The kernel's frame in one line (`TCP 10.0.0.9:1234 > ...`), if it
+    /// sent one.
     pub kernel: Option<String>,
+    /// lvsnic's frame in one line, if it sent one.
     pub lvsnic: Option<String>,
+    /// The fields that differ (`differing` only; empty otherwise).
     pub fields: Vec<FieldDiff>,
 }
 
@@ -78,7 +85,9 @@ pub struct Category {
     /// The differing field names (`differing`), the frame kind (one side
     /// only) or the explanation (`explained`).
     pub what: String,
+    /// Frames (or pairs) in this category.
     pub count: usize,
+    /// The first [`EXAMPLES`] of them.
     pub examples: Vec<Example>,
 }
 
@@ -88,11 +97,16 @@ pub struct Summary {
     /// Input frames, and how many of them no wire can carry (shorter than
     /// an Ethernet header; not replayed into the kernel).
     pub input_frames: usize,
+    /// Input frames shorter than an Ethernet header, not replayed into the
+    /// kernel.
     pub not_replayed: usize,
     /// How far the replay in the VM fell behind the capture's pace at worst (ms).
     pub replay_lag_ms: f64,
+    /// Frames the kernel director transmitted.
     pub kernel_frames: usize,
+    /// Frames lvsnic transmitted (OUT.pcap).
     pub lvsnic_frames: usize,
+    /// Frames lvsnic handed to its host stack (HOST.pcap).
     pub host_frames: usize,
     /// Byte-identical frames.
     pub identical: usize,
@@ -111,6 +125,7 @@ pub struct Summary {
     pub only_lvsnic: usize,
     /// Frames only one side sent, with an explanation.
     pub explained: usize,
+    /// The differences and explained frames, grouped by how they differ.
     pub categories: Vec<Category>,
 }
 
@@ -333,6 +348,10 @@ fn endpoints(f: &[Field]) -> Option<(String, String)> {
 }
 
 impl Compare<'_> {
+    /// Compares the two outputs as the module describes: matches frames by
+    /// content within `window_ns`, ignores the kernel's random and clock
+    /// fields, explains kernel-only frames that answer host frames, pairs
+    /// the rest by flow, and groups the differences into categories.
     pub fn run(&self) -> Summary {
         let t0 = self.kernel.first().map(|r| r.ts_ns).into_iter().chain(self.lvsnic.first().map(|r| r.ts_ns)).min().unwrap_or(0);
         let t0 = t0.min(self.host.first().map(|r| r.ts_ns).unwrap_or(t0));

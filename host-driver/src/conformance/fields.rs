@@ -12,7 +12,10 @@ use std::net::Ipv4Addr;
 /// One decoded field: its name and its raw bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Field {
+    /// Dotted field name, prefixed for nested headers (`ip.ttl`,
+    /// `inner.ip.src`, `icmp.quoted.ip.dst`).
     pub name: String,
+    /// The field's bytes as they are in the frame (network order).
     pub bytes: Vec<u8>,
 }
 

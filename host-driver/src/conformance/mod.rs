@@ -22,20 +22,38 @@ use std::path::{Path, PathBuf};
 /// A run that could not compare, as one line.
 #[derive(Debug, thiserror::Error)]
 pub enum ConformanceError {
+    /// Loading the director, the rules or the input for lvsnic's side failed.
     #[error("{0}")]
     Replay(#[from] replay::ReplayError),
+    /// The `--changes` file is unreadable or invalid, or lvsnic refused one
+    /// of its changes.
     #[error("{0}")]
     Changes(#[from] changes::ChangeError),
+    /// A capture could not be read or written.
     #[error("{path}: {msg}")]
-    Pcap { path: String, msg: String },
+    Pcap {
+        /// The capture file.
+        path: String,
+        /// What is wrong with it.
+        msg: String,
+    },
+    /// A file of the work directory or the report could not be read or
+    /// written.
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// The VM could not run (no kernel image, did not boot, timed out).
     #[error("{0}")]
     Vm(String),
     /// The kernel director refused its set-up (e.g. `ipvsadm -R` rejected the rules).
     #[error("kernel: {0}")]
     Kernel(String),
+    /// The tester in the VM did not replay every input frame unchanged and
+    /// in order; says which.
     #[error("replay lost frames: {0}")]
     LostFrames(String),
 }
@@ -43,15 +61,22 @@ pub enum ConformanceError {
 /// `lvsnic conformance` arguments.
 #[derive(Clone, Debug)]
 pub struct ConformanceArgs {
+    /// The rules (`--rules`, `ipvsadm -R`/`-S` format).
     pub rules: PathBuf,
+    /// The director's configuration (`--director DIRECTOR.toml`).
     pub director: PathBuf,
+    /// The capture replayed into both directors (`--input IN.pcap`).
     pub input: PathBuf,
+    /// Rule changes at capture times (`--changes`), applied on both sides.
     pub changes: Option<PathBuf>,
+    /// Where to write the comparison's [`Summary`](compare::Summary) as
+    /// JSON (`--report`).
     pub report: Option<PathBuf>,
     /// Keep the work directory (all pcaps, logs) here.
     pub keep: Option<PathBuf>,
     /// Matching window in capture time, ms.
     pub window_ms: u64,
+    /// Which part of the run to do (`--stage`).
     pub stage: Stage,
 }
 

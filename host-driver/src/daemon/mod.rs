@@ -129,7 +129,15 @@ impl VipMode {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WireSpec {
     /// Frames from a capture; transmitted frames (and host frames) to captures.
-    Pcap { input: PathBuf, output: PathBuf, host: Option<PathBuf> },
+    Pcap {
+        /// The capture whose frames arrive on the wire (`IN.pcap`).
+        input: PathBuf,
+        /// Where transmitted frames are written (`OUT.pcap`).
+        output: PathBuf,
+        /// Where frames handed to the host stack are written (`HOST.pcap`),
+        /// if given.
+        host: Option<PathBuf>,
+    },
     /// Frames on a TAP device.
     Tap(String),
 }
@@ -191,16 +199,31 @@ pub enum DaemonError {
     Config(#[from] lvsnic_model::config::ConfigError),
     /// The rules file is not valid.
     #[error("{path}: {msg}")]
-    Rules { path: String, msg: String },
+    Rules {
+        /// The rules file.
+        path: String,
+        /// What is wrong with it.
+        msg: String,
+    },
     /// A capture could not be read or written.
     #[error("{path}: {msg}")]
-    Pcap { path: String, msg: String },
+    Pcap {
+        /// The capture file.
+        path: String,
+        /// What is wrong with it.
+        msg: String,
+    },
     /// The director refused its configuration or rules.
     #[error("{0}")]
     Director(#[from] lvsnic_model::director::DirectorError),
     /// A system call or file failed.
     #[error("{what}: {source}")]
-    Io { what: String, source: std::io::Error },
+    Io {
+        /// What failed: the call or the file (e.g. `accept`).
+        what: String,
+        /// The error it returned.
+        source: std::io::Error,
+    },
     /// Another daemon answers on the socket.
     #[error("another lvsnic daemon is already listening on {0}")]
     AlreadyRunning(String),

@@ -130,7 +130,12 @@ pub const MAX_REQUEST: u64 = 64 << 20;
 pub enum ProtoError {
     /// The socket does not answer.
     #[error("{path}: {source}")]
-    Connect { path: String, source: std::io::Error },
+    Connect {
+        /// The daemon's socket path.
+        path: String,
+        /// The error from `connect(2)`.
+        source: std::io::Error,
+    },
     /// Writing the request or reading the reply failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),

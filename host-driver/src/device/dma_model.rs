@@ -36,6 +36,7 @@ pub struct TxOut {
 pub struct HostOut {
     /// `m_axis_host_tuser`, word 0 = bits 31:0.
     pub meta: [u32; 5],
+    /// The frame's bytes.
     pub data: Vec<u8>,
 }
 

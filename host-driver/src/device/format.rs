@@ -40,8 +40,11 @@ bitflags! {
     }
 }
 
-/// Engine capabilities as the lvsnic DMA engine model reports them.
+/// Smallest ring size (log2) the lvsnic DMA engine model reports in
+/// `DMA_CAPS`.
 pub const MODEL_MIN_LOG2: u8 = 2;
+/// Largest ring size (log2) the lvsnic DMA engine model reports in
+/// `DMA_CAPS`.
 pub const MODEL_MAX_LOG2: u8 = 15;
 /// The longest frame the engine moves in either direction (bytes).
 pub const MAX_FRAME: u32 = 16384;
@@ -55,12 +58,17 @@ pub const TX_FRAME_MIN: u32 = 14;
 /// Decoded `DMA_CAPS`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DmaCaps {
+    /// `DMA_CAPS[7:0]`: smallest `SIZE_LOG2` a queue accepts.
     pub min_log2: u8,
+    /// `DMA_CAPS[15:8]`: largest `SIZE_LOG2` a queue accepts (at most 15).
     pub max_log2: u8,
+    /// `DMA_CAPS[31:16]`: `MAX_FRAME`, the longest frame the engine moves,
+    /// in bytes.
     pub max_frame: u16,
 }
 
 impl DmaCaps {
+    /// Decodes the `DMA_CAPS` register value `v`.
     pub fn from_reg(v: u32) -> DmaCaps {
         DmaCaps {
             min_log2: ((v & regs::DMA_CAPS_MIN_LOG2_MASK) >> regs::DMA_CAPS_MIN_LOG2_SHIFT) as u8,
@@ -68,6 +76,8 @@ impl DmaCaps {
             max_frame: ((v & regs::DMA_CAPS_MAX_FRAME_MASK) >> regs::DMA_CAPS_MAX_FRAME_SHIFT) as u16,
         }
     }
+    /// The `DMA_CAPS` register value (inverse of
+    /// [`from_reg`](Self::from_reg)).
     pub fn to_reg(self) -> u32 {
         (self.min_log2 as u32) << regs::DMA_CAPS_MIN_LOG2_SHIFT
             | (self.max_log2 as u32) << regs::DMA_CAPS_MAX_LOG2_SHIFT
@@ -98,13 +108,17 @@ pub const CPL_PHASE: u8 = 0x80;
 /// length), `[12..16]` RX: reserved 0, TX: sequence number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Desc {
+    /// Bytes 0..8: device address of the buffer.
     pub addr: u64,
+    /// Bytes 8..12: RX, the buffer's size; TX, the frame's length
+    /// (bytes).
     pub len: u32,
     /// TX: sequence number for `s_axis_inject_tuser`; RX: reserved, 0.
     pub word3: u32,
 }
 
 impl Desc {
+    /// The descriptor's 16 bytes as written to the ring.
     pub fn encode(&self) -> [u8; DESC_SIZE] {
         let mut b = [0u8; DESC_SIZE];
         b[0..8].copy_from_slice(&self.addr.to_le_bytes());
@@ -112,6 +126,7 @@ impl Desc {
         b[12..16].copy_from_slice(&self.word3.to_le_bytes());
         b
     }
+    /// The descriptor held in 16 ring bytes.
     pub fn decode(b: &[u8; DESC_SIZE]) -> Desc {
         Desc {
             addr: u64::from_le_bytes(b[0..8].try_into().unwrap()),
@@ -143,6 +158,7 @@ pub enum CplStatus {
 }
 
 impl CplStatus {
+    /// The status of byte 30 value `v`; None for an unknown status.
     pub fn from_u8(v: u8) -> Option<CplStatus> {
         match v {
             0 => Some(CplStatus::Ok),
@@ -161,21 +177,29 @@ impl CplStatus {
 /// `[31]` bit 7 phase, bits 6:0 reserved 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cpl {
+    /// Bytes 0..2: the descriptor's free-running position.
     pub index: u16,
+    /// Bytes 2..4: RX, frame bytes written to the buffer; TX, the frame's
+    /// length; 0 unless the status is `Ok`.
     pub len: u16,
     /// RX: metadata words; TX: `[seq, 0, 0, 0, 0]`.
     pub meta: [u32; 5],
     /// Bytes 24..30, must be 0.
     pub reserved: [u8; 6],
+    /// Byte 30: the [`CplStatus`] as a raw byte (unknown values kept, for
+    /// the host to reject).
     pub status: u8,
     /// Byte 31 (phase bit and reserved bits).
     pub flags: u8,
 }
 
 impl Cpl {
+    /// A completion for position `index` with reserved bytes 0 and the phase
+    /// bit `phase`.
     pub fn new(index: u16, len: u16, meta: [u32; 5], status: CplStatus, phase: bool) -> Cpl {
         Cpl { index, len, meta, reserved: [0; 6], status: status as u8, flags: if phase { CPL_PHASE } else { 0 } }
     }
+    /// The completion's 32 bytes as written to the ring.
     pub fn encode(&self) -> [u8; CPL_SIZE] {
         let mut b = [0u8; CPL_SIZE];
         b[0..2].copy_from_slice(&self.index.to_le_bytes());
@@ -188,6 +212,7 @@ impl Cpl {
         b[31] = self.flags;
         b
     }
+    /// The completion held in 32 ring bytes.
     pub fn decode(b: &[u8; CPL_SIZE]) -> Cpl {
         let mut meta = [0u32; 5];
         for (i, w) in meta.iter_mut().enumerate() {
@@ -202,6 +227,8 @@ impl Cpl {
             flags: b[31],
         }
     }
+    /// The phase bit (byte 31 bit 7): which pass over the ring wrote
+    /// this completion.
     pub fn phase(&self) -> bool {
         self.flags & CPL_PHASE != 0
     }

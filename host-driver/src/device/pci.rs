@@ -10,9 +10,13 @@ use std::str::FromStr;
 /// A PCI address `domain:bus:device.function`, e.g. `0000:3b:00.0`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Bdf {
+    /// PCI segment (domain) number, 16 bits (`0000` on most machines).
     pub domain: u16,
+    /// Bus number, 0-255.
     pub bus: u8,
+    /// Device number on the bus, 0-31.
     pub dev: u8,
+    /// Function number of the device, 0-7.
     pub func: u8,
 }
 
@@ -52,21 +56,43 @@ impl FromStr for Bdf {
 /// A sysfs lookup that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum PciError {
+    /// The text given is not a PCI address; holds the text.
     #[error("`{0}` is not a PCI address (expected DDDD:BB:DD.F, e.g. 0000:3b:00.0)")]
     BadBdf(String),
+    /// No `/sys/bus/pci/devices/<bdf>` directory.
     #[error("no PCI device {bdf}: nothing at {path} (list devices with `lspci -D`)")]
-    NotFound { bdf: Bdf, path: String },
+    NotFound {
+        /// The address looked for.
+        bdf: Bdf,
+        /// The sysfs directory that is missing.
+        path: String,
+    },
+    /// Reading a sysfs file or link failed.
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        /// The sysfs path.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A sysfs attribute does not hold the hexadecimal number expected.
     #[error("{path}: unexpected contents `{value}`")]
-    BadAttr { path: String, value: String },
+    BadAttr {
+        /// The attribute file.
+        path: String,
+        /// What it holds (trimmed).
+        value: String,
+    },
 }
 
 /// What sysfs says about one PCI device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PciDevice {
+    /// Its PCI address.
     pub bdf: Bdf,
+    /// PCI vendor ID (sysfs `vendor`).
     pub vendor: u16,
+    /// PCI device ID (sysfs `device`).
     pub device: u16,
     /// Class code (`0xCCSSPP`).
     pub class: u32,
@@ -93,6 +119,7 @@ pub fn is_vfio_driver(name: &str) -> bool {
 pub struct GroupMember {
     /// Its sysfs name (the BDF for PCI devices).
     pub name: String,
+    /// Name of the driver it is bound to (its `driver` link), if any.
     pub driver: Option<String>,
     /// A PCI bridge (class 0x0604/0x0607): the kernel ignores its driver
     /// when judging the group's viability.
@@ -113,6 +140,7 @@ impl GroupMember {
 /// A sysfs tree (`/sys`, or a fake one).
 #[derive(Clone, Debug)]
 pub struct Sysfs {
+    /// The directory standing for `/sys`.
     pub root: PathBuf,
 }
 
@@ -149,6 +177,7 @@ impl Default for Sysfs {
 }
 
 impl Sysfs {
+    /// The sysfs tree rooted at `root`.
     pub fn new(root: impl Into<PathBuf>) -> Sysfs {
         Sysfs { root: root.into() }
     }

@@ -47,11 +47,23 @@ impl Default for RingConfig {
 /// Device addresses of the ring areas in the DMA region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RingLayout {
+    /// Device address of the receive descriptor ring (2^`rx_log2` ×
+    /// 16 bytes).
     pub rx_dq: u64,
+    /// Device address of the receive completion ring (2^`rx_log2` ×
+    /// 32 bytes).
     pub rx_cq: u64,
+    /// Device address of the transmit descriptor ring (2^`tx_log2` ×
+    /// 16 bytes).
     pub tx_dq: u64,
+    /// Device address of the transmit completion ring (2^`tx_log2` ×
+    /// 32 bytes).
     pub tx_cq: u64,
+    /// Device address of the receive buffers, one of `rx_buf` bytes per
+    /// receive slot.
     pub rx_bufs: u64,
+    /// Device address of the transmit buffers, one of `tx_buf` bytes per
+    /// transmit slot.
     pub tx_bufs: u64,
     /// Bytes from the base to the end of the last area.
     pub len: usize,
@@ -82,22 +94,73 @@ impl RingLayout {
 /// A ring operation that could not be carried out.
 #[derive(Debug, thiserror::Error)]
 pub enum RingError {
+    /// `DMA_CAPS` is not usable by this driver (see [`DmaCaps::usable`]);
+    /// holds the register's value.
     #[error("DMA engine capabilities unusable (DMA_CAPS = {0:#010x})")]
     Caps(u32),
+    /// A configured ring size is outside the range `DMA_CAPS` reports.
     #[error("ring size 2^{log2} outside the engine's 2^{min}..2^{max}")]
-    Size { log2: u8, min: u8, max: u8 },
+    Size {
+        /// The ring size asked for (log2 of the slots).
+        log2: u8,
+        /// `DMA_CAPS` smallest `SIZE_LOG2`.
+        min: u8,
+        /// `DMA_CAPS` largest `SIZE_LOG2`.
+        max: u8,
+    },
+    /// A configured buffer size is outside what a descriptor may carry.
     #[error("buffer size {buf} outside {min}..={max} bytes")]
-    BufSize { buf: u32, min: u32, max: u32 },
+    BufSize {
+        /// The buffer size asked for, in bytes.
+        buf: u32,
+        /// The smallest allowed, in bytes.
+        min: u32,
+        /// The largest allowed, in bytes.
+        max: u32,
+    },
+    /// The DMA memory given cannot hold the ring layout.
     #[error("DMA memory of {have} bytes is smaller than the {need} bytes the rings need")]
-    MemTooSmall { have: usize, need: usize },
+    MemTooSmall {
+        /// Bytes of DMA memory given.
+        have: usize,
+        /// Bytes the layout needs ([`RingLayout::len`]).
+        need: usize,
+    },
+    /// A queue's `SIZE_LOG2` register did not read back the value written.
     #[error("{queue} queue did not take ring size 2^{log2} (SIZE_LOG2 reads {read})")]
-    SizeRejected { queue: &'static str, log2: u8, read: u32 },
+    SizeRejected {
+        /// `"receive"` or `"transmit"`.
+        queue: &'static str,
+        /// The value written.
+        log2: u8,
+        /// The value read back.
+        read: u32,
+    },
+    /// A queue's `STATUS` lacks `RUNNING` after `CTRL.ENABLE` was set.
     #[error("{queue} queue did not start (STATUS = {status:#x})")]
-    NotRunning { queue: &'static str, status: u32 },
+    NotRunning {
+        /// `"receive"` or `"transmit"`.
+        queue: &'static str,
+        /// The `STATUS` register read.
+        status: u32,
+    },
+    /// A frame to inject is shorter than an Ethernet header or longer than
+    /// the transmit buffer or `MAX_FRAME`.
     #[error("frame of {len} bytes cannot be injected (allowed {min}..={max})")]
-    FrameLength { len: usize, min: usize, max: usize },
+    FrameLength {
+        /// The frame's length in bytes.
+        len: usize,
+        /// The shortest allowed (`TX_FRAME_MIN`).
+        min: usize,
+        /// The longest allowed: the smaller of the buffer size and
+        /// `MAX_FRAME`.
+        max: usize,
+    },
+    /// Every transmit slot holds a frame whose completion has not been
+    /// reaped.
     #[error("transmit ring full")]
     TxFull,
+    /// An access to the DMA memory failed (out of its bounds).
     #[error("host DMA memory: {0}")]
     Mem(#[from] MemError),
 }
@@ -105,7 +168,10 @@ pub enum RingError {
 /// A frame the device handed up, copied out of DMA memory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RxFrame {
+    /// The exception metadata of the completion (`m_axis_host_tuser`:
+    /// reason, hash, sequence number, timestamp).
     pub meta: HostMeta,
+    /// The frame's bytes, the completion's length of them.
     pub data: Vec<u8>,
 }
 
@@ -114,6 +180,7 @@ pub struct RxFrame {
 pub struct RxCounters {
     /// Frames received and handed on.
     pub frames: u64,
+    /// Bytes of the frames counted in `frames`.
     pub bytes: u64,
     /// Completions with reserved bits set: dropped.
     pub reserved_bits: u64,
@@ -152,20 +219,30 @@ impl RxCounters {
 pub struct TxCounters {
     /// Frames whose completion said they were sent.
     pub frames: u64,
+    /// Bytes of the frames counted in `frames`.
     pub bytes: u64,
     /// Sends refused because the ring was full.
     pub full: u64,
+    /// Completions with reserved bits set.
     pub reserved_bits: u64,
+    /// Completions whose index is not the position they were written at.
     pub bad_index: u64,
+    /// Completions with an unknown status.
     pub bad_status: u64,
+    /// Completions saying a posted descriptor was malformed (frame not
+    /// sent).
     pub desc_invalid: u64,
+    /// Completions saying the buffer's DMA read faulted (frame not sent).
     pub dma_fault: u64,
     /// Completions whose length or sequence number is not the posted one.
     pub mismatch: u64,
+    /// Completions found for descriptors not yet posted: reclaimed.
     pub not_posted: u64,
 }
 
 impl TxCounters {
+    /// Completions the host rejected or the device reported as failed
+    /// (every counter but `frames`, `bytes` and `full`).
     pub fn errors(&self) -> u64 {
         self.reserved_bits
             + self.bad_index
@@ -264,6 +341,7 @@ pub struct RxRing {
     prod: u16,
     /// Next position whose completion is expected.
     cons: u16,
+    /// What this ring has received, rejected and reclaimed.
     pub counters: RxCounters,
 }
 
@@ -368,6 +446,7 @@ pub struct TxRing {
     /// Length and sequence number posted in each slot.
     posted: Vec<(u16, u32)>,
     rung: u16,
+    /// What this ring has sent, refused, rejected and reclaimed.
     pub counters: TxCounters,
 }
 
@@ -452,9 +531,13 @@ impl TxRing {
 /// Both rings of one device, started.
 #[derive(Debug)]
 pub struct Rings {
+    /// Where the rings and buffers are in the DMA memory.
     pub layout: RingLayout,
+    /// `DMA_CAPS` as read when the rings were started.
     pub caps: DmaCaps,
+    /// The receive ring (exception frames up to the host).
     pub rx: RxRing,
+    /// The transmit ring (frames the host injects).
     pub tx: TxRing,
 }
 

@@ -27,47 +27,102 @@ pub const VFIO_BASE: u8 = 100;
 /// `VFIO_API_VERSION`.
 pub const VFIO_API_VERSION: i32 = 0;
 
+/// `VFIO_GET_API_VERSION` (container): returns the API version, 0.
 pub const VFIO_GET_API_VERSION: u32 = io(VFIO_TYPE, VFIO_BASE);
+/// `VFIO_CHECK_EXTENSION` (container): whether an extension (an IOMMU
+/// model) is supported.
 pub const VFIO_CHECK_EXTENSION: u32 = io(VFIO_TYPE, VFIO_BASE + 1);
+/// `VFIO_SET_IOMMU` (container): selects the IOMMU model once a group is
+/// attached.
 pub const VFIO_SET_IOMMU: u32 = io(VFIO_TYPE, VFIO_BASE + 2);
+/// `VFIO_GROUP_GET_STATUS` (group): fills a `struct vfio_group_status`.
 pub const VFIO_GROUP_GET_STATUS: u32 = io(VFIO_TYPE, VFIO_BASE + 3);
+/// `VFIO_GROUP_SET_CONTAINER` (group): attaches the group to the container
+/// whose fd the argument points at.
 pub const VFIO_GROUP_SET_CONTAINER: u32 = io(VFIO_TYPE, VFIO_BASE + 4);
+/// `VFIO_GROUP_UNSET_CONTAINER` (group): detaches the group (unused: closing
+/// the group file detaches it).
 pub const VFIO_GROUP_UNSET_CONTAINER: u32 = io(VFIO_TYPE, VFIO_BASE + 5);
+/// `VFIO_GROUP_GET_DEVICE_FD` (group): returns a device fd for a device name
+/// (its BDF string).
 pub const VFIO_GROUP_GET_DEVICE_FD: u32 = io(VFIO_TYPE, VFIO_BASE + 6);
+/// `VFIO_DEVICE_GET_INFO` (device): fills a `struct vfio_device_info`.
 pub const VFIO_DEVICE_GET_INFO: u32 = io(VFIO_TYPE, VFIO_BASE + 7);
+/// `VFIO_DEVICE_GET_REGION_INFO` (device): fills a `struct vfio_region_info`
+/// for the region in its `index`.
 pub const VFIO_DEVICE_GET_REGION_INFO: u32 = io(VFIO_TYPE, VFIO_BASE + 8);
+/// `VFIO_DEVICE_GET_IRQ_INFO` (device): describes one IRQ index (unused
+/// yet: the driver polls).
 pub const VFIO_DEVICE_GET_IRQ_INFO: u32 = io(VFIO_TYPE, VFIO_BASE + 9);
+/// `VFIO_DEVICE_SET_IRQS` (device): wires MSI-X vectors to eventfds (unused
+/// yet: the driver polls).
 pub const VFIO_DEVICE_SET_IRQS: u32 = io(VFIO_TYPE, VFIO_BASE + 10);
+/// `VFIO_DEVICE_RESET` (device): function-level reset, if the device info
+/// has `VFIO_DEVICE_FLAGS_RESET`.
 pub const VFIO_DEVICE_RESET: u32 = io(VFIO_TYPE, VFIO_BASE + 11);
+/// `VFIO_IOMMU_GET_INFO` (container): fills a `struct
+/// vfio_iommu_type1_info`.
 pub const VFIO_IOMMU_GET_INFO: u32 = io(VFIO_TYPE, VFIO_BASE + 12);
+/// `VFIO_IOMMU_MAP_DMA` (container): maps process memory into the IOMMU
+/// (`struct vfio_iommu_type1_dma_map`).
 pub const VFIO_IOMMU_MAP_DMA: u32 = io(VFIO_TYPE, VFIO_BASE + 13);
+/// `VFIO_IOMMU_UNMAP_DMA` (container): removes an IOVA range from the IOMMU
+/// (`struct vfio_iommu_type1_dma_unmap`).
 pub const VFIO_IOMMU_UNMAP_DMA: u32 = io(VFIO_TYPE, VFIO_BASE + 14);
 
-/// IOMMU models (`VFIO_CHECK_EXTENSION` / `VFIO_SET_IOMMU` arguments).
+/// `VFIO_TYPE1_IOMMU`: the type-1 IOMMU model (`VFIO_CHECK_EXTENSION` /
+/// `VFIO_SET_IOMMU` argument), the fallback when v2 is missing.
 pub const VFIO_TYPE1_IOMMU: u32 = 1;
+/// `VFIO_TYPE1v2_IOMMU`: the type-1 v2 IOMMU model, preferred.
 pub const VFIO_TYPE1V2_IOMMU: u32 = 3;
 
+/// `VFIO_GROUP_FLAGS_VIABLE` in `vfio_group_status.flags`: every device of
+/// the group is bound to vfio (or to no driver).
 pub const VFIO_GROUP_FLAGS_VIABLE: u32 = 1 << 0;
+/// `VFIO_GROUP_FLAGS_CONTAINER_SET` in `vfio_group_status.flags`: the group
+/// is attached to a container.
 pub const VFIO_GROUP_FLAGS_CONTAINER_SET: u32 = 1 << 1;
+/// `VFIO_DEVICE_FLAGS_RESET` in `vfio_device_info.flags`: the device
+/// supports `VFIO_DEVICE_RESET`.
 pub const VFIO_DEVICE_FLAGS_RESET: u32 = 1 << 0;
+/// `VFIO_DEVICE_FLAGS_PCI` in `vfio_device_info.flags`: a vfio-pci device.
 pub const VFIO_DEVICE_FLAGS_PCI: u32 = 1 << 1;
+/// `VFIO_REGION_INFO_FLAG_READ` in `vfio_region_info.flags`: the region
+/// can be read.
 pub const VFIO_REGION_INFO_FLAG_READ: u32 = 1 << 0;
+/// `VFIO_REGION_INFO_FLAG_WRITE` in `vfio_region_info.flags`: the region
+/// can be written.
 pub const VFIO_REGION_INFO_FLAG_WRITE: u32 = 1 << 1;
+/// `VFIO_REGION_INFO_FLAG_MMAP` in `vfio_region_info.flags`: the region
+/// can be mmap'ed.
 pub const VFIO_REGION_INFO_FLAG_MMAP: u32 = 1 << 2;
+/// `VFIO_DMA_MAP_FLAG_READ` in `vfio_iommu_type1_dma_map.flags`: the device
+/// may read the mapping.
 pub const VFIO_DMA_MAP_FLAG_READ: u32 = 1 << 0;
+/// `VFIO_DMA_MAP_FLAG_WRITE` in `vfio_iommu_type1_dma_map.flags`: the
+/// device may write the mapping.
 pub const VFIO_DMA_MAP_FLAG_WRITE: u32 = 1 << 1;
+/// `VFIO_IOMMU_INFO_PGSIZES` in `vfio_iommu_type1_info.flags`:
+/// `iova_pgsizes` is valid.
 pub const VFIO_IOMMU_INFO_PGSIZES: u32 = 1 << 0;
 
-/// vfio-pci region indices.
+/// `VFIO_PCI_BAR0_REGION_INDEX`: vfio-pci region index of BAR0 (the
+/// card's registers).
 pub const VFIO_PCI_BAR0_REGION_INDEX: u32 = 0;
+/// `VFIO_PCI_CONFIG_REGION_INDEX`: vfio-pci region index of PCI config
+/// space.
 pub const VFIO_PCI_CONFIG_REGION_INDEX: u32 = 7;
+/// `VFIO_PCI_NUM_REGIONS`: number of vfio-pci region indices (BAR0-5, ROM,
+/// config, VGA).
 pub const VFIO_PCI_NUM_REGIONS: u32 = 9;
 
 /// `struct vfio_group_status` (8 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GroupStatus {
+    /// `argsz`: size of this struct in bytes (8), set by the caller.
     pub argsz: u32,
+    /// `flags`: `VFIO_GROUP_FLAGS_*`, written by the kernel.
     pub flags: u32,
 }
 
@@ -75,10 +130,17 @@ pub struct GroupStatus {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceInfo {
+    /// `argsz`: size of this struct in bytes (20), set by the caller.
     pub argsz: u32,
+    /// `flags`: `VFIO_DEVICE_FLAGS_*` (`PCI`, `RESET`, ...).
     pub flags: u32,
+    /// `num_regions`: how many region indices the device has (9 for
+    /// vfio-pci).
     pub num_regions: u32,
+    /// `num_irqs`: how many IRQ indices the device has.
     pub num_irqs: u32,
+    /// `cap_offset`: offset in the argument of the first capability (0 =
+    /// none; only with `VFIO_DEVICE_FLAGS_CAPS`).
     pub cap_offset: u32,
 }
 
@@ -86,11 +148,20 @@ pub struct DeviceInfo {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RegionInfo {
+    /// `argsz`: size of this struct in bytes (32), set by the caller.
     pub argsz: u32,
+    /// `flags`: `VFIO_REGION_INFO_FLAG_*` (read, write, mmap, caps).
     pub flags: u32,
+    /// `index`: the region asked about (`VFIO_PCI_*_REGION_INDEX`), set by
+    /// the caller.
     pub index: u32,
+    /// `cap_offset`: offset in the argument of the first capability (0 =
+    /// none).
     pub cap_offset: u32,
+    /// `size`: region size in bytes (0 if the region is absent).
     pub size: u64,
+    /// `offset`: where the region starts in the device file, in bytes (for
+    /// `pread`/`pwrite`/`mmap`).
     pub offset: u64,
 }
 
@@ -98,10 +169,17 @@ pub struct RegionInfo {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IommuType1Info {
+    /// `argsz`: size of this struct in bytes (24), set by the caller.
     pub argsz: u32,
+    /// `flags`: `VFIO_IOMMU_INFO_*` (`PGSIZES`, `CAPS`).
     pub flags: u32,
+    /// `iova_pgsizes`: bitmap of the IOMMU page sizes supported (bit n =
+    /// 2^n bytes).
     pub iova_pgsizes: u64,
+    /// `cap_offset`: offset in the argument of the first capability (0 =
+    /// none).
     pub cap_offset: u32,
+    /// `pad`: the kernel's explicit padding to 8 bytes; always 0.
     pub pad: u32,
 }
 
@@ -109,10 +187,17 @@ pub struct IommuType1Info {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DmaMap {
+    /// `argsz`: size of this struct in bytes (32).
     pub argsz: u32,
+    /// `flags`: `VFIO_DMA_MAP_FLAG_READ` / `_WRITE`: what the device may do
+    /// with the mapping.
     pub flags: u32,
+    /// `vaddr`: process virtual address of the memory to map.
     pub vaddr: u64,
+    /// `iova`: I/O virtual address the device will use (this driver: the
+    /// same as `vaddr`).
     pub iova: u64,
+    /// `size`: length of the mapping in bytes.
     pub size: u64,
 }
 
@@ -121,9 +206,14 @@ pub struct DmaMap {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DmaUnmap {
+    /// `argsz`: size of this struct in bytes (24).
     pub argsz: u32,
+    /// `flags`: `VFIO_DMA_UNMAP_FLAG_*`; always 0 here (no dirty bitmap).
     pub flags: u32,
+    /// `iova`: start of the IOVA range to unmap.
     pub iova: u64,
+    /// `size`: length in bytes to unmap; the kernel writes back how many
+    /// bytes it unmapped.
     pub size: u64,
 }
 

@@ -54,46 +54,168 @@ impl Default for VfioPaths {
 /// Opening or running a card through VFIO failed.
 #[derive(Debug, thiserror::Error)]
 pub enum VfioError {
+    /// A sysfs lookup failed (bad address, no such device, unreadable
+    /// attribute).
     #[error("{0}")]
     Pci(#[from] PciError),
+    /// The device has no `iommu_group` link: no IOMMU is on.
     #[error("{bdf} has no IOMMU group: the IOMMU is off or absent (enable VT-d/AMD-Vi in the firmware and boot with intel_iommu=on or amd_iommu=on)")]
-    NoIommu { bdf: Bdf },
+    NoIommu {
+        /// The card's PCI address.
+        bdf: Bdf,
+    },
+    /// The device is bound to another driver, or to none, instead of
+    /// vfio-pci.
     #[error("{}", not_bound(.bdf, .driver.as_deref(), *.vendor, *.device))]
-    NotBound { bdf: Bdf, driver: Option<String>, vendor: u16, device: u16 },
+    NotBound {
+        /// The card's PCI address.
+        bdf: Bdf,
+        /// The driver it is bound to (None: unbound).
+        driver: Option<String>,
+        /// Its PCI vendor ID (for the `new_id` command in the message).
+        vendor: u16,
+        /// Its PCI device ID (for the `new_id` command in the message).
+        device: u16,
+    },
+    /// Another member of the device's IOMMU group is bound to a host
+    /// driver (or the kernel says the group is not viable).
     #[error("{}", not_viable(*.group, .bdf, .blockers))]
-    GroupNotViable { group: u32, bdf: Bdf, blockers: Vec<GroupMember> },
+    GroupNotViable {
+        /// The IOMMU group number.
+        group: u32,
+        /// The card's PCI address.
+        bdf: Bdf,
+        /// The group members bound to host drivers (empty if only the
+        /// kernel's `VFIO_GROUP_GET_STATUS` said so).
+        blockers: Vec<GroupMember>,
+    },
+    /// `/dev/vfio/vfio` is missing: the VFIO modules are not loaded.
     #[error("no {path}: the VFIO driver is not loaded (run `modprobe vfio-pci`)")]
-    NoVfio { path: String },
+    NoVfio {
+        /// The container path looked for.
+        path: String,
+    },
+    /// `/dev/vfio/<group>` is missing.
     #[error("no {path}: IOMMU group {group} of {bdf} has no VFIO device file (is {bdf} bound to vfio-pci?)")]
-    NoGroupFile { path: String, group: u32, bdf: Bdf },
+    NoGroupFile {
+        /// The group file looked for.
+        path: String,
+        /// The IOMMU group number.
+        group: u32,
+        /// The card's PCI address.
+        bdf: Bdf,
+    },
+    /// A VFIO file could not be opened for lack of permission.
     #[error("{path}: permission denied (run as root, or `chown $USER {path}`)")]
-    Permission { path: String },
+    Permission {
+        /// The file.
+        path: String,
+    },
+    /// The group file is open in another process (`EBUSY`).
     #[error("IOMMU group {group} of {bdf} is in use by another process ({path} is busy)")]
-    GroupBusy { path: String, group: u32, bdf: Bdf },
+    GroupBusy {
+        /// The group file.
+        path: String,
+        /// The IOMMU group number.
+        group: u32,
+        /// The card's PCI address.
+        bdf: Bdf,
+    },
+    /// A VFIO file could not be opened for another reason.
     #[error("{path}: {source}")]
-    Open { path: String, source: io::Error },
+    Open {
+        /// The file.
+        path: String,
+        /// The error from `open(2)`.
+        source: io::Error,
+    },
+    /// `VFIO_GET_API_VERSION` returned a version other than
+    /// `VFIO_API_VERSION` (0); holds the version returned.
     #[error("VFIO API version {0} is not supported (this driver speaks version 0)")]
     ApiVersion(i32),
+    /// The container supports neither `VFIO_TYPE1v2_IOMMU` nor
+    /// `VFIO_TYPE1_IOMMU`.
     #[error("the VFIO container offers no type-1 IOMMU (VFIO_TYPE1v2_IOMMU or VFIO_TYPE1_IOMMU)")]
     NoType1,
+    /// A VFIO ioctl failed.
     #[error("{what} failed: {source}")]
-    Ioctl { what: &'static str, source: io::Error },
+    Ioctl {
+        /// The ioctl (and on what), e.g. `VFIO_SET_IOMMU`.
+        what: &'static str,
+        /// The error it returned.
+        source: io::Error,
+    },
+    /// `VFIO_DEVICE_GET_INFO` does not describe a vfio-pci device with a
+    /// config region.
     #[error("{bdf} is not a PCI device to vfio (VFIO_DEVICE_GET_INFO flags {flags:#x}, {regions} regions)")]
-    NotPci { bdf: Bdf, flags: u32, regions: u32 },
+    NotPci {
+        /// The card's PCI address.
+        bdf: Bdf,
+        /// `vfio_device_info.flags` as returned.
+        flags: u32,
+        /// `vfio_device_info.num_regions` as returned.
+        regions: u32,
+    },
+    /// BAR0's region info fails the checks of [`bar0_mapping`].
     #[error("BAR0 of {bdf} cannot be used: {why}")]
-    Bar0 { bdf: Bdf, why: String },
+    Bar0 {
+        /// The card's PCI address.
+        bdf: Bdf,
+        /// Which check failed.
+        why: String,
+    },
+    /// Reading or writing the PCI command register in config space failed.
     #[error("PCI config space of {bdf}: {why}")]
-    Config { bdf: Bdf, why: String },
+    Config {
+        /// The card's PCI address.
+        bdf: Bdf,
+        /// What failed.
+        why: String,
+    },
+    /// `mmap` of BAR0 failed.
     #[error("mapping BAR0 of {bdf} failed: {source}")]
-    MapBar { bdf: Bdf, source: io::Error },
+    MapBar {
+        /// The card's PCI address.
+        bdf: Bdf,
+        /// The error from `mmap(2)`.
+        source: io::Error,
+    },
+    /// The `ID`/`VERSION`/`CAPS` registers do not show a supported lvsnic
+    /// card.
     #[error("{bdf}: {source}")]
-    Identity { bdf: Bdf, source: IdentityError },
+    Identity {
+        /// The card's PCI address.
+        bdf: Bdf,
+        /// Which register read wrong, and its value.
+        source: IdentityError,
+    },
+    /// The DMA memory for the rings could not be allocated.
     #[error("allocating {len} bytes of DMA memory failed: {source}")]
-    DmaAlloc { len: usize, source: io::Error },
+    DmaAlloc {
+        /// Bytes asked for.
+        len: usize,
+        /// The error from `mmap(2)`.
+        source: io::Error,
+    },
+    /// `VFIO_IOMMU_MAP_DMA` of the DMA memory failed.
     #[error("mapping {size} bytes of DMA memory at IOVA {iova:#x} into the IOMMU failed: {source}{}", memlock_hint(.source))]
-    DmaMap { iova: u64, size: u64, source: io::Error },
+    DmaMap {
+        /// The IOVA asked for (the memory's virtual address).
+        iova: u64,
+        /// Bytes to map.
+        size: u64,
+        /// The error from the ioctl.
+        source: io::Error,
+    },
+    /// Starting the DMA rings failed.
     #[error("{bdf}: {source}")]
-    Rings { bdf: Bdf, source: RingError },
+    Rings {
+        /// The card's PCI address.
+        bdf: Bdf,
+        /// What the ring start-up found wrong (capabilities, sizes, a queue
+        /// that did not start).
+        source: RingError,
+    },
 }
 
 fn not_bound(bdf: &Bdf, driver: Option<&str>, vendor: u16, device: u16) -> String {
@@ -242,9 +364,14 @@ pub const fn vfio_pci_index_to_offset(index: u32) -> u64 {
     (index as u64) << 40
 }
 
-/// PCI command register: offset and the bits the driver sets.
+/// `PCI_COMMAND`: offset of the command register in PCI config space
+/// (the driver sets its memory and bus-master bits).
 pub const PCI_COMMAND: u64 = 0x04;
+/// `PCI_COMMAND_MEMORY`: the command register's Memory Space Enable bit
+/// (BAR0 decoded).
 pub const PCI_COMMAND_MEMORY: u16 = 1 << 1;
+/// `PCI_COMMAND_MASTER`: the command register's Bus Master Enable bit
+/// (the card may DMA).
 pub const PCI_COMMAND_MASTER: u16 = 1 << 2;
 
 /// The device-file offset of config-space register `reg` (`width` bytes),
@@ -261,8 +388,11 @@ pub struct VfioDevice {
     // Field order is drop order: rings stopped (Drop), BAR unmapped, DMA
     // memory unmapped from the process (the IOMMU mapping goes with the
     // container), device, group, container closed.
+    /// The card's PCI address.
     pub bdf: Bdf,
+    /// What the identity registers read when the card was opened.
     pub identity: Identity,
+    /// The receive and transmit rings (started).
     pub rings: Rings,
     bar: Bar,
     dma: DmaRegion,
