@@ -58,6 +58,8 @@ pub fn sysctl(ns: &str, settings: &[&str]) {
 pub struct Namespaces(pub Vec<String>);
 
 impl Namespaces {
+    /// Creates namespace `name` (deleting a leftover of that name first),
+    /// with loopback up, IPv6 off and no reverse-path filter; returns it.
     pub fn add(&mut self, name: String) -> String {
         let _ = Command::new("ip").args(["netns", "del", &name]).output(); // a leftover of a killed run
         must(&["ip", "netns", "add", &name]);
@@ -125,6 +127,7 @@ pub struct Server {
 }
 
 impl Server {
+    /// Listens on `port` in namespace `ns`, answering as `id` (`blob` for `GET /big`).
     pub fn start(ns: &str, port: u16, id: &'static str, blob: Arc<Vec<u8>>) -> Server {
         let l = in_netns(ns, move || TcpListener::bind((Ipv4Addr::UNSPECIFIED, port)))
             .unwrap_or_else(|e| panic!("listen in {ns}: {e}"));
@@ -247,6 +250,7 @@ pub struct Echo {
 }
 
 impl Echo {
+    /// Opens an echo connection from `ns` to `to` (panics on failure).
     pub fn open(ns: &str, to: SocketAddr) -> Echo {
         Echo::open_within(ns, to, IO_TIMEOUT).unwrap_or_else(|e| panic!("echo connection to {to} from {ns}: {e}"))
     }
