@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Runs INSIDE the kernel VM (scripts/vm/sync-interop.sh boots it): the IPVS
+# connection sync between the real kernel and lvsnic daemons, both ways, on
+# one multicast segment (bridge br0 in the root namespace, the kernel's
+# sync daemons on it; lvsnic daemons in namespaces lb and lm on veths).
+#
+#   sync-inner.sh DIR LVSNIC
+#
+# 1. kernel master (syncid 7) -> lvsnic backup: a NAT service 10.0.0.200
+#    (TCP :80, UDP :53) with real clients (netns cl) and a real server
+#    (netns rs, real TCP and UDP echo servers): 4 TCP connections held
+#    open, 1 closed by the client, 2 UDP flows. Writes k2l-kernel.txt (the
+#    kernel master's `ipvsadm -L -n -c`) and k2l-lvsnic.txt (the lvsnic
+#    backup's `-L -n -c`), taken together.
+# 2. lvsnic master (syncid 8) -> kernel backup and an lvsnic backup: the
+#    master (model backend) replays DIR/l2k/in.pcap (generated traffic over
+#    DIR/l2k/rules: NAT, DR with persistence, UDP, TUN, lc persistent);
+#    both backups have the same rules. Writes l2k-kernel.txt (kernel
+#    backup), l2k-lvsnic.txt (lvsnic backup), l2k-master.txt (lvsnic master).
+# Also *-daemon.txt (`-L --daemon`), *-status.json, log.txt; "status": ok
+# or "error: ...".
+set -uo pipefail
+D=${1:?usage: sync-inner.sh DIR LVSNIC}
+L=${2:?usage: sync-inner.sh DIR LVSNIC}
+cd "$D" || exit 1
+exec >"$D/log.txt" 2>&1
+set -x
+fail() { echo "error: $*" >"$D/status"; exit 1; }
+step() { "$@" || fail "'$*' failed (see log.txt)"; }
+rm -f "$D/status"
+
+# --- the sync segment ----------------------------------------------------
+step modprobe ip_vs
+ip link set lo up
+step ip link add br0 type bridge
+step ip addr add 10.9.0.1/24 dev br0
+step ip link set br0 up
+n=2
+for ns in lb lm; do
+    step ip netns add $ns
+    step ip link add ${ns}0 type veth peer name eth0 netns $ns
+    step ip link set ${ns}0 master br0 up
+    step ip -n $ns addr add 10.9.0.$n/24 dev eth0
+    step ip -n $ns link set eth0 up
+    step ip -n $ns link set lo up
+    n=$((n + 1))
+done
+
+# --- 1. kernel master -> lvsnic backup ----------------------------------
+step ip netns add cl
+step ip link add c0 type veth peer name eth0 netns cl
+step ip addr add 198.51.100.1/24 dev c0
+step ip link set c0 up
+step ip -n cl addr add 198.51.100.10/24 dev eth0
+step ip -n cl link set eth0 up
+step ip -n cl link set lo up
+step ip -n cl route add default via 198.51.100.1
+step ip netns add rs
+step ip link add r0 type veth peer name eth0 netns rs
+step ip addr add 192.168.10.254/24 dev r0
+step ip link set r0 up
+step ip -n rs addr add 192.168.10.1/24 dev eth0
+step ip -n rs link set eth0 up
+step ip -n rs link set lo up
+step ip -n rs route add default via 192.168.10.254
+step sysctl -qw net.ipv4.ip_forward=1
+step ip addr add 10.0.0.200/32 dev lo
+step ipvsadm -A -t 10.0.0.200:80 -s rr
+step ipvsadm -a -t 10.0.0.200:80 -r 192.168.10.1:80 -m
+step ipvsadm -A -u 10.0.0.200:53 -s rr
+step ipvsadm -a -u 10.0.0.200:53 -r 192.168.10.1:53 -m
+step ipvsadm --start-daemon master --mcast-interface br0 --syncid 7
+ipvsadm -L --daemon >"$D/k2l-kernel-daemon.txt"
+printf '%s\n' '-A -t 10.0.0.200:80 -s rr' '-a -t 10.0.0.200:80 -r 192.168.10.1:80 -m -w 1' \
+    '-A -u 10.0.0.200:53 -s rr' '-a -u 10.0.0.200:53 -r 192.168.10.1:53 -m -w 1' >"$D/k2l-rules.txt"
+printf '%s\n' '[director]' 'ip = "10.9.0.2"' 'mac = "02:00:00:00:09:02"' 'mtu = 1500' 'gateway_mac = "02:00:00:00:00:fe"' \
+    '[neighbors]' '"192.168.10.1" = "02:00:00:00:10:01"' >"$D/k2l-director.toml"
+ip netns exec lb "$L" daemon --backend model --director "$D/k2l-director.toml" --socket /run/b1.sock \
+    --rules "$D/k2l-rules.txt" 2>"$D/k2l-lvsnic-daemon.log" &
+for _ in $(seq 50); do [ -S /run/b1.sock ] && break; sleep 0.2; done
+step env LVSNIC_SOCKET=/run/b1.sock "$L" --start-daemon backup --mcast-interface eth0 --syncid 7
+# Real servers: TCP echo on 80 (each connection echoes until closed), UDP echo on 53.
+ip netns exec rs python3 - <<'PY' &
+import socket, threading
+t = socket.socket(); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); t.bind(('0.0.0.0', 80)); t.listen(16)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('0.0.0.0', 53))
+def echo(c):
+    while True:
+        b = c.recv(100)
+        if not b:
+            c.close(); return
+        c.send(b)
+def tcp():
+    while True:
+        c, _ = t.accept()
+        threading.Thread(target=echo, args=(c,), daemon=True).start()
+threading.Thread(target=tcp, daemon=True).start()
+while True:
+    b, a = u.recvfrom(100); u.sendto(b, a)
+PY
+sleep 2
+# Clients: 4 TCP connections held open, 1 closed after its exchanges, 2 UDP flows.
+ip netns exec cl python3 - <<'PY' &
+import socket, time
+held = []
+for i in range(5):
+    c = socket.create_connection(('10.0.0.200', 80), timeout=10)
+    for _ in range(5):
+        c.send(b'x'); c.recv(10)
+    if i == 4:
+        c.close()
+    else:
+        held.append(c)
+for i in range(2):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(10)
+    u.bind(('0.0.0.0', 5300 + i))
+    for _ in range(4):
+        u.sendto(b'q', ('10.0.0.200', 53)); u.recv(10)
+    held.append(u)
+time.sleep(30)
+PY
+CLIENTS=$!
+sleep 6
+ipvsadm -L -n -c >"$D/k2l-kernel.txt"
+LVSNIC_SOCKET=/run/b1.sock "$L" -L -n -c >"$D/k2l-lvsnic.txt"
+LVSNIC_SOCKET=/run/b1.sock "$L" status --socket /run/b1.sock >"$D/k2l-lvsnic-status.json"
+kill $CLIENTS
+step ipvsadm --stop-daemon master
+
+# --- 2. lvsnic master -> kernel backup (and an lvsnic backup) -----------
+step ipvsadm -R <"$D/l2k/rules"
+step ipvsadm --start-daemon backup --mcast-interface br0 --syncid 8
+ipvsadm -L --daemon >"$D/l2k-kernel-daemon.txt"
+ip netns exec lb "$L" daemon --backend model --director "$D/l2k/director.toml" --socket /run/b2.sock \
+    --rules "$D/l2k/rules" 2>"$D/l2k-lvsnic-daemon.log" &
+ip netns exec lm "$L" daemon --backend model --director "$D/l2k/director.toml" --socket /run/m.sock \
+    --rules "$D/l2k/rules" --wire "pcap:$D/l2k/in.pcap,/run/m-out.pcap" --pace step 2>"$D/l2k-master-daemon.log" &
+for _ in $(seq 50); do [ -S /run/b2.sock ] && [ -S /run/m.sock ] && break; sleep 0.2; done
+step env LVSNIC_SOCKET=/run/b2.sock "$L" --start-daemon backup --mcast-interface eth0 --syncid 8
+step env LVSNIC_SOCKET=/run/m.sock "$L" --start-daemon master --mcast-interface eth0 --syncid 8
+sleep 1
+step "$L" wire --socket /run/m.sock
+# The master flushes what it queued within 2 s.
+sleep 5
+ipvsadm -L -n -c >"$D/l2k-kernel.txt"
+LVSNIC_SOCKET=/run/b2.sock "$L" -L -n -c >"$D/l2k-lvsnic.txt"
+LVSNIC_SOCKET=/run/m.sock "$L" -L -n -c >"$D/l2k-master.txt"
+LVSNIC_SOCKET=/run/m.sock "$L" status --socket /run/m.sock >"$D/l2k-master-status.json"
+LVSNIC_SOCKET=/run/b2.sock "$L" status --socket /run/b2.sock >"$D/l2k-lvsnic-status.json"
+echo ok >"$D/status"

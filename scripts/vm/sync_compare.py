@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Compares the connection listings scripts/vm/sync-inner.sh recorded.
+
+    sync_compare.py DIR
+
+Rows of `ipvsadm -L -n -c` (kernel) and `lvsnic -L -n -c` are compared on
+protocol, state, client, virtual and destination address; their expiry
+times may differ by up to 5 s (the listings are taken a moment apart and the
+two sides count from when each saw the entry). Prints one line per
+direction; exit status 1 on any difference, with the rows that differ.
+"""
+import collections
+import sys
+
+SLACK = 5
+
+
+def rows(path, keep=lambda r: True):
+    out = []
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if len(w) != 6 or w[0] not in ("TCP", "UDP", "SCTP", "IP"):
+                continue
+            m, s = w[1].split(":")
+            r = {"key": (w[0], w[2], w[3], w[4], w[5]), "expire": int(m) * 60 + int(s)}
+            if keep(r):
+                out.append(r)
+    return out
+
+
+def compare(name, want, got, want_label, got_label, at_least):
+    errors = []
+    wk = collections.Counter(r["key"] for r in want)
+    gk = collections.Counter(r["key"] for r in got)
+    for k in sorted((wk - gk).elements()):
+        errors.append(f"only in {want_label}: {' '.join(k)}")
+    for k in sorted((gk - wk).elements()):
+        errors.append(f"only in {got_label}: {' '.join(k)}")
+    by_key = {r["key"]: r["expire"] for r in got}
+    for r in want:
+        e = by_key.get(r["key"])
+        if e is not None and abs(e - r["expire"]) > SLACK:
+            errors.append(f"expiry {r['expire']} s in {want_label}, {e} s in {got_label}: {' '.join(r['key'])}")
+    if len(want) < at_least:
+        errors.append(f"{want_label} lists {len(want)} entries, expected at least {at_least}")
+    states = collections.Counter((k[0], k[1]) for k in wk.elements())
+    desc = ", ".join(f"{n} {p} {s}" for (p, s), n in sorted(states.items()))
+    print(f"{name}: {len(want)} entries ({desc}): {'identical' if not errors else 'DIFFERENT'}")
+    for e in errors:
+        print("    " + e)
+    return not errors
+
+
+def main():
+    d = sys.argv[1]
+    ok = compare(
+        "kernel master -> lvsnic backup",
+        rows(f"{d}/k2l-kernel.txt", lambda r: r["key"][3].startswith("10.0.0.200:")),
+        rows(f"{d}/k2l-lvsnic.txt"),
+        "the kernel master",
+        "the lvsnic backup",
+        7,
+    )
+    kernel = rows(f"{d}/l2k-kernel.txt", lambda r: not r["key"][3].startswith("10.0.0.200:"))
+    ok &= compare("lvsnic master -> kernel backup", kernel, rows(f"{d}/l2k-lvsnic.txt"), "the kernel backup", "the lvsnic backup", 10)
+    master = {r["key"] for r in rows(f"{d}/l2k-master.txt")}
+    stray = [r["key"] for r in kernel if r["key"] not in master]
+    for k in stray:
+        print(f"    the kernel backup has an entry the lvsnic master does not: {' '.join(k)}")
+    ok &= not stray
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
