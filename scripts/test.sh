@@ -2,7 +2,8 @@
 # Runs every lvsnic test: unit, property, conformance and end-to-end tests of
 # the whole workspace (including the RTL-vs-model differential runs and the
 # replay tests on the verilated core), the register-map freshness check,
-# the Verilator -Wall lint of the RTL, the cocotb testbenches, the build of
+# the Verilator -Wall lint of the RTL, the cocotb testbenches, the live
+# connection-sync interop with the real kernel in a VM (as root), the build of
 # the director without Verilator (scripts/check-no-sim.sh) and the host
 # driver's module graph (no import cycles). Tests that need root run when
 # this runs as root; otherwise they are listed at the end as not run.
@@ -27,9 +28,14 @@ cargo test --workspace --release
 if [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ] && command -v ip >/dev/null; then
     ensure_keepalived
     cargo test --workspace --release --tests -- --ignored
+    # IPVS connection sync against the real Linux 6.1 kernel in a VM, both
+    # ways, live (installs the VM's packages on first use; ~1-2 min).
+    ./scripts/vm/sync-interop.sh
     not_run=""
 else
     not_run=$(cargo test --workspace --release --tests -q -- --list --ignored 2>/dev/null | sed -n 's/: test$//p')
+    not_run="$not_run
+scripts/vm/sync-interop.sh (kernel VM; apt-get needs root)"
 fi
 python -m pytest -q hw/tb
 # Alveo U250 target: generated sources linted against the vendor stubs, board glue (~1 min)

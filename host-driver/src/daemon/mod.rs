@@ -332,6 +332,9 @@ struct Daemon<D: Device> {
     health: Option<crate::health::Health>,
     /// `--vips`.
     vips: VipMode,
+    /// A real card without a simulated wire: its receive ring is polled
+    /// every millisecond.
+    polls_card: bool,
     /// `--vips host`: address change notifications.
     addr_watch: Option<sys::AddrWatch>,
     /// `--vips host`: the IPv4 addresses of the director's own stack.
@@ -370,7 +373,9 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
     };
     // The wire first: its first frame sets the model's start time.
     let (wire, live, start) = match &args.wire {
-        None => (Wire::None, false, sys::realtime_ns()),
+        // No wire: the director's clock is the real one (a backup director
+        // that only learns connections by sync must see them expire).
+        None => (Wire::None, true, sys::realtime_ns()),
         Some(WireSpec::Pcap { input, output, host }) => {
             let ip = input.display().to_string();
             let mut records = pcap::read_file(input).map_err(|e| DaemonError::Pcap { path: ip, msg: e.to_string() })?;
@@ -427,7 +432,9 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
             let params = params_from_caps(&mut dev);
             let sp = SlowPath::new(director, dev, params).map_err(|e| dev_err(e.to_string()))?;
             let ctl = Control::new(sp, params.vip_count, limits);
-            serve(Daemon::new(ctl, Daemon::run_host_tap, wire, host_tap, true), args)
+            let mut d = Daemon::new(ctl, Daemon::run_host_tap, wire, host_tap, true);
+            d.polls_card = true;
+            serve(d, args)
         }
     }
 }
@@ -527,6 +534,7 @@ impl<D: Device> Daemon<D> {
             health: None,
             garps: Vec::new(),
             vips: VipMode::Master,
+            polls_card: false,
             addr_watch: None,
             host_addrs: Vec::new(),
         }
@@ -553,7 +561,7 @@ impl<D: Device> Daemon<D> {
             },
             Wire::Tap(_) => 100,
             // No wire: a real card is polled every millisecond.
-            Wire::None if self.live => 1,
+            Wire::None if self.polls_card => 1,
             _ => 200,
         }
     }
