@@ -37,10 +37,17 @@ fn ack_stable(c: &Conn, dir: Direction, secure_tcp: bool) -> bool {
 }
 
 /// The hardware flows connection `id` needs, or None if it must stay in
-/// software (templates, one-packet, local or unavailable servers).
+/// software (templates, one-packet, local or unavailable servers, a VIP
+/// another director owns).
 pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
     let c = d.conns.get(id);
     if c.is_template() || c.flags & cf::ONE_PACKET != 0 || c.dest == NIL || !(c.proto == 6 || c.proto == 17) {
+        return None;
+    }
+    if !d.owns_vip(c.vaddr) {
+        // VRRP backup for the VIP: its packets go to the host stack, as on
+        // Linux once the address is gone; replies from the real servers
+        // are still rewritten, in software (ip_vs_out needs no local VIP).
         return None;
     }
     let dest = DestId(c.dest);
@@ -360,6 +367,11 @@ impl FlowManager {
             x.last_use = t;
         }
         (t > 0).then_some(t)
+    }
+
+    /// The connections that have flows in the data plane.
+    pub fn offloaded(&self) -> Vec<ConnId> {
+        self.conns.keys().copied().collect()
     }
 
     /// Removes every offloaded connection of real server `dest` (deleted).

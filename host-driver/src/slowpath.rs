@@ -181,12 +181,25 @@ impl<D: Device> SlowPath<D> {
     }
 
     /// VRRP: takes `vip` (master) or releases it (backup, fault); a
-    /// released VIP leaves the card's VIP table, so its packets come up to
-    /// the golden model, which hands them to the host stack.
+    /// released VIP leaves the card's VIP table and its connections' flows
+    /// leave the flow table, so its packets come up to the golden model,
+    /// which hands them to the host stack.
     pub fn set_vip_owned(&mut self, vip: std::net::Ipv4Addr, owned: bool) -> bool {
         let changed = self.director.set_vip_owned(vip, owned);
         let n = self.dp.read32(CAPS1) >> 16 & 0xff;
         self.sync_vips(n);
+        if changed && !owned {
+            // Offloaded connections of the VIP leave the card too: their
+            // packets must reach the host stack like any other's (their
+            // replies are rewritten in software; taking the VIP back
+            // offloads them again on their next packet).
+            let v = u32::from(vip);
+            for id in self.flows.offloaded() {
+                if self.director.conns.get(id).vaddr == v {
+                    self.flows.sync(&mut self.dp, &mut self.director, id);
+                }
+            }
+        }
         changed
     }
 

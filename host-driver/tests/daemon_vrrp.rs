@@ -11,7 +11,7 @@ mod harness;
 use harness::*;
 use lvsnic_fixtures::*;
 use lvsnic_model::pcap;
-use lvsnic_model::wire::{MacAddr, TCP_SYN};
+use lvsnic_model::wire::{MacAddr, TCP_ACK, TCP_PSH, TCP_SYN};
 use std::net::Ipv4Addr;
 use std::path::Path;
 
@@ -169,4 +169,55 @@ fn vips_host_follows_the_stacks_addresses_only() {
     d.stdout(&["wire", "--frames", "1"]);
     d.stop();
     assert_eq!(read(&out), Vec::<Vec<u8>>::new(), "no ARP answer for a VIP that is not an address here");
+}
+
+/// Releasing a VIP takes its offloaded connections off the card: a packet
+/// of an established (offloaded) NAT connection then goes to the host stack
+/// like any packet to an address that is no longer the director's, while
+/// the real server's replies are still rewritten (in software: IPVS's
+/// output path needs no local VIP); taking the VIP back forwards again.
+#[test]
+fn released_vip_takes_its_offloaded_connections_off_the_card() {
+    let dir = tmpdir("vrrp-offloaded");
+    let rules = write(&dir, "rules", "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n");
+    let client = Ipv4Addr::new(198, 51, 100, 7);
+    let c2v = |flags: u8, seq: u32, ack: u32, data: &[u8]| tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(client, VIP), 40000, 80, flags, seq, ack, data);
+    let r2c = |flags: u8, seq: u32, ack: u32, data: &[u8]| tcp(rs_mac(1), DIRECTOR_MAC, Ip::new(rs(1), client), 80, 40000, flags, seq, ack, data);
+    let frames: Vec<(u64, Vec<u8>)> = vec![
+        (T0, c2v(TCP_SYN, 100, 0, b"")),
+        (T0 + MS, r2c(TCP_SYN | TCP_ACK, 500, 101, b"")),
+        (T0 + 2 * MS, c2v(TCP_ACK, 101, 501, b"")),
+        // -- vip backup
+        (T0 + 3 * MS, c2v(TCP_PSH | TCP_ACK, 101, 501, b"GET")),
+        (T0 + 4 * MS, r2c(TCP_PSH | TCP_ACK, 501, 104, b"200")),
+        // -- vip master
+        (T0 + 5 * MS, c2v(TCP_PSH | TCP_ACK, 104, 504, b"bye")),
+    ];
+    let (inp, out, host) = (dir.join("in.pcap"), dir.join("out.pcap"), dir.join("host.pcap"));
+    write_pcap(&inp, &frames);
+    let w = format!("pcap:{},{},{}", inp.display(), out.display(), host.display());
+    let d = Daemon::start(&dir, &director_toml(), &["--rules", rules.to_str().unwrap(), "--wire", &w, "--pace", "step"]);
+    d.stdout(&["wire", "--frames", "3"]);
+    assert_eq!(d.status()["offload"]["connections"], 1, "the established connection is on the card");
+    d.stdout(&["vip", "backup", "10.0.0.100"]);
+    assert_eq!(d.status()["offload"]["connections"], 0, "released with its VIP");
+    d.stdout(&["wire", "--frames", "2"]);
+    d.stdout(&["vip", "master", "10.0.0.100"]);
+    d.stdout(&["wire", "--frames", "1"]);
+    d.stop();
+    let f = |i: usize| frames[i].1.clone();
+    let mut expected = vec![
+        expect::nat_request(&f(0), rs(1), 80, rs_mac(1)),
+        expect::nat_reply(&f(1), VIP, 80),
+        expect::nat_request(&f(2), rs(1), 80, rs_mac(1)),
+        expect::nat_reply(&f(4), VIP, 80),
+    ];
+    expected.extend(vec![gratuitous(); 5]);
+    expected.push(expect::nat_request(&f(5), rs(1), 80, rs_mac(1)));
+    let got = read(&out);
+    assert_eq!(got.len(), expected.len(), "{got:02x?}");
+    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+        assert_eq!(g, e, "output frame {i}");
+    }
+    assert_eq!(read(&host), vec![f(3)], "the client's packet while backup went to the host stack");
 }
