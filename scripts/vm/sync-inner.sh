@@ -28,6 +28,20 @@ set -x
 fail() { echo "error: $*" >"$D/status"; exit 1; }
 step() { "$@" || fail "'$*' failed (see log.txt)"; }
 rm -f "$D/status"
+# settle PREFIX SOCKET: waits (up to 30 s) until the lvsnic backup on SOCKET
+# lists as many entries as the kernel has for virtual addresses starting
+# with PREFIX, the same count twice in a row.
+settle() {
+    local last=-1 k l
+    for _ in $(seq 60); do
+        k=$(ipvsadm -L -n -c | awk -v p="$1" 'index($5, p) == 1' | wc -l)
+        l=$(LVSNIC_SOCKET=$2 "$L" -L -n -c | tail -n +3 | wc -l)
+        [ "$k" -gt 0 ] && [ "$k" = "$l" ] && [ "$k" = "$last" ] && return 0
+        [ "$k" = "$l" ] && last=$k || last=-1
+        sleep 0.5
+    done
+    echo "settle $1: kernel $k entries, lvsnic $l after 30 s"
+}
 
 # --- the sync segment ----------------------------------------------------
 step modprobe ip_vs
@@ -117,10 +131,15 @@ for i in range(2):
     for _ in range(4):
         u.sendto(b'q', ('10.0.0.200', 53)); u.recv(10)
     held.append(u)
-time.sleep(30)
+open('/run/clients.done', 'w').close()
+time.sleep(60)
 PY
 CLIENTS=$!
-sleep 6
+for _ in $(seq 120); do [ -f /run/clients.done ] && break; sleep 0.5; done
+[ -f /run/clients.done ] || fail "the clients did not finish within 60 s"
+# The kernel master sends within its 2 s flush time; wait (up to 30 s) until
+# the backup holds as many entries as the master, then list both.
+settle 10.0.0.200 /run/b1.sock
 ipvsadm -L -n -c >"$D/k2l-kernel.txt"
 LVSNIC_SOCKET=/run/b1.sock "$L" -L -n -c >"$D/k2l-lvsnic.txt"
 LVSNIC_SOCKET=/run/b1.sock "$L" status --socket /run/b1.sock >"$D/k2l-lvsnic-status.json"
@@ -141,7 +160,8 @@ step env LVSNIC_SOCKET=/run/m.sock "$L" --start-daemon master --mcast-interface 
 sleep 1
 step "$L" wire --socket /run/m.sock
 # The master flushes what it queued within 2 s.
-sleep 5
+sleep 3
+settle 10.0.0.10 /run/b2.sock
 ipvsadm -L -n -c >"$D/l2k-kernel.txt"
 LVSNIC_SOCKET=/run/b2.sock "$L" -L -n -c >"$D/l2k-lvsnic.txt"
 LVSNIC_SOCKET=/run/m.sock "$L" -L -n -c >"$D/l2k-master.txt"

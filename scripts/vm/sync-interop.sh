@@ -10,30 +10,39 @@
 #
 #   scripts/vm/sync-interop.sh [OUTDIR]
 #
-# OUTDIR defaults to target/sync-interop (not under /tmp: the VM's /tmp is
-# its own). Exit status 1 on any difference; the VM's own failures are one
+# OUTDIR defaults to target/sync-interop, or /var/tmp/lvsnic-UID/ for a
+# checkout under /tmp (the VM's /tmp is its own). Exit status 1 on any difference; the VM's own failures are one
 # line each (scripts/vm/run.sh). LVSNIC_BIN: an lvsnic binary to use
 # instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-OUT=${1:-$ROOT/target/sync-interop}
+# The guest sees the host's root file system except /tmp (its own tmpfs):
+# a checkout under /tmp keeps its results in /var/tmp, and the binary and
+# the inner script are copied next to them.
+case "$ROOT" in
+    /tmp/*) DEFAULT_OUT=/var/tmp/lvsnic-$(id -u)/sync-interop ;;
+    *) DEFAULT_OUT=$ROOT/target/sync-interop ;;
+esac
+OUT=${1:-$DEFAULT_OUT}
 rm -rf "$OUT"
-mkdir -p "$OUT/l2k"
+mkdir -p "$OUT/l2k" "$OUT/bin"
 OUT=$(cd "$OUT" && pwd)
 B=${LVSNIC_BIN:-}
 if [ -z "$B" ]; then
     cargo build --release -q -p lvsnic
     B=$ROOT/target/release/lvsnic
 fi
-B=$(cd "$(dirname "$B")" && pwd)/$(basename "$B")
+cp "$B" "$OUT/bin/lvsnic"
+cp "$ROOT/scripts/vm/sync-inner.sh" "$OUT/bin/"
+B=$OUT/bin/lvsnic
 # lvsnic master's side: the MIXED rules (NAT, DR with persistence, UDP, TUN,
 # lc with persistence) and generated closed-loop traffic over them.
 cp tests/fixtures/kernel-sync/lvsnic-master/rules tests/fixtures/kernel-sync/lvsnic-master/director.toml "$OUT/l2k/"
 "$B" traffic --rules "$OUT/l2k/rules" --director "$OUT/l2k/director.toml" --seed 5 --connections 40 --duration 3 \
     --udp 0.3 --other 0 --malformed 0 --idle-gap 1 --output "$OUT/l2k/in.pcap" >/dev/null
 set +e
-"$ROOT/scripts/vm/run.sh" --timeout "${LVSNIC_VM_TIMEOUT:-900}" "$OUT" "$ROOT/scripts/vm/sync-inner.sh" "$OUT" "$B"
+"$ROOT/scripts/vm/run.sh" --timeout "${LVSNIC_VM_TIMEOUT:-900}" "$OUT" "$OUT/bin/sync-inner.sh" "$OUT" "$B"
 rc=$?
 set -e
 status=$(cat "$OUT/status" 2>/dev/null || echo "error: the VM script did not finish (log: $OUT/log.txt)")
