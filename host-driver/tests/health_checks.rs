@@ -1,8 +1,9 @@
 //! Health checks in the daemon, keepalived's semantics, end to end: a
 //! keepalived.conf loaded with `lvsnic keepalived FILE --load`, real TCP
 //! and HTTP servers on 127.0.0.1 (ephemeral ports, the checkers'
-//! `connect_ip`/`connect_port`), a MISC_CHECK script in a temporary
-//! directory; the state is read back through the daemon's control socket
+//! `connect_ip`/`connect_port`), TLS servers with self-signed
+//! certificates (rcgen, rustls) for SSL_GET, a MISC_CHECK script in a
+//! temporary directory; the state is read back through the daemon's control socket
 //! (`lvsnic -S -n`, `lvsnic checkers`, `lvsnic status`).
 
 #[path = "daemon_harness.rs"]
@@ -72,6 +73,79 @@ impl Http {
     }
     fn set(&self, status: u16, body: &str) {
         *self.answer.lock().unwrap() = (status, body.to_string());
+    }
+}
+
+/// An HTTPS server on 127.0.0.1 with a self-signed certificate (any name),
+/// answering every GET with the current status and body; it records the
+/// SNI name of every handshake, and with `client_ca` asks for a client
+/// certificate signed by it.
+struct Https {
+    port: u16,
+    answer: Arc<Mutex<(u16, String)>>,
+    /// The SNI name of each completed handshake (`None`: none sent).
+    sni: Arc<Mutex<Vec<Option<String>>>>,
+}
+
+impl Https {
+    fn start(status: u16, body: &str) -> Https {
+        Https::start_with(status, body, None)
+    }
+
+    fn start_with(status: u16, body: &str, client_ca: Option<rustls::pki_types::CertificateDer<'static>>) -> Https {
+        use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let ck = rcgen::generate_simple_self_signed(vec!["server.invalid".to_string()]).unwrap();
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(ck.key_pair.serialize_der()));
+        let b = rustls::ServerConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions().unwrap();
+        let b = match client_ca {
+            None => b.with_no_client_auth(),
+            Some(ca) => {
+                let mut roots = rustls::RootCertStore::empty();
+                roots.add(ca).unwrap();
+                let v = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider).build().unwrap();
+                b.with_client_cert_verifier(v)
+            }
+        };
+        let cfg = Arc::new(b.with_single_cert(vec![ck.cert.der().clone()], key).unwrap());
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let answer = Arc::new(Mutex::new((status, body.to_string())));
+        let sni = Arc::new(Mutex::new(Vec::new()));
+        let (a, names) = (answer.clone(), sni.clone());
+        std::thread::spawn(move || {
+            for s in l.incoming() {
+                let Ok(s) = s else { continue };
+                let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+                let conn = rustls::ServerConnection::new(cfg.clone()).unwrap();
+                let mut tls = rustls::StreamOwned::new(conn, s);
+                let mut req = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match tls.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => req.extend_from_slice(&buf[..n]),
+                    }
+                }
+                if tls.conn.is_handshaking() {
+                    continue;
+                }
+                names.lock().unwrap().push(tls.conn.server_name().map(str::to_string));
+                let (st, body) = a.lock().unwrap().clone();
+                let _ = write!(tls, "HTTP/1.0 {st} X\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            }
+        });
+        Https { port, answer, sni }
+    }
+
+    fn set(&self, status: u16, body: &str) {
+        *self.answer.lock().unwrap() = (status, body.to_string());
+    }
+
+    fn sni(&self) -> Vec<Option<String>> {
+        self.sni.lock().unwrap().clone()
     }
 }
 
@@ -385,4 +459,212 @@ virtual_server 10.0.0.101 80 {{
     let took = wait_until(&d, "192.168.10.5 removed", |d| !names(d, "192.168.10.5:80"));
     assert!(took < Duration::from_secs(3), "{took:?}");
     assert!(checkers(&d).contains("timed out after"), "{}", checkers(&d));
+}
+
+#[test]
+fn ssl_get_status_code_digest_and_sni() {
+    let a = Https::start(200, "abc");
+    let b = Https::start(200, "anything");
+    // MD5("abc"), RFC 1321 A.5; a virtualhost sent as SNI with enable_sni
+    // only.
+    let conf = format!(
+        "\
+virtual_server 10.0.0.100 443 {{
+    delay_loop 0.3
+    lb_algo wlc
+    lb_kind NAT
+    protocol TCP
+    real_server 192.168.10.3 443 {{
+        SSL_GET {{
+            url {{
+                path /index.html
+                digest 900150983cd24fb0d6963f7d28e17f72
+            }}
+            connect_ip 127.0.0.1
+            connect_port {}
+            virtualhost www.example.test
+            enable_sni
+            retry 0
+        }}
+    }}
+    real_server 192.168.10.4 443 {{
+        weight 2
+        SSL_GET {{
+            url {{
+                path /health
+                status_code 200 204
+            }}
+            connect_ip 127.0.0.1
+            connect_port {}
+            virtualhost other.example.test
+            retry 0
+        }}
+    }}
+}}
+",
+        a.port, b.port
+    );
+    let (d, f) = load("hc-ssl", &conf);
+    let rs3 = "-a -t 10.0.0.100:443 -r 192.168.10.3:443 -m -w 1";
+    let rs4 = "-a -t 10.0.0.100:443 -r 192.168.10.4:443 -m -w 2";
+    assert!(holds(&d, rs3) && holds(&d, rs4));
+    let l = checkers(&d);
+    let fp = f.display();
+    assert!(
+        l.contains(&format!("SSL_GET 127.0.0.1:{} /index.html sni www.example.test up retry 0/0", a.port)),
+        "{l}"
+    );
+    assert!(l.contains(&format!("({fp}:7): GET /index.html from 127.0.0.1:{}: ok", a.port)), "{l}");
+    assert!(l.contains(&format!("SSL_GET 127.0.0.1:{} /health up retry 0/0", b.port)), "{l}");
+    // SNI: the virtualhost with enable_sni, nothing without.
+    let sa = a.sni();
+    assert!(!sa.is_empty() && sa.iter().all(|n| n.as_deref() == Some("www.example.test")), "{sa:?}");
+    let sb = b.sni();
+    assert!(!sb.is_empty() && sb.iter().all(Option::is_none), "{sb:?}");
+
+    // A body whose MD5 differs takes server 3 out.
+    a.set(200, "message digest");
+    wait_until(&d, "192.168.10.3 removed", |d| !names(d, "192.168.10.3:443"));
+    let l = checkers(&d);
+    assert!(l.contains("digest f96b697d7cb7938d525a2f31aaf161d0, expected 900150983cd24fb0d6963f7d28e17f72"), "{l}");
+    a.set(200, "abc");
+    wait_until(&d, "192.168.10.3 back", |d| holds(d, rs3));
+    // 204 is accepted, 503 is not.
+    b.set(204, "");
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(holds(&d, rs4));
+    b.set(503, "busy");
+    wait_until(&d, "192.168.10.4 removed", |d| !names(d, "192.168.10.4:443"));
+    assert!(checkers(&d).contains(&format!("GET /health from 127.0.0.1:{}: status 503", b.port)), "{}", checkers(&d));
+    b.set(200, "ok");
+    wait_until(&d, "192.168.10.4 back", |d| holds(d, rs4));
+    let h = health(&d);
+    assert_eq!(h["command_errors"], 0, "{h}");
+}
+
+#[test]
+fn ssl_get_fails_on_plain_tcp_and_on_a_stalled_handshake() {
+    let plain = Http::start(200, "abc");
+    let plain2 = Http::start(200, "abc");
+    // Accepts connections and never answers: the TLS handshake stalls.
+    let stall = TcpListener::bind("127.0.0.1:0").unwrap();
+    let stall_port = stall.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in stall.incoming() {
+            held.push(s);
+        }
+    });
+    let conf = format!(
+        "\
+virtual_server 10.0.0.100 443 {{
+    delay_loop 0.3
+    lb_algo rr
+    protocol TCP
+    real_server 192.168.10.5 443 {{
+        SSL_GET {{
+            url {{
+                path /
+            }}
+            connect_ip 127.0.0.1
+            connect_port {}
+            retry 0
+        }}
+    }}
+    real_server 192.168.10.6 443 {{
+        SSL_GET {{
+            url {{
+                path /
+            }}
+            connect_ip 127.0.0.1
+            connect_port {stall_port}
+            connect_timeout 0.5
+            retry 0
+        }}
+    }}
+    real_server 192.168.10.7 443 {{
+        HTTP_GET {{
+            url {{
+                path /
+            }}
+            connect_ip 127.0.0.1
+            connect_port {}
+            retry 0
+        }}
+    }}
+}}
+",
+        plain.port, plain2.port
+    );
+    let (d, _) = load("hc-ssl-fail", &conf);
+    // The plain HTTP server passes HTTP_GET and fails SSL_GET; the stalled
+    // handshake fails after connect_timeout.
+    wait_until(&d, "both SSL_GET servers removed", |d| {
+        !names(d, "192.168.10.5:443") && !names(d, "192.168.10.6:443")
+    });
+    assert!(holds(&d, "-a -t 10.0.0.100:443 -r 192.168.10.7:443 -m -w 1"));
+    let l = checkers(&d);
+    assert!(l.contains(&format!("GET / from 127.0.0.1:{}: TLS handshake: received corrupt message", plain.port)), "{l}");
+    assert!(l.contains(&format!("GET / from 127.0.0.1:{stall_port}: TLS handshake: timed out after 500ms")), "{l}");
+
+    // connect_timeout bounds the handshake (checked directly, without the daemon).
+    use lvsnic::health::config::{Target, UrlCheck};
+    let t = Target { addr: ([127, 0, 0, 1], stall_port).into(), timeout: Duration::from_millis(500) };
+    let u = UrlCheck { path: "/".into(), status: vec![], digest: None };
+    let t0 = Instant::now();
+    let o = lvsnic::health::ssl::check(&t, &[u.clone()], None, false, None);
+    let took = t0.elapsed();
+    assert!(!o.ok, "{o:?}");
+    assert!(took >= Duration::from_millis(450) && took < Duration::from_secs(3), "{took:?} {o:?}");
+    // ... and the same check passes against a TLS server.
+    let ok = Https::start(200, "x");
+    let t = Target { addr: ([127, 0, 0, 1], ok.port).into(), timeout: Duration::from_millis(500) };
+    let o = lvsnic::health::ssl::check(&t, &[u], None, false, None);
+    assert!(o.ok, "{o:?}");
+}
+
+#[test]
+fn ssl_get_offers_the_ssl_block_client_certificate() {
+    let client = rcgen::generate_simple_self_signed(vec!["client.invalid".to_string()]).unwrap();
+    let srv = Https::start_with(200, "ok", Some(client.cert.der().clone()));
+    let dir = tmpdir("hc-ssl-client-pem");
+    let cert = write(&dir, "client.pem", &client.cert.pem());
+    let key = write(&dir, "client.key", &client.key_pair.serialize_pem());
+    // The SSL block may come after the checkers that use it.
+    let conf = format!(
+        "\
+virtual_server 10.0.0.100 443 {{
+    delay_loop 0.3
+    lb_algo rr
+    protocol TCP
+    real_server 192.168.10.8 443 {{
+        SSL_GET {{
+            url {{
+                path /
+            }}
+            connect_ip 127.0.0.1
+            connect_port {}
+            retry 0
+        }}
+    }}
+}}
+SSL {{
+    certificate {}
+    key {}
+}}
+",
+        srv.port,
+        cert.display(),
+        key.display()
+    );
+    let (d, _) = load("hc-ssl-client", &conf);
+    let l = checkers(&d);
+    assert!(l.contains(&format!("SSL_GET 127.0.0.1:{} / up", srv.port)) && l.contains(": ok"), "{l}");
+    assert!(!srv.sni().is_empty());
+    // Without the client certificate the server refuses the handshake.
+    use lvsnic::health::config::{Target, UrlCheck};
+    let t = Target { addr: ([127, 0, 0, 1], srv.port).into(), timeout: Duration::from_secs(1) };
+    let u = UrlCheck { path: "/".into(), status: vec![], digest: None };
+    let o = lvsnic::health::ssl::check(&t, &[u], None, false, None);
+    assert!(!o.ok, "{o:?}");
 }

@@ -217,15 +217,12 @@ fn sample_style_configuration() {
     };
     for (line, what) in [
         (line_of("vrrp_instance", 0), "vrrp_instance is run by keepalived (--vrrp), not lvsnic: run the daemon with --vips host, or add notify_master/notify_backup lines calling `lvsnic vip master|backup VIP...`"),
-        (
-            line_of("SSL_GET", 0),
-            "SSL_GET of real server 192.168.201.100 443 (virtual_server 192.168.200.100 443) is not supported by lvsnic: the server is taken as up",
-        ),
     ] {
         assert!(r.stderr.contains(&format!("{fp}:{line}: warning: {what}")), "line {line} {what}:\n{}", r.stderr);
     }
-    // HTTP_GET and MISC_CHECK run in the daemon: no warning.
-    assert_eq!(r.stderr.lines().count(), 2, "{}", r.stderr);
+    // HTTP_GET, SSL_GET and MISC_CHECK run in the daemon: no warning.
+    assert!(!r.stderr.contains("SSL_GET"), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
 }
 
 #[test]
@@ -563,7 +560,16 @@ virtual_server 10.0.0.1 80 {
         }
     }
     real_server 10.1.0.3 80 {
-        SSL_GET { url { path / } }
+        SSL_GET {
+            url {
+                path /
+                status_code 200
+            }
+            connect_port 8443
+            virtualhost www.example.org
+            enable_sni
+            warmup 2
+        }
     }
 }
 ",
@@ -575,7 +581,6 @@ virtual_server 10.0.0.1 80 {
         w,
         [
             format!("{fp}:12: bindto in TCP_CHECK is not supported by lvsnic: ignored"),
-            format!("{fp}:39: SSL_GET of real server 10.1.0.3 80 (virtual_server 10.0.0.1 80) is not supported by lvsnic: the server is taken as up"),
             format!("{fp}:1: virtual_server 10.0.0.1 80: no protocol, using UDP (keepalived's default)"),
         ]
     );
@@ -618,7 +623,15 @@ virtual_server 10.0.0.1 80 {
     assert_eq!((*timeout, *dynamic), (Duration::from_millis(500), true));
     assert!(m.alpha);
     assert_eq!(m.retry, 4);
-    assert!(r3.checkers.is_empty());
+    // SSL_GET: HTTP_GET's keywords, and enable_sni.
+    let [sg] = &r3.checkers[..] else { panic!("{:?}", r3.checkers) };
+    let CheckKind::Ssl { target, urls, virtualhost, enable_sni, client_cert } = &sg.kind else { panic!("{sg:?}") };
+    assert_eq!((target.addr, target.timeout), ("10.1.0.3:8443".parse().unwrap(), Duration::from_secs(5)));
+    assert_eq!(urls, &[UrlCheck { path: "/".into(), status: vec![(200, 200)], digest: None }]);
+    assert_eq!((virtualhost.as_deref(), *enable_sni, client_cert), (Some("www.example.org"), true, &None));
+    assert_eq!((sg.retry, sg.warmup, sg.delay_loop), (4, Duration::from_secs(2), Duration::from_millis(500)));
+    assert_eq!(sg.origin, format!("{fp}:39"));
+    assert_eq!(sg.kind.what(), "10.1.0.3:8443 / sni www.example.org");
     // At start: 10.1.0.2 is down (alpha): live weight 1 + 1 < quorum 3 + 1,
     // so the sorry server serves alone, 10.1.0.1 at weight 0 (inhibit).
     assert_eq!(
@@ -693,3 +706,72 @@ fn vrrp_instance_whose_notify_script_calls_lvsnic_vip_is_not_warned_about() {
     assert_eq!(wlc(&msgs("d.conf", conf(&dir.join("missing.sh"), false))), [warned]);
 }
 
+
+/// The top-level `SSL` block: `certificate` and `key` become every
+/// SSL_GET's client certificate (read at import, wherever the block is);
+/// `ca` and `password` are warned about with their lines.
+#[test]
+fn ssl_block_client_certificate_and_warnings() {
+    use lvsnic::health::config::{CheckKind, ClientCert};
+    let dir = tmpdir("ka-ssl-block");
+    let ck = rcgen::generate_simple_self_signed(vec!["client.invalid".to_string()]).unwrap();
+    let cert = write(&dir, "client.pem", &ck.cert.pem());
+    let key = write(&dir, "client.key", &ck.key_pair.serialize_pem());
+    let conf = |ssl: &str| {
+        format!(
+            "\
+SSL {{
+{ssl}
+}}
+virtual_server 10.0.0.1 443 {{
+    protocol TCP
+    lb_algo rr
+    real_server 10.1.0.1 443 {{
+        SSL_GET {{
+            url {{
+                path /
+            }}
+        }}
+    }}
+}}
+"
+        )
+    };
+    let f = write(
+        &dir,
+        "k.conf",
+        &conf(&format!("    password secret\n    ca /etc/ssl/ca.pem\n    certificate {}\n    key {}", cert.display(), key.display())),
+    );
+    let imp = lvsnic::keepalived::import(&f).unwrap();
+    let fp = f.display();
+    let w: Vec<String> = imp.warnings.iter().map(|d| format!("{}: {}", d.loc, d.msg)).collect();
+    assert_eq!(
+        w,
+        [
+            format!("{fp}:3: SSL ca: not used: keepalived 2.2.7 loads it but never verifies the server certificate (SSL_VERIFY_NONE), and neither does lvsnic"),
+            format!("{fp}:2: SSL password is not supported by lvsnic (encrypted keys are not read): ignored"),
+        ]
+    );
+    let c = &imp.health.services[0].reals[0].checkers[0];
+    let CheckKind::Ssl { client_cert, .. } = &c.kind else { panic!("{c:?}") };
+    let want = ClientCert { certificate: cert.canonicalize().unwrap(), key: key.canonicalize().unwrap() };
+    assert_eq!(client_cert.as_ref(), Some(&want));
+
+    // A certificate without its key is not used (warned); an unreadable
+    // or invalid file is an error, as keepalived does not start then.
+    let f = write(&dir, "k2.conf", &conf(&format!("    certificate {}", cert.display())));
+    let imp = lvsnic::keepalived::import(&f).unwrap();
+    let c = &imp.health.services[0].reals[0].checkers[0];
+    assert!(matches!(&c.kind, CheckKind::Ssl { client_cert: None, .. }), "{c:?}");
+    assert_eq!(imp.warnings[0].msg, "SSL: certificate and key go together: the client certificate is not used");
+    assert_eq!(imp.warnings[0].loc.line, 2);
+    let f = write(&dir, "k3.conf", &conf(&format!("    certificate {}\n    key {}/missing.key", cert.display(), dir.display())));
+    let e = lvsnic::keepalived::import(&f).unwrap_err();
+    assert_eq!(e.errors.len(), 1, "{:?}", e.errors);
+    assert_eq!(e.errors[0].loc.line, 3);
+    assert!(e.errors[0].msg.starts_with("SSL: can't read "), "{:?}", e.errors);
+    let f = write(&dir, "k4.conf", &conf(&format!("    certificate {}\n    key {}", key.display(), key.display())));
+    let e = lvsnic::keepalived::import(&f).unwrap_err();
+    assert_eq!(e.errors[0].loc.line, 2, "{:?}", e.errors);
+    assert!(e.errors[0].msg.contains("no certificate"), "{:?}", e.errors);
+}

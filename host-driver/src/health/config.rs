@@ -98,6 +98,20 @@ pub enum CheckKind {
         /// `virtualhost` (the `Host:` header; default the target address).
         virtualhost: Option<String>,
     },
+    /// `SSL_GET`: `HTTP_GET` over TLS.
+    Ssl {
+        /// Where to connect.
+        target: Target,
+        /// The URLs to fetch.
+        urls: Vec<UrlCheck>,
+        /// `virtualhost` (the `Host:` header; default the target address).
+        virtualhost: Option<String>,
+        /// `enable_sni`: the `virtualhost` is sent as the TLS server name.
+        enable_sni: bool,
+        /// The top-level `SSL` block's `certificate` and `key`: the client
+        /// certificate offered when the server asks for one.
+        client_cert: Option<ClientCert>,
+    },
     /// `MISC_CHECK`: a program's exit status.
     Misc {
         /// `misc_path`: the program and its arguments.
@@ -118,6 +132,16 @@ pub struct Target {
     pub timeout: Duration,
 }
 
+/// A client certificate chain and its key (PEM files, absolute paths),
+/// read by the checker at every check.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientCert {
+    /// `certificate`: the chain, leaf first.
+    pub certificate: std::path::PathBuf,
+    /// `key`: its private key (unencrypted PKCS#8, PKCS#1 or SEC1).
+    pub key: std::path::PathBuf,
+}
+
 /// One `url { path; status_code; digest }`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UrlCheck {
@@ -135,7 +159,7 @@ pub const DEFAULT_DELAY_LOOP: Duration = Duration::from_secs(60);
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// `delay_before_retry` default.
 pub const DEFAULT_DELAY_BEFORE_RETRY: Duration = Duration::from_secs(1);
-/// `retry` default of TCP_CHECK and HTTP_GET (MISC_CHECK's is 0).
+/// `retry` default of TCP_CHECK, HTTP_GET and SSL_GET (MISC_CHECK's is 0).
 pub const DEFAULT_RETRY: u32 = 1;
 
 impl CheckKind {
@@ -144,6 +168,7 @@ impl CheckKind {
         match self {
             CheckKind::Tcp(_) => "TCP_CHECK",
             CheckKind::Http { .. } => "HTTP_GET",
+            CheckKind::Ssl { .. } => "SSL_GET",
             CheckKind::Misc { .. } => "MISC_CHECK",
         }
     }
@@ -155,6 +180,13 @@ impl CheckKind {
             CheckKind::Http { target, urls, .. } => {
                 let paths: Vec<&str> = urls.iter().map(|u| u.path.as_str()).collect();
                 format!("{} {}", target.addr, paths.join(","))
+            }
+            CheckKind::Ssl { target, urls, virtualhost, enable_sni, .. } => {
+                let paths: Vec<&str> = urls.iter().map(|u| u.path.as_str()).collect();
+                match virtualhost {
+                    Some(h) if *enable_sni => format!("{} {} sni {h}", target.addr, paths.join(",")),
+                    _ => format!("{} {}", target.addr, paths.join(",")),
+                }
             }
             CheckKind::Misc { argv, .. } => argv.join(" "),
         }

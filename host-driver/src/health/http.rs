@@ -3,7 +3,8 @@
 //! target address), read to the end within `connect_timeout` per step; the
 //! url passes when the status is one of its `status_code`s (200..=299 when
 //! none is given) and, with a `digest`, the MD5 of the body matches. The
-//! check succeeds when every url passes.
+//! check succeeds when every url passes. `SSL_GET` ([`super::ssl`]) is
+//! the same over TLS: [`check_with`] takes the stream to use.
 
 use super::config::{Target, UrlCheck};
 use super::{md5, tcp, Outcome};
@@ -14,8 +15,23 @@ const MAX_RESPONSE: usize = 16 << 20;
 
 /// One `HTTP_GET`.
 pub fn check(t: &Target, urls: &[UrlCheck], virtualhost: Option<&str>) -> Outcome {
+    check_with(t, urls, virtualhost, |t| {
+        let s = tcp::connect(t).map_err(|e| format!("connect: {e}"))?;
+        timeouts(&s, t)?;
+        Ok(s)
+    })
+}
+
+/// Every url of `t` fetched over a stream from `open` (a TCP connection
+/// for `HTTP_GET`, a TLS one for `SSL_GET`), one connection per url.
+pub fn check_with<S: Read + Write>(
+    t: &Target,
+    urls: &[UrlCheck],
+    virtualhost: Option<&str>,
+    mut open: impl FnMut(&Target) -> Result<S, String>,
+) -> Outcome {
     for u in urls {
-        if let Err(why) = fetch(t, u, virtualhost) {
+        if let Err(why) = open(t).and_then(|mut s| fetch(&mut s, t, u, virtualhost)) {
             return Outcome::down(format!("GET {} from {}: {why}", u.path, t.addr));
         }
     }
@@ -23,19 +39,22 @@ pub fn check(t: &Target, urls: &[UrlCheck], virtualhost: Option<&str>) -> Outcom
     Outcome::up(format!("GET {} from {}: ok", paths.join(","), t.addr))
 }
 
-fn fetch(t: &Target, u: &UrlCheck, virtualhost: Option<&str>) -> Result<(), String> {
-    let mut s = tcp::connect(t).map_err(|e| format!("connect: {e}"))?;
+/// `connect_timeout` for every read and write on `s`.
+pub fn timeouts(s: &std::net::TcpStream, t: &Target) -> Result<(), String> {
     s.set_read_timeout(Some(t.timeout)).map_err(|e| e.to_string())?;
-    s.set_write_timeout(Some(t.timeout)).map_err(|e| e.to_string())?;
+    s.set_write_timeout(Some(t.timeout)).map_err(|e| e.to_string())
+}
+
+/// One url over `s`: the request, the whole response, its status and digest.
+fn fetch<S: Read + Write>(s: &mut S, t: &Target, u: &UrlCheck, virtualhost: Option<&str>) -> Result<(), String> {
     let host = match virtualhost {
         Some(h) => h.to_string(),
         None if t.addr.is_ipv6() => format!("[{}]:{}", t.addr.ip(), t.addr.port()),
         None => t.addr.to_string(),
     };
     let req = format!("GET {} HTTP/1.0\r\nUser-Agent: KeepAliveClient\r\nHost: {host}\r\n\r\n", u.path);
-    s.write_all(req.as_bytes()).map_err(|e| format!("sending the request: {e}"))?;
-    let mut resp = Vec::new();
-    s.take(MAX_RESPONSE as u64 + 1).read_to_end(&mut resp).map_err(|e| format!("reading the response: {e}"))?;
+    s.write_all(req.as_bytes()).and_then(|()| s.flush()).map_err(|e| format!("sending the request: {e}"))?;
+    let resp = read_response(s).map_err(|e| format!("reading the response: {e}"))?;
     if resp.len() > MAX_RESPONSE {
         return Err(format!("response larger than {MAX_RESPONSE} bytes"));
     }
@@ -56,6 +75,24 @@ fn fetch(t: &Target, u: &UrlCheck, virtualhost: Option<&str>) -> Result<(), Stri
         }
     }
     Ok(())
+}
+
+/// Reads until the server closes (at most [`MAX_RESPONSE`] + 1 bytes). A
+/// TLS connection closed without `close_notify` ends the response too, as
+/// keepalived takes whatever was read then.
+fn read_response<S: Read>(s: &mut S) -> std::io::Result<Vec<u8>> {
+    let mut resp = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    while resp.len() <= MAX_RESPONSE {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => resp.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !resp.is_empty() => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(resp)
 }
 
 /// The status of `HTTP/x.y NNN ...`.

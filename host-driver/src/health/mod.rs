@@ -1,5 +1,5 @@
 //! Health checks in the daemon, with keepalived's semantics: `TCP_CHECK`,
-//! `HTTP_GET` and `MISC_CHECK` of the real servers of the services
+//! `HTTP_GET`, `SSL_GET` and `MISC_CHECK` of the real servers of the services
 //! `lvsnic keepalived FILE --load` loaded.
 //!
 //! * [`config`]: what is checked and how often (from keepalived.conf,
@@ -8,7 +8,8 @@
 //!   machines, and the ipvsadm commands that follow from them.
 //! * [`runner`]: one thread per checker; results reach the daemon over a
 //!   channel, so checks never block the exception loop.
-//! * [`tcp`], [`http`] (with [`md5`] for `digest`), [`misc`]: the checks.
+//! * [`tcp`], [`http`] (with [`md5`] for `digest`), [`ssl`] (`HTTP_GET`
+//!   over TLS), [`misc`]: the checks.
 //!
 //! [`Health`] is what the daemon holds: it drains the results between
 //! frames ([`Health::poll`]) and returns ipvsadm commands (`-a`, `-e -w`,
@@ -21,6 +22,7 @@ pub mod http;
 pub mod md5;
 pub mod misc;
 pub mod runner;
+pub mod ssl;
 pub mod state;
 pub mod tcp;
 

@@ -5,7 +5,7 @@
 
 use super::config::{CheckKind, CheckerConfig};
 use super::state::CheckerMachine;
-use super::{http, misc, tcp, Outcome};
+use super::{http, misc, ssl, tcp, Outcome};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -52,6 +52,9 @@ pub fn run_once(kind: &CheckKind, weight: u32) -> Outcome {
     match kind {
         CheckKind::Tcp(t) => tcp::check(t),
         CheckKind::Http { target, urls, virtualhost } => http::check(target, urls, virtualhost.as_deref()),
+        CheckKind::Ssl { target, urls, virtualhost, enable_sni, client_cert } => {
+            ssl::check(target, urls, virtualhost.as_deref(), *enable_sni, client_cert.as_ref())
+        }
         CheckKind::Misc { argv, timeout, dynamic } => misc::check(argv, *timeout, *dynamic, weight),
     }
 }

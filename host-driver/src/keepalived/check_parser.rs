@@ -45,7 +45,6 @@ pub(super) const OTHER_TOP: &[&str] = &[
     "net_namespace_ipvs",
     "use_pid_dir",
     "instance",
-    "SSL",
     "bfd_instance",
     "namespace_with_ipsets",
     "vrrp_garp_interval",

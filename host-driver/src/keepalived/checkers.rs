@@ -1,15 +1,17 @@
 //! The health checker blocks as keepalived's check/check_*.c read them:
-//! `TCP_CHECK`, `HTTP_GET` and `MISC_CHECK` (run by the daemon, see
-//! `crate::health`), their timing keywords at checker, real server and
-//! virtual server level, and named warnings for what lvsnic does not run.
+//! `TCP_CHECK`, `HTTP_GET`, `SSL_GET` and `MISC_CHECK` (run by the daemon,
+//! see `crate::health`), their timing keywords at checker, real server and
+//! virtual server level, the top-level `SSL` block (check_parser.c's
+//! `SSL`: `SSL_GET`'s client certificate), and named warnings for what
+//! lvsnic does not run.
 
 use super::parser::{Ctx, Loc, Node};
-use crate::health::config::UrlCheck;
+use crate::health::config::{ClientCert, UrlCheck};
 use std::net::IpAddr;
 use std::time::Duration;
 
 /// Checkers lvsnic runs.
-pub(super) const RUN: &[&str] = &["TCP_CHECK", "HTTP_GET", "MISC_CHECK"];
+pub(super) const RUN: &[&str] = &["TCP_CHECK", "HTTP_GET", "SSL_GET", "MISC_CHECK"];
 
 /// Timing keywords; unset ones inherit from the enclosing block.
 #[derive(Clone, Debug, Default)]
@@ -69,12 +71,14 @@ fn secs(ctx: &mut Ctx, k: &Node) -> Option<Duration> {
 /// What a checker block says; the defaults are resolved by `ipvswrapper`.
 #[derive(Clone, Debug)]
 pub(super) struct ParsedChecker {
-    /// `TCP_CHECK`, `HTTP_GET` or `MISC_CHECK`.
+    /// `TCP_CHECK`, `HTTP_GET`, `SSL_GET` or `MISC_CHECK`.
     pub(super) kw: String,
     pub(super) connect_ip: Option<IpAddr>,
     pub(super) connect_port: Option<u16>,
     pub(super) urls: Vec<UrlCheck>,
     pub(super) virtualhost: Option<String>,
+    /// `enable_sni` (`SSL_GET`).
+    pub(super) enable_sni: bool,
     pub(super) misc_argv: Vec<String>,
     pub(super) misc_timeout: Option<Duration>,
     pub(super) misc_dynamic: bool,
@@ -93,13 +97,15 @@ pub(super) fn checker(ctx: &mut Ctx, k: &Node) -> ParsedChecker {
         connect_port: None,
         urls: Vec::new(),
         virtualhost: None,
+        enable_sni: false,
         misc_argv: Vec::new(),
         misc_timeout: None,
         misc_dynamic: false,
         timing: Timing::default(),
         loc: k.loc.clone(),
     };
-    let http = c.kw == "HTTP_GET";
+    let http = c.kw == "HTTP_GET" || c.kw == "SSL_GET";
+    let ssl = c.kw == "SSL_GET";
     let misc = c.kw == "MISC_CHECK";
     for x in k.children.iter().flatten() {
         if timing_keyword(ctx, x, &mut c.timing) {
@@ -124,6 +130,7 @@ pub(super) fn checker(ctx: &mut Ctx, k: &Node) -> ParsedChecker {
                 continue;
             }
             "virtualhost" if http => c.virtualhost = ctx.val(x, 1).map(str::to_string),
+            "enable_sni" if ssl => c.enable_sni = ctx.bool_opt(x),
             "misc_path" if misc => {
                 c.misc_argv = x.words[1..].iter().flat_map(|w| w.split_whitespace()).map(str::to_string).collect();
                 if c.misc_argv.is_empty() {
@@ -138,7 +145,7 @@ pub(super) fn checker(ctx: &mut Ctx, k: &Node) -> ParsedChecker {
         ctx.no_block(x);
     }
     if http && c.urls.is_empty() {
-        ctx.err(&k.loc, "HTTP_GET: no url block");
+        ctx.err(&k.loc, format!("{}: no url block", c.kw));
     }
     if misc && c.misc_argv.is_empty() {
         ctx.err(&k.loc, "MISC_CHECK: no misc_path");
@@ -183,4 +190,74 @@ fn url(ctx: &mut Ctx, k: &Node) -> Option<UrlCheck> {
         return None;
     }
     Some(u)
+}
+
+/// The top-level `SSL { password; ca; certificate; key }` block (the
+/// last one wins, as in keepalived).
+#[derive(Clone, Debug, Default)]
+pub(super) struct SslBlock {
+    pub(super) password: Option<Loc>,
+    pub(super) ca: Option<Loc>,
+    pub(super) certificate: Option<(String, Loc)>,
+    pub(super) key: Option<(String, Loc)>,
+}
+
+/// Reads an `SSL` block.
+pub(super) fn ssl_block(ctx: &mut Ctx, n: &Node) -> SslBlock {
+    let mut b = SslBlock::default();
+    for x in n.children.iter().flatten() {
+        let file = |ctx: &mut Ctx| ctx.val(x, 1).map(|v| (v.to_string(), x.loc.clone()));
+        match x.kw() {
+            "password" => b.password = file(ctx).map(|(_, l)| l),
+            "ca" => b.ca = file(ctx).map(|(_, l)| l),
+            "certificate" => b.certificate = file(ctx),
+            "key" => b.key = file(ctx),
+            other => {
+                ctx.warn(&x.loc, format!("unknown keyword '{other}' in SSL"));
+                continue;
+            }
+        }
+        ctx.no_block(x);
+    }
+    b
+}
+
+/// What the `SSL` block means for `SSL_GET` (`ssl_get` says whether any
+/// is configured): the client certificate, read now (keepalived reads it
+/// at start and does not start when it cannot); warnings for what lvsnic
+/// does not do.
+pub(super) fn client_cert(ctx: &mut Ctx, b: &SslBlock, ssl_get: bool) -> Option<ClientCert> {
+    if let Some(l) = &b.ca {
+        ctx.warn(
+            l,
+            "SSL ca: not used: keepalived 2.2.7 loads it but never verifies the server certificate (SSL_VERIFY_NONE), and neither does lvsnic",
+        );
+    }
+    if let Some(l) = &b.password {
+        ctx.warn(l, "SSL password is not supported by lvsnic (encrypted keys are not read): ignored");
+    }
+    let (cert, key) = match (&b.certificate, &b.key) {
+        (None, None) => return None,
+        (Some(c), Some(k)) => (c, k),
+        (Some((_, l)), None) | (None, Some((_, l))) => {
+            ctx.warn(l, "SSL: certificate and key go together: the client certificate is not used");
+            return None;
+        }
+    };
+    if !ssl_get {
+        return None;
+    }
+    let abs = |ctx: &mut Ctx, (p, l): &(String, Loc)| match std::fs::canonicalize(p) {
+        Ok(a) => Some(a),
+        Err(e) => {
+            ctx.err(l, format!("SSL: can't read {p}: {e}"));
+            None
+        }
+    };
+    let c = ClientCert { certificate: abs(ctx, cert)?, key: abs(ctx, key)? };
+    if let Err(e) = crate::health::ssl::client_config(Some(&c)) {
+        ctx.err(&cert.1, e);
+        return None;
+    }
+    Some(c)
 }

@@ -146,6 +146,17 @@ fn resolve(c: &ParsedChecker, t: &Timing, addr: IpAddr, port: u16) -> CheckerCon
             CheckKind::Http { target, urls: c.urls.clone(), virtualhost: c.virtualhost.clone() },
             DEFAULT_RETRY,
         ),
+        "SSL_GET" => (
+            CheckKind::Ssl {
+                target,
+                urls: c.urls.clone(),
+                virtualhost: c.virtualhost.clone(),
+                enable_sni: c.enable_sni,
+                // From the top-level `SSL` block, once the whole file is read.
+                client_cert: None,
+            },
+            DEFAULT_RETRY,
+        ),
         "MISC_CHECK" => (
             CheckKind::Misc {
                 argv: c.misc_argv.clone(),

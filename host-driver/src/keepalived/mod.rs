@@ -25,10 +25,11 @@
 //! keepalived's `init_services` makes them: a server with an `alpha`
 //! checker starts down (left out, or added with weight 0 under
 //! `inhibit_on_failure`); below `quorum` (default 1, with `hysteresis`)
-//! the `sorry_server` is the pool. `TCP_CHECK`, `HTTP_GET` and
+//! the `sorry_server` is the pool. `TCP_CHECK`, `HTTP_GET`, `SSL_GET` and
 //! `MISC_CHECK` become the [`Import::health`] configuration, which `--load`
-//! starts in the daemon (`crate::health`) once the rules are in; the other
-//! checkers (`SSL_GET`, `SMTP_CHECK`, `DNS_CHECK`, `BFD_CHECK`,
+//! starts in the daemon (`crate::health`) once the rules are in (the
+//! top-level `SSL` block gives every `SSL_GET` its client certificate);
+//! the other checkers (`SMTP_CHECK`, `DNS_CHECK`, `BFD_CHECK`,
 //! `UDP_CHECK`, `PING_CHECK`, `FILE_CHECK`) are reported with their real
 //! server, which is taken as up. A virtual server without real servers is
 //! ignored (sorry server or not), and a `quorum` above the real servers'
@@ -42,7 +43,8 @@
 //! lexing, `include`, blocks) with `glob`, `check_parser`
 //! (check/check_parser.c: the `virtual_server` and `real_server` keywords
 //! and what is ignored), `checkers` (check/check_tcp.c, check_http.c,
-//! check_misc.c, check_api.c: the checker blocks and timing keywords) and
+//! check_ssl.c, check_misc.c, check_api.c: the checker blocks, timing
+//! keywords and the `SSL` block) and
 //! `ipvswrapper` (check/ipwrapper.c, ipvswrapper.c: the services and real
 //! servers that result).
 
@@ -57,9 +59,10 @@ pub use parser::{Diag, Loc};
 pub use ipvswrapper::restore_script;
 
 use check_parser::{group_entries, virtual_server, Groups, OTHER_TOP};
+use checkers::{client_cert, ssl_block, SslBlock};
 use ipvswrapper::add_services;
 use crate::daemon::proto::{self, Request};
-use crate::health::config::HealthConfig;
+use crate::health::config::{CheckKind, ClientCert, HealthConfig};
 use lvsnic_model::rules::ipvsadm::format_save;
 use lvsnic_model::rules::RuleSet;
 use std::path::Path;
@@ -106,8 +109,10 @@ pub fn import(path: &Path) -> Result<Import, ImportError> {
 
     let mut rules = RuleSet::default();
     let mut health = HealthConfig::default();
+    let mut ssl = SslBlock::default();
     for n in &nodes {
         match n.kw() {
+            "SSL" => ssl = ssl_block(&mut ctx, n),
             "virtual_server" => {
                 if let Some(v) = virtual_server(&mut ctx, n, &groups) {
                     add_services(&mut ctx, v, &mut rules, &mut health);
@@ -132,11 +137,27 @@ pub fn import(path: &Path) -> Result<Import, ImportError> {
             k => ctx.warn(&n.loc, format!("unknown keyword '{k}'")),
         }
     }
+    // keepalived's SSL context is global: every SSL_GET offers its client
+    // certificate, wherever the block is.
+    let any = ssl_gets(&mut health).next().is_some();
+    if let Some(cert) = client_cert(&mut ctx, &ssl, any) {
+        for c in ssl_gets(&mut health) {
+            *c = Some(cert.clone());
+        }
+    }
     if ctx.errors.is_empty() {
         Ok(Import { rules, warnings: ctx.warnings, health })
     } else {
         Err(ImportError { errors: ctx.errors, warnings: ctx.warnings })
     }
+}
+
+/// The client certificates of every `SSL_GET`.
+fn ssl_gets(health: &mut HealthConfig) -> impl Iterator<Item = &mut Option<ClientCert>> {
+    health.services.iter_mut().flat_map(|s| &mut s.reals).flat_map(|r| &mut r.checkers).filter_map(|c| match &mut c.kind {
+        CheckKind::Ssl { client_cert, .. } => Some(client_cert),
+        _ => None,
+    })
 }
 
 /// The whole `lvsnic keepalived` command; returns the exit status.
