@@ -207,13 +207,9 @@ fn dir_err_line(e: &DirectorError) -> String {
 impl<D: Device> Control<D> {
     /// The control plane over `sp`, with `vip_count` VIP table entries and the rate limit `limits`.
     pub fn new(sp: SlowPath<D>, vip_count: u32, limits: Limits) -> Self {
-        Control {
-            sp,
-            vip_count,
-            limiter: Limiter::new(limits),
-            counters: LoopCounters::default(),
-            sync: Default::default(),
-        }
+        // The sync daemons follow DIRECTOR.toml's `[sysctl] sync_*`.
+        let sync = crate::sync::SyncDaemons::new(sp.director.cfg.sysctl.sync);
+        Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default(), sync }
     }
 
     /// Runs the director's timers up to `ts` (frames do it themselves; the

@@ -154,3 +154,141 @@ fn a_backup_daemon_learns_the_masters_connections() {
     assert_eq!((r.code, r.stderr.as_str()), (255, "No daemon is running\n"));
     master.ok(&["--stop-daemon", "master"]);
 }
+
+/// The kernel's rule (`ip_vs_sync_conn_needed`, TCP in ESTABLISHED without a
+/// state change, no refresh period): the packet counts `pkts` that make it
+/// send the connection, for `[sysctl] sync_threshold = "T P"`.
+fn kernel_sends(t: u32, p: u32, pkts: std::ops::RangeInclusive<u32>) -> Vec<u32> {
+    pkts.filter(|&n| if p > 0 { n % p == t } else { n == t }).collect()
+}
+
+/// Services whose real server is the director itself (LOCALNODE): their
+/// connections never go to the card, so the host sees and counts every
+/// packet, as the kernel does; 10.0.0.105 is persistent (templates).
+const LOCAL_RULES: &str = "\
+-A -t 10.0.0.104:80 -s rr
+-a -t 10.0.0.104:80 -r 10.0.0.1:80 -m -w 1
+-A -t 10.0.0.105:80 -s rr -p 60
+-a -t 10.0.0.105:80 -r 10.0.0.1:80 -m -w 1
+";
+
+/// One connection from client 1 to `vip:80`: SYN, ACK (ESTABLISHED), then
+/// 20 more ACKs: `in_pkts` 1 ..= 22. (A segment without ACK would not do:
+/// the kernel's `set_tcp_state` moves a connection to CLOSE on a segment
+/// with none of SYN, FIN, ACK, RST.)
+fn counted_capture(path: &Path, vip: Ipv4Addr) {
+    let mut recs = Vec::new();
+    let mut t = 1_700_000_000_000 * MS;
+    for f in [TCP_SYN].into_iter().chain(std::iter::repeat(TCP_ACK).take(21)) {
+        let data = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(client(1), vip), 40001, 80, f, 1, 1, b"");
+        recs.push(PcapRecord { ts_ns: t, orig_len: data.len() as u32, data });
+        t += MS;
+    }
+    pcap::write_file(path, Resolution::Nano, recs.into_iter()).unwrap();
+}
+
+/// A daemon whose DIRECTOR.toml has `sysctl` in `[sysctl]`, its wire a
+/// capture of one connection to `vip:80`, with a master sending to `port`
+/// on `lo`.
+fn sysctl_master(name: &str, sysctl: &str, vip: Ipv4Addr, port: u16) -> Daemon {
+    let dir = tmpdir(name);
+    let rules = write(&dir, "rules", LOCAL_RULES);
+    let input = dir.join("in.pcap");
+    counted_capture(&input, vip);
+    let wire = format!("pcap:{},{}", input.display(), dir.join("out.pcap").display());
+    let toml = format!("{}\n[sysctl]\n{sysctl}\n", director_toml());
+    let d = Daemon::start(&dir, &toml, &["--rules", rules.to_str().unwrap(), "--wire", &wire, "--pace", "step"]);
+    d.ok(&["--start-daemon", "master", "--mcast-interface", "lo", "--syncid", "3", "--mcast-port", &port.to_string()]);
+    d
+}
+
+/// A socket on the sync group and `port`, joined on `lo` (no root needed).
+fn listener(port: u16) -> std::net::UdpSocket {
+    let s = std::net::UdpSocket::bind((Ipv4Addr::UNSPECIFIED, port)).unwrap();
+    s.join_multicast_v4(&Ipv4Addr::new(224, 0, 0, 81), &Ipv4Addr::LOCALHOST).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    s
+}
+
+/// The entries (cport, template?, state) received on `s` until as many as
+/// the master counted have come (or 10 s).
+fn received(s: &std::net::UdpSocket, d: &Daemon) -> Vec<(u16, bool, u16)> {
+    let t0 = Instant::now();
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    loop {
+        let want = d.status()["sync"]["master"]["conns_synced"].as_u64().unwrap_or(0) as usize;
+        if let Ok(n) = s.recv(&mut buf) {
+            got.extend(lvsnic_model::sync::decode(&buf[..n], 0).conns.iter().map(|c| (c.cport, c.is_template(), c.state)));
+        }
+        if (want > 0 && got.len() >= want) || t0.elapsed() > Duration::from_secs(10) {
+            return got;
+        }
+    }
+}
+
+/// `[sysctl] sync_threshold` and `sync_persist_mode` of DIRECTOR.toml reach
+/// the daemon's master: the packets of a connection that make it send the
+/// connection are those the kernel's rule picks for those values, and
+/// persist mode sends the persistence template but never the connection
+/// under it. (The master's socket needs no privilege; the test receives
+/// on `lo`.)
+#[test]
+fn sync_sysctls_from_director_toml_change_what_the_master_sends() {
+    let base = 20000 + (std::process::id() % 10000) as u16 * 4;
+    let cases: [(&str, u32, u32); 4] =
+        [("", 3, 50), ("sync_threshold = \"2 5\"", 2, 5), ("sync_threshold = \"4 6\"", 4, 6), ("sync_threshold = \"2 0\"", 2, 0)];
+    let vip = Ipv4Addr::new(10, 0, 0, 104);
+    let mut runs = Vec::new();
+    for (i, (sysctl, t, p)) in cases.iter().enumerate() {
+        let port = base + i as u16;
+        let l = listener(port);
+        let d = sysctl_master(&format!("sync-sysctl-{i}"), sysctl, vip, port);
+        run_wire(&d);
+        runs.push((l, d, *t, *p, *sysctl));
+    }
+    let mut counts = Vec::new();
+    for (l, d, t, p, sysctl) in &runs {
+        let got = received(l, d);
+        // ESTABLISHED from the ACK (pkts 2) to the last packet (22).
+        let kernel = kernel_sends(*t, *p, 2..=22);
+        assert_eq!(got, vec![(40001, false, 1); kernel.len()], "[sysctl] {sysctl:?}: the kernel sends at pkts {kernel:?}");
+        counts.push(got.len());
+    }
+    // Not the defaults' answer: the values were applied, not only parsed.
+    assert_eq!(counts, [1, 5, 4, 1]);
+
+    // 10.0.0.105:80 is persistent: the template is sent on every packet
+    // (templates pass the period rule), the connection on the third; with
+    // sync_persist_mode the connection never.
+    let vip = Ipv4Addr::new(10, 0, 0, 105);
+    let mut seen = Vec::new();
+    for (i, sysctl) in ["sync_persist_mode = 0", "sync_persist_mode = 1"].iter().enumerate() {
+        let port = base + 4 + i as u16;
+        let l = listener(port);
+        let d = sysctl_master(&format!("sync-persist-{i}"), sysctl, vip, port);
+        run_wire(&d);
+        seen.push(received(&l, &d));
+    }
+    let conns = |v: &[(u16, bool, u16)]| v.iter().filter(|e| !e.1).count();
+    let templates = |v: &[(u16, bool, u16)]| v.iter().filter(|e| e.1).count();
+    assert_eq!((conns(&seen[0]), templates(&seen[0])), (1, 22), "persist mode 0: {:?}", seen[0]);
+    assert_eq!((conns(&seen[1]), templates(&seen[1])), (0, 22), "persist mode 1: {:?}", seen[1]);
+}
+
+/// A bad `[sysctl] sync_*` value stops the daemon at start with the key's name.
+#[test]
+fn a_bad_sync_sysctl_is_refused_at_start() {
+    let dir = tmpdir("sync-sysctl-bad");
+    let director = write(&dir, "director.toml", &format!("{}\n[sysctl]\nsync_threshold = \"50 50\"\n", director_toml()));
+    let o = std::process::Command::new(LVSNIC)
+        .args(["daemon", "--director", director.to_str().unwrap(), "--socket", dir.join("s.sock").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("[sysctl] sync_threshold: \"50 50\": the threshold must be less than the period (or the period 0)"),
+        "{err}"
+    );
+}

@@ -59,6 +59,7 @@ use crate::invocation::Output;
 use crate::limits;
 use crate::slowpath::SlowPath;
 use lvsnic_model::director::Director;
+use lvsnic_model::rules::ipvsadm::{DaemonState, SyncDaemon};
 use lvsnic_model::pcap::{self, PcapRecord, PcapWriter, Resolution};
 use lvsnic_model::time::Time;
 use proto::{Reply, Request};
@@ -679,6 +680,33 @@ impl<D: Device> Daemon<D> {
                 ..Default::default()
             },
             Request::Vip { state, vips } => self.vip(state, &vips),
+            Request::SyncDaemons { daemons } => {
+                let mut out = Output::default();
+                for spec in daemons {
+                    let (state, name) = match spec.role {
+                        proto::SyncRole::Master => (DaemonState::Master, "master"),
+                        proto::SyncRole::Backup => (DaemonState::Backup, "backup"),
+                    };
+                    let d = SyncDaemon {
+                        state,
+                        mcast_ifn: spec.ifname,
+                        syncid: spec.syncid,
+                        sync_maxlen: spec.maxlen,
+                        mcast_group: spec.group,
+                        mcast_port: spec.port,
+                        mcast_ttl: spec.ttl,
+                    };
+                    match self.ctl.sync.ensure(&d) {
+                        Ok(e) => out.stdout.push_str(&format!("{name} {}\n", e.name())),
+                        Err(e) => {
+                            out.stderr = format!("{name}: {e}\n");
+                            out.exit = crate::control::EXIT_ERR;
+                            break;
+                        }
+                    }
+                }
+                out
+            }
             Request::Shutdown => {
                 sys::request_shutdown();
                 Output { stdout: "lvsnic daemon: shutting down\n".into(), ..Default::default() }

@@ -95,6 +95,15 @@ pub enum Request {
     },
     /// List the health checkers and their state.
     Checkers,
+    /// Run these sync daemons: start each role not running, keep one that
+    /// runs with the same settings, replace one that runs with others
+    /// (`lvsnic keepalived --load` of an `lvs_sync_daemon`). The reply's
+    /// stdout has a line `ROLE started|kept|replaced` per daemon; a
+    /// failure stops there, with `ROLE: ERROR` on stderr and exit 255.
+    SyncDaemons {
+        /// The daemons, in order.
+        daemons: Vec<SyncDaemonSpec>,
+    },
     /// VRRP: take (master) or release (backup, fault) VIPs; without a
     /// state, list the VIPs and their ownership.
     Vip {
@@ -105,6 +114,39 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         vips: Vec<std::net::Ipv4Addr>,
     },
+}
+
+/// A connection sync daemon's role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncRole {
+    /// Sends the director's connections.
+    Master,
+    /// Installs another director's.
+    Backup,
+}
+
+/// One connection sync daemon to run, as `--start-daemon` takes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncDaemonSpec {
+    /// Master or backup.
+    pub role: SyncRole,
+    /// `--mcast-interface`.
+    pub ifname: String,
+    /// `--syncid`.
+    pub syncid: u8,
+    /// `--sync-maxlen`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maxlen: Option<u16>,
+    /// `--mcast-group`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<std::net::IpAddr>,
+    /// `--mcast-port`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// `--mcast-ttl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<u8>,
 }
 
 /// A keepalived VRRP instance state, as its notify scripts name it.

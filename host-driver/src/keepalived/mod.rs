@@ -35,6 +35,10 @@
 //! ignored (sorry server or not), and a `quorum` above the real servers'
 //! total weight is reduced to it, as keepalived 2.2.7 does.
 //!
+//! `global_defs`' `lvs_sync_daemon` becomes [`Import::sync`]: `--load`
+//! then starts both connection sync daemons in the daemon (keepalived
+//! 2.2.7's reading of the line and why both: `global_parser`).
+//!
 //! Diagnostics name the file and line: unknown keywords and ignored values
 //! are warnings; syntax errors (unbalanced braces, missing or invalid
 //! values, unreadable includes) are errors, and no rules are printed.
@@ -51,10 +55,12 @@
 mod check_parser;
 mod checkers;
 mod glob;
+mod global_parser;
 mod ipvswrapper;
 mod parser;
 
 pub use glob::glob;
+pub use global_parser::SyncDaemonsConfig;
 pub use parser::{Diag, Loc};
 pub use ipvswrapper::restore_script;
 
@@ -79,6 +85,9 @@ pub struct Import {
     pub warnings: Vec<Diag>,
     /// The health checkers of the services that have any.
     pub health: HealthConfig,
+    /// The connection sync daemons `global_defs`' `lvs_sync_daemon` asks
+    /// for (`--load` starts both roles).
+    pub sync: Option<SyncDaemonsConfig>,
 }
 
 /// The import failed: the errors (and the warnings seen so far).
@@ -110,9 +119,17 @@ pub fn import(path: &Path) -> Result<Import, ImportError> {
     let mut rules = RuleSet::default();
     let mut health = HealthConfig::default();
     let mut ssl = SslBlock::default();
+    let mut syncd = None;
     for n in &nodes {
         match n.kw() {
             "SSL" => ssl = ssl_block(&mut ctx, n),
+            "global_defs" => {
+                for c in n.children.iter().flatten() {
+                    if c.kw() == "lvs_sync_daemon" {
+                        global_parser::lvs_sync_daemon(&mut ctx, c, &mut syncd);
+                    }
+                }
+            }
             "virtual_server" => {
                 if let Some(v) = virtual_server(&mut ctx, n, &groups) {
                     add_services(&mut ctx, v, &mut rules, &mut health);
@@ -145,8 +162,9 @@ pub fn import(path: &Path) -> Result<Import, ImportError> {
             *c = Some(cert.clone());
         }
     }
+    let sync = syncd.and_then(|s| global_parser::resolve(&mut ctx, s, &nodes));
     if ctx.errors.is_empty() {
-        Ok(Import { rules, warnings: ctx.warnings, health })
+        Ok(Import { rules, warnings: ctx.warnings, health, sync })
     } else {
         Err(ImportError { errors: ctx.errors, warnings: ctx.warnings })
     }
@@ -214,16 +232,61 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
     match proto::call(&path, &Request::Health { config: imp.health }) {
         Ok(r) => {
             let code = crate::cli::emit(&r);
-            if code == 0 && n > 0 {
+            if code != 0 {
+                return code as u8;
+            }
+            if n > 0 {
                 eprintln!("{prog} keepalived: {n} health checker(s) running in the daemon (`{prog} checkers` lists them)");
             }
-            code as u8
         }
         Err(e) => {
             eprintln!("{prog}: can't reach the daemon: {e}");
-            2
+            return 2;
         }
     }
+    match &imp.sync {
+        Some(s) => start_sync_daemons(prog, &path, s),
+        None => 0,
+    }
+}
+
+/// `--load` of an `lvs_sync_daemon`: both sync daemons in the daemon (see
+/// [`global_parser`] for why both). A second `--load` keeps daemons that
+/// run with the same settings (their sockets, the master's buffer and
+/// per-connection sync state) and replaces those whose settings changed,
+/// as keepalived does on a reload; a file without `lvs_sync_daemon`
+/// leaves running daemons alone (they may have been started by hand).
+fn start_sync_daemons(prog: &str, path: &Path, s: &SyncDaemonsConfig) -> u8 {
+    let spec = |role| proto::SyncDaemonSpec {
+        role,
+        ifname: s.ifname.clone(),
+        syncid: s.syncid,
+        maxlen: s.maxlen,
+        group: s.group,
+        port: s.port,
+        ttl: s.ttl,
+    };
+    let req = Request::SyncDaemons { daemons: vec![spec(proto::SyncRole::Master), spec(proto::SyncRole::Backup)] };
+    let r = match proto::call(path, &req) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{prog}: can't reach the daemon: {e}");
+            return 2;
+        }
+    };
+    let done: Vec<String> = r.stdout.lines().map(|l| l.replacen(' ', " sync daemon ", 1)).collect();
+    if r.exit != 0 {
+        for l in r.stderr.lines() {
+            let l = l.replacen(": ", " sync daemon: ", 1);
+            eprintln!("{}: error: lvs_sync_daemon {}: {l}", s.loc, s.ifname);
+        }
+        if !done.is_empty() {
+            eprintln!("{prog} keepalived: {}", done.join(", "));
+        }
+        return r.exit as u8;
+    }
+    eprintln!("{prog} keepalived: {} (mcast={}, syncid={}; `{prog} -L --daemon` lists them)", done.join(", "), s.ifname, s.syncid);
+    0
 }
 
 /// Whether a keepalived notify command tells lvsnic about VIP ownership:

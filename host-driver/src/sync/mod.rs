@@ -14,7 +14,8 @@
 //!   connections to the card. Malformed messages and messages of another
 //!   syncid are counted by reason and not installed.
 //!
-//! Both can run at once, as in the kernel.
+//! Both can run at once, as in the kernel. The master follows the
+//! `[sysctl] sync_*` values of DIRECTOR.toml ([`SyncDaemons::new`]).
 
 pub mod sock;
 
@@ -131,8 +132,29 @@ pub struct MasterStatus {
     pub send_errors: u64,
 }
 
+/// What [`SyncDaemons::ensure`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ensured {
+    /// The role was not running: started.
+    Started,
+    /// It ran with the same configuration: left alone.
+    Kept,
+    /// It ran with another configuration: stopped and started.
+    Replaced,
+}
+
+impl Ensured {
+    /// `started`, `kept`, `replaced`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ensured::Started => "started",
+            Ensured::Kept => "kept",
+            Ensured::Replaced => "replaced",
+        }
+    }
+}
+
 /// The master and backup sync daemons (none running by default).
-#[derive(Default)]
 pub struct SyncDaemons {
     master: Option<Master>,
     backup: Option<Backup>,
@@ -141,12 +163,16 @@ pub struct SyncDaemons {
 }
 
 impl SyncDaemons {
-    /// `--start-daemon`.
-    pub fn start(&mut self, d: &SyncDaemon) -> Result<(), SyncError> {
+    /// No daemon running; a master started later follows `sysctl`
+    /// (`[sysctl] sync_*` of DIRECTOR.toml).
+    pub fn new(sysctl: SyncSysctl) -> Self {
+        SyncDaemons { master: None, backup: None, sysctl }
+    }
+
+    /// The configuration `d` gives a daemon (the kernel's defaults and
+    /// `sync_maxlen`), with the interface's index.
+    fn config_of(d: &SyncDaemon) -> Result<(DaemonConfig, u32), SyncError> {
         let backup = d.state == DaemonState::Backup;
-        if (backup && self.backup.is_some()) || (!backup && self.master.is_some()) {
-            return Err(SyncError::AlreadyRunning);
-        }
         let group = match d.mcast_group {
             None => SYNC_GROUP,
             Some(IpAddr::V4(g)) => g,
@@ -161,6 +187,16 @@ impl SyncDaemons {
             port: d.mcast_port.unwrap_or(SYNC_PORT),
             ttl: d.mcast_ttl.unwrap_or(1),
         };
+        Ok((cfg, ifindex))
+    }
+
+    /// `--start-daemon`.
+    pub fn start(&mut self, d: &SyncDaemon) -> Result<(), SyncError> {
+        let backup = d.state == DaemonState::Backup;
+        if (backup && self.backup.is_some()) || (!backup && self.master.is_some()) {
+            return Err(SyncError::AlreadyRunning);
+        }
+        let (cfg, ifindex) = Self::config_of(d)?;
         let sock_err = |source| SyncError::Socket { ifname: cfg.ifname.clone(), source };
         if backup {
             let sock = sock::recv_socket(&cfg.ifname, ifindex, cfg.group, cfg.port).map_err(sock_err)?;
@@ -180,6 +216,34 @@ impl SyncDaemons {
             });
         }
         Ok(())
+    }
+
+    /// Makes the daemon `d` describes run (`lvsnic keepalived --load` of
+    /// an `lvs_sync_daemon`): started if its role is not running, kept if
+    /// it runs with the same configuration (its socket, buffer and the
+    /// master's per-connection sync state stay), else stopped and started
+    /// again with the new one, as keepalived does on a reload
+    /// (`ipvs_syncd_changed`: stop both, start). An unknown interface
+    /// leaves a running daemon alone; a socket that fails after the stop
+    /// leaves the role stopped.
+    pub fn ensure(&mut self, d: &SyncDaemon) -> Result<Ensured, SyncError> {
+        let (cfg, _) = Self::config_of(d)?;
+        let running = match d.state {
+            DaemonState::Master => self.master.as_ref().map(|m| &m.cfg),
+            DaemonState::Backup => self.backup.as_ref().map(|b| &b.cfg),
+        };
+        match running {
+            Some(c) if *c == cfg => Ok(Ensured::Kept),
+            Some(_) => {
+                self.stop(d.state)?;
+                self.start(d)?;
+                Ok(Ensured::Replaced)
+            }
+            None => {
+                self.start(d)?;
+                Ok(Ensured::Started)
+            }
+        }
     }
 
     /// `--stop-daemon` (a master's unsent buffers are discarded, as the
