@@ -20,8 +20,10 @@
 //! `--vips host` (a VIP is the director's while keepalived's
 //! `virtual_ipaddress` puts it on the host interface), loads the rules and
 //! TCP_CHECK health checkers from the same keepalived.conf that keepalived
-//! runs with `--vrrp` (`lvsnic keepalived FILE --load`, no warnings) and
-//! runs the master and the backup sync daemon on its host interface. The
+//! runs with `--vrrp` (`lvsnic keepalived lvsnic.conf --load`, no
+//! warnings, where lvsnic.conf is `lvs_sync_daemon` plus `include
+//! keepalived.conf`), which also starts the master and the backup sync
+//! daemon on its host interface. The
 //! notify script only logs the transitions for the test's clock. VRRP
 //! adverts, sync messages and health checks travel through the daemons'
 //! host-stack path; both instances are `state BACKUP` with `nopreempt`, so
@@ -227,7 +229,9 @@ struct Director {
     hub: String,
     dir: PathBuf,
     toml: String,
-    conf: PathBuf,
+    /// What `lvsnic keepalived --load` reads: `lvs_sync_daemon` and an
+    /// `include` of keepalived.conf.
+    lvsnic_conf: PathBuf,
     daemon: Option<Daemon>,
     keepalived: Option<Child>,
 }
@@ -274,7 +278,11 @@ impl Director {
                 n = notify.display()
             ),
         );
-        Director { name, ns, hub: hub.to_string(), dir, toml, conf, daemon: None, keepalived: None }
+        // What lvsnic loads: keepalived.conf plus the sync daemons, which
+        // must not be in keepalived's own file (docs/ha.md).
+        let lvsnic_conf =
+            write(&dir, "lvsnic.conf", &format!("global_defs {{\n    lvs_sync_daemon {host} VI_1\n}}\ninclude keepalived.conf\n"));
+        Director { name, ns, hub: hub.to_string(), dir, toml, lvsnic_conf, daemon: None, keepalived: None }
     }
 
     fn d(&self) -> &Daemon {
@@ -282,8 +290,9 @@ impl Director {
     }
 
     /// The daemon in the director's namespace on its two TAPs; then the
-    /// wire TAP joins the hub's bridge, the rules and checkers load from
-    /// keepalived.conf, and both sync daemons start on the host TAP.
+    /// wire TAP joins the hub's bridge, and `lvsnic keepalived
+    /// lvsnic.conf --load` loads the rules and checkers of keepalived.conf
+    /// and starts both sync daemons on the host TAP (`lvs_sync_daemon`).
     fn start_daemon(&mut self) {
         let (host, wire) = (format!("h{}", self.name), format!("lvs{}", self.name));
         let d = Daemon::start_in(
@@ -294,12 +303,17 @@ impl Director {
         );
         must(&["ip", "-n", &self.ns, "link", "set", &wire, "netns", &self.hub]);
         must(&["ip", "-n", &self.hub, "link", "set", &wire, "master", "br0", "up"]);
-        let r = d.run(&["keepalived", self.conf.to_str().unwrap(), "--load"]);
+        let r = d.run(&["keepalived", self.lvsnic_conf.to_str().unwrap(), "--load"]);
         assert_eq!(r.code, 0, "{r:?}");
         assert!(!r.stderr.contains("warning"), "keepalived.conf loads without warnings: {}", r.stderr);
-        for role in ["master", "backup"] {
-            d.ok(&["--start-daemon", role, "--mcast-interface", &host]);
-        }
+        // lvs_sync_daemon: both roles, syncid = the instance's virtual_router_id.
+        assert_eq!(
+            d.stdout(&["-L", "--daemon"]),
+            format!(
+                "master sync daemon (mcast={host}, syncid=51, maxlen=1472, group=224.0.0.81, port=8848, ttl=1)\n\
+                 backup sync daemon (mcast={host}, syncid=51, maxlen=1472, group=224.0.0.81, port=8848, ttl=1)\n"
+            )
+        );
         self.daemon = Some(d);
     }
 
