@@ -80,6 +80,10 @@ enum Cmd {
         /// `prepare` (work directory only) or `compare` (kernel captures already in --keep DIR).
         #[arg(long, value_enum, default_value = "all")]
         stage: lvsnic::conformance::Stage,
+        /// Scenarios of a merged replay: lines `NAME ADDRESS...` (the VIPs and
+        /// real servers each owns); one report line per scenario.
+        #[arg(long)]
+        scenarios: Option<PathBuf>,
     },
     /// Write a seeded, realistic capture of what arrives at the director's NIC.
     Traffic(traffic_cmd::TrafficArgs),
@@ -277,13 +281,13 @@ fn main() -> ExitCode {
         Cmd::Replay { rules, director, input, output, host, stats, backend, list, width, changes } => {
             replay::replay(&ReplayArgs { rules, director, input, output, host, stats, backend, list, width, changes }).map_err(|e| e.to_string())
         }
-        Cmd::Conformance { rules, director, input, changes, report, keep, window_ms, stage } => {
-            let a = lvsnic::conformance::ConformanceArgs { rules, director, input, changes, report, keep, window_ms, stage };
+        Cmd::Conformance { rules, director, input, changes, report, keep, window_ms, stage, scenarios } => {
+            let a = lvsnic::conformance::ConformanceArgs { rules, director, input, changes, report, keep, window_ms, stage, scenarios };
             return match lvsnic::conformance::run(&a) {
                 Ok(None) => ExitCode::SUCCESS,
                 Ok(Some(s)) => {
                     print!("{}", s.text());
-                    ExitCode::from(u8::from(s.unexplained() > 0))
+                    ExitCode::from(u8::from(s.any_unexplained()))
                 }
                 Err(e) => {
                     eprintln!("lvsnic: {e}");

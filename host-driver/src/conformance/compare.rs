@@ -112,12 +112,20 @@ pub struct Summary {
     /// Frames only one side sent, with an explanation.
     pub explained: usize,
     pub categories: Vec<Category>,
+    /// Per scenario (`--scenarios FILE`), each compared on its own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<super::split::ScenarioSummary>,
 }
 
 impl Summary {
     /// Differences that nothing explains (the exit status is non-zero when > 0).
     pub fn unexplained(&self) -> usize {
         self.differing + self.only_kernel + self.only_lvsnic
+    }
+
+    /// Unexplained differences in the whole or in any scenario.
+    pub fn any_unexplained(&self) -> bool {
+        self.unexplained() > 0 || self.scenarios.iter().any(|s| s.summary.unexplained() > 0)
     }
 
     /// The text report: one summary line, then per category the first examples.
@@ -154,6 +162,10 @@ impl Summary {
                     s += &format!("      {}: kernel {} lvsnic {}\n", f.name, f.kernel, f.lvsnic);
                 }
             }
+        }
+        if !self.scenarios.is_empty() {
+            s += &format!("per scenario ({}):\n", self.scenarios.len());
+            s += &super::split::text(&self.scenarios);
         }
         s
     }
