@@ -18,7 +18,8 @@
 #   kernel-out.pcap   every frame the director transmitted (tester side of the wire)
 #   kernel-sent.pcap  every frame the tester replayed (to check nothing was lost)
 #   start_ns.txt      when the replay started (ns since the epoch, VM clock)
-#   changes.log       per change: SECONDS, ns after the start it ran, result, command
+#   changes.log       per change: SECONDS, ns after the start it took effect, result, command
+#                     (changes_runner.py; changes-times.txt: when each ipvsadm started and returned)
 #   tcpreplay.txt, ipvsadm-*.txt, log.txt
 #   status            "ok", or one line "error: ..." (the caller prints it)
 #
@@ -27,6 +28,7 @@
 # what the director sent back.
 set -uo pipefail
 W=${1:?usage: director.sh WORKDIR}
+HERE=$(cd "$(dirname "$0")" && pwd)
 cd "$W" || exit 1
 exec 3>&1 >>"$W/log.txt" 2>&1
 fail() { echo "error: $*" >"$W/status"; echo "director.sh: $*"; exit 1; }
@@ -93,21 +95,9 @@ START_NS=$(date +%s%N)
 echo "$START_NS" >"$W/start_ns.txt"
 CHG_PID=
 if [ -s "$W/changes.txt" ]; then
-    (
-        while read -r t args; do
-            [ -z "$t" ] && continue
-            target=$((START_NS + $(awk -v t="$t" 'BEGIN { printf "%.0f", t * 1e9 }')))
-            now=$(date +%s%N)
-            if [ "$target" -gt "$now" ]; then
-                d=$((target - now))
-                sleep "$((d / 1000000000)).$(printf '%09d' $((d % 1000000000)))"
-            fi
-            at=$(($(date +%s%N) - START_NS))
-            # shellcheck disable=SC2086
-            if ipvsadm $args >>"$W/changes.log" 2>&1; then r=ok; else r="exit $?"; fi
-            echo "$t $at $r ipvsadm $args" >>"$W/changes.log"
-        done <"$W/changes.txt"
-    ) &
+    # Applied when the replay reaches each change's capture time; logs when
+    # each took effect (changes_runner.py).
+    python3 "$HERE/changes_runner.py" "$W" "$START_NS" 2>"$W/changes-runner.err" &
     CHG_PID=$!
 fi
 ip netns exec tester tcpreplay -q -i wire1 "$W/in.pcap" >"$W/tcpreplay.txt" 2>&1
