@@ -12,16 +12,22 @@ is the capture time of the last frame sent plus the wall time since it was
 sent (TCG falls behind the capture's pace, so a wall-clock offset from the
 replay's start would apply a change many seconds early in capture time).
 
+While ipvsadm runs, tcpreplay is stopped (SIGSTOP, and SIGCONT once
+ipvsadm has returned): under TCG the exec of ipvsadm takes up to a second
+and the rules change at some unobservable moment of it, so no frame may
+reach the director meanwhile.
+
 WORKDIR/changes.log gets, per change, ipvsadm's own output and then one
 line "SECONDS NS ok|exit N ipvsadm ARGS", NS being when ipvsadm returned,
-in ns after START_NS: under TCG the exec of ipvsadm takes up to a second
-and the rule changes in the kernel at its very end, so its return is when
-the change took effect (to a few ms), not when it was started.
-WORKDIR/changes-times.txt: SECONDS, start and return in ns after START_NS.
+in ns after START_NS (no frame was sent between its start and then).
+WORKDIR/changes-times.txt: SECONDS, start and return in ns after START_NS,
+and whether the replay was paused (NOT-PAUSED: tcpreplay had already
+finished or could not be stopped).
 Python 3 standard library only; one process for all changes (every exec
 costs about a second under TCG).
 """
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -43,6 +49,30 @@ def pcap_times(data, off, scale):
 
 def scale_of(data):
     return 1 if struct.unpack("<I", data[:4])[0] == 0xA1B23C4D else 1000
+
+
+def replay_pid(w):
+    """tcpreplay's pid (director.sh writes it), if it still runs."""
+    try:
+        pid = int(open(os.path.join(w, "tcpreplay.pid")).read())
+        with open("/proc/%d/comm" % pid) as f:
+            return pid if f.read().strip() == "tcpreplay" else None
+    except (OSError, ValueError):
+        return None
+
+
+def pause(pid):
+    """SIGSTOP and wait until the process is stopped (state T); False if it is gone."""
+    try:
+        os.kill(pid, signal.SIGSTOP)
+        for _ in range(2000):
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("T", "t"):
+                    return True
+            time.sleep(0.001)
+    except OSError:
+        pass
+    return False
 
 
 def main():
@@ -85,13 +115,21 @@ def main():
                 if cap[k] + (time.time_ns() - last_wall) >= target:
                     break
             time.sleep(0.02)
+        # The replay is paused while ipvsadm runs: the rules change at some
+        # moment of ipvsadm's run that cannot be observed, so no frame may
+        # reach the director meanwhile. A frame the tester sent before the
+        # pause was handled in its own sendto (veth -> backlog -> softirq).
+        pid = replay_pid(w)
+        paused = pid is not None and pause(pid)
         t0 = time.time_ns()
         r = subprocess.run(["ipvsadm"] + args, stdout=log, stderr=log)
         t1 = time.time_ns()
+        if paused:
+            os.kill(pid, signal.SIGCONT)
         res = "ok" if r.returncode == 0 else "exit %d" % r.returncode
         log.write("%s %d %s ipvsadm %s\n" % (secs, t1 - start, res, " ".join(args)))
         log.flush()
-        times.write("%s %d %d\n" % (secs, t0 - start, t1 - start))
+        times.write("%s %d %d %s\n" % (secs, t0 - start, t1 - start, "paused" if paused else "NOT-PAUSED"))
         times.flush()
 
 

@@ -100,7 +100,12 @@ if [ -s "$W/changes.txt" ]; then
     python3 "$HERE/changes_runner.py" "$W" "$START_NS" 2>"$W/changes-runner.err" &
     CHG_PID=$!
 fi
-ip netns exec tester tcpreplay -q -i wire1 "$W/in.pcap" >"$W/tcpreplay.txt" 2>&1
+# (`ip netns exec` execs tcpreplay: $! is tcpreplay, which changes_runner.py
+# pauses while each ipvsadm change runs.)
+ip netns exec tester tcpreplay -q -i wire1 "$W/in.pcap" >"$W/tcpreplay.txt" 2>&1 &
+TR_PID=$!
+echo "$TR_PID" >"$W/tcpreplay.pid"
+wait "$TR_PID"
 RC=$?
 [ -n "$CHG_PID" ] && wait "$CHG_PID"
 sleep 1

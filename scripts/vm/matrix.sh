@@ -48,9 +48,13 @@ for g in "$OUT"/g[0-9]*-*/; do
     groups+=("$g")
 done
 
+# The VM runs a copy of the in-VM scripts: bash reads a script as it runs,
+# so editing scripts/vm during a run must not change the run.
+rm -rf "$OUT/vm-scripts"
+cp -r "$ROOT/scripts/vm" "$OUT/vm-scripts"
 T0=$(date +%s)
 vm_ok=1
-"$ROOT/scripts/vm/run.sh" --timeout "${LVSNIC_MATRIX_TIMEOUT:-1500}" "$OUT" "$ROOT/scripts/vm/scenarios.sh" "$OUT" || vm_ok=0
+"$ROOT/scripts/vm/run.sh" --timeout "${LVSNIC_MATRIX_TIMEOUT:-1500}" "$OUT" "$OUT/vm-scripts/scenarios.sh" "$OUT" || vm_ok=0
 T1=$(date +%s)
 [ $vm_ok = 1 ] || echo "matrix: the VM run failed; comparing the groups it finished" >&2
 
