@@ -4,7 +4,7 @@
 //! ```text
 //! lvsnic traffic --rules RULES --director DIRECTOR.toml --output OUT.pcap
 //!                [--seed N] [--connections N] [--clients N] [--duration SECONDS]
-//!                [--malformed F] [--other F] [--udp F] [--idle-gap SECONDS]
+//!                [--malformed F] [--other F] [--udp F] [--idle-gap SECONDS] [--port-reuse F]
 //!                [--flows N [--packets M] [--payload BYTES]] [--micro]
 //! ```
 //!
@@ -56,6 +56,10 @@ pub struct TrafficArgs {
     /// Idle gap in seconds [default: the protocol's timeout plus 5-30 s].
     #[arg(long)]
     pub idle_gap: Option<f64>,
+    /// Share of sessions that reuse the client port of an earlier one after
+    /// its TIME_WAIT (61-90 s after its close), 0..1 [default: 0.03].
+    #[arg(long)]
+    pub port_reuse: Option<f64>,
     /// Open loop: establish N flows, then send --packets data frames round-robin.
     #[arg(long)]
     pub flows: Option<usize>,
@@ -132,6 +136,7 @@ pub fn run(a: &TrafficArgs) -> Result<String, TrafficCmdError> {
                 other_fraction: a.other.unwrap_or(d.other_fraction),
                 udp_fraction: a.udp.unwrap_or(d.udp_fraction),
                 idle_gap: a.idle_gap.map(|s| seconds("idle-gap", s)).transpose()?,
+                port_reuse_fraction: a.port_reuse.unwrap_or(d.port_reuse_fraction),
                 ..d
             };
             let cap = traffic::generate_capture(&spec, &cfg, &rules)?;

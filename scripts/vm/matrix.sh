@@ -78,6 +78,7 @@ for g in "${groups[@]}"; do
     fi
     nsc=$((nsc + $(grep -c . "$g/scenarios.txt")))
 done
+python3 "$ROOT/scripts/vm/matrix.py" --report "$OUT" || true
 echo "matrix: $nsc scenarios in ${#groups[@]} groups, VM $((T1 - T0)) s, $([ $fail = 0 ] && [ $vm_ok = 1 ] && echo "no unexplained differences" || echo "UNEXPLAINED DIFFERENCES or failures")"
 [ $vm_ok = 1 ] || fail=1
 exit $fail
