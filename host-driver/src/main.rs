@@ -359,12 +359,12 @@ mod tests {
     fn traffic_arguments() {
         let cli = Cli::try_parse_from([
             "lvsnic", "traffic", "--rules", "R", "--director", "D", "--output", "O", "--seed", "9", "--connections",
-            "10", "--clients", "3", "--duration", "2.5", "--malformed", "0.02", "--other", "0.1",
+            "10", "--clients", "3", "--duration", "2.5", "--malformed", "0.02", "--other", "0.1", "--port-reuse", "0",
         ])
         .unwrap();
         let Cmd::Traffic(a) = cli.cmd else { panic!("not traffic") };
         assert_eq!((a.seed, a.connections, a.clients, a.duration), (9, Some(10), Some(3), Some(2.5)));
-        assert_eq!((a.malformed, a.other, a.flows), (Some(0.02), Some(0.1), None));
+        assert_eq!((a.malformed, a.other, a.flows, a.port_reuse), (Some(0.02), Some(0.1), None, Some(0.0)));
         // --packets only with --flows.
         assert!(Cli::try_parse_from(["lvsnic", "traffic", "--rules", "R", "--director", "D", "--output", "O", "--packets", "5"]).is_err());
         assert!(Cli::try_parse_from(["lvsnic", "traffic", "--rules", "R", "--director", "D"]).is_err());

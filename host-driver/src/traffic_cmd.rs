@@ -203,6 +203,7 @@ mod tests {
             other: None,
             udp: None,
             idle_gap: None,
+            port_reuse: None,
             flows: None,
             packets: 100_000,
             payload: None,
@@ -230,6 +231,13 @@ mod tests {
         let us = pcap::read_file(&micro.output).unwrap();
         assert_eq!(us.len(), recs.len());
         assert!(us.windows(2).all(|w| w[1].ts_ns > w[0].ts_ns));
+        // No port reuse: no session waits for a TIME_WAIT, so the capture is shorter.
+        let short = TrafficArgs { idle_gap: Some(1.0), output: dir.0.join("r.pcap"), ..args.clone() };
+        let line = run(&short).unwrap();
+        let no_reuse = TrafficArgs { port_reuse: Some(0.0), output: dir.0.join("nr.pcap"), ..short };
+        let line_nr = run(&no_reuse).unwrap();
+        let span = |l: &str| l.split(" s -> ").next().unwrap().rsplit(' ').next().unwrap().parse::<f64>().unwrap();
+        assert!(span(&line_nr) < span(&line), "{line_nr} vs {line}");
         // Open loop.
         let flows = TrafficArgs { flows: Some(20), packets: 300, ..args };
         let line = run(&flows).unwrap();
@@ -245,6 +253,8 @@ mod tests {
         assert!(e.contains("nope") && !e.contains('\n'), "{e}");
         let e = run(&TrafficArgs { other: Some(2.0), ..args.clone() }).unwrap_err().to_string();
         assert_eq!(e, "invalid traffic spec: other_fraction 2 is not between 0 and 1");
+        let e = run(&TrafficArgs { port_reuse: Some(1.5), ..args.clone() }).unwrap_err().to_string();
+        assert_eq!(e, "invalid traffic spec: port_reuse_fraction 1.5 is not between 0 and 1");
         let e = run(&TrafficArgs { duration: Some(-1.0), ..args.clone() }).unwrap_err().to_string();
         assert!(e.contains("--duration -1"), "{e}");
         let e = run(&TrafficArgs { idle_gap: Some(f64::INFINITY), ..args.clone() }).unwrap_err().to_string();
