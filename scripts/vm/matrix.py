@@ -209,8 +209,8 @@ def report(out):
     """OUTDIR/matrix.md: the per-scenario table of a finished run (each
     group's report.json, about.txt, vm-time.txt)."""
     import json
-    rows = ["| group | scenario | what | input | kernel sent | identical (random / clock ignored) | explained | unexplained |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = ["| group | scenario | what | input | kernel sent | lvsnic sent (+ to host) | identical (random / clock ignored) | explained | unexplained |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for g in sorted(os.listdir(out)):
         gd = os.path.join(out, g)
         rp = os.path.join(gd, "report.json")
@@ -223,16 +223,16 @@ def report(out):
                     n, _, w = line.strip().partition(" ")
                     about[n] = w
         if not os.path.isfile(rp):
-            rows.append("| %s | (all) | | | | | | the group did not run: see %s/result.txt |" % (g, g))
+            rows.append("| %s | (all) | | | | | | | the group did not run: see %s/result.txt |" % (g, g))
             continue
         with open(rp) as f:
             rep = json.load(f)
         for sc in rep.get("scenarios", []):
             m = sc["summary"]
             un = m["differing"] + m["only_kernel"] + m["only_lvsnic"]
-            rows.append("| %s | %s | %s | %d | %d | %d (%d / %d) | %d | %s |" % (
+            rows.append("| %s | %s | %s | %d | %d | %d (+%d) | %d (%d / %d) | %d | %s |" % (
                 g, sc["name"], about.get(sc["name"], "frames of no scenario (director address, ARP, IPv6, ...)"),
-                m["input_frames"], m["kernel_frames"], m["identical"], m["random_fields_ignored"],
+                m["input_frames"], m["kernel_frames"], m["lvsnic_frames"], m["host_frames"], m["identical"], m["random_fields_ignored"],
                 m["clock_fields_ignored"], m["explained"], "**%d**" % un if un else "0"))
     with open(os.path.join(out, "matrix.md"), "w") as f:
         f.write("\n".join(rows) + "\n")
