@@ -5,7 +5,8 @@
 # the Verilator -Wall lint of the RTL, the cocotb testbenches, the live
 # connection-sync interop with the real kernel in a VM (as root), the build of
 # the director without Verilator (scripts/check-no-sim.sh) and the host
-# driver's module graph (no import cycles). Tests that need root run when
+# driver's module graph (no import cycles), and the conformance matrix
+# against real Linux IPVS in a VM (scripts/vm/matrix.sh). Tests that need root run when
 # this runs as root; otherwise they are listed at the end as not run.
 # Installs what it needs when
 # missing (Rust must come from rustup; Verilator, cocotb and the SystemRDL
@@ -41,6 +42,17 @@ python -m pytest -q hw/tb
 # Alveo U250 target: generated sources linted against the vendor stubs, board glue (~1 min)
 python -m pytest -q boards/alveo_u250
 python3 scripts/modgraph.py host-driver/src --check >/dev/null || { python3 scripts/modgraph.py host-driver/src; exit 1; }
+# The conformance matrix against real Linux 6.1 IPVS (docs/conformance.md):
+# 104 scenarios in one VM boot under QEMU TCG, about 7 minutes (the VM gets
+# 900 s, then fails with "lvsnic: the VM timed out ..."); installs its
+# packages itself (scripts/vm/setup.sh). Needs root (apt-get, the VM's
+# private mount namespace).
+if [ "$(id -u)" = 0 ]; then
+    LVSNIC_MATRIX_TIMEOUT=900 ./scripts/vm/matrix.sh target/conformance-matrix
+else
+    not_run="${not_run:+$not_run
+}conformance matrix against Linux IPVS in a VM (scripts/vm/matrix.sh)"
+fi
 if [ -n "$not_run" ]; then
     echo "NOT RUN (need root, /dev/net/tun and iproute2; the rest passed):"
     echo "$not_run" | sed 's/^/    /'

@@ -80,6 +80,10 @@ enum Cmd {
         /// `prepare` (work directory only) or `compare` (kernel captures already in --keep DIR).
         #[arg(long, value_enum, default_value = "all")]
         stage: lvsnic::conformance::Stage,
+        /// Scenarios of a merged replay: lines `NAME ADDRESS...` (the VIPs and
+        /// real servers each owns); one report line per scenario.
+        #[arg(long)]
+        scenarios: Option<PathBuf>,
     },
     /// Write a seeded, realistic capture of what arrives at the director's NIC.
     Traffic(traffic_cmd::TrafficArgs),
@@ -284,13 +288,13 @@ fn main() -> ExitCode {
         Cmd::Replay { rules, director, input, output, host, stats, backend, list, width, changes } => {
             replay::replay(&ReplayArgs { rules, director, input, output, host, stats, backend, list, width, changes }).map_err(|e| e.to_string())
         }
-        Cmd::Conformance { rules, director, input, changes, report, keep, window_ms, stage } => {
-            let a = lvsnic::conformance::ConformanceArgs { rules, director, input, changes, report, keep, window_ms, stage };
+        Cmd::Conformance { rules, director, input, changes, report, keep, window_ms, stage, scenarios } => {
+            let a = lvsnic::conformance::ConformanceArgs { rules, director, input, changes, report, keep, window_ms, stage, scenarios };
             return match lvsnic::conformance::run(&a) {
                 Ok(None) => ExitCode::SUCCESS,
                 Ok(Some(s)) => {
                     print!("{}", s.text());
-                    ExitCode::from(u8::from(s.unexplained() > 0))
+                    ExitCode::from(u8::from(s.any_unexplained()))
                 }
                 Err(e) => {
                     eprintln!("lvsnic: {e}");
@@ -362,12 +366,12 @@ mod tests {
     fn traffic_arguments() {
         let cli = Cli::try_parse_from([
             "lvsnic", "traffic", "--rules", "R", "--director", "D", "--output", "O", "--seed", "9", "--connections",
-            "10", "--clients", "3", "--duration", "2.5", "--malformed", "0.02", "--other", "0.1",
+            "10", "--clients", "3", "--duration", "2.5", "--malformed", "0.02", "--other", "0.1", "--port-reuse", "0",
         ])
         .unwrap();
         let Cmd::Traffic(a) = cli.cmd else { panic!("not traffic") };
         assert_eq!((a.seed, a.connections, a.clients, a.duration), (9, Some(10), Some(3), Some(2.5)));
-        assert_eq!((a.malformed, a.other, a.flows), (Some(0.02), Some(0.1), None));
+        assert_eq!((a.malformed, a.other, a.flows, a.port_reuse), (Some(0.02), Some(0.1), None, Some(0.0)));
         // --packets only with --flows.
         assert!(Cli::try_parse_from(["lvsnic", "traffic", "--rules", "R", "--director", "D", "--output", "O", "--packets", "5"]).is_err());
         assert!(Cli::try_parse_from(["lvsnic", "traffic", "--rules", "R", "--director", "D"]).is_err());

@@ -4,7 +4,7 @@
 //! ```text
 //! lvsnic traffic --rules RULES --director DIRECTOR.toml --output OUT.pcap
 //!                [--seed N] [--connections N] [--clients N] [--duration SECONDS]
-//!                [--malformed F] [--other F] [--udp F] [--idle-gap SECONDS]
+//!                [--malformed F] [--other F] [--udp F] [--idle-gap SECONDS] [--port-reuse F]
 //!                [--flows N [--packets M] [--payload BYTES]] [--micro]
 //! ```
 //!
@@ -56,6 +56,10 @@ pub struct TrafficArgs {
     /// Idle gap in seconds [default: the protocol's timeout plus 5-30 s].
     #[arg(long)]
     pub idle_gap: Option<f64>,
+    /// Share of sessions that reuse the client port of an earlier one after
+    /// its TIME_WAIT (61-90 s after its close), 0..1 [default: 0.03].
+    #[arg(long)]
+    pub port_reuse: Option<f64>,
     /// Open loop: establish N flows, then send --packets data frames round-robin.
     #[arg(long)]
     pub flows: Option<usize>,
@@ -132,6 +136,7 @@ pub fn run(a: &TrafficArgs) -> Result<String, TrafficCmdError> {
                 other_fraction: a.other.unwrap_or(d.other_fraction),
                 udp_fraction: a.udp.unwrap_or(d.udp_fraction),
                 idle_gap: a.idle_gap.map(|s| seconds("idle-gap", s)).transpose()?,
+                port_reuse_fraction: a.port_reuse.unwrap_or(d.port_reuse_fraction),
                 ..d
             };
             let cap = traffic::generate_capture(&spec, &cfg, &rules)?;
@@ -198,6 +203,7 @@ mod tests {
             other: None,
             udp: None,
             idle_gap: None,
+            port_reuse: None,
             flows: None,
             packets: 100_000,
             payload: None,
@@ -225,6 +231,13 @@ mod tests {
         let us = pcap::read_file(&micro.output).unwrap();
         assert_eq!(us.len(), recs.len());
         assert!(us.windows(2).all(|w| w[1].ts_ns > w[0].ts_ns));
+        // No port reuse: no session waits for a TIME_WAIT, so the capture is shorter.
+        let short = TrafficArgs { idle_gap: Some(1.0), output: dir.0.join("r.pcap"), ..args.clone() };
+        let line = run(&short).unwrap();
+        let no_reuse = TrafficArgs { port_reuse: Some(0.0), output: dir.0.join("nr.pcap"), ..short };
+        let line_nr = run(&no_reuse).unwrap();
+        let span = |l: &str| l.split(" s -> ").next().unwrap().rsplit(' ').next().unwrap().parse::<f64>().unwrap();
+        assert!(span(&line_nr) < span(&line), "{line_nr} vs {line}");
         // Open loop.
         let flows = TrafficArgs { flows: Some(20), packets: 300, ..args };
         let line = run(&flows).unwrap();
@@ -240,6 +253,8 @@ mod tests {
         assert!(e.contains("nope") && !e.contains('\n'), "{e}");
         let e = run(&TrafficArgs { other: Some(2.0), ..args.clone() }).unwrap_err().to_string();
         assert_eq!(e, "invalid traffic spec: other_fraction 2 is not between 0 and 1");
+        let e = run(&TrafficArgs { port_reuse: Some(1.5), ..args.clone() }).unwrap_err().to_string();
+        assert_eq!(e, "invalid traffic spec: port_reuse_fraction 1.5 is not between 0 and 1");
         let e = run(&TrafficArgs { duration: Some(-1.0), ..args.clone() }).unwrap_err().to_string();
         assert!(e.contains("--duration -1"), "{e}");
         let e = run(&TrafficArgs { idle_gap: Some(f64::INFINITY), ..args.clone() }).unwrap_err().to_string();

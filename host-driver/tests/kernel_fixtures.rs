@@ -61,7 +61,7 @@ fn golden_model_transmits_what_the_kernel_transmitted() {
         .collect();
     dirs.sort();
     let names: Vec<String> = dirs.iter().map(|d| d.file_name().unwrap().to_string_lossy().into_owned()).collect();
-    for want in ["ip-options", "ip-options-icmp", "udp-wlc-persist", "vlan"] {
+    for want in ["conn-reuse-nodest", "ip-options", "ip-options-icmp", "nat-icmp-send", "udp-wlc-persist", "vlan"] {
         assert!(names.iter().any(|n| n == want), "fixture {want} missing in {}", fixtures().display());
     }
     let mut failed = Vec::new();

@@ -18,7 +18,8 @@
 #   kernel-out.pcap   every frame the director transmitted (tester side of the wire)
 #   kernel-sent.pcap  every frame the tester replayed (to check nothing was lost)
 #   start_ns.txt      when the replay started (ns since the epoch, VM clock)
-#   changes.log       per change: SECONDS, ns after the start it ran, result, command
+#   changes.log       per change: SECONDS, ns after the start it took effect, result, command
+#                     (changes_runner.py; changes-times.txt: when each ipvsadm started and returned)
 #   tcpreplay.txt, ipvsadm-*.txt, log.txt
 #   status            "ok", or one line "error: ..." (the caller prints it)
 #
@@ -27,6 +28,7 @@
 # what the director sent back.
 set -uo pipefail
 W=${1:?usage: director.sh WORKDIR}
+HERE=$(cd "$(dirname "$0")" && pwd)
 cd "$W" || exit 1
 exec 3>&1 >>"$W/log.txt" 2>&1
 fail() { echo "error: $*" >"$W/status"; echo "director.sh: $*"; exit 1; }
@@ -42,7 +44,8 @@ step sysctl -q -w net.ipv4.ip_forward=1 \
     net.ipv4.conf.all.send_redirects=0 net.ipv4.conf.default.send_redirects=0 \
     net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
     net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 \
-    "net.ipv4.icmp_ratelimit=${ICMP_RATELIMIT:-1000}" "net.ipv4.icmp_ratemask=${ICMP_RATEMASK:-6168}" "${vs[@]}"
+    "net.ipv4.icmp_ratelimit=${ICMP_RATELIMIT:-1000}" "net.ipv4.icmp_ratemask=${ICMP_RATEMASK:-6168}" \
+    net.core.netdev_max_backlog=1000000 "${vs[@]}"
 
 # --- the wire, addresses, neighbours, routes ----------------------------
 # Offloads go off before wire1 moves to the tester namespace (features
@@ -89,28 +92,30 @@ listening() { grep -q "listening on" "$W/kernel-out.pcap.err" && grep -q "listen
 for _ in $(seq 1 1200); do listening && break; sleep 0.05; done
 listening || { kill "$OUT_PID" "$SENT_PID"; fail "tcpdump on wire1 did not start"; }
 
+# Frames the kernel drops at its input backlog (when TCG falls behind,
+# tcpreplay sends the overdue frames in a burst; netdev_max_backlog is
+# raised above): the second column of /proc/net/softnet_stat, per CPU.
+backlog_drops() {
+    local n=0 a b rest
+    while read -r a b rest; do n=$((n + 16#$b)); done </proc/net/softnet_stat
+    echo "$n"
+}
+DROPS0=$(backlog_drops)
 START_NS=$(date +%s%N)
 echo "$START_NS" >"$W/start_ns.txt"
 CHG_PID=
 if [ -s "$W/changes.txt" ]; then
-    (
-        while read -r t args; do
-            [ -z "$t" ] && continue
-            target=$((START_NS + $(awk -v t="$t" 'BEGIN { printf "%.0f", t * 1e9 }')))
-            now=$(date +%s%N)
-            if [ "$target" -gt "$now" ]; then
-                d=$((target - now))
-                sleep "$((d / 1000000000)).$(printf '%09d' $((d % 1000000000)))"
-            fi
-            at=$(($(date +%s%N) - START_NS))
-            # shellcheck disable=SC2086
-            if ipvsadm $args >>"$W/changes.log" 2>&1; then r=ok; else r="exit $?"; fi
-            echo "$t $at $r ipvsadm $args" >>"$W/changes.log"
-        done <"$W/changes.txt"
-    ) &
+    # Applied when the replay reaches each change's capture time; logs when
+    # each took effect (changes_runner.py).
+    python3 "$HERE/changes_runner.py" "$W" "$START_NS" 2>"$W/changes-runner.err" &
     CHG_PID=$!
 fi
-ip netns exec tester tcpreplay -q -i wire1 "$W/in.pcap" >"$W/tcpreplay.txt" 2>&1
+# (`ip netns exec` execs tcpreplay: $! is tcpreplay, which changes_runner.py
+# pauses while each ipvsadm change runs.)
+ip netns exec tester tcpreplay -q -i wire1 "$W/in.pcap" >"$W/tcpreplay.txt" 2>&1 &
+TR_PID=$!
+echo "$TR_PID" >"$W/tcpreplay.pid"
+wait "$TR_PID"
 RC=$?
 [ -n "$CHG_PID" ] && wait "$CHG_PID"
 sleep 1
@@ -120,4 +125,7 @@ ipvsadm -L -n --stats >"$W/ipvsadm-L-stats.txt" 2>&1
 ipvsadm -L -n >"$W/ipvsadm-L.txt" 2>&1
 ipvsadm -L -n -c >"$W/ipvsadm-Lc.txt" 2>&1
 [ $RC = 0 ] || fail "tcpreplay failed: $(tr '\n' ' ' <"$W/tcpreplay.txt")"
+DROPS=$(( $(backlog_drops) - DROPS0 ))
+echo "$DROPS" >"$W/backlog-drops.txt"
+[ "$DROPS" = 0 ] || fail "the kernel dropped $DROPS replayed frames at its input backlog (the VM fell far behind the capture's pace)"
 echo ok >"$W/status"

@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
-# A first conformance matrix: schedulers x NAT/DR/TUN x TCP/UDP on generated
-# traffic, every scenario in ONE VM boot, each compared with the golden
-# model (`lvsnic conformance --stage prepare|compare`).
+# The conformance matrix against real Linux 6.1 IPVS: every scheduler x
+# NAT/DR/TUN x TCP/UDP, persistence, thresholds, changes under traffic,
+# --set timeouts, non-default sysctls, IP options, TTL 1, fragments, ICMP,
+# all in ONE VM boot, the scenarios of a group replayed AT ONCE.
 #
-#   scripts/vm/matrix.sh [OUTDIR] [SCHEDULERS...]
+#   scripts/vm/matrix.sh [OUTDIR] [NAME-PATTERN...]
 #
 # OUTDIR defaults to target/conformance-matrix (not under /tmp: the VM's
-# /tmp is its own); schedulers default to "rr wlc lc sh mh". Prints one line
-# per scenario and a total; exit status 1 if any scenario has an
-# unexplained difference (a scenario the VM did not finish counts as one).
-# Traffic: 40 sessions over 5 s per scenario, 1 s idle gaps (the captures
-# still span about 90 s for TCP). Measured on 2 shared cores: 160 s of VM
-# time for a TCP scenario, 39 s for a UDP one, so the default 30 scenarios
-# need about 40 minutes: this is not part of scripts/test.sh.
+# /tmp is its own); patterns (shell globs, e.g. 'rr-*' 'persist-*') pick
+# scenarios, default all. scripts/vm/matrix.py writes one directory per
+# group of scenarios that share global state (timeouts, sysctls): one rules
+# file with every scenario's service (each its own VIP and real servers),
+# the scenarios' generated captures merged by timestamp, their changes
+# merged. Each group is prepared (`lvsnic conformance --stage prepare`),
+# all groups run in one VM boot (scripts/vm/scenarios.sh: one replay per
+# group, IPVS unloaded in between), then each group is compared with
+# `--scenarios`, which splits the comparison by the scenarios' addresses:
+# one line per scenario. Exit status 1 if any scenario (or the shared
+# frames) has an unexplained difference or a group did not run.
+# The VM has a timeout ($LVSNIC_MATRIX_TIMEOUT, default 1500 s).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 OUT=${1:-$ROOT/target/conformance-matrix}
 shift || true
-SCHEDS=${*:-rr wlc lc sh mh}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 # LVSNIC_BIN: an lvsnic binary to use instead of building one.
@@ -27,48 +32,53 @@ if [ -z "$B" ]; then
     cargo build --release -q -p lvsnic
     B=$ROOT/target/release/lvsnic
 fi
-DIRECTOR=$ROOT/examples/director.toml
+command -v python3 >/dev/null || { echo "matrix: python3 is needed (apt-get install python3)" >&2; exit 2; }
 
-scenarios=()
-for s in $SCHEDS; do
-    for fwd in m g i; do
-        for proto in t u; do
-            name="$s-$fwd-$proto"
-            d=$OUT/$name
-            mkdir -p "$d"
-            port=80
-            [ $proto = u ] && port=53
-            flags=""
-            [ "$s" = sh ] && flags="-b sh-port"
-            [ "$s" = mh ] && flags="-b mh-port"
-            {
-                echo "-A -$proto 10.0.0.100:$port -s $s $flags"
-                for n in 1 2 3; do echo "-a -$proto 10.0.0.100:$port -r 192.168.10.$n:$port -$fwd -w $n"; done
-            } >"$d/rules.txt"
-            udp=0
-            [ $proto = u ] && udp=1
-            "$B" traffic --rules "$d/rules.txt" --director "$DIRECTOR" --seed 3 --connections 40 --duration 5 \
-                --udp $udp --other 0 --malformed 0 --idle-gap 1 --output "$d/input.pcap" >/dev/null
-            "$B" conformance --stage prepare --rules "$d/rules.txt" --director "$DIRECTOR" --input "$d/input.pcap" --keep "$d"
-            scenarios+=("$name")
-        done
-    done
+rm -rf "$OUT"/g[0-9]*-* "$OUT/gen"
+if [ $# -gt 0 ]; then
+    python3 "$ROOT/scripts/vm/matrix.py" "$B" "$OUT" --only "$@"
+else
+    python3 "$ROOT/scripts/vm/matrix.py" "$B" "$OUT"
+fi
+groups=()
+for g in "$OUT"/g[0-9]*-*/; do
+    g=${g%/}
+    "$B" conformance --stage prepare --rules "$g/rules.txt" --director "$g/director.toml" --input "$g/input.pcap" \
+        --changes "$g/changes.in" --keep "$g"
+    groups+=("$g")
 done
 
+# The VM runs a copy of the in-VM scripts: bash reads a script as it runs,
+# so editing scripts/vm during a run must not change the run.
+rm -rf "$OUT/vm-scripts"
+cp -r "$ROOT/scripts/vm" "$OUT/vm-scripts"
 T0=$(date +%s)
-"$ROOT/scripts/vm/run.sh" "$OUT" "$ROOT/scripts/vm/scenarios.sh" "$OUT" || echo "matrix: the VM run failed; comparing the scenarios it finished" >&2
+vm_ok=1
+"$ROOT/scripts/vm/run.sh" --timeout "${LVSNIC_MATRIX_TIMEOUT:-1500}" "$OUT" "$OUT/vm-scripts/scenarios.sh" "$OUT" || vm_ok=0
 T1=$(date +%s)
+[ $vm_ok = 1 ] || echo "matrix: the VM run failed; comparing the groups it finished" >&2
 
 fail=0
-for name in "${scenarios[@]}"; do
-    d=$OUT/$name
+nsc=0
+for g in "${groups[@]}"; do
+    name=$(basename "$g")
     set +e
-    line=$("$B" conformance --stage compare --rules "$d/rules.txt" --director "$DIRECTOR" --input "$d/input.pcap" \
-        --keep "$d" --report "$d/report.json" 2>&1 | tee "$d/result.txt" | head -n 1)
-    rc=${PIPESTATUS[0]}
+    "$B" conformance --stage compare --rules "$g/rules.txt" --director "$g/director.toml" --input "$g/input.pcap" \
+        --changes "$g/changes.in" --keep "$g" --report "$g/report.json" --scenarios "$g/scenarios.txt" >"$g/result.txt" 2>&1
+    rc=$?
     set -e
     [ "$rc" = 0 ] || fail=1
-    printf '%-12s %s\n' "$name" "$line"
+    vmt=$(cat "$g/vm-time.txt" 2>/dev/null || echo "?")
+    echo "== $name ($(head -n 1 "$g/about.txt" | sed 's/^# [^:]*: //'); VM $vmt)"
+    if grep -q '^per scenario' "$g/result.txt"; then
+        head -n 1 "$g/result.txt"
+        sed -n '/^per scenario/,$p' "$g/result.txt" | tail -n +2
+    else
+        cat "$g/result.txt"
+    fi
+    nsc=$((nsc + $(grep -c . "$g/scenarios.txt")))
 done
-echo "matrix: ${#scenarios[@]} scenarios, VM $((T1 - T0)) s, $([ $fail = 0 ] && echo "no unexplained differences" || echo "UNEXPLAINED DIFFERENCES")"
+python3 "$ROOT/scripts/vm/matrix.py" --report "$OUT" || true
+echo "matrix: $nsc scenarios in ${#groups[@]} groups, VM $((T1 - T0)) s, $([ $fail = 0 ] && [ $vm_ok = 1 ] && echo "no unexplained differences" || echo "UNEXPLAINED DIFFERENCES or failures")"
+[ $vm_ok = 1 ] || fail=1
 exit $fail

@@ -22,12 +22,16 @@ impl Director {
         let mut cp = self.conns.in_get(p.proto, p.saddr, sport, p.daddr, dport);
         let is_syn = p.proto == IPPROTO_TCP && tflags & TCP_SYN != 0;
         let mode = self.cfg.sysctl.conn_reuse_mode;
-        if let (true, true, Some(id)) = (mode != 0, is_syn, cp) {
+        // Linux 6.1 (since "ipvs: allow expiration of connections with
+        // conn_reuse_mode 0"): a SYN on a conn whose server has weight 0 is
+        // rescheduled under expire_nodest_conn whatever conn_reuse_mode;
+        // only the TIME_WAIT/CLOSE reuse needs conn_reuse_mode.
+        if let (true, Some(id)) = (is_syn, cp) {
             let c = *self.conns.get(id);
             let mut resched = false;
             if self.cfg.sysctl.expire_nodest_conn && c.dest != NIL && self.services.dests[c.dest as usize].weight == 0 {
                 resched = true;
-            } else if is_new_conn_expected(&c, mode) {
+            } else if mode != 0 && is_new_conn_expected(&c, mode) {
                 // With conntrack off, `uses_ct` is false: always reschedule.
                 resched = true;
             }

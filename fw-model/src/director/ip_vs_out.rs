@@ -22,6 +22,18 @@ impl Director {
         let Some(id) = self.conns.out_get(p.proto, p.saddr, sport, p.daddr, dport) else {
             if self.cfg.sysctl.nat_icmp_send && self.has_real_service(p.proto, p.saddr, sport) && !(p.proto == IPPROTO_TCP && tflags & TCP_RST != 0) {
                 let src = u32::from(self.cfg.ip);
+                // ip_forward ran before the FORWARD hook: its TTL and MTU
+                // checks first, and the port unreachable quotes the packet
+                // with its TTL already decreased (seen in Linux 6.1).
+                if p.ttl <= 1 {
+                    return self.icmp_send(frame, p, ICMP_TIME_EXCEEDED, 0, 0, src, DropReason::TtlExceeded);
+                }
+                if p.df && self.mtu_size(p) > self.cfg.mtu as u32 {
+                    let mtu = self.cfg.mtu as u32;
+                    return self.icmp_send(frame, p, ICMP_DEST_UNREACH, ICMP_UNREACH_FRAG_NEEDED, mtu, src, DropReason::FragNeeded);
+                }
+                xmit::trim_to_ip(frame, p.l3);
+                xmit::ip_decrease_ttl(frame, p.l3);
                 return self.icmp_send(frame, p, ICMP_DEST_UNREACH, ICMP_UNREACH_PORT, 0, src, DropReason::NatIcmpSend);
             }
             return self.host(HostReason::Forward);

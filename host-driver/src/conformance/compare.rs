@@ -6,8 +6,8 @@
 //!   also counted as an order-only difference.
 //! * Only what the kernel draws at random is ignored, and only in these
 //!   frames: the IP ID (and so the IP header checksum) of an IPIP outer
-//!   header whose inner header has no DF (`ip_select_ident` in
-//!   `ipvs_tunnel_xmit`), and of an ICMP error sent from one of the
+//!   header without DF (`ip_select_ident` in `ipvs_tunnel_xmit`: the inner
+//!   header had no DF, or `pmtu_disc` is 0), and of an ICMP error sent from one of the
 //!   director's own addresses (`icmp_send`).
 //! * Only what the kernel reads from its own clock is ignored besides: the
 //!   4-byte time a hop writes into an IPv4 Timestamp option (the one just
@@ -127,12 +127,20 @@ pub struct Summary {
     pub explained: usize,
     /// The differences and explained frames, grouped by how they differ.
     pub categories: Vec<Category>,
+    /// Per scenario (`--scenarios FILE`), each compared on its own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<super::split::ScenarioSummary>,
 }
 
 impl Summary {
     /// Differences that nothing explains (the exit status is non-zero when > 0).
     pub fn unexplained(&self) -> usize {
         self.differing + self.only_kernel + self.only_lvsnic
+    }
+
+    /// Unexplained differences in the whole or in any scenario.
+    pub fn any_unexplained(&self) -> bool {
+        self.unexplained() > 0 || self.scenarios.iter().any(|s| s.summary.unexplained() > 0)
     }
 
     /// The text report: one summary line, then per category the first examples.
@@ -170,6 +178,10 @@ impl Summary {
                 }
             }
         }
+        if !self.scenarios.is_empty() {
+            s += &format!("per scenario ({}):\n", self.scenarios.len());
+            s += &super::split::text(&self.scenarios);
+        }
         s
     }
 }
@@ -194,11 +206,13 @@ pub fn mask_random(f: &[u8], local: &[Ipv4Addr]) -> Option<Vec<u8>> {
     let o = ipv4_at(f)?;
     let ihl = (f[o] & 0x0f) as usize * 4;
     let random = match f[o + 9] {
-        // IPIP: the outer ID is random unless the inner header has DF.
-        // A fragment of one was too big for the MTU without DF: random too.
+        // IPIP: the outer ID is random unless the outer header has DF
+        // (`ip_select_ident`: ID 0 only with DF). The outer DF is the inner
+        // one with pmtu_disc 1, never set with pmtu_disc 0. A fragment of
+        // one was too big for the MTU without DF: random too.
         4 => {
             let frag = u16::from_be_bytes([f[o + 6], f[o + 7]]) & 0x3fff != 0;
-            frag || f.len() >= o + ihl + 20 && f[o + ihl + 6] & 0x40 == 0
+            frag || f[o + 6] & 0x40 == 0
         }
         // An ICMP error from the director itself.
         1 => f.len() > o + ihl && matches!(f[o + ihl], 3 | 4 | 5 | 11 | 12) && local.contains(&addr(f, o + 12)),
@@ -662,10 +676,15 @@ mod tests {
         other[24..26].copy_from_slice(&[0xbb, 0xbb]);
         let s = Compare { kernel: &[rec(1, outer.clone())], lvsnic: &[rec(1, other.clone())], host: &[], local: &[], window_ns: 5 }.run();
         assert_eq!((s.identical, s.random_fields_ignored), (1, 1));
-        // With DF inside, the ID is not random: a difference.
+        // DF inside but not outside (pmtu_disc 0): still random.
         let (mut o2, mut x2) = (outer, other);
         o2[34 + 6] = 0x40;
         x2[34 + 6] = 0x40;
+        let s = Compare { kernel: &[rec(1, o2.clone())], lvsnic: &[rec(1, x2.clone())], host: &[], local: &[], window_ns: 5 }.run();
+        assert_eq!((s.identical, s.random_fields_ignored), (1, 1));
+        // With DF outside (pmtu_disc 1 copies the inner DF), the ID is not random: a difference.
+        o2[14 + 6] = 0x40;
+        x2[14 + 6] = 0x40;
         let s = Compare { kernel: &[rec(1, o2)], lvsnic: &[rec(1, x2)], host: &[], local: &[], window_ns: 5 }.run();
         assert_eq!((s.identical, s.differing), (0, 1));
         assert_eq!(s.categories[0].what, "ip.id ip.csum");

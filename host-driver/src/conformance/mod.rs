@@ -12,6 +12,7 @@
 
 pub mod compare;
 pub mod fields;
+pub mod split;
 pub mod vm;
 
 use crate::replay::{self, Backend};
@@ -78,6 +79,8 @@ pub struct ConformanceArgs {
     pub window_ms: u64,
     /// Which part of the run to do (`--stage`).
     pub stage: Stage,
+    /// `--scenarios FILE`: one report line per scenario of a merged replay ([`split`]).
+    pub scenarios: Option<PathBuf>,
 }
 
 /// What one invocation does (several scenarios share one VM boot with
@@ -143,6 +146,7 @@ pub fn run(args: &ConformanceArgs) -> Result<Option<compare::Summary>, Conforman
         None => Changes::default(),
     };
     let local = vm::local_addresses(&cfg, &rules, &changes);
+    let scenarios = args.scenarios.as_deref().map(split::Scenarios::load).transpose().map_err(ConformanceError::Vm)?;
 
     let work = work_dir(args.keep.as_deref())?;
     let put = |name: &str, data: &[u8]| {
@@ -190,19 +194,19 @@ pub fn run(args: &ConformanceArgs) -> Result<Option<compare::Summary>, Conforman
     let golden = replay::run_changes(Backend::Golden, 64, Default::default(), cfg, &rules, &sent, applied)?;
     write_pcap(&work.join("lvsnic-out.pcap"), &golden.tx)?;
     write_pcap(&work.join("lvsnic-host.pcap"), &golden.host)?;
-    let summary = compare::Compare {
+    let cmp = compare::Compare {
         kernel: &kernel,
         lvsnic: &golden.tx,
         host: &golden.host,
         local: &local,
         window_ns: args.window_ms * 1_000_000,
-    }
-    .run();
+    };
     let summary = compare::Summary {
         input_frames: input.len(),
         not_replayed: input.len() - wire.len(),
         replay_lag_ms: vm::max_lag_ns(&wire, &sent) as f64 / 1e6,
-        ..summary
+        scenarios: scenarios.map(|s| s.compare(&cmp, &wire, &sent)).unwrap_or_default(),
+        ..cmp.run()
     };
     if let Some(r) = &args.report {
         let json = serde_json::to_string_pretty(&summary).unwrap_or_default();

@@ -66,7 +66,10 @@ pub fn director_env(cfg: &DirectorConfig, local: &[Ipv4Addr]) -> String {
         b(s.expire_quiescent_template),
         s.conn_reuse_mode,
         b(s.pmtu_disc),
-        b(s.secure_tcp),
+        // The model's `secure_tcp = 1` means the `tcp_states_dos` table is in
+        // use; the kernel's 1 and 2 are "automatic" (on only while memory is
+        // low, `update_defense_level` in ip_vs_ctl.c), 3 is "always".
+        if s.secure_tcp { 3 } else { 0 },
         b(s.sloppy_tcp),
         b(s.nat_icmp_send)
     );
@@ -224,7 +227,7 @@ mod tests {
     #[test]
     fn env_names_every_knob() {
         let cfg = DirectorConfig::parse(
-            "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n[neighbors]\n\"192.168.10.1\" = \"02:00:00:00:10:01\"\n[sysctl]\nconn_reuse_mode = 2\n",
+            "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n[neighbors]\n\"192.168.10.1\" = \"02:00:00:00:10:01\"\n[sysctl]\nconn_reuse_mode = 2\nsecure_tcp = 1\n",
         )
         .unwrap();
         let rules = lvsnic_model::rules::ipvsadm::parse_rules("-A -t 10.0.0.100:80 -s rr\n-A -u 10.0.0.1:53\n").unwrap();
@@ -236,6 +239,7 @@ mod tests {
         assert!(e.contains("NEIGHBORS=\"192.168.10.1=02:00:00:00:10:01\"\n"));
         assert!(e.contains("TIMEOUTS=\"900 120 300\"\n"));
         assert!(e.contains(" conn_reuse_mode=2 "));
+        assert!(e.contains(" secure_tcp=3 "), "{e}");
         assert!(e.contains("DIR_MTU=1500\n"));
         assert_eq!(changes_txt(&ch), "1 -A -t 10.0.0.102:80\n");
     }
