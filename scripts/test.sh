@@ -48,7 +48,7 @@ python3 scripts/modgraph.py host-driver/src --check >/dev/null || { python3 scri
 # packages itself (scripts/vm/setup.sh). Needs root (apt-get, the VM's
 # private mount namespace).
 if [ "$(id -u)" = 0 ]; then
-    LVSNIC_MATRIX_TIMEOUT=900 ./scripts/vm/matrix.sh target/conformance-matrix
+    LVSNIC_MATRIX_TIMEOUT=900 ./scripts/vm/matrix.sh
 else
     not_run="${not_run:+$not_run
 }conformance matrix against Linux IPVS in a VM (scripts/vm/matrix.sh)"

@@ -22,7 +22,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-OUT=${1:-$ROOT/target/conformance-matrix}
+# The guest sees the host's files except /tmp (its own tmpfs): a checkout
+# under /tmp keeps the matrix in /var/tmp (the VM runs a copy of the scripts).
+case "$ROOT" in
+    /tmp/*) DEFAULT_OUT=/var/tmp/lvsnic-$(id -u)/conformance-matrix ;;
+    *) DEFAULT_OUT=$ROOT/target/conformance-matrix ;;
+esac
+OUT=${1:-$DEFAULT_OUT}
 shift || true
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)

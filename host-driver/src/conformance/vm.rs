@@ -91,6 +91,18 @@ pub fn run_vm(work: &Path) -> Result<(), ConformanceError> {
     if !run.is_file() || !inner.is_file() {
         return Err(ConformanceError::Vm(format!("VM scripts not found in {} (set LVSNIC_VM_SCRIPTS)", scripts.display())));
     }
+    // The guest sees the host's files except /tmp (its own tmpfs), and a
+    // source tree may be there: the VM runs a copy in the work directory.
+    let copy = work.join("vm-scripts");
+    std::fs::create_dir_all(&copy).map_err(|e| ConformanceError::Vm(format!("{}: {e}", copy.display())))?;
+    for entry in std::fs::read_dir(&scripts).map_err(|e| ConformanceError::Vm(format!("{}: {e}", scripts.display())))? {
+        let path = entry.map_err(|e| ConformanceError::Vm(format!("{}: {e}", scripts.display())))?.path();
+        if path.is_file() {
+            let to = copy.join(path.file_name().unwrap_or_default());
+            std::fs::copy(&path, &to).map_err(|e| ConformanceError::Vm(format!("copying {} to {}: {e}", path.display(), to.display())))?;
+        }
+    }
+    let inner = copy.join("director.sh");
     let status = std::process::Command::new(&run)
         .arg(work)
         .arg(&inner)
