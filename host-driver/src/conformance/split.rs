@@ -35,6 +35,7 @@ pub const SHARED: &str = "(shared)";
 /// The scenarios of a merged replay and the addresses each owns.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Scenarios {
+    /// The scenario names, in the file's order.
     pub names: Vec<String>,
     owner: HashMap<Ipv4Addr, usize>,
 }
@@ -42,7 +43,9 @@ pub struct Scenarios {
 /// One scenario's comparison.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ScenarioSummary {
+    /// The scenario's name (or [`SHARED`]).
     pub name: String,
+    /// Its frames: identical, explained, unexplained, one side only.
     pub summary: Summary,
 }
 
@@ -83,6 +86,8 @@ impl Scenarios {
         Ok(s)
     }
 
+    /// Reads and parses `--scenarios FILE` (one line per scenario: its
+    /// name and the IPv4 addresses it owns).
     pub fn load(path: &Path) -> Result<Scenarios, String> {
         let t = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Scenarios::parse(&t, &path.display().to_string())
