@@ -8,8 +8,13 @@ ensure_rust() {
     if ! command -v cargo >/dev/null 2>&1; then
         if [ -x "$HOME/.cargo/bin/cargo" ]; then
             export PATH="$HOME/.cargo/bin:$PATH"
+        elif command -v curl >/dev/null 2>&1; then
+            echo "lvsnic: installing Rust (stable, minimal profile) with rustup" >&2
+            curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y -q --profile minimal >&2 ||
+                die "rustup failed: install Rust with rustup (https://rustup.rs) and re-run"
+            export PATH="$HOME/.cargo/bin:$PATH"
         else
-            die "cargo not found: install Rust with rustup (https://rustup.rs) and re-run"
+            die "cargo not found and no curl to fetch rustup: install Rust with rustup (https://rustup.rs) and re-run"
         fi
     fi
 }
@@ -25,4 +30,26 @@ ensure_keepalived() {
         die "could not install keepalived with apt-get (needed by the HA end-to-end test, host-driver/tests/e2e_ha.rs)"
     # The package starts the service where systemd runs; the test runs its own.
     if command -v systemctl >/dev/null 2>&1; then systemctl stop keepalived >/dev/null 2>&1 || true; fi
+}
+
+# Where a kernel-VM run (scripts/vm/*) keeps its results: target/NAME of
+# the checkout (the current directory), or /var/tmp/lvsnic-UID/NAME for a
+# checkout under /tmp, which the guest does not see (its /tmp is its own).
+vm_out_dir() {
+    case "$PWD" in
+        /tmp/*) echo "/var/tmp/lvsnic-$(id -u)/$1" ;;
+        *) echo "$PWD/target/$1" ;;
+    esac
+}
+
+# The lvsnic binary the VM scripts use: $LVSNIC_BIN, else a release build
+# of this checkout.
+lvsnic_bin() {
+    if [ -n "${LVSNIC_BIN:-}" ]; then
+        echo "$LVSNIC_BIN"
+    else
+        ensure_rust
+        cargo build --release -q -p lvsnic >&2
+        echo "$PWD/target/release/lvsnic"
+    fi
 }

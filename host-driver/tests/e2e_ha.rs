@@ -96,12 +96,7 @@ fn ha_pair_failover_with_keepalived_vrrp() {
     let rsns: Vec<String> = (1..=2).map(|n| nss.add(format!("{p}-rs{n}"))).collect();
     must(&["ip", "-n", &hub, "link", "add", "br0", "type", "bridge"]);
     must(&["ip", "-n", &hub, "link", "set", "br0", "up"]);
-    let leaf = |ns: &str, veth: &str, mac: &str, addr: &str| {
-        must(&["ip", "-n", &hub, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns]);
-        must(&["ip", "-n", &hub, "link", "set", veth, "master", "br0", "up"]);
-        must(&["ip", "-n", ns, "link", "set", "eth0", "address", mac, "up"]);
-        must(&["ip", "-n", ns, "addr", "add", addr, "dev", "eth0"]);
-    };
+    let leaf = |ns: &str, veth: &str, mac: &str, addr: &str| leaf(&hub, ns, veth, mac, addr);
     leaf(&cl, "vcl", CLIENT_MAC, &format!("{CLIENT}/24"));
     must(&["ip", "-n", &cl, "route", "add", &format!("{VIP}/32"), "dev", "eth0"]);
     for (i, ns) in rsns.iter().enumerate() {
@@ -265,7 +260,7 @@ impl Director {
         );
         std::fs::set_permissions(&notify, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         let check = "        TCP_CHECK {\n            connect_timeout 1\n            retry 1\n            delay_before_retry 1\n        }\n";
-        let conf = write(
+        write(
             &dir,
             "keepalived.conf",
             &format!(

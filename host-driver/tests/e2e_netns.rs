@@ -206,12 +206,7 @@ fn run(tag: &str, backend: &[&str]) {
     must(&["ip", "-n", &hub, "link", "set", "br0", "up"]);
     must(&["ip", "-n", &hub, "tuntap", "add", "mode", "tap", "name", "lvs0"]);
     must(&["ip", "-n", &hub, "link", "set", "lvs0", "master", "br0", "up"]);
-    let leaf = |ns: &str, veth: &str, mac: String, addr: String| {
-        must(&["ip", "-n", &hub, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns]);
-        must(&["ip", "-n", &hub, "link", "set", veth, "master", "br0", "up"]);
-        must(&["ip", "-n", ns, "link", "set", "eth0", "address", &mac, "up"]);
-        must(&["ip", "-n", ns, "addr", "add", &addr, "dev", "eth0"]);
-    };
+    let leaf = |ns: &str, veth: &str, mac: String, addr: String| leaf(&hub, ns, veth, &mac, &addr);
     // Replies toward clients go to gateway_mac: the client has it.
     leaf(&cl, "vcl", GATEWAY_MAC.to_string(), format!("{CLIENT}/24"));
     must(&["ip", "-n", &cl, "route", "add", &format!("{VIP}/32"), "dev", "eth0"]);

@@ -310,22 +310,32 @@ virtual_server 10.0.0.100 80 {{
     let rs3 = "-a -t 10.0.0.100:80 -r 192.168.10.3:80 -m -w 1";
     let rs4 = "-a -t 10.0.0.100:80 -r 192.168.10.4:80 -m -w 2";
     assert!(holds(&d, rs3) && holds(&d, rs4));
+    digest_and_status_drill(&d, |st, body| a.set(st, body), |st, body| b.set(st, body), (rs3, rs4), 80, "GET /health from");
+}
+
+/// The drill HTTP_GET and SSL_GET share, on real servers 3 and 4 (`rs3`,
+/// `rs4`: their `-a` lines, port `vport`) answered by `set3` and `set4`
+/// (both answering 200 with the expected bodies): a body whose MD5 differs
+/// takes server 3 out and the right one brings it back; 204 keeps server 4,
+/// 503 takes it out (the listing says `why_503`), 200 brings it back.
+fn digest_and_status_drill(d: &Daemon, set3: impl Fn(u16, &str), set4: impl Fn(u16, &str), (rs3, rs4): (&str, &str), vport: u16, why_503: &str) {
+    let (n3, n4) = (format!("192.168.10.3:{vport}"), format!("192.168.10.4:{vport}"));
     // A body whose MD5 differs takes server 3 out.
-    a.set(200, "message digest");
-    wait_until(&d, "192.168.10.3 removed", |d| !names(d, "192.168.10.3:80"));
-    let l = checkers(&d);
+    set3(200, "message digest");
+    wait_until(d, "192.168.10.3 removed", |d| !names(d, &n3));
+    let l = checkers(d);
     assert!(l.contains("digest f96b697d7cb7938d525a2f31aaf161d0, expected 900150983cd24fb0d6963f7d28e17f72"), "{l}");
-    a.set(200, "abc");
-    wait_until(&d, "192.168.10.3 back", |d| holds(d, rs3));
+    set3(200, "abc");
+    wait_until(d, "192.168.10.3 back", |d| holds(d, rs3));
     // 204 is accepted, 503 is not.
-    b.set(204, "");
+    set4(204, "");
     std::thread::sleep(Duration::from_millis(700));
-    assert!(holds(&d, rs4));
-    b.set(503, "busy");
-    wait_until(&d, "192.168.10.4 removed", |d| !names(d, "192.168.10.4:80"));
-    assert!(checkers(&d).contains("GET /health from"), "{}", checkers(&d));
-    b.set(200, "ok");
-    wait_until(&d, "192.168.10.4 back", |d| holds(d, rs4));
+    assert!(holds(d, rs4));
+    set4(503, "busy");
+    wait_until(d, "192.168.10.4 removed", |d| !names(d, &n4));
+    assert!(checkers(d).contains(why_503), "{}", checkers(d));
+    set4(200, "ok");
+    wait_until(d, "192.168.10.4 back", |d| holds(d, rs4));
 }
 
 /// An executable shell script `dir/name`.
@@ -522,22 +532,8 @@ virtual_server 10.0.0.100 443 {{
     let sb = b.sni();
     assert!(!sb.is_empty() && sb.iter().all(Option::is_none), "{sb:?}");
 
-    // A body whose MD5 differs takes server 3 out.
-    a.set(200, "message digest");
-    wait_until(&d, "192.168.10.3 removed", |d| !names(d, "192.168.10.3:443"));
-    let l = checkers(&d);
-    assert!(l.contains("digest f96b697d7cb7938d525a2f31aaf161d0, expected 900150983cd24fb0d6963f7d28e17f72"), "{l}");
-    a.set(200, "abc");
-    wait_until(&d, "192.168.10.3 back", |d| holds(d, rs3));
-    // 204 is accepted, 503 is not.
-    b.set(204, "");
-    std::thread::sleep(Duration::from_millis(700));
-    assert!(holds(&d, rs4));
-    b.set(503, "busy");
-    wait_until(&d, "192.168.10.4 removed", |d| !names(d, "192.168.10.4:443"));
-    assert!(checkers(&d).contains(&format!("GET /health from 127.0.0.1:{}: status 503", b.port)), "{}", checkers(&d));
-    b.set(200, "ok");
-    wait_until(&d, "192.168.10.4 back", |d| holds(d, rs4));
+    let why = format!("GET /health from 127.0.0.1:{}: status 503", b.port);
+    digest_and_status_drill(&d, |st, body| a.set(st, body), |st, body| b.set(st, body), (rs3, rs4), 443, &why);
     let h = health(&d);
     assert_eq!(h["command_errors"], 0, "{h}");
 }

@@ -86,6 +86,16 @@ impl Drop for Namespaces {
     }
 }
 
+/// Namespace `ns` as a leaf of bridge `br0` in namespace `hub`: veth `veth`
+/// on the bridge, its peer `eth0` in `ns` with MAC `mac` and address
+/// `addr` (with prefix), up.
+pub fn leaf(hub: &str, ns: &str, veth: &str, mac: &str, addr: &str) {
+    must(&["ip", "-n", hub, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns]);
+    must(&["ip", "-n", hub, "link", "set", veth, "master", "br0", "up"]);
+    must(&["ip", "-n", ns, "link", "set", "eth0", "address", mac, "up"]);
+    must(&["ip", "-n", ns, "addr", "add", addr, "dev", "eth0"]);
+}
+
 /// Runs `f` on a thread in network namespace `ns`; sockets it creates
 /// stay in `ns` wherever they are used afterwards.
 pub fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {

@@ -26,9 +26,10 @@ standard library only.
 """
 import fnmatch
 import os
-import struct
 import subprocess
 import sys
+
+from pcapio import read_pcap, write_pcap
 
 SCHEDULERS = "rr wrr lc wlc lblc lblcr dh sh sed nq fo ovf mh".split()
 FWD = {"m": "nat", "g": "dr", "i": "tun"}
@@ -177,32 +178,6 @@ GROUP_ABOUT = {
     "g2-sysctls": "--set 10 6 8, expire_nodest_conn 1, expire_quiescent_template 1, sloppy_tcp 1, nat_icmp_send 1, conn_reuse_mode 0, icmp_ratelimit 0",
     "g3-sysctls": "secure_tcp 1 (kernel 3: always), pmtu_disc 0, conn_reuse_mode 3",
 }
-
-
-def read_pcap(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    magic = struct.unpack("<I", data[:4])[0]
-    if magic == 0xA1B23C4D:
-        scale = 1
-    elif magic == 0xA1B2C3D4:
-        scale = 1000
-    else:
-        sys.exit("matrix.py: %s: not a little-endian pcap" % path)
-    recs, off = [], 24
-    while off + 16 <= len(data):
-        sec, frac, incl, orig = struct.unpack("<IIII", data[off:off + 16])
-        recs.append((sec * 1_000_000_000 + frac * scale, data[off + 16:off + 16 + incl], orig))
-        off += 16 + incl
-    return recs
-
-
-def write_pcap(path, recs):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))
-        for ts, frame, orig in recs:
-            f.write(struct.pack("<IIII", ts // 1_000_000_000, ts % 1_000_000_000, len(frame), orig))
-            f.write(frame)
 
 
 def report(out):

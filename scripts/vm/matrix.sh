@@ -22,22 +22,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-# The guest sees the host's files except /tmp (its own tmpfs): a checkout
-# under /tmp keeps the matrix in /var/tmp (the VM runs a copy of the scripts).
-case "$ROOT" in
-    /tmp/*) DEFAULT_OUT=/var/tmp/lvsnic-$(id -u)/conformance-matrix ;;
-    *) DEFAULT_OUT=$ROOT/target/conformance-matrix ;;
-esac
-OUT=${1:-$DEFAULT_OUT}
+. "$ROOT/scripts/lib.sh"
+# (the VM runs a copy of the scripts, so a checkout under /tmp works too)
+OUT=${1:-$(vm_out_dir conformance-matrix)}
 shift || true
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 # LVSNIC_BIN: an lvsnic binary to use instead of building one.
-B=${LVSNIC_BIN:-}
-if [ -z "$B" ]; then
-    cargo build --release -q -p lvsnic
-    B=$ROOT/target/release/lvsnic
-fi
+B=$(lvsnic_bin)
 command -v python3 >/dev/null || { echo "matrix: python3 is needed (apt-get install python3)" >&2; exit 2; }
 
 rm -rf "$OUT"/g[0-9]*-* "$OUT/gen"

@@ -26,25 +26,7 @@ import shutil
 import struct
 import sys
 
-
-def read_pcap(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    scale = 1 if struct.unpack("<I", data[:4])[0] == 0xA1B23C4D else 1000
-    out, off = [], 24
-    while off + 16 <= len(data):
-        sec, frac, incl, orig = struct.unpack("<IIII", data[off:off + 16])
-        out.append((sec * 1_000_000_000 + frac * scale, data[off + 16:off + 16 + incl], orig))
-        off += 16 + incl
-    return out
-
-
-def write_pcap(path, recs):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))
-        for ts, frame, orig in recs:
-            f.write(struct.pack("<IIII", ts // 1_000_000_000, ts % 1_000_000_000, len(frame), orig))
-            f.write(frame)
+from pcapio import read_pcap, write_pcap
 
 
 def ipv4_addrs(b, o, depth=0):

@@ -61,22 +61,20 @@ for ns in lb lm; do
 done
 
 # --- 1. kernel master -> lvsnic backup ----------------------------------
-step ip netns add cl
-step ip link add c0 type veth peer name eth0 netns cl
-step ip addr add 198.51.100.1/24 dev c0
-step ip link set c0 up
-step ip -n cl addr add 198.51.100.10/24 dev eth0
-step ip -n cl link set eth0 up
-step ip -n cl link set lo up
-step ip -n cl route add default via 198.51.100.1
-step ip netns add rs
-step ip link add r0 type veth peer name eth0 netns rs
-step ip addr add 192.168.10.254/24 dev r0
-step ip link set r0 up
-step ip -n rs addr add 192.168.10.1/24 dev eth0
-step ip -n rs link set eth0 up
-step ip -n rs link set lo up
-step ip -n rs route add default via 192.168.10.254
+# routed NS VETH ROUTER/PREFIX HOST/PREFIX: namespace NS behind veth VETH of
+# the root namespace (the director, address ROUTER), its default route via it.
+routed() {
+    step ip netns add "$1"
+    step ip link add "$2" type veth peer name eth0 netns "$1"
+    step ip addr add "$3" dev "$2"
+    step ip link set "$2" up
+    step ip -n "$1" addr add "$4" dev eth0
+    step ip -n "$1" link set eth0 up
+    step ip -n "$1" link set lo up
+    step ip -n "$1" route add default via "${3%/*}"
+}
+routed cl c0 198.51.100.1/24 198.51.100.10/24
+routed rs r0 192.168.10.254/24 192.168.10.1/24
 step sysctl -qw net.ipv4.ip_forward=1
 step ip addr add 10.0.0.200/32 dev lo
 step ipvsadm -A -t 10.0.0.200:80 -s rr

@@ -17,23 +17,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-# The guest sees the host's root file system except /tmp (its own tmpfs):
-# a checkout under /tmp keeps its results in /var/tmp, and the binary and
-# the inner script are copied next to them.
-case "$ROOT" in
-    /tmp/*) DEFAULT_OUT=/var/tmp/lvsnic-$(id -u)/sync-interop ;;
-    *) DEFAULT_OUT=$ROOT/target/sync-interop ;;
-esac
-OUT=${1:-$DEFAULT_OUT}
+. "$ROOT/scripts/lib.sh"
+# The binary and the inner script are copied next to the results, which
+# the guest sees wherever the checkout is.
+OUT=${1:-$(vm_out_dir sync-interop)}
 rm -rf "$OUT"
 mkdir -p "$OUT/l2k" "$OUT/bin"
 OUT=$(cd "$OUT" && pwd)
-B=${LVSNIC_BIN:-}
-if [ -z "$B" ]; then
-    cargo build --release -q -p lvsnic
-    B=$ROOT/target/release/lvsnic
-fi
-cp "$B" "$OUT/bin/lvsnic"
+cp "$(lvsnic_bin)" "$OUT/bin/lvsnic"
 cp "$ROOT/scripts/vm/sync-inner.sh" "$OUT/bin/"
 B=$OUT/bin/lvsnic
 # lvsnic master's side: the MIXED rules (NAT, DR with persistence, UDP, TUN,
