@@ -35,7 +35,20 @@
 //! sync_version = 1             # lvsnic implements only 1
 //! sync_ports = 1               # lvsnic implements only 1
 //! sync_sock_size = 0           # lvsnic implements only 0
+//!
+//! [clock]                      # optional: time connection expiry as the kernel's
+//! hz = 250                     # timer wheel does (CONFIG_HZ; Debian: 250)
+//! jiffies = 4294937296         # optional anchor: jiffies ticked to this value ...
+//! at_ns = 1764770000000000000  # ... at this capture time (ns since the epoch)
 //! ```
+//!
+//! Without `[clock]` a connection expires at the first packet at or after
+//! its exact deadline. With it (what `lvsnic conformance` uses, with the
+//! anchor read off the VM's `/proc/timer_list`) timers are rounded up to
+//! their timer-wheel level's granularity as Linux does (256 ms for a 10 s
+//! timeout, 2.048 s for 20-120 s, 16.4 s for 300-900 s at HZ 250),
+//! `ip_vs_conn_expire_now` acts at the next jiffy and the ICMP rate limiter
+//! counts jiffies ([`KernelClock`]).
 //!
 //! The `sync_*` sysctls are validated as `/proc/sys/net/ipv4/vs/*` of
 //! Linux 6.1 validates a write (`ip_vs_ctl.c`: `proc_do_sync_threshold`,
@@ -49,7 +62,7 @@
 
 use crate::conn::tcp::{state, TcpTimeouts, UDP_DEFAULT_TIMEOUT};
 use crate::sync::master::SyncSysctl;
-use crate::time::{secs, Time};
+use crate::time::{secs, KernelClock, Time};
 use crate::wire::MacAddr;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -200,6 +213,9 @@ pub struct DirectorConfig {
     pub timeouts: Timeouts,
     /// IPVS sysctls (`[sysctl]`).
     pub sysctl: Sysctl,
+    /// The kernel's jiffies and timer wheel (`[clock]`): `None` (no
+    /// section) fires timers at their exact deadline.
+    pub clock: Option<KernelClock>,
 }
 
 #[derive(Deserialize)]
@@ -210,6 +226,15 @@ struct RawFile {
     neighbors: BTreeMap<String, String>,
     timeouts: Option<RawTimeouts>,
     sysctl: Option<RawSysctl>,
+    clock: Option<RawClock>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClock {
+    hz: Option<u32>,
+    jiffies: Option<u64>,
+    at_ns: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -328,7 +353,20 @@ impl DirectorConfig {
             }
             sysctl.sync = parse_sync(&s)?;
         }
-        Ok(DirectorConfig { ip, mac, mtu: mtu as u16, gateway_mac, vlan, neighbors, timeouts, sysctl })
+        let clock = match raw.clock {
+            None => None,
+            Some(c) => {
+                let hz = c.hz.unwrap_or(250);
+                if ![100, 250, 300, 1000].contains(&hz) {
+                    return Err(format!("[clock] hz: {hz} is not a CONFIG_HZ (100, 250, 300 or 1000)"));
+                }
+                if c.jiffies.is_some() != c.at_ns.is_some() {
+                    return Err("[clock] jiffies and at_ns go together (the jiffies value at that time)".into());
+                }
+                Some(KernelClock { hz, anchor_ns: c.at_ns.unwrap_or(0), anchor_jiffies: c.jiffies.unwrap_or(0) })
+            }
+        };
+        Ok(DirectorConfig { ip, mac, mtu: mtu as u16, gateway_mac, vlan, neighbors, timeouts, sysctl, clock })
     }
 
     /// The MAC of the next hop towards `ip`: its neighbor entry, or the gateway.

@@ -18,6 +18,7 @@
 #   kernel-out.pcap   every frame the director transmitted (tester side of the wire)
 #   kernel-sent.pcap  every frame the tester replayed (to check nothing was lost)
 #   start_ns.txt      when the replay started (ns since the epoch, VM clock)
+#   timer_list.txt    /proc/timer_list read three times (jiffies phase for the model)
 #   changes.log       per change: SECONDS, ns after the start it took effect, result, command
 #                     (changes_runner.py; changes-times.txt: when each ipvsadm started and returned)
 #   tcpreplay.txt, ipvsadm-*.txt, log.txt
@@ -101,6 +102,11 @@ backlog_drops() {
     echo "$n"
 }
 DROPS0=$(backlog_drops)
+# The kernel's clock for the model's timer wheel (divergence #5): jiffies,
+# the monotonic time and the realtime offset, read three times in one exec
+# (lvsnic picks the reading whose jiffies were not bumped by a tick between
+# the "now at" line and the "jiffies:" line).
+cat /proc/timer_list /proc/timer_list /proc/timer_list >"$W/timer_list.txt" 2>/dev/null
 START_NS=$(date +%s%N)
 echo "$START_NS" >"$W/start_ns.txt"
 CHG_PID=

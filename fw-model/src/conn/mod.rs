@@ -437,6 +437,11 @@ impl ConnTable {
     /// earlier than the deadline the entry already has.
     #[inline]
     pub fn arm(&mut self, id: ConnId, at: Time) {
+        if self.slab[id.0 as usize].expires == at {
+            // mod_timer to the same expiry (or, on the timer wheel, the same
+            // bucket) keeps the timer's place among those due with it.
+            return;
+        }
         let seq = self.next_seq();
         let c = &mut self.slab[id.0 as usize];
         let not_later = at <= c.expires;
@@ -592,13 +597,22 @@ mod tests {
         t.arm(b, 100);
         assert_eq!(t.pop_due(100).map(|x| x.0), Some(b));
         assert_eq!(t.pop_due(100).map(|x| x.0), Some(a));
-        // Re-arming a at the same deadline makes it the newest.
+        // Re-arming a pending timer at the deadline it already has keeps
+        // its place (`mod_timer`: `timer->expires == expires` returns
+        // early; on the wheel, the same bucket index keeps it enqueued).
         let c = t.insert(conn(3, 3));
         t.rearm_after_pop(a, 200);
         t.arm(c, 200);
         t.arm(a, 200);
-        assert_eq!(t.pop_due(200).map(|x| x.0), Some(a));
         assert_eq!(t.pop_due(200).map(|x| x.0), Some(c));
+        assert_eq!(t.pop_due(200).map(|x| x.0), Some(a));
+        // A new deadline moves it (to the head of the new bucket).
+        t.arm(a, 300);
+        t.arm(c, 300);
+        t.arm(a, 301);
+        t.arm(a, 300);
+        assert_eq!(t.pop_due(300).map(|x| x.0), Some(a));
+        assert_eq!(t.pop_due(300).map(|x| x.0), Some(c));
         assert_eq!(t.pop_due(1000).map(|x| x.0), None);
     }
 }

@@ -35,10 +35,14 @@ impl Director {
         if (1u32 << typ) & self.cfg.sysctl.icmp_ratemask == 0 {
             return true;
         }
-        let timeout = self.cfg.sysctl.icmp_ratelimit_ms as Time * MSEC;
-        let now = self.now;
+        // In jiffies with the kernel's clock configured (the sysctl is stored
+        // as msecs_to_jiffies), else in ns.
+        let (timeout, now, minute) = match &self.cfg.clock {
+            Some(k) => (k.to_jiffies(self.cfg.sysctl.icmp_ratelimit_ms as Time * MSEC), k.jiffies(self.now), k.to_jiffies(secs(60))),
+            None => (self.cfg.sysctl.icmp_ratelimit_ms as Time * MSEC, self.now, secs(60)),
+        };
         // A new peer starts with rate_last = now - 60 s (inet_getpeer).
-        let (tokens, last) = self.icmp_peers.entry(dst).or_insert((0, now.saturating_sub(secs(60))));
+        let (tokens, last) = self.icmp_peers.entry(dst).or_insert((0, now.saturating_sub(minute)));
         let mut token = *tokens + now.saturating_sub(*last);
         *last = now;
         if token > 6 * timeout {

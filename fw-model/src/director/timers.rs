@@ -75,7 +75,7 @@ impl Director {
         if !self.forced_expiry.remove(&id) {
             // Packets the hardware forwarded would have re-armed the timer.
             if let Some(t) = off.last_use(id, &c) {
-                let due = t + c.timeout();
+                let due = self.timer_at(t, c.timeout(), false);
                 if due > at {
                     self.conns.rearm_after_pop(id, due);
                     return;
@@ -86,7 +86,8 @@ impl Director {
             // expire_later: the timeout becomes 60 s for good.
             let cm = self.conns.get_mut(id);
             cm.set_timeout(secs(60));
-            self.conns.rearm_after_pop(id, at + secs(60));
+            let due = self.timer_at(at, secs(60), true);
+            self.conns.rearm_after_pop(id, due);
             return;
         }
         if c.control != NIL {
@@ -99,12 +100,24 @@ impl Director {
         self.counters.conns_expired += 1;
     }
 
-    /// `ip_vs_conn_expire_now`: the timer fires at the current time (after
-    /// the packet being processed).
+    /// `ip_vs_conn_expire_now`: `mod_timer(timer, jiffies)`, which fires at
+    /// the next jiffy (with [`KernelClock`](crate::time::KernelClock)), or
+    /// at the current time, after the packet being processed (without).
     pub(crate) fn expire_now(&mut self, id: ConnId) {
-        let now = self.now;
+        let at = self.timer_at(self.now, 0, false);
         self.forced_expiry.insert(id);
-        self.conns.arm(id, now);
+        self.conns.arm(id, at);
+    }
+
+    /// When a timer armed at `from` with `timeout` fires: `from + timeout`,
+    /// or, with the kernel's clock configured, where the timer wheel puts
+    /// `mod_timer(jiffies + timeout)` (`in_timer`: armed from a timer
+    /// callback, e.g. `expire_later`).
+    pub(crate) fn timer_at(&self, from: Time, timeout: Time, in_timer: bool) -> Time {
+        match &self.cfg.clock {
+            Some(k) => k.fire_time(k.arm(from, timeout, in_timer)),
+            None => from + timeout,
+        }
     }
 
     /// `ip_vs_expire_nodest_conn_flush`.
@@ -165,7 +178,7 @@ impl Director {
     pub(super) fn conn_put(&mut self, id: ConnId) {
         let c = self.conns.get(id);
         let t = if c.flags & cf::ONE_PACKET != 0 { 0 } else { c.timeout() };
-        let at = self.now + t;
+        let at = self.timer_at(self.now, t, false);
         self.conns.arm(id, at);
     }
 }

@@ -147,7 +147,8 @@ pub fn proc_conn(d: &mut Director, c: &SyncConn) -> Installed {
     let cm = d.conns.get_mut(id);
     cm.state = c.state as u8;
     cm.set_timeout(timeout);
-    let at = now + cm.timeout_ms as Time * MSEC;
+    let t = cm.timeout_ms as Time * MSEC;
+    let at = d.timer_at(now, t, false);
     d.conns.arm(id, at);
     result
 }

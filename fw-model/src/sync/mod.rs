@@ -610,13 +610,13 @@ impl MessageBuilder {
     /// Whether an entry of `len` bytes fits (with its alignment padding)
     /// and the count allows one more.
     pub fn fits(&self, len: usize) -> bool {
-        let pad = (4 - self.buf.len()) & 3;
+        let pad = self.buf.len().wrapping_neg() & 3;
         self.buf.len() + pad + len <= self.cap && self.nr_conns() < MAX_CONNS_PER_MESG
     }
 
     /// Appends `c` (the caller checked [`fits`](Self::fits)).
     pub fn push(&mut self, c: &SyncConn) {
-        let pad = (4 - self.buf.len()) & 3;
+        let pad = self.buf.len().wrapping_neg() & 3;
         self.buf.resize(self.buf.len() + pad, 0);
         c.encode_v1(&mut self.buf);
         let size = self.buf.len() as u16;

@@ -191,6 +191,12 @@ pub fn run(args: &ConformanceArgs) -> Result<Option<compare::Summary>, Conforman
     // The golden model on the kernel's clock: the frames as they reached the
     // kernel director (TCG falls behind the capture's pace; IPVS timers run
     // on the VM's clock), the changes when the VM applied them.
+    // ... and on the kernel's jiffies: connection timers fire when the VM's
+    // timer wheel fires them (divergence #5).
+    let mut cfg = cfg;
+    if let Some(k) = vm::vm_clock(&work, cfg.clock.map_or(250, |c| c.hz))? {
+        cfg.clock = Some(k);
+    }
     let golden = replay::run_changes(Backend::Golden, 64, Default::default(), cfg, &rules, &sent, applied)?;
     write_pcap(&work.join("lvsnic-out.pcap"), &golden.tx)?;
     write_pcap(&work.join("lvsnic-host.pcap"), &golden.host)?;

@@ -9,6 +9,7 @@ use lvsnic_model::config::DirectorConfig;
 use lvsnic_model::pcap::PcapRecord;
 use lvsnic_model::rules::ipvsadm::Command;
 use lvsnic_model::rules::{RuleSet, ServiceKey};
+use lvsnic_model::time::KernelClock;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::net::Ipv4Addr;
@@ -201,9 +202,79 @@ pub fn applied_changes(work: &Path, changes: &Changes, sent: &[PcapRecord]) -> R
     Ok(out)
 }
 
+/// The VM kernel's jiffies as a [`KernelClock`] on the capture's (realtime)
+/// clock, from `timer_list.txt` (`/proc/timer_list` read three times by
+/// director.sh just before the replay), or `None` when the file is absent
+/// (a work directory from an older lvsnic). `hz`: the kernel's `CONFIG_HZ`.
+///
+/// Per reading: `now at N nsecs` (monotonic), the `.offset` of the clock
+/// base whose `.get_time` is `ktime_get_real` (realtime − monotonic) and
+/// the first `jiffies:` line. Ticks fall on multiples of a jiffy in
+/// monotonic time (`tick_init_jiffy_update` aligns `tick_next_period`;
+/// the VM's `.expires_next` shows it), so `jiffies = ⌊mono / tick⌋ + C`;
+/// a tick between the `now` and `jiffies:` lines makes a reading's `C` one
+/// too large, so the smallest `C` of the readings is taken.
+pub fn vm_clock(work: &Path, hz: u32) -> Result<Option<KernelClock>, ConformanceError> {
+    let p = work.join("timer_list.txt");
+    let Ok(text) = std::fs::read_to_string(&p) else { return Ok(None) };
+    parse_timer_list(&text, hz).map(Some).ok_or_else(|| ConformanceError::Vm(format!("{}: no usable reading (now at / ktime_get_real offset / jiffies)", p.display())))
+}
+
+/// [`vm_clock`] on the text of `/proc/timer_list` (one or more readings).
+pub fn parse_timer_list(text: &str, hz: u32) -> Option<KernelClock> {
+    let tick = 1_000_000_000 / hz.max(1) as u64;
+    let mut best: Option<(u64, u64, u64)> = None; // (C, now, offset)
+    for reading in text.split("Timer List Version:").skip(1) {
+        let mut now = None;
+        let mut offset = None;
+        let mut jiffies = None;
+        let mut real_base = false;
+        for line in reading.lines() {
+            let l = line.trim();
+            if let Some(v) = l.strip_prefix("now at ") {
+                now = now.or_else(|| v.trim_end_matches(" nsecs").trim().parse::<u64>().ok());
+            } else if let Some(v) = l.strip_prefix(".get_time:") {
+                real_base = v.trim() == "ktime_get_real";
+            } else if let Some(v) = l.strip_prefix(".offset:") {
+                if real_base && offset.is_none() {
+                    offset = v.trim().trim_end_matches(" nsecs").trim().parse::<u64>().ok();
+                }
+            } else if let Some(v) = l.strip_prefix("jiffies:") {
+                jiffies = jiffies.or_else(|| v.trim().parse::<u64>().ok());
+            }
+        }
+        let (Some(now), Some(offset), Some(j)) = (now, offset, jiffies) else { continue };
+        let c = j.wrapping_sub(now / tick);
+        if best.is_none_or(|(bc, _, _)| c < bc) {
+            best = Some((c, now, offset));
+        }
+    }
+    let (c, now, offset) = best?;
+    let k = now / tick;
+    Some(KernelClock { hz, anchor_ns: k * tick + offset, anchor_jiffies: k.wrapping_add(c) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Excerpts of three readings of the VM's /proc/timer_list (Debian
+    /// 6.1.0-48, HZ 250) as director.sh records them; the second reading
+    /// has its jiffies line one tick after its `now` line would say.
+    #[test]
+    fn jiffies_anchor_from_timer_list() {
+        let reading = |now: u64, j: u64| {
+            format!(
+                "Timer List Version: v0.9\nHRTIMER_MAX_CLOCK_BASES: 8\nnow at {now} nsecs\n\ncpu: 0\n clock 0:\n  .index:      0\n  .get_time:   ktime_get\n  .offset:     0 nsecs\n clock 1:\n  .index:      1\n  .get_time:   ktime_get_real\n  .offset:     1796314730204243039 nsecs\nactive timers:\n  .expires_next   : 13728000000 nsecs\n  .last_tick      : 0 nsecs\njiffies: {j}\n\nTick Device: mode:     1\n"
+            )
+        };
+        let text = reading(13_726_298_333, 4_294_895_638) + &reading(13_727_996_663, 4_294_895_639) + &reading(13_730_505_761, 4_294_895_639);
+        let k = parse_timer_list(&text, 250).unwrap();
+        // C = 4294895638 - 3431; anchored at the tick of mono 3431 * 4 ms.
+        assert_eq!(k, KernelClock { hz: 250, anchor_ns: 3431 * 4_000_000 + 1_796_314_730_204_243_039, anchor_jiffies: 4_294_895_638 });
+        assert_eq!(k.jiffies(13_730_505_761 + 1_796_314_730_204_243_039), 4_294_895_639);
+        assert_eq!(parse_timer_list("Timer List Version: v0.9\nnow at 5 nsecs\n", 250), None);
+    }
 
     fn rec(ts: u64, b: u8) -> PcapRecord {
         PcapRecord { ts_ns: ts, orig_len: 1, data: vec![b] }
