@@ -1,6 +1,8 @@
-//! The device side of the host driver: one [`Device`] interface over three
-//! backends, all driving the card through the same registers ([`Csr`]) and
-//! the same DMA rings (docs/hardware.md §8, [`rings`]).
+//! The device side of the host driver: one [`Device`] interface over four
+//! backends, all driving the core through the same registers ([`Csr`]);
+//! three of them through the same DMA rings (docs/hardware.md §8,
+//! [`rings`]), the fourth (`etherbone`, a board without a DMA engine)
+//! through UDP datagrams of its management port.
 //!
 //! | backend | core | DMA engine | memory | registers |
 //! |---|---|---|---|---|
