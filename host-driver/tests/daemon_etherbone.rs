@@ -39,7 +39,12 @@ fn daemon_over_etherbone_forwards_like_the_model_backend() {
         &director_toml(),
         &["--backend", "etherbone", "--device", &device, "--bind", &host_s, "--glue", &glue, "--rules", rules_path.to_str().unwrap()],
     );
-    // The daemon programmed and enabled the core over Etherbone.
+    // The daemon programmed and enabled the core over Etherbone (its last
+    // writes go out at the exception loop's first poll).
+    let t = Instant::now();
+    while emu.with_core(|c| c.read32(0x010)) & 1 == 0 && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     assert_eq!(emu.with_core(|c| c.read32(0x010)) & 1, 1, "CTRL.enable");
     assert_eq!(emu.with_core(|c| c.read32(0x01C)), u32::from(DIRECTOR_IP));
 

@@ -5,6 +5,8 @@
 //! lvsnic daemon --backend model [--director DIRECTOR.toml] [--socket PATH] [--rules FILE]
 //!               [--wire pcap:IN.pcap,OUT.pcap[,HOST.pcap] [--pace asap|realtime|step] | --wire tap:NAME]
 //!               [--host-tap NAME] [--vips master|backup|host]
+//! lvsnic daemon --backend vfio --device BDF ...
+//! lvsnic daemon --backend etherbone --device HOST[:PORT] [--glue ADDR|csr.csv] [--bind IP] ...
 //! ```
 //!
 //! * State: a [`Control`] (golden model + flow manager in front of a

@@ -360,7 +360,9 @@ impl EtherboneDevice {
             eb,
             data,
             pending: None,
-            tag: 0,
+            // Tags of an earlier run (a restarted daemon) are unlikely to
+            // come back as this run's.
+            tag: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos() & !3),
             fault: None,
             queue: VecDeque::new(),
             buf: vec![0; 65536],
