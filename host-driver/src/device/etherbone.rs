@@ -638,9 +638,14 @@ impl Device for EtherboneDevice {
             if !(INJ_FRAME_MIN..=INJ_FRAME_MAX).contains(&frame.len()) {
                 return Err(EtherboneError::FrameLength { len: frame.len(), min: INJ_FRAME_MIN, max: INJ_FRAME_MAX }.into());
             }
-            self.data
-                .send(&encode_inject(*seq, frame))
-                .map_err(sock_err(format!("sending an inject datagram to {}:{}", self.cfg.board.ip(), self.cfg.data_port)))?;
+            let d = encode_inject(*seq, frame);
+            // A connected socket reports an earlier ICMP error on the next
+            // call: that datagram is gone, this one is sent again once.
+            let r = match self.data.send(&d) {
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => self.data.send(&d),
+                r => r,
+            };
+            r.map_err(sock_err(format!("sending an inject datagram to {}:{}", self.cfg.board.ip(), self.cfg.data_port)))?;
             self.tx.frames += 1;
             self.tx.bytes += frame.len() as u64;
         }
