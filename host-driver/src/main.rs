@@ -170,9 +170,21 @@ enum Cmd {
         /// virtual_ipaddress, unchanged).
         #[arg(long, value_enum, default_value = "master")]
         vips: lvsnic::daemon::VipMode,
-        /// PCI address of the card (`--backend vfio`), e.g. 0000:3b:00.0.
+        /// PCI address of the card (`--backend vfio`), e.g. 0000:3b:00.0;
+        /// the board's address (`--backend etherbone`), HOST[:PORT], e.g.
+        /// 192.168.1.50 (Etherbone port 1234 by default).
         #[arg(long)]
         device: Option<String>,
+        /// `--backend etherbone`: the glue's CSRs, as the byte address of
+        /// glue_host_ip (the others follow one word apart in the documented
+        /// order) or the build's csr.csv. Without it exceptions are awaited
+        /// on UDP port 19542 and no glue counters are read.
+        #[arg(long)]
+        glue: Option<String>,
+        /// `--backend etherbone`: local address to bind the management
+        /// port's sockets to (default: any).
+        #[arg(long)]
+        bind: Option<std::net::IpAddr>,
         /// Data width of the simulated core (`--backend sim`): 64 or 512.
         #[arg(long, default_value_t = 64)]
         width: u32,
@@ -274,8 +286,8 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, width } => {
-            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, width })
+        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width } => {
+            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width })
                 .map_err(|e| e.to_string())
         }
         Cmd::Status { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Status)),

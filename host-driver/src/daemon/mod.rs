@@ -5,12 +5,15 @@
 //! lvsnic daemon --backend model [--director DIRECTOR.toml] [--socket PATH] [--rules FILE]
 //!               [--wire pcap:IN.pcap,OUT.pcap[,HOST.pcap] [--pace asap|realtime|step] | --wire tap:NAME]
 //!               [--host-tap NAME] [--vips master|backup|host]
+//! lvsnic daemon --backend vfio --device BDF ...
+//! lvsnic daemon --backend etherbone --device HOST[:PORT] [--glue ADDR|csr.csv] [--bind IP] ...
 //! ```
 //!
 //! * State: a [`Control`] (golden model + flow manager in front of a
 //!   [`Device`]). `--backend model` is the hardware model behind the DMA
 //!   engine model and the host rings, `sim` the verilated core in its
-//!   place (cargo feature `sim`), `vfio` a real card; the loop is generic
+//!   place (cargo feature `sim`), `vfio` a real card, `etherbone` a board
+//!   over its management port (`--device HOST[:PORT]`); the loop is generic
 //!   over the device. `--wire` needs a card whose network is simulated
 //!   ([`device::Wire`](crate::device::Wire): `model`, `sim`); a real card
 //!   takes its frames from its ports and hands exceptions up on its
@@ -82,6 +85,10 @@ pub enum DaemonBackend {
     /// A real card through VFIO (`--device BDF`); frames come from its own
     /// ports, the exception ring is polled.
     Vfio,
+    /// An lvsnic board over its management port (`--device HOST[:PORT]`,
+    /// `--glue`, `--bind`): registers over Etherbone, exceptions and
+    /// injected frames as UDP datagrams; frames come from its data port.
+    Etherbone,
 }
 
 /// How a pcap wire is played.
@@ -186,8 +193,14 @@ pub struct DaemonArgs {
     pub host_tap: Option<String>,
     /// Which VIPs are this director's (VRRP).
     pub vips: VipMode,
-    /// PCI address of the card (`vfio`).
+    /// PCI address of the card (`vfio`), or the board's address
+    /// `HOST[:PORT]` (`etherbone`).
     pub device: Option<String>,
+    /// `etherbone`: the glue's CSRs, as the address of `glue_host_ip` or
+    /// the build's `csr.csv` ([`crate::device::etherbone::GlueMap::parse_option`]).
+    pub glue: Option<String>,
+    /// `etherbone`: local address to bind (default: any).
+    pub bind: Option<std::net::IpAddr>,
     /// Data width of the simulated core (`sim`).
     pub width: u32,
 }
@@ -431,6 +444,27 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
             }
             let mut dev = VfioDevice::open(bdf, RingConfig::default()).map_err(|e| dev_err(e.to_string()))?;
             let params = params_from_caps(&mut dev);
+            let sp = SlowPath::new(director, dev, params).map_err(|e| dev_err(e.to_string()))?;
+            let ctl = Control::new(sp, params.vip_count, limits);
+            let mut d = Daemon::new(ctl, Daemon::run_host_tap, wire, host_tap, true);
+            d.polls_card = true;
+            serve(d, args)
+        }
+        DaemonBackend::Etherbone => {
+            use crate::device::etherbone::{EtherboneConfig, EtherboneDevice, GlueMap};
+            let spec = args.device.as_deref().ok_or_else(|| {
+                dev_err("--backend etherbone needs --device <board address>[:PORT], e.g. --device 192.168.1.50".into())
+            })?;
+            if !matches!(wire, Wire::None) {
+                return Err(dev_err("--backend etherbone takes its frames from the board's data port: no --wire".into()));
+            }
+            let mut cfg = EtherboneConfig::new(EtherboneConfig::parse_device(spec).map_err(|e| dev_err(e.to_string()))?);
+            cfg.glue = args.glue.as_deref().map(GlueMap::parse_option).transpose().map_err(dev_err)?;
+            if let Some(ip) = args.bind {
+                cfg.bind = ip;
+            }
+            let dev = EtherboneDevice::open(cfg).map_err(|e| dev_err(e.to_string()))?;
+            let params = dev.identity.params;
             let sp = SlowPath::new(director, dev, params).map_err(|e| dev_err(e.to_string()))?;
             let ctl = Control::new(sp, params.vip_count, limits);
             let mut d = Daemon::new(ctl, Daemon::run_host_tap, wire, host_tap, true);

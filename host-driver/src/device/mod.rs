@@ -1,19 +1,28 @@
-//! The device side of the host driver: one [`Device`] interface over three
-//! backends, all driving the card through the same registers ([`Csr`]) and
-//! the same DMA rings (docs/hardware.md §8, [`rings`]).
+//! The device side of the host driver: one [`Device`] interface over four
+//! backends, all driving the core through the same registers ([`Csr`]);
+//! three of them through the same DMA rings (docs/hardware.md §8,
+//! [`rings`]), the fourth (`etherbone`, a board without a DMA engine)
+//! through UDP datagrams of its management port.
 //!
 //! | backend | core | DMA engine | memory | registers |
 //! |---|---|---|---|---|
 //! | `model` ([`model::ModelDevice`]) | `HwPipeline` ([`dma_model::ModelCore`]) | [`dma_model::DmaEngine`] | [`memory::SimMemory`] | [`dma_model::Card`] |
 //! | `sim` (`ModelDevice<C>` with the verilated core as `C`) | `lvsnic-sim` | the same model | the same | the same |
 //! | `vfio` ([`vfio::VfioDevice`]) | the card | the card | [`memory::DmaRegion`] in the IOMMU | BAR0 ([`mmio::Bar`]) |
+//! | `etherbone` ([`etherbone::EtherboneDevice`]) | the board | none: frames as UDP datagrams | none | Etherbone over UDP |
+//!
+//! [`board_emu`] is an emulated board for the `etherbone` backend's tests
+//! (the hardware model behind the same UDP protocol).
 //!
 //! One file per concern; `unsafe` lives only in [`mmio`] (volatile BAR
 //! access), [`memory`] (volatile DMA-memory copies) and [`sys`] (the
 //! `ioctl` system call), each of which allows it; the workspace denies it
 //! everywhere else (`[workspace.lints]`).
 
+pub mod board_emu;
 pub mod dma_model;
+pub mod etherbone;
+pub mod etherbone_wire;
 pub mod format;
 pub mod memory;
 pub mod mmio;
@@ -36,7 +45,7 @@ pub use rings::{RxCounters, RxFrame, TxCounters};
 /// implements every method with its real effect; how frames reach and
 /// leave the card's network ports is not part of it (see [`Wire`]).
 pub trait Device: Csr {
-    /// `model`, `sim` or `vfio`.
+    /// `model`, `sim`, `vfio` or `etherbone`.
     fn backend(&self) -> &'static str;
     /// Takes up to `max` exception frames (with their metadata) the card
     /// handed up, copied out of DMA memory; returns how many were added.
@@ -105,6 +114,9 @@ pub enum DeviceError {
     /// The card is not one this driver can run.
     #[error("{0}")]
     Identity(#[from] IdentityError),
+    /// A board's management port failed (`etherbone`).
+    #[error("{0}")]
+    Etherbone(#[from] etherbone::EtherboneError),
     /// A frame offered to a simulated card gave an output the core cannot
     /// give for one frame.
     #[error("frame {seq}: {transmitted} frames transmitted and {to_host} received by the host (receive ring {rx:?})")]
@@ -168,8 +180,29 @@ pub enum IdentityError {
     NoDma(u32),
 }
 
+/// What the core's identification registers say (a board without a DMA
+/// engine: `etherbone`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoreIdentity {
+    /// `VERSION`: major in the upper half, minor in the lower.
+    pub version: u32,
+    /// Table sizes and data width (`CAPS0`, `CAPS1`).
+    pub params: HwParams,
+}
+
 /// Reads and checks `ID`, `VERSION`, `CAPS0`, `CAPS1` and `DMA_CAPS`.
 pub fn check_identity<C: Csr + ?Sized>(csr: &mut C) -> Result<Identity, IdentityError> {
+    let CoreIdentity { version, params } = check_core_identity(csr)?;
+    let dma_reg = csr.read32(format::DMA_CAPS);
+    let dma = DmaCaps::from_reg(dma_reg);
+    if !dma.usable() {
+        return Err(IdentityError::NoDma(dma_reg));
+    }
+    Ok(Identity { version, params, dma })
+}
+
+/// Reads and checks the core's `ID`, `VERSION`, `CAPS0` and `CAPS1`.
+pub fn check_core_identity<C: Csr + ?Sized>(csr: &mut C) -> Result<CoreIdentity, IdentityError> {
     let id = csr.read32(ID);
     if id == 0xFFFF_FFFF {
         return Err(IdentityError::NoResponse);
@@ -198,12 +231,7 @@ pub fn check_identity<C: Csr + ?Sized>(csr: &mut C) -> Result<Identity, Identity
     if caps1 & 0xFFFF != 4 | 2 << 8 || !(1..=32).contains(&params.vip_count) {
         return Err(IdentityError::Caps(format!("flow table geometry or VIP count (CAPS1 = {caps1:#010x})")));
     }
-    let dma_reg = csr.read32(format::DMA_CAPS);
-    let dma = DmaCaps::from_reg(dma_reg);
-    if !dma.usable() {
-        return Err(IdentityError::NoDma(dma_reg));
-    }
-    Ok(Identity { version, params, dma })
+    Ok(CoreIdentity { version, params })
 }
 
 /// A queue's device-side state and error counters (its registers).
@@ -251,6 +279,10 @@ pub struct DeviceCounters {
     pub txq: QueueRegs,
     /// The core's frame counters.
     pub core: CoreCounters,
+    /// A board's management port (`etherbone`; `None` on the other
+    /// backends, whose receive and transmit rings are `rx`, `tx`, `rxq`,
+    /// `txq`).
+    pub management: Option<etherbone::ManagementCounters>,
 }
 
 fn queue_regs<C: Csr + ?Sized>(csr: &mut C, qb: u32) -> QueueRegs {
@@ -285,5 +317,6 @@ pub fn read_counters<C: Csr + ?Sized>(csr: &mut C, rings: &rings::Rings) -> Devi
             to_host: read_counter(csr, CNT_HOST),
             injected: read_counter(csr, CNT_INJECT),
         },
+        management: None,
     }
 }
