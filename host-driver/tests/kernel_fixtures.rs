@@ -15,6 +15,7 @@
 
 use lvsnic::changes::Changes;
 use lvsnic::conformance::compare::Compare;
+use lvsnic::conformance::vm;
 use lvsnic::replay::{run_changes, Backend};
 use lvsnic_model::config::{DirectorConfig, VlanMode};
 use lvsnic_model::pcap;
@@ -26,7 +27,12 @@ fn fixtures() -> PathBuf {
 }
 
 fn load(dir: &Path) -> (DirectorConfig, lvsnic_model::rules::RuleSet, Vec<pcap::PcapRecord>, Changes) {
-    let cfg = DirectorConfig::load(&dir.join("director.toml")).unwrap();
+    let mut cfg = DirectorConfig::load(&dir.join("director.toml")).unwrap();
+    // A fixture recorded with the VM's /proc/timer_list runs on the VM's
+    // jiffies, as `lvsnic conformance` does.
+    if let Some(k) = vm::vm_clock(dir, 250).unwrap() {
+        cfg.clock = Some(k);
+    }
     let rules_text = std::fs::read_to_string(dir.join("rules.txt")).unwrap();
     let rules = lvsnic_model::rules::ipvsadm::parse_rules(&rules_text).unwrap();
     let input = pcap::read_file(dir.join("in.pcap")).unwrap();
@@ -61,7 +67,7 @@ fn golden_model_transmits_what_the_kernel_transmitted() {
         .collect();
     dirs.sort();
     let names: Vec<String> = dirs.iter().map(|d| d.file_name().unwrap().to_string_lossy().into_owned()).collect();
-    for want in ["conn-reuse-nodest", "ip-options", "ip-options-icmp", "nat-icmp-send", "udp-wlc-persist", "vlan"] {
+    for want in ["conn-reuse-nodest", "ip-options", "ip-options-icmp", "nat-icmp-send", "timer-wheel", "udp-wlc-persist", "vlan"] {
         assert!(names.iter().any(|n| n == want), "fixture {want} missing in {}", fixtures().display());
     }
     let mut failed = Vec::new();
@@ -71,6 +77,22 @@ fn golden_model_transmits_what_the_kernel_transmitted() {
         }
     }
     assert!(failed.is_empty(), "differences from the kernel:\n{}", failed.join("\n"));
+}
+
+#[test]
+fn timer_wheel_fixture_needs_the_kernel_clock() {
+    // The same fixture with exact deadlines (no [clock]): the lc scheduler
+    // sees connections expired that the kernel still counted (its timer
+    // wheel fires a 10 s timer up to 256 ms late), so some probes go to
+    // the other server.
+    let dir = fixtures().join("timer-wheel");
+    let (mut cfg, rules, input, changes) = load(&dir);
+    assert!(cfg.clock.is_some(), "timer_list.txt gives the fixture the VM's jiffies");
+    cfg.clock = None;
+    let kernel = pcap::read_file(dir.join("kernel-out.pcap")).unwrap();
+    let out = run_changes(Backend::Golden, 64, Default::default(), cfg, &rules, &input, changes).unwrap();
+    let s = Compare { kernel: &kernel, lvsnic: &out.tx, host: &out.host, local: &[], window_ns: 1_000_000_000 }.run();
+    assert!(s.differing > 0, "without the timer wheel the model should differ from the kernel: {}", s.text());
 }
 
 #[test]
