@@ -290,8 +290,29 @@ impl FlowManager {
     }
 
     fn install(&mut self, hw: &mut dyn Csr, d: &mut Director, id: ConnId, w: Wanted) {
-        if self.by_key.contains_key(&w.req.0) || w.rep.is_some_and(|r| self.by_key.contains_key(&r.0)) {
-            return; // another connection owns the key (a replaced one, not yet expired)
+        // A key another connection's flow holds: the kernel's lookups
+        // (`ip_vs_conn_in_get`, `ip_vs_conn_out_get`) find the newest
+        // connection first (`ip_vs_conn_hash` adds at the chain's head), so
+        // when the director's lookup finds this one, the other (replaced,
+        // not yet expired: `ip_vs_conn_expire_now` acts at the next jiffy)
+        // leaves the card; otherwise this one stays in software.
+        let keys = std::iter::once((w.req.0, false)).chain(w.rep.map(|r| (r.0, true)));
+        for (k, reply) in keys {
+            let Some(&other) = self.by_key.get(&k) else { continue };
+            if other == id {
+                continue;
+            }
+            let found = if reply {
+                d.conns.out_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
+            } else {
+                d.conns.in_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
+            };
+            if found != Some(id) {
+                return;
+            }
+            if let Some(h) = self.conns.get(&other).copied() {
+                self.uninstall(hw, d, other, h);
+            }
         }
         let Some(ra) = self.acquire_action(hw, w.dest, false, w.req.1) else {
             self.table_full += 1;

@@ -63,3 +63,19 @@ fn split_equals_golden_with_short_timeouts_and_sysctls() {
     assert_same(&g, &m);
     assert!(g.report.connections.expired > 0, "expiry exercised");
 }
+
+#[test]
+fn split_equals_golden_on_the_kernel_timer_wheel() {
+    // With `[clock]` a replaced connection lingers until the next jiffy
+    // (`ip_vs_conn_expire_now`) and expiries are rounded up per wheel
+    // level: the hardware must hand its flows to the connection the
+    // kernel's lookup finds (the newest), and age flows as the wheel does.
+    let extra = "[timeouts]\ntcp = 30\ntcpfin = 10\nudp = 20\n[clock]\nhz = 250\njiffies = 4294892296\nat_ns = 1700000000123456789\n";
+    for seed in [1u64, 2, 3, 4] {
+        let spec = TrafficSpec { seed, connections: 1500, clients: 40, duration: 200 * SEC, port_reuse_fraction: 0.3, ..TrafficSpec::default() };
+        let (g, m, n) = both(extra, &spec);
+        assert_same(&g, &m);
+        assert!(m.in_hardware as usize > n / 3, "seed {seed}: only {} of {n} frames forwarded in hardware", m.in_hardware);
+        assert!(g.report.connections.expired > 0, "expiry exercised");
+    }
+}
