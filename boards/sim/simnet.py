@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+#
+# Host-side helpers for lvsnic's full-system simulation (boards/sim/): an
+# Etherbone client over UDP (LiteX's packet classes, our socket), the
+# management port's datagram framing (boards/README.md "Management port"),
+# raw frames on the data tap, and the readiness probe run.sh uses:
+#
+#   simnet.py probe --ip 192.168.1.50 [--bind 192.168.1.100] [--timeout 120]
+#
+# exits 0 once the core's ID register (byte address 0) reads 0x4C56534E.
+
+import argparse
+import os
+import socket
+import struct
+import sys
+import time
+
+from litex.tools.remote.etherbone import EtherbonePacket, EtherboneRecord
+from litex.tools.remote.etherbone import EtherboneReads, EtherboneWrites
+
+ETHERBONE_PORT = 1234
+LVSNIC_UDP_PORT = 0x4C56          # 19542
+LVSN_ID = 0x4C56534E
+EXCEPT_MAGIC = b"LVCX"
+INJECT_MAGIC = b"LVNJ"
+PACKET_OUTGOING = 4               # sll_pkttype of frames the host itself sent
+
+
+class Etherbone:
+    """Etherbone (the LiteEth flavour: 32-bit addresses and data) over UDP.
+
+    LiteEth answers to UDP port 1234 of the requester whatever the
+    request's source port, so the socket is bound to local port 1234."""
+    def __init__(self, ip, port=ETHERBONE_PORT, bind="", timeout=0.5, retries=10):
+        self.ip, self.port, self.timeout, self.retries = ip, port, timeout, retries
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind((bind, ETHERBONE_PORT))
+        self.sock.settimeout(timeout)
+        self.tag = 0
+
+    def close(self):
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def read(self, addr, count=1):
+        """count 32-bit words from byte address addr (incrementing)."""
+        for _ in range(self.retries):
+            self.tag = (self.tag + 1) & 0xFFFFFFFF
+            record = EtherboneRecord(addr_size=4)
+            record.reads = EtherboneReads(addr_size=4, addrs=[addr + 4 * i for i in range(count)])
+            record.rcount = count
+            record.reads.base_ret_addr = self.tag
+            packet = EtherbonePacket(addr_width=32)
+            packet.records = [record]
+            packet.encode()
+            self.sock.sendto(packet.bytes, (self.ip, self.port))
+            deadline = time.monotonic() + self.timeout
+            while time.monotonic() < deadline:
+                try:
+                    data, _ = self.sock.recvfrom(65535)
+                except socket.timeout:
+                    break
+                reply = EtherbonePacket(32, data)
+                reply.decode()
+                if not reply.records:
+                    continue
+                rec = reply.records.pop()
+                if rec.writes is not None and rec.writes.base_addr == self.tag:
+                    vals = rec.writes.get_datas()
+                    return vals[0] if count == 1 else vals
+        raise TimeoutError(f"no Etherbone reply from {self.ip}:{self.port}")
+
+    def write(self, addr, values):
+        """32-bit words to byte address addr (posted: no reply)."""
+        values = values if isinstance(values, list) else [values]
+        record = EtherboneRecord(addr_size=4)
+        record.writes = EtherboneWrites(addr_size=4, base_addr=addr, datas=iter(values))
+        record.wcount = len(values)
+        packet = EtherbonePacket(addr_width=32)
+        packet.records = [record]
+        packet.encode()
+        self.sock.sendto(packet.bytes, (self.ip, self.port))
+
+
+def read_csr_csv(path):
+    """{name: byte address} of the LiteX CSRs of a build's csr.csv."""
+    regs = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.strip().split(",")
+            if len(parts) >= 3 and parts[0] == "csr_register":
+                regs[parts[1]] = int(parts[2], 0)
+    return regs
+
+
+# Frames ----------------------------------------------------------------------------------------
+
+def _csum(b):
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return (~s) & 0xFFFF
+
+
+def ipv4_udp_frame(dst_mac, src_mac, src_ip, dst_ip, sport, dport, payload, ttl=64, ident=1):
+    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), ident, 0, ttl, 17, 0,
+                     socket.inet_aton(src_ip), socket.inet_aton(dst_ip))
+    ip = ip[:10] + struct.pack("!H", _csum(ip)) + ip[12:]
+    return bytes.fromhex(dst_mac.replace(":", "")) + bytes.fromhex(src_mac.replace(":", "")) \
+        + b"\x08\x00" + ip + udp
+
+
+def parse_exception(dgram):
+    """(metadata fields, frame) of an exception datagram, or ValueError."""
+    if len(dgram) < 24 or dgram[20:24] != EXCEPT_MAGIC:
+        raise ValueError(f"not an exception datagram: {dgram[:24].hex()}")
+    meta = int.from_bytes(dgram[:20], "little")
+    fields = {
+        "reason": meta & 0xFF,
+        "hit": (meta >> 8) & 1,
+        "vip": (meta >> 9) & 1,
+        "hash0": (meta >> 32) & 0xFFFFFFFF,
+        "seq": (meta >> 64) & 0xFFFFFFFF,
+        "timestamp": (meta >> 96) & ((1 << 64) - 1),
+    }
+    return fields, dgram[24:]
+
+
+def inject_datagram(frame, seq=0):
+    return struct.pack("<I", seq) + INJECT_MAGIC + frame
+
+
+class DataTap:
+    """Raw frames on the data port's tap: send() goes into the simulated
+    data port, recv() returns frames the simulation sent out of it."""
+    def __init__(self, ifname, timeout=5.0):
+        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+        self.sock.bind((ifname, 0))
+        self.sock.settimeout(timeout)
+
+    def send(self, frame):
+        self.sock.send(frame)
+
+    def recv(self, timeout=None):
+        """Next frame from the simulation (skips the host's own), or None."""
+        deadline = time.monotonic() + (timeout if timeout is not None else self.sock.gettimeout())
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.sock.settimeout(left)
+            try:
+                data, addr = self.sock.recvfrom(65535)
+            except socket.timeout:
+                return None
+            if addr[2] != PACKET_OUTGOING:
+                return data
+
+    def drain(self):
+        while self.recv(timeout=0.05) is not None:
+            pass
+
+    def close(self):
+        self.sock.close()
+
+
+# Readiness probe -------------------------------------------------------------------------------
+
+def probe(ip, bind, timeout):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            with Etherbone(ip, bind=bind, timeout=0.5, retries=1) as eb:
+                v = eb.read(0)
+            if v == LVSN_ID:
+                return 0
+            last = f"ID read 0x{v:08x}"
+        except TimeoutError as e:
+            last = str(e)
+        except OSError as e:
+            # bind() can fail while the tap's address is not yet usable
+            last = str(e)
+            time.sleep(0.5)
+    print(f"simnet: {ip} not ready after {timeout} s ({last})", file=sys.stderr)
+    return 1
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    pr = sub.add_parser("probe", help="wait until the core's ID register reads LVSN over Etherbone")
+    pr.add_argument("--ip", required=True)
+    pr.add_argument("--bind", default="")
+    pr.add_argument("--timeout", type=float, default=120)
+    args = p.parse_args()
+    if args.cmd == "probe":
+        sys.exit(probe(args.ip, args.bind, args.timeout))
+
+
+if __name__ == "__main__":
+    main()
