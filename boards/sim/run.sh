@@ -81,11 +81,17 @@ ready_line() {
     . "$STATE/env"
     echo "lvsnic-sim: ready pid=$LVSNIC_SIM_PID data_tap=$LVSNIC_SIM_DATA_TAP mgmt_tap=$LVSNIC_SIM_MGMT_TAP" \
          "sim_ip=$LVSNIC_SIM_IP host_ip=$LVSNIC_SIM_HOST_IP etherbone=$LVSNIC_SIM_IP:1234" \
-         "lvsnic_udp=19542 csr_csv=$LVSNIC_SIM_CSR_CSV log=$LVSNIC_SIM_LOG${NETNS:+ netns=$NETNS}"
+         "lvsnic_udp=19542 csr_csv=$LVSNIC_SIM_CSR_CSV log=$LVSNIC_SIM_LOG${LVSNIC_SIM_NETNS:+ netns=$LVSNIC_SIM_NETNS}"
 }
 
 stop() {
-    local pid
+    local pid ipn=("${IPN[@]}")
+    # the namespace the instance was started in
+    if [ -f "$STATE/env" ]; then
+        local ns
+        ns=$(sed -n 's/^LVSNIC_SIM_NETNS=//p' "$STATE/env")
+        if [ -n "$ns" ]; then ipn=(ip -n "$ns"); else ipn=(ip); fi
+    fi
     if pid=$(running_pid); then
         kill -TERM "$pid" 2>/dev/null || true
         for _ in $(seq 50); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
@@ -94,7 +100,7 @@ stop() {
     fi
     if [ -f "$STATE/taps-created" ]; then
         while read -r tap; do
-            [ -n "$tap" ] && "${IPN[@]}" link del "$tap" 2>/dev/null || true
+            [ -n "$tap" ] && "${ipn[@]}" link del "$tap" 2>/dev/null || true
         done < "$STATE/taps-created"
         rm -f "$STATE/taps-created"
     fi

@@ -12,6 +12,11 @@
  *    left as configured: addresses, MAC, MTU and link state are the host's
  *    business (boards/sim/run.sh creates persistent taps and configures
  *    them), so the data port tap can carry no address at all;
+ *  - frames into the design are separated by at least LVSNIC_TAP_GAP idle
+ *    cycles, as on a wire (12-byte inter-frame gap + 8-byte preamble, which
+ *    the PHY model does not carry): LiteX's module leaves one idle cycle,
+ *    and LiteEth's 8-bit UDP/IP receive path mangles datagrams that follow
+ *    each other that closely;
  *  - frames up to 16 KiB (jumbo) both ways; every readable frame is read
  *    per event (non-blocking), and the receive queue is bounded (frames
  *    beyond LVSNIC_TAP_QUEUE are dropped and counted, as a NIC would).
@@ -38,6 +43,7 @@
 
 #define LVSNIC_TAP_FRAME 16384
 #define LVSNIC_TAP_QUEUE 4096
+#define LVSNIC_TAP_GAP   20
 
 struct frame_s {
   size_t len;
@@ -61,6 +67,7 @@ struct session_s {
   int tx_overlong;
   struct frame_s *cur;  /* frame being fed to the design */
   size_t cur_sent;
+  unsigned idle;        /* idle cycles since the last frame into the design */
   struct frame_s *head, *tail;
   unsigned queued;
   unsigned long long rx_frames, rx_dropped, tx_frames, tx_dropped;
@@ -229,17 +236,21 @@ static int lvsnic_tap_tick(void *sess, uint64_t time_ps)
     s->tx_overlong = 0;
   }
 
-  /* tap -> design: one byte per cycle, one idle cycle between frames. */
+  /* tap -> design: one byte per cycle, LVSNIC_TAP_GAP idle cycles between
+     frames. */
   *s->rx_valid = 0;
+  if (!s->cur && s->idle < LVSNIC_TAP_GAP)
+    s->idle++;
   if (s->cur) {
     *s->rx_valid = 1;
     *s->rx = (char)s->cur->data[s->cur_sent++];
     if (s->cur_sent == s->cur->len) {
       free(s->cur);
       s->cur = NULL;
+      s->idle = 0;
       s->rx_frames++;
     }
-  } else if (s->head) {
+  } else if (s->head && s->idle >= LVSNIC_TAP_GAP) {
     s->cur = s->head;
     s->cur_sent = 0;
     s->head = s->head->next;
