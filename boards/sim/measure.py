@@ -23,7 +23,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from simnet import Etherbone, DataTap, ipv4_udp_frame, inject_datagram, read_csr_csv, LVSNIC_UDP_PORT  # noqa: E402
+from simnet import (Etherbone, DataTap, ipv4_udp_frame, inject_datagram, read_csr_csv,  # noqa: E402
+                    parse_exception, write_flow, write_action, flow_entry, route_action,
+                    mac_int, ip_int, REG, LVSNIC_UDP_PORT)
 
 
 def load_env(path):
@@ -123,6 +125,28 @@ def main():
         dg = inject_datagram(frame, seq=1)
         out[f"inject path, {args.size}-byte frames"] = run(
             lambda: tx.sendto(dg, (sim_ip, LVSNIC_UDP_PORT)), lambda: tap.recv(timeout=5.0) is not None)
+        # forward path: the flow installed as the host would (miss -> hash_0 -> way 0 bucket)
+        fb = (eb.read(REG["CAPS0"]) >> 16) & 0xFF
+        saved = {a: eb.read(REG[a]) for a in ("MAC_LO", "MAC_HI", "IP", "VIP0", "VIP_VALID")}
+        eb.write(REG["MAC_LO"], mac_int("02:00:00:00:00:01") & 0xFFFFFFFF)
+        eb.write(REG["MAC_HI"], mac_int("02:00:00:00:00:01") >> 32)
+        eb.write(REG["VIP0"], ip_int("10.0.0.9"))
+        eb.write(REG["VIP_VALID"], 1)
+        eb.write(REG["CTRL"], ctrl | 1)
+        eb.read(REG["CTRL"])
+        tap.drain()
+        tap.send(frame)
+        meta, _ = parse_exception(rx.recvfrom(65535)[0])
+        bucket = meta["hash0"] & ((1 << fb) - 1)
+        write_action(eb, 1, route_action("02:00:00:00:00:63"))
+        write_flow(eb, 0, bucket, 0, flow_entry(17, "10.0.0.2", "10.0.0.9", 1000, 80, 1), fb)
+        out[f"forward path, {args.size}-byte frames"] = run(
+            lambda: tap.send(frame), lambda: tap.recv(timeout=5.0) is not None)
+        write_flow(eb, 0, bucket, 0, [0, 0, 0, 0], fb)
+        eb.write(REG["CTRL"], ctrl & ~1)
+        for a, v in saved.items():
+            eb.write(REG[a], v)
+
         ov1 = {k: eb.read(csr[k]) for k in ov0}
         out["glue overflow counters (delta)"] = {k: ov1[k] - ov0[k] for k in ov0}
         eb.write(0x10, ctrl)

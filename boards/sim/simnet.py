@@ -99,6 +99,74 @@ def read_csr_csv(path):
     return regs
 
 
+# Core tables (docs/hardware.md §4, §6) ------------------------------------------------------------
+
+REG = {"ID": 0x000, "VERSION": 0x004, "CAPS0": 0x008, "CAPS1": 0x00C, "CTRL": 0x010,
+       "MAC_LO": 0x014, "MAC_HI": 0x018, "IP": 0x01C, "MTU": 0x020, "VIP_VALID": 0x024,
+       "VIP0": 0x100, "FLOW_DATA0": 0x200, "FLOW_INDEX": 0x210, "FLOW_CMD": 0x214,
+       "FLOW_STATUS": 0x218, "ACT_DATA0": 0x300, "ACT_INDEX": 0x310, "ACT_CMD": 0x314,
+       "ACT_STATUS": 0x318, "ACT_PKTS_LO": 0x330, "CNT0_LO": 0x400}
+
+
+def _words(v):
+    return [(v >> (32 * i)) & 0xFFFFFFFF for i in range(4)]
+
+
+def ip_int(ip):
+    return int.from_bytes(socket.inet_aton(ip), "big")
+
+
+def mac_int(mac):
+    return int.from_bytes(bytes.fromhex(mac.replace(":", "")), "big")
+
+
+def flow_entry(proto, src, dst, sport, dport, action, ack_fast=False):
+    """128-bit flow entry (§4) as four 32-bit words, DATA0 first."""
+    v = 1 | int(ack_fast) << 1 | proto << 8 | ip_int(src) << 16 | ip_int(dst) << 48 \
+        | sport << 80 | dport << 96 | action << 112
+    return _words(v)
+
+
+def route_action(mac):
+    """ROUTE (direct routing) action to the given MAC."""
+    return _words(0 | mac_int(mac) << 16)
+
+
+def _command(eb, index_reg, index, cmd_reg, status_reg):
+    for _ in range(100):
+        if eb.read(status_reg) & 1 == 0:
+            break
+    eb.write(index_reg, index)
+    eb.write(cmd_reg, 1)
+    for _ in range(100):
+        if eb.read(status_reg) & 1 == 0:
+            return
+    raise TimeoutError("table command stays busy")
+
+
+def write_flow(eb, way, bucket, slot, words, buckets_log2):
+    eb.write(REG["FLOW_DATA0"], words)
+    _command(eb, REG["FLOW_INDEX"], way << (buckets_log2 + 2) | bucket << 2 | slot,
+             REG["FLOW_CMD"], REG["FLOW_STATUS"])
+
+
+def write_action(eb, index, words):
+    eb.write(REG["ACT_DATA0"], words)
+    _command(eb, REG["ACT_INDEX"], index, REG["ACT_CMD"], REG["ACT_STATUS"])
+
+
+def routed(frame, dst_mac, src_mac):
+    """The frame a ROUTE action makes of an option-less IPv4 frame: MACs
+    replaced, TTL - 1, header checksum recomputed, cut at the total length."""
+    ip = bytearray(frame[14:34])
+    total = int.from_bytes(ip[2:4], "big")
+    ip[8] -= 1
+    ip[10:12] = b"\0\0"
+    ip[10:12] = _csum(bytes(ip)).to_bytes(2, "big")
+    return bytes.fromhex(dst_mac.replace(":", "")) + bytes.fromhex(src_mac.replace(":", "")) \
+        + frame[12:14] + bytes(ip) + frame[34:14 + total]
+
+
 # Frames ----------------------------------------------------------------------------------------
 
 def _csum(b):

@@ -230,3 +230,49 @@ def test_inject_bad_magic(sim, eb, tap):
     assert tap.recv(timeout=1) is None
     assert eb.read(sim["csr"]["glue_inject_bad"]) == bad0 + 1
     s.close()
+
+
+def test_forward_after_install(sim, eb, host_sock, tap):
+    """What the host driver does: a miss to a VIP comes up with hash_0, the
+    host installs a ROUTE flow in way 0, bucket hash_0 & mask, and the same
+    packet is then forwarded by the core out of the data tap (MACs
+    rewritten, TTL - 1, checksum recomputed)."""
+    fb = int(os.environ.get("FLOW_BUCKETS_LOG2", 4))
+    vip, rs_mac = "10.0.0.100", "02:00:00:00:00:63"
+    ctrl = eb.read(CTRL)
+    saved = {a: eb.read(a) for a in (MAC_LO, MAC_HI, IP, VIP0, 0x024)}
+    lo, hi = _mac_regs(DIRECTOR_MAC)
+    _write(eb, MAC_LO, lo)
+    _write(eb, MAC_HI, hi)
+    _write(eb, IP, simnet.ip_int(DIRECTOR_IP))
+    _write(eb, VIP0, simnet.ip_int(vip))
+    _write(eb, 0x024, 1)                         # VIP_VALID
+    _write(eb, CTRL, ctrl | 1)
+    bucket = None
+    try:
+        _drain(host_sock)
+        tap.drain()
+        frame = ipv4_udp_frame(DIRECTOR_MAC, CLIENT_MAC, "10.0.0.2", vip, 23456, 80, b"forward me" * 5)
+        tap.send(frame)
+        meta, got = _exception_of(host_sock, sim, frame)
+        assert got == frame and meta["reason"] == 12 and meta["vip"] == 1    # MISS_VIP
+        bucket = meta["hash0"] & ((1 << fb) - 1)
+        simnet.write_action(eb, 1, simnet.route_action(rs_mac))
+        simnet.write_flow(eb, 0, bucket, 0, simnet.flow_entry(17, "10.0.0.2", vip, 23456, 80, 1), fb)
+        fwd0 = eb.read(CNT_LO(1))
+        for _ in range(3):
+            tap.send(frame)
+            out = tap.recv(timeout=10)
+            assert out == simnet.routed(frame, rs_mac, DIRECTOR_MAC)
+        assert eb.read(CNT_LO(1)) == fwd0 + 3
+        host_sock.settimeout(0.5)
+        with pytest.raises(socket.timeout):
+            host_sock.recvfrom(65535)                # nothing more to the host
+    finally:
+        host_sock.settimeout(10.0)
+        if bucket is not None:
+            simnet.write_flow(eb, 0, bucket, 0, [0, 0, 0, 0], fb)
+        eb.write(CTRL, ctrl)
+        for a, v in saved.items():
+            eb.write(a, v)
+        eb.read(CTRL)
