@@ -9,7 +9,9 @@
 #     the core gives (DISABLED while CTRL.enable = 0; MISS / MISS_LOCAL
 #     once enabled with an empty flow table);
 #   * inject path: "LVNJ" datagrams leave the data tap byte-identical;
-#     a datagram with a wrong magic is counted and dropped.
+#     a datagram with a wrong magic is counted and dropped;
+#   * forwarding: the host driver's loop by hand (miss to a VIP, ROUTE flow
+#     written at hash_0's bucket, the frame then forwarded by the core).
 # Needs root (TAP devices). An instance already running on the same taps
 # is reused and left running; otherwise the test stops what it started.
 #
