@@ -244,6 +244,12 @@ class DataTap:
 # Readiness probe -------------------------------------------------------------------------------
 
 def probe(ip, bind, timeout):
+    """0 once the core's ID reads LVSN over Etherbone. If local UDP port 1234
+    is taken (an Etherbone client such as `lvsnic daemon --backend
+    etherbone` already runs), readiness is the management port answering
+    ping instead."""
+    import errno
+    import subprocess
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
@@ -256,9 +262,16 @@ def probe(ip, bind, timeout):
         except TimeoutError as e:
             last = str(e)
         except OSError as e:
-            # bind() can fail while the tap's address is not yet usable
-            last = str(e)
-            time.sleep(0.5)
+            if e.errno == errno.EADDRINUSE:
+                last = f"local UDP port {ETHERBONE_PORT} in use, probing with ping"
+                if subprocess.run(["ping", "-q", "-c", "1", "-W", "1", ip],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+                    print(f"simnet: {last}: {ip} answers", file=sys.stderr)
+                    return 0
+            else:
+                # e.g. bind() while the tap's address is not usable yet
+                last = str(e)
+                time.sleep(0.5)
     print(f"simnet: {ip} not ready after {timeout} s ({last})", file=sys.stderr)
     return 1
 
