@@ -179,7 +179,7 @@ if running_pid >/dev/null; then
     ready_line; exit 0
 fi
 mkdir -p "$STATE"
-rm -f "$STATE/taps-created"
+rm -f "$STATE/taps-created" "$STATE/env"
 fail() {
     [ -f "$STATE/sim.log" ] && tail -20 "$STATE/sim.log" >&2
     log "$* (log: $STATE/sim.log)"
