@@ -83,10 +83,12 @@ ipvsadm -S -n >"$W/ipvsadm-S-before.txt" 2>&1
 
 # --- capture and replay -------------------------------------------------------
 # tcpdump on wire1: -Q in is what the director sent, -Q out what the tester replayed.
-ip netns exec tester tcpdump -i wire1 -p -n -s 0 -U -Z root --time-stamp-precision=nano \
+# 64 MiB capture buffers (-B): under a loaded host the VM's tcpdump falls
+# behind and the default 2 MiB overflowed (1789 frames lost in one matrix run).
+ip netns exec tester tcpdump -i wire1 -p -n -s 0 -U -B 65536 -Z root --time-stamp-precision=nano \
     -Q in -w "$W/kernel-out.pcap" >/dev/null 2>"$W/kernel-out.pcap.err" &
 OUT_PID=$!
-ip netns exec tester tcpdump -i wire1 -p -n -s 0 -U -Z root --time-stamp-precision=nano \
+ip netns exec tester tcpdump -i wire1 -p -n -s 0 -U -B 65536 -Z root --time-stamp-precision=nano \
     -Q out -w "$W/kernel-sent.pcap" >/dev/null 2>"$W/kernel-sent.pcap.err" &
 SENT_PID=$!
 listening() { grep -q "listening on" "$W/kernel-out.pcap.err" && grep -q "listening on" "$W/kernel-sent.pcap.err"; }

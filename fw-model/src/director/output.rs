@@ -41,9 +41,10 @@ impl Director {
             Some(k) => (k.to_jiffies(self.cfg.sysctl.icmp_ratelimit_ms as Time * MSEC), k.jiffies(self.now), k.to_jiffies(secs(60))),
             None => (self.cfg.sysctl.icmp_ratelimit_ms as Time * MSEC, self.now, secs(60)),
         };
-        // A new peer starts with rate_last = now - 60 s (inet_getpeer).
-        let (tokens, last) = self.icmp_peers.entry(dst).or_insert((0, now.saturating_sub(minute)));
-        let mut token = *tokens + now.saturating_sub(*last);
+        // A new peer starts with rate_last = now - 60 s (inet_getpeer), in
+        // the kernel's unsigned arithmetic (wrapping near time zero).
+        let (tokens, last) = self.icmp_peers.entry(dst).or_insert((0, now.wrapping_sub(minute)));
+        let mut token = tokens.saturating_add(now.wrapping_sub(*last));
         *last = now;
         if token > 6 * timeout {
             token = 6 * timeout;
