@@ -168,7 +168,13 @@ pub fn run(args: &ConformanceArgs) -> Result<Option<compare::Summary>, Conforman
     }
     let vm_run = match args.stage {
         Stage::Prepare => return Ok(None),
-        Stage::All => vm::run_vm(&work),
+        Stage::All => {
+            let span = match (input.first(), input.last()) {
+                (Some(a), Some(b)) => b.ts_ns.saturating_sub(a.ts_ns),
+                _ => 0,
+            };
+            vm::run_vm(&work, span)
+        }
         Stage::Compare => vm::check_status(&work),
     };
     let result = vm_run.and_then(|()| {

@@ -85,7 +85,7 @@ pub fn changes_txt(changes: &Changes) -> String {
 
 /// Boots the VM on `work` (inputs already written) and returns when the
 /// in-VM director finished; its one-line failure otherwise.
-pub fn run_vm(work: &Path) -> Result<(), ConformanceError> {
+pub fn run_vm(work: &Path, capture_ns: u64) -> Result<(), ConformanceError> {
     let scripts = scripts_dir();
     let run = scripts.join("run.sh");
     let inner = scripts.join("director.sh");
@@ -105,6 +105,8 @@ pub fn run_vm(work: &Path) -> Result<(), ConformanceError> {
     }
     let inner = copy.join("director.sh");
     let status = std::process::Command::new(&run)
+        .arg("--timeout")
+        .arg(vm_timeout_secs(capture_ns).to_string())
         .arg(work)
         .arg(&inner)
         .arg(work)
@@ -137,6 +139,16 @@ pub fn check_status(work: &Path) -> Result<(), ConformanceError> {
 /// golden model hands them to its host as malformed, so nothing is lost
 /// from the comparison).
 pub const ETH_HLEN: usize = 14;
+
+/// How long the VM may run (boot, set-up, replay at the capture's pace,
+/// capture): `$LVSNIC_VM_TIMEOUT` seconds if set, else 600 s plus twice the
+/// capture's duration (TCG falls behind the pace), at least 1200 s.
+pub fn vm_timeout_secs(capture_ns: u64) -> u64 {
+    if let Some(t) = std::env::var("LVSNIC_VM_TIMEOUT").ok().and_then(|v| v.trim().parse().ok()) {
+        return t;
+    }
+    (600 + 2 * capture_ns.div_ceil(1_000_000_000)).max(1200)
+}
 
 /// The input frames the tester can send.
 pub fn replayable(input: &[PcapRecord]) -> Vec<PcapRecord> {
@@ -278,6 +290,16 @@ mod tests {
 
     fn rec(ts: u64, b: u8) -> PcapRecord {
         PcapRecord { ts_ns: ts, orig_len: 1, data: vec![b] }
+    }
+
+    #[test]
+    fn vm_timeout_grows_with_the_capture() {
+        if std::env::var_os("LVSNIC_VM_TIMEOUT").is_some() {
+            return; // the user's setting wins; nothing to check here
+        }
+        assert_eq!(vm_timeout_secs(0), 1200);
+        // The shipped example: 974 s of capture (its VM run took 1038-1086 s).
+        assert_eq!(vm_timeout_secs(974_300_000_000), 600 + 2 * 975);
     }
 
     #[test]
