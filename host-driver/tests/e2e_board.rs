@@ -6,7 +6,8 @@
 //! management port.
 //!
 //! ```text
-//! netns P-hub: bridge br0 ── TAP lvdPID (the board's data port, pre-created here: run.sh keeps it)
+//! netns P-hub: bridge br0 ── TAP lvdPID (the board's data port: created here, so run.sh uses it as it
+//!                                        is; put on the bridge once the daemon runs the board)
 //!                         ── veth ── netns P-cl  198.51.100.10, MAC = gateway_mac, 10.0.0.100/32 on-link
 //!                         ── veth ── netns P-rs1 192.168.10.1 (NAT), default via 10.0.0.1
 //!                         ── veth ── netns P-rs2 192.168.10.2 (NAT), default via 10.0.0.1
@@ -16,7 +17,12 @@
 //! ```
 //!
 //! The same network as `e2e_netns`, with the board's data tap where the
-//! daemon's `--wire` TAP is there. What runs:
+//! daemon's `--wire` TAP is there. A packet socket on the data tap
+//! records every frame from the tap's creation on; the tap joins the
+//! bridge only when the daemon has enabled the core (a frame before that
+//! would go up as a `DISABLED` exception nobody takes), and leaves it
+//! before the final counts (what the kernels send later would reach the
+//! board but not the comparison). What runs:
 //!
 //! 1. NAT service 10.0.0.100:80 `rr` over rs1, rs2 and DR service
 //!    10.0.0.100:8080 to rs3, added with the ipvsadm commands (programmed
@@ -107,7 +113,11 @@ fn e2e_board_sim() {
     must(&["ip", "-n", &hub, "link", "add", "br0", "type", "bridge"]);
     must(&["ip", "-n", &hub, "link", "set", "br0", "up"]);
     must(&["ip", "-n", &hub, "tuntap", "add", "mode", "tap", "name", &data_tap]);
-    must(&["ip", "-n", &hub, "link", "set", &data_tap, "master", "br0", "up"]);
+    // Off the bridge until the daemon runs the board: frames from before
+    // would go up as DISABLED exceptions nobody takes.
+    must(&["ip", "-n", &hub, "link", "set", &data_tap, "up"]);
+    // Everything that enters or leaves the data port, from the start.
+    let cap = Capture::start(&hub, &data_tap);
     leaf(&hub, &cl, "vcl", &GATEWAY_MAC.to_string(), &format!("{CLIENT}/24"));
     must(&["ip", "-n", &cl, "route", "add", &format!("{VIP}/32"), "dev", "eth0"]);
     for n in 1..=3u8 {
@@ -136,11 +146,18 @@ fn e2e_board_sim() {
     let vip80 = format!("{VIP}:80");
     let vip8080 = format!("{VIP}:8080");
     let (rs1, rs2, rs3) = (format!("{}:80", rs(1)), format!("{}:80", rs(2)), format!("{}:8080", rs(3)));
-    // The capture of the data port starts before the first frame can.
-    let cap = Capture::start(&hub, &data_tap);
     for l in RULES.lines() {
         d.ok(&l.split_whitespace().collect::<Vec<_>>());
     }
+    // The daemon enables the core with its first poll: wait for it, then
+    // attach the board to the segment.
+    assert!(
+        wait_for(Duration::from_secs(5), || d.status()["exception_loop"].is_object()),
+        "daemon status"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let attached = now_ns();
+    must(&["ip", "-n", &hub, "link", "set", &data_tap, "master", "br0"]);
     let blob = Arc::new(Vec::new());
     let servers = [
         Server::start(&rsns[0], 80, "rs1", blob.clone()),
@@ -213,6 +230,9 @@ fn e2e_board_sim() {
 
     // 4. The golden model over the same frames.
     let (into_board, from_board, cap_drops) = cap.stop();
+    // Nothing reached the board before it was on the segment.
+    let early: Vec<String> = into_board.iter().filter(|(t, _)| *t < attached).map(|(_, f)| summary(f)).collect();
+    assert!(early.is_empty(), "frames into the data tap before it joined the bridge: {early:#?}");
     assert_eq!(cap_drops, 0, "the capture of the data tap dropped frames");
     let gdir = tmpdir("e2e-board-golden");
     let inp = gdir.join("in.pcap");
@@ -371,6 +391,10 @@ impl Drop for Sim {
 
 // ------------------------------------------------------------ the capture
 
+fn now_ns() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64
+}
+
 /// Frames (CLOCK_REALTIME ns, bytes).
 type Frames = Vec<(u64, Vec<u8>)>;
 
@@ -451,7 +475,7 @@ impl Capture {
                 }
                 let n = n as usize;
                 assert!(n <= buf.len(), "frame of {n} bytes");
-                let ts = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64;
+                let ts = now_ns();
                 if sll.sll_pkttype == libc::PACKET_OUTGOING {
                     into.push((ts, buf[..n].to_vec()));
                 } else {
