@@ -23,7 +23,9 @@ python scripts/gen-regmap.py --check
 ./scripts/check-no-sim.sh
 cargo test --workspace --release
 # Tests that need root (TAP devices, network namespaces; the HA test also
-# keepalived, installed here) are #[ignore]d in a
+# keepalived, installed here; e2e_board the simulated board, which
+# boards/sim/run.sh installs (apt, pip) and builds: about 2 minutes the first
+# time, cached in boards/build/sim, then about 5 s) are #[ignore]d in a
 # plain `cargo test`: run them when this runs as root, and say which did not
 # run otherwise.
 if [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ] && command -v ip >/dev/null; then

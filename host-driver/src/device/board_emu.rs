@@ -54,6 +54,9 @@ struct State {
     to_host: u64,
     drop_replies: u32,
     garble_replies: u32,
+    /// A record with both writes and reads, or with more reads than
+    /// LiteEth's buffer, arrived (LiteEth stalls for good).
+    etherbone_wedged: bool,
 }
 
 impl State {
@@ -151,6 +154,7 @@ impl BoardEmulator {
             to_host: 0,
             drop_replies: 0,
             garble_replies: 0,
+            etherbone_wedged: false,
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let eb_requests = Arc::new(AtomicU64::new(0));
@@ -285,6 +289,10 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
     state.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+fn st_wedged(state: &Mutex<State>) -> bool {
+    lock(state).etherbone_wedged
+}
+
 fn serve_etherbone(sock: UdpSocket, eb_port: u16, state: &Mutex<State>, stop: &AtomicBool, count: &AtomicU64) {
     let mut buf = vec![0u8; 65536];
     while !stop.load(Ordering::Relaxed) {
@@ -292,14 +300,30 @@ fn serve_etherbone(sock: UdpSocket, eb_port: u16, state: &Mutex<State>, stop: &A
         count.fetch_add(1, Ordering::Relaxed);
         // LiteEth drops what does not parse.
         let Ok(p) = Packet::decode(&buf[..len]) else { continue };
-        for r in p.records {
+        // As LiteEth (2023.12): one record per packet, and a record with
+        // both writes and reads wedges its Etherbone for good (its record
+        // receiver takes the base return address for the first read
+        // address): here it is dropped, and so is every later request; so
+        // is every request after one of more reads than its buffer holds.
+        if st_wedged(state) {
+            continue;
+        }
+        for r in p.records.into_iter().take(1) {
             let mut st = lock(state);
+            if r.writes.is_some() && r.reads.is_some() {
+                st.etherbone_wedged = true;
+                continue;
+            }
             if let Some(w) = &r.writes {
                 for (i, v) in w.values.iter().enumerate() {
                     st.write(w.base.wrapping_add(4 * i as u32), *v);
                 }
             }
             let Some(reads) = r.reads else { continue };
+            // More reads than LiteEth's buffer: answered, then nothing more.
+            if reads.addrs.len() > super::etherbone::LITEETH_BUFFER_DEPTH {
+                st.etherbone_wedged = true;
+            }
             let values = reads.addrs.iter().map(|&a| st.read(a)).collect();
             let mut reply = Packet::new(vec![Record::new(Some(Writes { base: reads.ret, values }), None)]).encode();
             if st.drop_replies > 0 {
