@@ -66,11 +66,11 @@ def lowest_set(sig, kw):
 
 # lvsnic_core --------------------------------------------------------------------------------------
 
-class LvsnicCore(LiteXModule):
-    """lvsnic_core as an instance; rx/tx/host/inject as LiteX streams
-    (keep and user carried as payload fields), AXI-Lite as `axil`."""
-    def __init__(self, platform, data_width=64, flow_buckets_log2=6, action_log2=6, vip_count=16):
-        dw, kw = data_width, data_width // 8
+class LvsnicCorePorts(LiteXModule):
+    """lvsnic_core's ports as LiteX streams (rx/tx/host/inject, keep and
+    user carried as payload fields) and AXI-Lite (`axil`), and the register
+    map on the SoC bus: what the core and its stub share."""
+    def _ports(self, dw, flow_buckets_log2, action_log2, vip_count):
         self.rx     = stream.Endpoint(axis_layout(dw, 96))
         self.tx     = stream.Endpoint(axis_layout(dw, 33))
         self.host   = stream.Endpoint(axis_layout(dw, 160))
@@ -78,6 +78,20 @@ class LvsnicCore(LiteXModule):
         self.axil   = AXILiteInterface(data_width=32, address_width=32)
         self.params = dict(data_width=dw, flow_buckets_log2=flow_buckets_log2,
                            action_log2=action_log2, vip_count=vip_count)
+
+    def add_to_bus(self, soc, origin=0x0000_0000, size=0x1_0000):
+        """The register map (docs/hardware.md §6) at `origin` on the SoC bus."""
+        from litex.soc.integration.soc import SoCRegion
+        wb = wishbone.Interface(data_width=32, adr_width=30, addressing="word")
+        self.wb2axil = Wishbone2AXILite(wb, self.axil, base_address=origin)
+        soc.bus.add_slave("lvsnic", wb, SoCRegion(origin=origin, size=size, cached=False))
+
+
+class LvsnicCore(LvsnicCorePorts):
+    """lvsnic_core as an instance on the ports of LvsnicCorePorts."""
+    def __init__(self, platform, data_width=64, flow_buckets_log2=6, action_log2=6, vip_count=16):
+        dw, kw = data_width, data_width // 8
+        self._ports(dw, flow_buckets_log2, action_log2, vip_count)
 
         sources, incdirs = core_sources()
         for path in incdirs:
@@ -119,15 +133,8 @@ class LvsnicCore(LiteXModule):
             o_s_axil_rvalid  = a.r.valid,      i_s_axil_rready  = a.r.ready,
         )
 
-    def add_to_bus(self, soc, origin=0x0000_0000, size=0x1_0000):
-        """The register map (docs/hardware.md §6) at `origin` on the SoC bus."""
-        from litex.soc.integration.soc import SoCRegion
-        wb = wishbone.Interface(data_width=32, adr_width=30, addressing="word")
-        self.wb2axil = Wishbone2AXILite(wb, self.axil, base_address=origin)
-        soc.bus.add_slave("lvsnic", wb, SoCRegion(origin=origin, size=size, cached=False))
 
-
-class LvsnicCoreStub(LiteXModule):
+class LvsnicCoreStub(LvsnicCorePorts):
     """A stand-in for lvsnic_core with the same ports, for timing analysis of
     everything around the core in minutes instead of hours (lvsnic_versa.py
     --core-stub): rx frames go out on host (user: rx tuser, zero-extended),
@@ -137,13 +144,7 @@ class LvsnicCoreStub(LiteXModule):
     buffers, LiteEth and Etherbone are all that is left to place."""
     def __init__(self, platform, data_width=64, flow_buckets_log2=6, action_log2=6, vip_count=16):
         dw = data_width
-        self.rx     = stream.Endpoint(axis_layout(dw, 96))
-        self.tx     = stream.Endpoint(axis_layout(dw, 33))
-        self.host   = stream.Endpoint(axis_layout(dw, 160))
-        self.inject = stream.Endpoint(axis_layout(dw, 32))
-        self.axil   = AXILiteInterface(data_width=32, address_width=32)
-        self.params = dict(data_width=dw, flow_buckets_log2=flow_buckets_log2,
-                           action_log2=action_log2, vip_count=vip_count)
+        self._ports(dw, flow_buckets_log2, action_log2, vip_count)
         self.comb += [
             self.rx.connect(self.host, omit={"user"}),
             self.host.user.eq(self.rx.user),
@@ -170,8 +171,6 @@ class LvsnicCoreStub(LiteXModule):
                 rdata.eq(Mux(a.ar.addr[:16] == 0, 0x4C56534E, reg)),
             ).Elif(a.r.ready, rvalid.eq(0)),
         ]
-
-    add_to_bus = LvsnicCore.add_to_bus
 
 
 # Store-and-forward frame buffer -------------------------------------------------------------------

@@ -210,3 +210,48 @@ impl Drop for Daemon {
         }
     }
 }
+
+// ---------------------------------------------- listings the e2e tests compare
+
+/// `-L -n --stats` columns (Conns, InPkts, OutPkts, InBytes, OutBytes) by
+/// the row's address (`TCP 10.0.0.100:80` for services, `RS:PORT` for
+/// real servers).
+pub fn stats_of(out: &str) -> std::collections::BTreeMap<String, [u64; 5]> {
+    let mut m = std::collections::BTreeMap::new();
+    for l in out.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let (key, nums) = match w.as_slice() {
+            ["->", a, rest @ ..] if rest.len() == 5 => (a.to_string(), rest),
+            ["TCP" | "UDP", a, rest @ ..] if rest.len() == 5 => (format!("{} {a}", w[0]), rest),
+            _ => continue,
+        };
+        let mut v = [0u64; 5];
+        for (i, n) in nums.iter().enumerate() {
+            v[i] = n.parse().unwrap_or_else(|_| panic!("--stats column {n:?} in {l:?}"));
+        }
+        m.insert(key, v);
+    }
+    m
+}
+
+/// `-L -n -c` rows without the expiry: client source → (state, virtual, destination).
+pub fn conns(d: &Daemon) -> std::collections::BTreeMap<String, (String, String, String)> {
+    let out = d.run(&["-L", "-n", "-c"]).stdout;
+    out.lines()
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
+            ["TCP", _expire, state, src, vip, dst] => {
+                Some((src.to_string(), (state.to_string(), vip.to_string(), dst.to_string())))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The number at `path` in a daemon's status JSON.
+pub fn counter(st: &serde_json::Value, path: &[&str]) -> u64 {
+    let mut v = st;
+    for p in path {
+        v = &v[*p];
+    }
+    v.as_u64().unwrap_or_else(|| panic!("no counter {path:?} in {st}"))
+}

@@ -4,13 +4,16 @@
 //! compared with the `model` backend (the reference), the inject path, and
 //! what happens to lost replies and garbage datagrams.
 
+#[path = "outcome_harness.rs"]
+mod outcome;
+use outcome::assert_same;
 use lvsnic::device::board_emu::{BoardEmulator, EmulatedBoard, EMU_GLUE_BASE};
 use lvsnic::device::etherbone::{EtherboneConfig, EtherboneDevice, EtherboneError, GlueMap};
 use lvsnic::device::etherbone_wire::encode_exception;
 use lvsnic::device::model::ModelDevice;
 use lvsnic::device::rings::RingConfig;
 use lvsnic::device::{check_core_identity, offer, take_injected, Device, DeviceError, Wire};
-use lvsnic::replay::{run_split, ReplayOutcome};
+use lvsnic::replay::run_split;
 use lvsnic::slowpath::SlowPath;
 use lvsnic_fixtures::*;
 use lvsnic_model::director::Director;
@@ -77,20 +80,6 @@ fn consecutive_writes_are_batched() {
     b.write32(0x100, 0x0A00_0064); // VIP[0]
     assert_eq!(b.read32(0x024), 1);
     assert_eq!(b.read32(0x100), 0x0A00_0064);
-}
-
-fn assert_same(a: &ReplayOutcome, b: &ReplayOutcome) {
-    assert_eq!(a.tx.len(), b.tx.len(), "transmitted frame count");
-    for (i, (x, y)) in a.tx.iter().zip(&b.tx).enumerate() {
-        assert_eq!(x.ts_ns, y.ts_ns, "tx {i} timestamp");
-        assert_eq!(x.data, y.data, "tx frame {i} differs");
-    }
-    assert_eq!(a.host.len(), b.host.len(), "host frame count");
-    for (i, (x, y)) in a.host.iter().zip(&b.host).enumerate() {
-        assert_eq!(x.data, y.data, "host frame {i} differs");
-    }
-    assert_eq!(a.report, b.report);
-    assert_eq!(a.listing, b.listing);
 }
 
 /// Generated traffic over every forwarding method through the slow path:

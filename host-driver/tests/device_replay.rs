@@ -4,11 +4,14 @@
 //! memory) must transmit and hand to the host exactly what the golden model
 //! alone does, frame for frame, with the same statistics and listings.
 
+#[path = "outcome_harness.rs"]
+mod outcome;
+use outcome::assert_same;
 use lvsnic::device::model::ModelDevice;
 use lvsnic::device::rings::RingConfig;
 use lvsnic::device::{Device, Wire};
 use lvsnic::device::model::MODEL_PARAMS;
-use lvsnic::replay::{run, run_split, Backend, ReplayOutcome};
+use lvsnic::replay::{run, run_split, Backend};
 use lvsnic::slowpath::SlowPath;
 use lvsnic_model::director::Director;
 use lvsnic_model::hw::regs::CTRL;
@@ -19,20 +22,6 @@ use lvsnic_traffic::{generate, TrafficSpec};
 use lvsnic_fixtures::*;
 
 const RULES: &str = MIXED_RULES;
-
-fn assert_same(a: &ReplayOutcome, b: &ReplayOutcome) {
-    assert_eq!(a.tx.len(), b.tx.len(), "transmitted frame count");
-    for (i, (x, y)) in a.tx.iter().zip(&b.tx).enumerate() {
-        assert_eq!(x.ts_ns, y.ts_ns, "tx {i} timestamp");
-        assert_eq!(x.data, y.data, "tx frame {i} differs");
-    }
-    assert_eq!(a.host.len(), b.host.len(), "host frame count");
-    for (i, (x, y)) in a.host.iter().zip(&b.host).enumerate() {
-        assert_eq!(x.data, y.data, "host frame {i} differs");
-    }
-    assert_eq!(a.report, b.report);
-    assert_eq!(a.listing, b.listing);
-}
 
 fn replay_both(cfg: RingConfig, spec: &TrafficSpec) {
     let rules = parse_rules(RULES).unwrap();

@@ -144,48 +144,6 @@ fn rs_row(addr: &str, fwd: &str, weight: u32, active: u32, inactive: u32) -> Str
     format!("  -> {addr:<28} {fwd:<7} {weight:<6} {active:<10} {inactive:<10}\n")
 }
 
-/// `-L -n --stats` columns (Conns, InPkts, OutPkts, InBytes, OutBytes) by
-/// the row's address (`TCP 10.0.0.100:80` for services, `RS:PORT` for
-/// real servers).
-fn stats(d: &Daemon) -> BTreeMap<String, [u64; 5]> {
-    let out = d.run(&["-L", "-n", "--stats"]).stdout;
-    let mut m = BTreeMap::new();
-    for l in out.lines() {
-        let w: Vec<&str> = l.split_whitespace().collect();
-        let (key, nums) = match w.as_slice() {
-            ["->", a, rest @ ..] if rest.len() == 5 => (a.to_string(), rest),
-            ["TCP" | "UDP", a, rest @ ..] if rest.len() == 5 => (format!("{} {a}", w[0]), rest),
-            _ => continue,
-        };
-        let mut v = [0u64; 5];
-        for (i, n) in nums.iter().enumerate() {
-            v[i] = n.parse().unwrap_or_else(|_| panic!("--stats column {n:?} in {l:?}"));
-        }
-        m.insert(key, v);
-    }
-    m
-}
-
-/// `-L -n -c` rows: client source → (state, virtual, destination).
-fn conns(d: &Daemon) -> BTreeMap<String, (String, String, String)> {
-    let out = d.run(&["-L", "-n", "-c"]).stdout;
-    out.lines()
-        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
-            ["TCP", _expire, state, src, vip, dst] => {
-                Some((src.to_string(), (state.to_string(), vip.to_string(), dst.to_string())))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-fn counter(st: &serde_json::Value, path: &[&str]) -> u64 {
-    let mut v = st;
-    for p in path {
-        v = &v[*p];
-    }
-    v.as_u64().unwrap_or_else(|| panic!("no counter {path:?} in {st}"))
-}
 
 // ------------------------------------------------------------ the test
 
@@ -261,7 +219,7 @@ fn run(tag: &str, backend: &[&str]) {
     for a in [&rs1, &rs2] {
         assert!(list.contains(&rs_row(a, "Masq", 1, 0, 10)), "{a}: 0 active, 10 inactive\n{list}");
     }
-    let st = stats(&d);
+    let st = stats_of(&d.run(&["-L", "-n", "--stats"]).stdout);
     assert_eq!(st[&format!("TCP {vip80}")][0], 20, "{st:?}");
     for a in [&rs1, &rs2] {
         let [n_conns, inpkts, outpkts, inbytes, outbytes] = st[a.as_str()];
@@ -333,7 +291,7 @@ fn run(tag: &str, backend: &[&str]) {
         let (_, server, body) = http_get(&cl, to8080, "/");
         assert_eq!((server.as_str(), String::from_utf8_lossy(&body).as_ref()), ("rs3", "rs3\n"), "DR request {i}");
     }
-    let st = stats(&d);
+    let st = stats_of(&d.run(&["-L", "-n", "--stats"]).stdout);
     let [n_conns, inpkts, outpkts, ..] = st[&format!("TCP {vip8080}")];
     assert_eq!((n_conns, outpkts), (3, 0), "DR: 3 connections, no reply through the director: {st:?}");
     assert!(inpkts >= 12, "{st:?}");
