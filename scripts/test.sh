@@ -34,11 +34,16 @@ if [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ] && command -v ip >/dev/null; then
     # IPVS connection sync against the real Linux 6.1 kernel in a VM, both
     # ways, live (installs the VM's packages on first use; ~1-2 min).
     ./scripts/vm/sync-interop.sh
+    # The simulated board's own smoke test (Etherbone registers, exception,
+    # inject and forwarding paths over the taps; ~5 s, the model was built
+    # by e2e_board above).
+    python -m pytest -q -p no:cacheprovider boards/sim/test_lvsnic_sim.py
     not_run=""
 else
     not_run=$(cargo test --workspace --release --tests -q -- --list --ignored 2>/dev/null | sed -n 's/: test$//p')
     not_run="$not_run
-scripts/vm/sync-interop.sh (kernel VM; apt-get needs root)"
+scripts/vm/sync-interop.sh (kernel VM; apt-get needs root)
+boards/sim/test_lvsnic_sim.py (TAP devices)"
 fi
 python -m pytest -q hw/tb
 # Alveo U250 target: generated sources linted against the vendor stubs, board glue (~1 min)
