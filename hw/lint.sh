@@ -29,6 +29,6 @@ done
 for p in "-GDATA_WIDTH=64" "-GDATA_WIDTH=128 -GMAX_FRAME=1514" "-GDATA_WIDTH=256 -GMAX_FRAME=9000" "-GDATA_WIDTH=512"; do
     echo "lint: lvsnic_dma $p"
     # shellcheck disable=SC2086
-    "$VBIN" --lint-only -Wall --top-module lvsnic_dma hw/rtl/lvsnic.vlt hw/rtl/lvsnic_dma.sv $p
+    "$VBIN" --lint-only -Wall --top-module lvsnic_dma hw/rtl/lvsnic.vlt hw/rtl/lvsnic_sdp_ram.sv hw/rtl/lvsnic_dma.sv $p
 done
 echo "lint: clean"

@@ -32,7 +32,10 @@
 //
 // One engine FSM does register writes, RX and TX in turn (a register write
 // waits for the operation in progress); register reads are answered at any
-// time. Frame buffers are arrays with one combinational read port each.
+// time. The two frame buffers are lvsnic_sdp_ram block RAMs (one write
+// port, one registered read port): each is addressed with the word index
+// the next cycle needs (mk_next, tx_j_next), so the word is on the RAM's
+// output when its beat goes out and no cycle is added.
 `default_nettype none
 
 module lvsnic_dma #(
@@ -128,6 +131,7 @@ module lvsnic_dma #(
     localparam integer WL     = $clog2(W);
     localparam integer DEPTH  = (MAX_FRAME + W - 1) / W;    // frame buffer words
     localparam integer IW     = $clog2(DEPTH + 1);          // word index (up to DEPTH)
+    localparam integer AW     = $clog2(DEPTH);              // frame buffer address
     localparam integer DESCN  = (128 + DATA_WIDTH - 1) / DATA_WIDTH;  // words per descriptor
     localparam integer CPLN   = (256 + DATA_WIDTH - 1) / DATA_WIDTH;  // words per completion
     // DMA_CAPS: ring sizes 2^2..2^15 (the model's), MAX_FRAME
@@ -230,7 +234,6 @@ module lvsnic_dma #(
     // ------------------------------------------------------------------
     // RX frame buffer: one whole frame from s_axis_host
     // ------------------------------------------------------------------
-    logic [DATA_WIDTH-1:0] rx_ram [DEPTH];
     logic [IW-1:0]  rx_widx;
     logic [16:0]    rx_len;          // bytes, saturates at MAX_FRAME + 1
     logic [159:0]   rx_meta;
@@ -246,10 +249,19 @@ module lvsnic_dma #(
     wire [17:0] rx_sum = (rx_first ? 18'd0 : {1'b0, rx_len}) + 18'(keep_n);
 
     assign s_axis_host_tready = ~rx_full;
-    always_ff @(posedge clk) begin
-        if (s_axis_host_tvalid && !rx_full && rx_widx < IW'(DEPTH))
-            rx_ram[rx_widx[$clog2(DEPTH)-1:0]] <= s_axis_host_tdata;
-    end
+    // rx_rdata: word mk of the held frame (read with mk_next the cycle before)
+    wire [DATA_WIDTH-1:0] rx_rdata;
+    logic [17:0]          mk_next;   // mk after this clock edge (the mover below)
+    lvsnic_sdp_ram #(.WIDTH(DATA_WIDTH), .ADDR_WIDTH(AW), .OUT_REG(0)) u_rx_ram (
+        .clk   (clk),
+        .we    (s_axis_host_tvalid && !rx_full && rx_widx < IW'(DEPTH)),
+        .waddr (rx_widx[AW-1:0]),
+        .wdata (s_axis_host_tdata),
+        .re    (1'b1),
+        .raddr (mk_next[AW-1:0]),
+        .oce   (1'b1),
+        .rdata (rx_rdata)
+    );
     always_ff @(posedge clk) begin
         if (rst) begin
             rx_widx  <= '0;
@@ -274,9 +286,10 @@ module lvsnic_dma #(
     end
 
     // ------------------------------------------------------------------
-    // TX frame buffer (written by the mover, streamed by the engine)
+    // TX frame buffer (written by the mover, streamed by the engine; the
+    // RAM is instantiated below the mover, which drives its write port)
     // ------------------------------------------------------------------
-    logic [DATA_WIDTH-1:0] tx_ram [DEPTH];
+    wire [DATA_WIDTH-1:0] tx_rdata;  // word tx_j (read with tx_j_next the cycle before)
 
     // ------------------------------------------------------------------
     // mover: one read (host memory -> tx_ram or the descriptor register)
@@ -315,7 +328,7 @@ module lvsnic_dma #(
     function automatic [DATA_WIDTH-1:0] src_word(input logic [17:0] j);
         if (j >= mnw) src_word = '0;
         else if (mv_cpl) src_word = cpl_buf[j[$clog2(CPLN+1)-1:0] * DATA_WIDTH +: DATA_WIDTH];
-        else src_word = rx_ram[j[$clog2(DEPTH)-1:0]];
+        else src_word = rx_rdata;       // j is always mk: the RAM's word
     endfunction
     logic [2*DATA_WIDTH-1:0] wpair;
     logic [DATA_WIDTH-1:0]   wbeat;
@@ -353,8 +366,30 @@ module lvsnic_dma #(
     assign m_axi_arvalid = mst == M_AR;
     assign m_axi_rready  = mst == M_R;
 
-    always_ff @(posedge clk) begin
-        if (rput && mv_ram && ridx < 18'(DEPTH)) tx_ram[ridx[$clog2(DEPTH)-1:0]] <= rword;
+    // the tx_ram read address: the stream's word in the next cycle
+    wire [IW-1:0] tx_j_next;
+    lvsnic_sdp_ram #(.WIDTH(DATA_WIDTH), .ADDR_WIDTH(AW), .OUT_REG(0)) u_tx_ram (
+        .clk   (clk),
+        .we    (rput && mv_ram && ridx < 18'(DEPTH)),
+        .waddr (ridx[AW-1:0]),
+        .wdata (rword),
+        .re    (1'b1),
+        .raddr (tx_j_next[AW-1:0]),
+        .oce   (1'b1),
+        .rdata (tx_rdata)
+    );
+
+    // beats done after this clock edge: 0 at the start, +1 per read beat,
+    // flush and write beat (the mover assigns mk <= mk_next)
+    always_comb begin
+        mk_next = mk;
+        case (mst)
+            M_IDLE:  if (mv_go) mk_next = '0;
+            M_R:     if (m_axi_rvalid) mk_next = mk + 18'd1;
+            M_FLUSH: mk_next = mk + 18'd1;
+            M_W:     if (m_axi_wready) mk_next = mk + 18'd1;
+            default: ;
+        endcase
     end
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -368,13 +403,13 @@ module lvsnic_dma #(
             msrc_prev <= '0;
             desc_buf <= '0;
         end else begin
+            mk <= mk_next;
             if (rput && !mv_ram && ridx < 18'(DESCN))
                 desc_buf[ridx[$clog2(DESCN+1)-1:0] * DATA_WIDTH +: DATA_WIDTH] <= rword;
             case (mst)
                 M_IDLE: if (mv_go) begin
                     mv_err <= 1'b0;
                     msrc_prev <= '0;
-                    mk     <= '0;
                     mnb    <= (18'(mo) + 18'(mv_len) + 18'(W - 1)) >> WL;
                     mnw    <= (18'(mv_len) + 18'(W - 1)) >> WL;
                     mst    <= mv_wr ? M_AW : M_AR;
@@ -383,24 +418,19 @@ module lvsnic_dma #(
                 M_R: if (m_axi_rvalid) begin
                     if (m_axi_rresp[1]) mv_err <= 1'b1;
                     mprev <= m_axi_rdata;
-                    mk    <= mk + 18'd1;
                     if (m_axi_rlast) begin
                         if (mk + 18'd1 < mnb) mst <= M_AR;
                         else if (mnw == mnb) mst <= M_FLUSH;
                         else mst <= M_DONE;
                     end
                 end
-                M_FLUSH: begin
-                    mk  <= mk + 18'd1;
-                    mst <= M_DONE;
-                end
+                M_FLUSH: mst <= M_DONE;
                 M_AW: if (m_axi_awready) begin
                     mleft <= mblen;
                     mst   <= M_W;
                 end
                 M_W: if (m_axi_wready) begin
                     msrc_prev <= wpair[2*DATA_WIDTH-1:DATA_WIDTH];
-                    mk    <= mk + 18'd1;
                     mleft <= mleft - 9'd1;
                     if (mleft == 9'd1) mst <= M_B;
                 end
@@ -452,7 +482,10 @@ module lvsnic_dma #(
     wire          tx_last = tx_j + 1'b1 == tx_nw;
     wire [31:0]   tx_lastn = d_len - 32'(W) * 32'(tx_nw - 1'b1);   // bytes in the last beat
     assign m_axis_inject_tvalid = st == S_TX_STREAM;
-    assign m_axis_inject_tdata  = tx_ram[tx_j[$clog2(DEPTH)-1:0]];
+    assign m_axis_inject_tdata  = tx_rdata;
+    // tx_j after this clock edge (the engine assigns tx_j <= tx_j_next)
+    assign tx_j_next = (st == S_TX_BUF && !mv_err) ? '0
+                     : (st == S_TX_STREAM && m_axis_inject_tready) ? tx_j + 1'b1 : tx_j;
     assign m_axis_inject_tlast  = tx_last;
     assign m_axis_inject_tkeep  = tx_last ? W'(({{W{1'b0}}, {W{1'b1}}}) >> (32'(W) - tx_lastn)) : {W{1'b1}};
     assign m_axis_inject_tuser  = d_w3;
@@ -497,6 +530,7 @@ module lvsnic_dma #(
         end else begin
             irq_q      <= 2'b00;
             mv_go      <= 1'b0;
+            tx_j       <= tx_j_next;
             case (st)
                 S_IDLE: begin
                     if (do_write) begin
@@ -606,11 +640,9 @@ module lvsnic_dma #(
                         err_dma[1] <= err_dma[1] + 32'd1;
                         complete(16'd0, {128'd0, d_w3}, 8'd2, S_IDLE);
                     end else begin
-                        tx_j <= '0;
                         st   <= S_TX_STREAM;
                     end
                 S_TX_STREAM: if (m_axis_inject_tready) begin
-                    tx_j <= tx_j + 1'b1;
                     if (tx_last) complete(d_len[15:0], {128'd0, d_w3}, 8'd0, S_IDLE);
                 end
 
