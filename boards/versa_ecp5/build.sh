@@ -9,7 +9,7 @@
 # (crg_clkout1) and both RGMII clocks are not constrained at their targets).
 #
 # Tools come from PyPI into the project venv (.venv, made by
-# scripts/setup-hw.sh): boards/requirements.txt.
+# scripts/setup-hw.sh; boards/setup.sh): boards/requirements.txt.
 #
 # Usage: boards/versa_ecp5/build.sh
 # Environment: SYS_CLK_MHZ (core clock, default 60), MGMT_CLK_MHZ (the
@@ -37,12 +37,7 @@ else
     OUT=${OUT:-$ROOT/boards/build/versa_ecp5}
 fi
 
-VBIN=$(./scripts/setup-hw.sh)
-STAMP="$ROOT/.venv/.lvsnic-boards-$(sha256sum boards/requirements.txt | cut -c1-12)"
-if [ ! -f "$STAMP" ]; then
-    "$VBIN/pip" install -q -r boards/requirements.txt >&2
-    touch "$STAMP"
-fi
+VBIN=$(./boards/setup.sh)
 
 # Reproducible generation: Migen/LiteX iterate over sets when naming.
 export PYTHONHASHSEED=0
