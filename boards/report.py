@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Summary of a nextpnr --report JSON: utilisation of the main resources and
-Fmax per clock against its constraint. Exit 1 if a clock misses its
-constraint, or if a clock named with --expect (the clock's net name, with
-its frequency in MHz) is missing or constrained lower.
+Fmax per clock against its constraint. Exit 1 if a resource is used beyond
+what the device has, a clock misses its constraint, or a clock named with
+--expect (the clock's net name, with its frequency in MHz) is missing or
+constrained lower. With --pack-only (a report of nextpnr --pack-only, whose
+cell counts are the placed design's): utilisation only.
 With --paths, also the critical path of each clock (pair) nextpnr reports:
 source, destination and the nets along it with their delays."""
 import argparse
@@ -48,6 +50,8 @@ def main():
                     help="NAME=MHZ: the clock of net NAME must be constrained to >= MHZ")
     ap.add_argument("--paths", action="store_true",
                     help="print the critical path of each clock (pair) as well")
+    ap.add_argument("--pack-only", action="store_true",
+                    help="a report of nextpnr --pack-only: utilisation only (no clocks to check)")
     a = ap.parse_args()
     with open(a.report) as f:
         r = json.load(f)
@@ -57,7 +61,13 @@ def main():
     for key, what in RESOURCES:
         u = util.get(key)
         if u:
-            print(f"  {key:<13} {u['used']:>6} / {u['available']:<6} {100.0 * u['used'] / u['available']:5.1f} %  {what}")
+            fits = u["used"] <= u["available"]
+            ok &= fits
+            print(f"  {key:<13} {u['used']:>6} / {u['available']:<6} {100.0 * u['used'] / u['available']:5.1f} %  {what}"
+                  + ("" if fits else "  DOES NOT FIT"))
+    if a.pack_only:
+        print("fit:", "yes" if ok else "NO")
+        return 0 if ok else 1
     print("clocks (Fmax from place and route):")
     fmax = r.get("fmax", {})
     for name, v in sorted(fmax.items()):

