@@ -53,8 +53,13 @@ def main():
     ap.add_argument("--pack-only", action="store_true",
                     help="a report of nextpnr --pack-only: utilisation only (no clocks to check)")
     a = ap.parse_args()
-    with open(a.report) as f:
-        r = json.load(f)
+    try:
+        with open(a.report) as f:
+            r = json.load(f)
+        expects = [(sub, float(mhz)) for sub, mhz in (e.split("=") for e in a.expect)]
+    except (OSError, ValueError) as e:
+        print(f"report.py: cannot check {a.report}: {e}", file=sys.stderr)
+        return 2
     ok = True
     print("utilisation:")
     util = r.get("utilization", {})
@@ -74,8 +79,7 @@ def main():
         met = v["achieved"] >= v["constraint"]
         ok &= met
         print(f"  {name:<28} {v['achieved']:8.2f} MHz  (constraint {v['constraint']:.2f} MHz)  {'met' if met else 'FAILED'}")
-    for e in a.expect:
-        sub, mhz = e.split("=")
+    for sub, mhz in expects:
         # nextpnr names a clock after its net, e.g. "$glbnet$crg_clkout":
         # NAME must be one of the "$"-separated parts (crg_clkout does not
         # match crg_clkout_1).
@@ -84,8 +88,8 @@ def main():
             print(f"  no clock matching '{sub}' in the report: FAILED")
             ok = False
         for v in hits:
-            if v["constraint"] + 1e-6 < float(mhz):
-                print(f"  clock '{sub}' constrained to {v['constraint']:.2f} MHz < {mhz} MHz: FAILED")
+            if v["constraint"] + 1e-6 < mhz:
+                print(f"  clock '{sub}' constrained to {v['constraint']:.2f} MHz < {mhz:g} MHz: FAILED")
                 ok = False
     if a.paths:
         print_paths(r.get("critical_paths", []))
@@ -94,4 +98,10 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (KeyError, TypeError, AttributeError) as e:
+        # a JSON file that is not a nextpnr report (a field missing or of
+        # another type): an error, not a pass
+        print(f"report.py: not a nextpnr report ({type(e).__name__}: {e})", file=sys.stderr)
+        sys.exit(2)

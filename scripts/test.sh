@@ -90,9 +90,11 @@ if [ -z "$bg_pid" ]; then
     step "cocotb testbenches"
     python -m pytest -q -p no:cacheprovider hw/tb
 fi
-step "Alveo U250 target"
-# Alveo U250 target: generated sources linted against the vendor stubs, board glue (~1 min)
-python -m pytest -q boards/alveo_u250
+step "Alveo U250 target; the ECP5 build's timing gate"
+# Alveo U250 target: generated sources linted against the vendor stubs,
+# board glue (~1 min); boards/report.py, which fails the ECP5 build on a
+# missed clock or a design that does not fit (seconds)
+python -m pytest -q -p no:cacheprovider boards/alveo_u250 boards/test_report.py
 python3 scripts/modgraph.py host-driver/src --check >/dev/null || { python3 scripts/modgraph.py host-driver/src; exit 1; }
 # The conformance matrix against real Linux 6.1 IPVS (docs/conformance.md):
 # 104 scenarios in one VM boot under QEMU TCG, about 7 minutes (the VM gets
