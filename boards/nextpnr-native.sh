@@ -30,7 +30,7 @@ if command -v nextpnr-ecp5 >/dev/null && knows_45k nextpnr-ecp5; then
     command -v nextpnr-ecp5
     exit 0
 fi
-[ "$(id -u)" = 0 ] || fail "no nextpnr-ecp5 with the ECP5-45 chip database on PATH, and fetching Debian 13's needs root (it installs the chip database under /usr/share/nextpnr)"
+need_root() { [ "$(id -u)" = 0 ] || fail "no nextpnr-ecp5 with the ECP5-45 chip database on PATH, and $1 needs root"; }
 command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || fail "no apt-get/dpkg-deb to fetch Debian 13's nextpnr-ecp5"
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 [ -f "$KEYRING" ] || fail "no Debian archive keyring ($KEYRING)"
@@ -41,6 +41,7 @@ WRAP=$D/nextpnr-ecp5
 STAMP=$D/.done
 CHIPDB=/usr/share/nextpnr/ecp5/chipdb-45k.bin
 if [ ! -f "$STAMP" ]; then
+    need_root "fetching Debian 13's nextpnr-ecp5 (it installs the chip database under /usr/share/nextpnr)"
     rm -rf "$D"
     mkdir -p "$D/empty" "$D/state/lists/partial" "$D/cache/archives/partial" "$D/debs" "$R"
     echo "deb [signed-by=$KEYRING] http://deb.debian.org/debian trixie main" > "$D/sources.list"
@@ -74,6 +75,7 @@ fi
 # The chip database where the binary looks for it (Debian's build has the
 # path compiled in); replaced if a different one is there.
 if ! cmp -s "$R$CHIPDB" "$CHIPDB"; then
+    need_root "installing its chip database at $CHIPDB"
     mkdir -p "$(dirname "$CHIPDB")"
     cp "$R$CHIPDB" "$CHIPDB.lvsnic-tmp" && mv "$CHIPDB.lvsnic-tmp" "$CHIPDB"
 fi
