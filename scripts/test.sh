@@ -32,7 +32,7 @@ mkdir -p target
 # ecp5_pid: the Versa ECP5 bitstream build (next)
 bg_pid=""
 ecp5_pid=""
-trap 'for p in $bg_pid $ecp5_pid; do kill -- -"$p" 2>/dev/null || true; done' EXIT
+trap 'for p in $bg_pid $ecp5_pid; do kill -- -"$p" 2>/dev/null; kill -CONT -- -"$p" 2>/dev/null || true; done' EXIT
 # The Versa ECP5 board built to a bitstream, timing checked
 # (boards/versa_ecp5/ci.sh; about 17 minutes of one core with a native
 # nextpnr-ecp5): it is the longest single job, so it starts first and runs
@@ -63,7 +63,13 @@ cargo test --workspace --release
 # run otherwise.
 if [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ] && command -v ip >/dev/null; then
     ensure_keepalived
-    step "cargo test (root tests: HA pair, namespaces, simulated board)"
+    # These tests time real TCP, VRRP failovers and health checks through
+    # daemons in namespaces: the ECP5 build (which would take one core and,
+    # in places, two) is paused while they run, about 1.5 minutes. Under
+    # two busy cores the HA pair's failover drills lost a new connection
+    # whose handshake straddled the takeover (seen 1 in 4 runs here).
+    [ -n "$ecp5_pid" ] && kill -STOP -- -"$ecp5_pid" 2>/dev/null || true
+    step "cargo test (root tests: HA pair, namespaces, simulated board; ECP5 build paused)"
     cargo test --workspace --release --tests -- --ignored
     # IPVS connection sync against the real Linux 6.1 kernel in a VM, both
     # ways, live (installs the VM's packages on first use; ~1-2 min).
@@ -72,6 +78,7 @@ if [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ] && command -v ip >/dev/null; then
     # by e2e_board above).
     step "simulated board smoke test"
     python -m pytest -q -p no:cacheprovider boards/sim/test_lvsnic_sim.py
+    [ -n "$ecp5_pid" ] && kill -CONT -- -"$ecp5_pid" 2>/dev/null || true
     # The cocotb benches (about 12 minutes of CPU) run in the background
     # from here, beside the two VM runs (QEMU uses one core and leaves the
     # other idle), and are waited for before the end.
