@@ -115,22 +115,20 @@ else
     not_run="${not_run:+$not_run
 }conformance matrix against Linux IPVS in a VM (scripts/vm/matrix.sh)"
 fi
-if [ -n "$bg_pid" ]; then
-    step "waiting for the cocotb testbenches"
-    rc=0
-    wait "$bg_pid" || rc=$?
-    bg_pid=""
-    tail -n 30 target/test-cocotb.log
-    [ "$rc" = 0 ] || { echo "lvsnic: the cocotb testbenches failed (exit $rc; log: target/test-cocotb.log)" >&2; exit 1; }
-fi
-if [ -n "$ecp5_pid" ]; then
-    step "waiting for the Versa ECP5 bitstream build"
-    rc=0
-    wait "$ecp5_pid" || rc=$?
-    ecp5_pid=""
-    tail -n 25 target/test-ecp5.log
-    [ "$rc" = 0 ] || { echo "lvsnic: the Versa ECP5 build failed or missed timing (exit $rc; log: target/test-ecp5.log)" >&2; exit 1; }
-fi
+# wait_background VAR WHAT LOG LINES: waits for the background job whose
+# process group is in variable VAR (if one was started), clears VAR (so the
+# EXIT trap leaves it alone), shows the last LINES of LOG, fails on failure
+wait_background() {
+    local pid=${!1} rc=0
+    [ -n "$pid" ] || return 0
+    step "waiting for $2"
+    wait "$pid" || rc=$?
+    printf -v "$1" '%s' ""
+    tail -n "$4" "$3"
+    [ "$rc" = 0 ] || { echo "lvsnic: $2 failed (exit $rc; log: $3)" >&2; exit 1; }
+}
+wait_background bg_pid "the cocotb testbenches" target/test-cocotb.log 30
+wait_background ecp5_pid "the Versa ECP5 bitstream build (fit and timing)" target/test-ecp5.log 25
 step "done"
 if [ -n "$not_run" ]; then
     echo "NOT RUN (the rest passed; the root tests and VM runs need root, /dev/net/tun and iproute2):"

@@ -63,7 +63,7 @@ PNR_VERSION=$("$PNR" --version 2>&1 | grep -m1 Version || true)
 # Reproducible generation: Migen/LiteX iterate over sets when naming.
 export PYTHONHASHSEED=0
 start=$(date +%s)
-"$VBIN/python" -m pytest -q -p no:cacheprovider boards/common/test_lvsnic_litex.py boards/versa_ecp5/test_lvsnic_versa.py boards/test_report.py
+"$VBIN/python" -m pytest -q -p no:cacheprovider boards/common/test_lvsnic_litex.py boards/versa_ecp5/test_lvsnic_versa.py
 rm -rf "$OUT"
 mkdir -p "$OUT"
 echo "lvsnic versa_ecp5: ${STUB_ARG:+(core stub) }$([ "$PACK_ONLY" = 1 ] && echo '(pack only) ')core clock ${SYS_CLK_MHZ} MHz, management stack ${MGMT_CLK_MHZ} MHz, FLOW_BUCKETS_LOG2=$FB ACTION_LOG2=$AL VIP_COUNT=$VIPS, seed $SEED
