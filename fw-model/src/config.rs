@@ -286,18 +286,29 @@ impl DirectorConfig {
         Self::parse(&text).map_err(|msg| ConfigError::Invalid { path: p, msg })
     }
 
-    /// Parses `DIRECTOR.toml` text; the error is one line.
+    /// Parses `DIRECTOR.toml` text; the error is one line and starts with
+    /// the line (and, for a TOML syntax or type error, the column) it is
+    /// about: `line 3, column 15: gateway_mac: expected a MAC address in
+    /// quotes, ...`, `line 2: [director] mac: ...`.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let raw: RawFile = toml::from_str(text).map_err(|e| e.message().to_string().replace('\n', " "))?;
+        let raw: RawFile = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+        Self::check(raw).map_err(|msg| locate_key_error(text, &msg))
+    }
+
+    /// The checks of [`DirectorConfig::parse`] after TOML: errors start
+    /// with `[section] key`, which [`locate_key_error`] finds in the text.
+    fn check(raw: RawFile) -> Result<Self, String> {
         let ip: Ipv4Addr =
             raw.director.ip.parse().map_err(|_| format!("[director] ip: '{}' is not an IPv4 address", raw.director.ip))?;
         let mac: MacAddr =
             raw.director.mac.parse().map_err(|_| format!("[director] mac: '{}' is not a MAC address", raw.director.mac))?;
+        usable_mac(mac).map_err(|why| format!("[director] mac: {mac} {why}"))?;
         let gateway_mac: MacAddr = raw
             .director
             .gateway_mac
             .parse()
             .map_err(|_| format!("[director] gateway_mac: '{}' is not a MAC address", raw.director.gateway_mac))?;
+        usable_mac(gateway_mac).map_err(|why| format!("[director] gateway_mac: {gateway_mac} {why}"))?;
         let mtu = raw.director.mtu.unwrap_or(1500);
         if !(68..=9216).contains(&mtu) {
             return Err(format!("[director] mtu: {mtu} is outside 68..=9216"));
@@ -309,8 +320,9 @@ impl DirectorConfig {
         };
         let mut neighbors = BTreeMap::new();
         for (k, v) in &raw.neighbors {
-            let a: Ipv4Addr = k.parse().map_err(|_| format!("[neighbors] '{k}' is not an IPv4 address"))?;
+            let a: Ipv4Addr = k.parse().map_err(|_| format!("[neighbors] {k}: '{k}' is not an IPv4 address"))?;
             let m: MacAddr = v.parse().map_err(|_| format!("[neighbors] {k}: '{v}' is not a MAC address"))?;
+            usable_mac(m).map_err(|why| format!("[neighbors] {k}: {m} {why}"))?;
             neighbors.insert(a, m);
         }
         let mut timeouts = Timeouts::default();
@@ -372,6 +384,129 @@ impl DirectorConfig {
     /// The MAC of the next hop towards `ip`: its neighbor entry, or the gateway.
     pub fn next_hop_mac(&self, ip: Ipv4Addr) -> MacAddr {
         self.neighbors.get(&ip).copied().unwrap_or(self.gateway_mac)
+    }
+}
+
+/// Why `m` cannot be a host's own MAC (the source of its frames and the
+/// destination of frames sent to it): broadcast, all zeros, or a group
+/// (multicast) address. A director with such a MAC, or sending to such a
+/// next hop, would have every frame dropped.
+pub fn usable_mac(m: MacAddr) -> Result<(), &'static str> {
+    if m.is_broadcast() {
+        Err("is the broadcast address, not a host's MAC")
+    } else if m == MacAddr::ZERO {
+        Err("is all zeros, not a host's MAC")
+    } else if m.is_multicast() {
+        Err("is a multicast address (the low bit of the first octet is set), not a host's MAC")
+    } else {
+        Ok(())
+    }
+}
+
+/// Line (1-based) and column (1-based, in characters) of byte `offset` of `text`.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut off = offset.min(text.len());
+    while !text.is_char_boundary(off) {
+        off -= 1;
+    }
+    let before = &text[..off];
+    let line = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[start..].chars().count() + 1)
+}
+
+/// What a person should have written for a key whose value must be a
+/// quoted string, with an example.
+fn string_hint(section: &str, key: &str) -> Option<&'static str> {
+    match (section, key) {
+        ("director", "mac" | "gateway_mac") | ("neighbors", _) => {
+            Some("expected a MAC address in quotes, e.g. \"02:00:00:00:00:01\"")
+        }
+        ("director", "ip") => Some("expected an IPv4 address in quotes, e.g. \"10.0.0.1\""),
+        ("director", "vlan") => Some("expected \"drop\" or \"balance\" in quotes"),
+        _ => None,
+    }
+}
+
+/// What TOML makes of an unquoted value, in words.
+fn toml_reads_as(v: &str) -> &'static str {
+    let v = v.trim();
+    let digits = v.chars().next().is_some_and(|c| c.is_ascii_digit());
+    if digits && v.contains(':') {
+        "a time"
+    } else if digits && v.contains('-') {
+        "a date"
+    } else if v.parse::<f64>().is_ok() {
+        "a number"
+    } else if v == "true" || v == "false" {
+        "a boolean"
+    } else {
+        "nothing it knows (strings need quotes)"
+    }
+}
+
+/// A TOML error as one line that starts with its line and column:
+/// `line 3, column 15: unknown field ...`. A value that had to be a quoted
+/// string (an address, a MAC) but was written bare is said so in words:
+/// `line 3, column 15: gateway_mac: expected a MAC address in quotes,
+/// e.g. "02:00:00:00:00:01" (without quotes TOML reads 02:00 as a time)`.
+pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let msg = e.message().trim().replace('\n', " ");
+    let Some(span) = e.span() else { return msg };
+    let (line, col) = line_col(text, span.start);
+    let at = format!("line {line}, column {col}");
+    // The section the line is in, and the line's own `key = value`.
+    let mut section = String::new();
+    let mut this = "";
+    for (i, l) in text.split('\n').enumerate() {
+        let t = l.trim();
+        if i + 1 == line {
+            this = l;
+            break;
+        }
+        if t.starts_with('[') && !t.starts_with("[[") {
+            section = t.trim_start_matches('[').split(']').next().unwrap_or("").trim().to_string();
+        }
+    }
+    if let Some((k, raw_v)) = this.split_once('=') {
+        let k = k.trim().trim_matches('"');
+        let v = raw_v.split('#').next().unwrap_or("").trim();
+        if let Some(hint) = string_hint(&section, k) {
+            if !v.starts_with('"') && !v.starts_with('\'') {
+                // The column of the value (TOML's span may point inside it).
+                let col = this.len() - raw_v.trim_start().len();
+                let at = format!("line {line}, column {}", this[..col].chars().count() + 1);
+                let v = if v.is_empty() { "nothing" } else { v };
+                return format!("{at}: {k}: {hint} (without quotes TOML reads {v} as {})", toml_reads_as(v));
+            }
+        }
+    }
+    format!("{at}: {msg}")
+}
+
+/// Prefixes an error of our own checks that starts with `[section] key`
+/// (`[director] mac: ...`) with the line of that key in `text`:
+/// `line 3: [director] mac: ...`. A message naming no key of the text is
+/// returned as it is.
+pub fn locate_key_error(text: &str, msg: &str) -> String {
+    use serde::de::IgnoredAny;
+    use toml::Spanned;
+    type Doc = BTreeMap<String, BTreeMap<Spanned<String>, IgnoredAny>>;
+    let Ok(doc) = toml::from_str::<Doc>(text) else { return msg.to_string() };
+    let Some(rest) = msg.strip_prefix('[') else { return msg.to_string() };
+    let Some((section, rest)) = rest.split_once("] ") else { return msg.to_string() };
+    let Some(keys) = doc.get(section) else { return msg.to_string() };
+    // The longest key the message starts with (`burst` before `b`).
+    let found = keys
+        .keys()
+        .filter(|k| {
+            let k = k.get_ref().as_str();
+            rest.strip_prefix(k).is_some_and(|r| r.starts_with(':') || r.starts_with(' ') || r.is_empty())
+        })
+        .max_by_key(|k| k.get_ref().len());
+    match found {
+        Some(k) => format!("line {}: {msg}", line_col(text, k.span().start).0),
+        None => msg.to_string(),
     }
 }
 
@@ -497,11 +632,96 @@ mod tests {
         sysctl(lines).unwrap_or_else(|e| panic!("{lines}: {e}")).sync
     }
 
+    /// The error of a one-line `[sysctl]` body, which is line 6 of the
+    /// file: the message must say so, and is returned without it.
     fn err(lines: &str) -> String {
         match sysctl(lines) {
             Ok(s) => panic!("{lines}: accepted as {s:?}"),
+            Err(e) => match e.strip_prefix("line 6: ").or_else(|| e.strip_prefix("line 6, column ")) {
+                Some(rest) => rest.to_string(),
+                None => panic!("{lines}: error without its line: {e}"),
+            },
+        }
+    }
+
+    const HEAD: &str = "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n";
+
+    fn parse_err(text: &str) -> String {
+        match DirectorConfig::parse(text) {
+            Ok(c) => panic!("{text}: accepted as {c:?}"),
             Err(e) => e,
         }
+    }
+
+    #[test]
+    fn a_bare_mac_is_explained_with_its_line_and_column() {
+        // TOML reads `02:00` as a (bad) time and `02:00:00` as a time.
+        let e = parse_err("[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = 02:00\n");
+        assert_eq!(
+            e,
+            "line 4, column 15: gateway_mac: expected a MAC address in quotes, e.g. \"02:00:00:00:00:01\" \
+             (without quotes TOML reads 02:00 as a time)"
+        );
+        let e = parse_err("[director]\nip = \"10.0.0.1\"\nmac = 02:00:00\ngateway_mac = \"02:00:00:00:00:fe\"\n");
+        assert!(e.starts_with("line 3, column 7: mac: expected a MAC address in quotes"), "{e}");
+        assert!(e.ends_with("(without quotes TOML reads 02:00:00 as a time)"), "{e}");
+        let e = parse_err(&format!("{HEAD}[neighbors]\n\"192.168.10.1\" = 02:00:00:00:10:01\n"));
+        assert!(e.starts_with("line 6, column 18: 192.168.10.1: expected a MAC address in quotes"), "{e}");
+        let e = parse_err("[director]\nip = 10.0.0.1\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n");
+        assert!(e.starts_with("line 2, column "), "{e}");
+        assert!(e.contains("ip: expected an IPv4 address in quotes, e.g. \"10.0.0.1\""), "{e}");
+    }
+
+    #[test]
+    fn toml_errors_name_line_and_column() {
+        let e = parse_err(&format!("{HEAD}mtu = 1500\nmtux = 3\n"));
+        assert!(e.starts_with("line 6, column 1: unknown field `mtux`"), "{e}");
+        let e = parse_err(&format!("{HEAD}[timeouts]\ntcp = \"900\"\n"));
+        assert!(e.starts_with("line 6, column 7: "), "{e}");
+        let e = parse_err("[director]\nip = \"10.0.0.1\"\n  mac = [\n");
+        assert_eq!(e, "line 4, column 1: invalid array expected `]`");
+        assert_eq!(line_col("ab\ncé\nx", 6), (2, 3));
+        assert_eq!(line_col("ab\ncé\nx", 5), (2, 2));
+        assert_eq!(line_col("ab", 99), (1, 3));
+    }
+
+    #[test]
+    fn values_our_checks_refuse_name_key_and_line() {
+        let e = parse_err(&format!("{HEAD}\nmtu = 40\n"));
+        assert_eq!(e, "line 6: [director] mtu: 40 is outside 68..=9216");
+        let e = parse_err(&format!("{HEAD}[neighbors]\n\"10.0.0.2\" = \"02:00:00:00:00:02\"\n\"10.0.0.x\" = \"02:00:00:00:00:03\"\n"));
+        assert_eq!(e, "line 7: [neighbors] 10.0.0.x: '10.0.0.x' is not an IPv4 address");
+        let e = parse_err(&format!("{HEAD}[clock]\nhz = 250\njiffies = 5\n"));
+        assert!(e.starts_with("line 7: [clock] jiffies and at_ns go together"), "{e}");
+    }
+
+    #[test]
+    fn impossible_macs_are_refused_with_key_and_line() {
+        let cfg = |mac: &str, gw: &str, nb: &str| {
+            format!(
+                "[director]\nip = \"10.0.0.1\"\nmac = \"{mac}\"\ngateway_mac = \"{gw}\"\n[neighbors]\n\"10.0.0.2\" = \"{nb}\"\n"
+            )
+        };
+        let ok = "02:00:00:00:00:01";
+        assert!(DirectorConfig::parse(&cfg(ok, "00:1b:21:00:00:fe", ok)).is_ok());
+        assert_eq!(
+            parse_err(&cfg("ff:ff:ff:ff:ff:ff", ok, ok)),
+            "line 3: [director] mac: ff:ff:ff:ff:ff:ff is the broadcast address, not a host's MAC"
+        );
+        assert_eq!(
+            parse_err(&cfg(ok, "00:00:00:00:00:00", ok)),
+            "line 4: [director] gateway_mac: 00:00:00:00:00:00 is all zeros, not a host's MAC"
+        );
+        assert_eq!(
+            parse_err(&cfg("01:00:5e:00:00:01", ok, ok)),
+            "line 3: [director] mac: 01:00:5e:00:00:01 is a multicast address (the low bit of the first octet is set), not a host's MAC"
+        );
+        assert!(parse_err(&cfg(ok, "33:33:00:00:00:01", ok)).starts_with("line 4: [director] gateway_mac: 33:33:00:00:00:01 is a multicast"));
+        assert_eq!(
+            parse_err(&cfg(ok, ok, "ff:ff:ff:ff:ff:ff")),
+            "line 6: [neighbors] 10.0.0.2: ff:ff:ff:ff:ff:ff is the broadcast address, not a host's MAC"
+        );
+        assert!(parse_err(&cfg(ok, ok, "03:00:00:00:00:00")).starts_with("line 6: [neighbors] 10.0.0.2: 03:00:00:00:00:00 is a multicast"));
     }
 
     #[test]
