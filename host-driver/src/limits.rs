@@ -68,30 +68,37 @@ pub fn parse_director(text: &str) -> Result<(DirectorConfig, Limits), String> {
     Ok((cfg, limits))
 }
 
-/// Blanks the lines of a `[limits]` table (keeping line numbers) and
-/// returns them separately.
+/// Splits the lines of a `[limits]` table from the rest: both texts keep
+/// every line of the file where it was (the other's lines blanked), so
+/// errors in either name the file's line numbers.
 fn split_limits(text: &str) -> (String, Option<String>) {
     let mut rest = String::with_capacity(text.len());
-    let mut limits: Option<String> = None;
+    let mut limits = String::new();
+    let mut found = false;
     let mut inside = false;
     for line in text.split_inclusive('\n') {
         let t = line.trim();
         if t.starts_with('[') {
             let name = t.trim_start_matches('[').split(']').next().unwrap_or("").trim();
             inside = name == "limits" && !t.starts_with("[[");
+            found |= inside;
         }
-        if inside {
-            limits.get_or_insert_with(String::new).push_str(line);
-            rest.push_str(if line.ends_with('\n') { "\n" } else { "" });
-        } else {
-            rest.push_str(line);
-        }
+        let blank = if line.ends_with('\n') { "\n" } else { "" };
+        let (to, other) = if inside { (&mut limits, &mut rest) } else { (&mut rest, &mut limits) };
+        to.push_str(line);
+        other.push_str(blank);
     }
-    (rest, limits)
+    (rest, found.then_some(limits))
 }
 
+/// The `[limits]` table (in `text`, the file with its other lines
+/// blanked); errors start with the line they are about.
 fn parse_limits(text: &str) -> Result<Limits, String> {
-    let v: toml::Table = text.parse().map_err(|e: toml::de::Error| e.message().replace('\n', " "))?;
+    parse_limits_table(text).map_err(|msg| lvsnic_model::config::locate_key_error(text, &msg))
+}
+
+fn parse_limits_table(text: &str) -> Result<Limits, String> {
+    let v: toml::Table = text.parse().map_err(|e: toml::de::Error| lvsnic_model::config::toml_error(text, &e))?;
     let t = match v.get("limits") {
         Some(toml::Value::Table(t)) => t,
         _ => return Err("[limits] must be a table".into()),
@@ -105,7 +112,7 @@ fn parse_limits(text: &str) -> Result<Limits, String> {
         match k.as_str() {
             "new_conn_per_sec" => l.new_conn_per_sec = Some(n),
             "burst" => l.burst = Some(n),
-            _ => return Err(format!("[limits] unknown key `{k}' (expected new_conn_per_sec, burst)")),
+            _ => return Err(format!("[limits] {k}: unknown key (expected new_conn_per_sec, burst)")),
         }
     }
     if l.burst.is_some() && l.new_conn_per_sec.is_none() {
@@ -243,7 +250,21 @@ mod tests {
         assert_eq!(cfg.timeouts.get().0, 60);
         assert!(parse_director("[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n[limits]\nrate = 3\n")
             .unwrap_err()
-            .contains("unknown key `rate'"));
+            .contains("[limits] rate: unknown key"));
+        // Errors in and after [limits] name the file's line.
+        let head = "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n";
+        let e = parse_director(&format!("{head}[limits]\nnew_conn_per_sec = 10\nrate = 3\n")).unwrap_err();
+        assert_eq!(e, "line 7: [limits] rate: unknown key (expected new_conn_per_sec, burst)");
+        let e = parse_director(&format!("{head}[limits]\nnew_conn_per_sec = -1\n")).unwrap_err();
+        assert_eq!(e, "line 6: [limits] new_conn_per_sec: must be a positive integer");
+        let e = parse_director(&format!("{head}[limits]\nnew_conn_per_sec = 10 10\n")).unwrap_err();
+        assert!(e.starts_with("line 6, column "), "{e}");
+        let e = parse_director(&format!("{head}[limits]\nnew_conn_per_sec = 10\n[director]\nmtu = 1\n")).unwrap_err();
+        assert!(e.starts_with("line 7, column 1: "), "{e}");
+        let e = parse_director(&format!("[limits]\nburst = 3\n\n{head}")).unwrap_err();
+        assert_eq!(e, "line 2: [limits] burst needs new_conn_per_sec");
+        let e = parse_director(&format!("[limits]\nburst = 3\nnew_conn_per_sec = 1\n{head}mtu = \"x\"\n")).unwrap_err();
+        assert!(e.starts_with("line 8, column 7: "), "{e}");
         let (_, l) = parse_director(
             "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n",
         )
