@@ -116,5 +116,5 @@ fn vlan_balance_keeps_tagged_frames() {
     assert_eq!(DirectorConfig::parse(base).unwrap().vlan, VlanMode::Drop);
     assert_eq!(DirectorConfig::parse(&format!("{base}vlan = \"balance\"\n")).unwrap().vlan, VlanMode::Balance);
     let e = DirectorConfig::parse(&format!("{base}vlan = \"strip\"\n")).unwrap_err();
-    assert_eq!(e, "[director] vlan: 'strip' is not \"drop\" or \"balance\"");
+    assert_eq!(e, "line 5: [director] vlan: 'strip' is not \"drop\" or \"balance\"");
 }
