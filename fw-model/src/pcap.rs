@@ -15,7 +15,7 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Magic of a microsecond-resolution file, in the writer's byte order.
 pub const MAGIC_MICRO: u32 = 0xa1b2_c3d4;
@@ -112,15 +112,6 @@ pub enum PcapError {
         index: u64,
         /// What does not fit.
         reason: &'static str,
-    },
-    /// An error in a named file.
-    #[error("{}: {source}", .path.display())]
-    File {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong in it.
-        #[source]
-        source: Box<PcapError>,
     },
 }
 
@@ -380,26 +371,23 @@ impl<W: Write> PcapWriter<W> {
     }
 }
 
-fn in_file(path: &Path, e: PcapError) -> PcapError {
-    PcapError::File { path: path.to_path_buf(), source: Box::new(e) }
-}
-
-/// Reads every record of an Ethernet pcap file. Errors name the file.
+/// Reads every record of an Ethernet pcap file. Errors do not name the
+/// file: the caller does, once (`PATH: not a pcap file: ...`).
 pub fn read_file(path: impl AsRef<Path>) -> Result<Vec<PcapRecord>, PcapError> {
     let path = path.as_ref();
-    let f = File::open(path).map_err(|source| in_file(path, PcapError::Io { offset: 0, source }))?;
-    let mut r = PcapReader::new(BufReader::new(f)).map_err(|e| in_file(path, e))?;
-    r.require_ethernet().map_err(|e| in_file(path, e))?;
+    let f = File::open(path).map_err(|source| PcapError::Io { offset: 0, source })?;
+    let mut r = PcapReader::new(BufReader::new(f))?;
+    r.require_ethernet()?;
     let mut out = Vec::new();
-    while let Some(rec) = r.next_record().map_err(|e| in_file(path, e))? {
+    while let Some(rec) = r.next_record()? {
         out.push(rec);
     }
     Ok(out)
 }
 
 /// Writes an Ethernet pcap file (snapshot length [`DEFAULT_SNAPLEN`]) with
-/// the given records, keeping each record's `orig_len`. Errors name the
-/// file.
+/// the given records, keeping each record's `orig_len`. Errors do not
+/// name the file: the caller does, once.
 pub fn write_file<I>(path: impl AsRef<Path>, resolution: Resolution, records: I) -> Result<(), PcapError>
 where
     I: IntoIterator,
@@ -407,14 +395,13 @@ where
 {
     use std::borrow::Borrow;
     let path = path.as_ref();
-    let f = File::create(path).map_err(|source| in_file(path, PcapError::Io { offset: 0, source }))?;
-    let mut w = PcapWriter::new(BufWriter::new(f), resolution, LINKTYPE_ETHERNET, DEFAULT_SNAPLEN)
-        .map_err(|e| in_file(path, e))?;
+    let f = File::create(path).map_err(|source| PcapError::Io { offset: 0, source })?;
+    let mut w = PcapWriter::new(BufWriter::new(f), resolution, LINKTYPE_ETHERNET, DEFAULT_SNAPLEN)?;
     for rec in records {
         let rec = rec.borrow();
-        w.write_record_orig(rec.ts_ns, rec.orig_len, &rec.data).map_err(|e| in_file(path, e))?;
+        w.write_record_orig(rec.ts_ns, rec.orig_len, &rec.data)?;
     }
-    w.flush().map_err(|e| in_file(path, e))
+    w.flush()
 }
 
 #[cfg(test)]
@@ -554,9 +541,10 @@ mod tests {
         std::fs::write(&p, b"garbage garbage garbage garbage").unwrap();
         let e = read_file(&p).unwrap_err();
         let msg = e.to_string();
-        assert!(msg.contains("a.pcap: not a pcap file: bad magic"), "{msg}");
+        // The caller names the file (once): the error does not.
+        assert!(msg.starts_with("not a pcap file: bad magic"), "{msg}");
         let e = read_file(dir.join("missing.pcap")).unwrap_err();
-        assert!(e.to_string().contains("missing.pcap: I/O error at byte 0"), "{e}");
+        assert!(e.to_string().starts_with("I/O error at byte 0: "), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -16,7 +16,9 @@
 //! (ipvsadm's syntax leaves no room for a `--socket` option). `-h` and `-v`
 //! are answered locally, so they work without a daemon. When the daemon
 //! cannot be reached the client prints why on stderr and exits 2, as
-//! ipvsadm does when it cannot initialise IPVS.
+//! ipvsadm does when it cannot initialise IPVS. A request larger than the
+//! daemon reads (a `-R` of more than 64 MiB) is refused before it is sent:
+//! `request too large (N bytes, limit M)`, exit 2.
 
 pub use crate::daemon::proto::{socket_path, DEFAULT_SOCKET};
 use crate::daemon::proto::{self, Reply, Request};
@@ -66,6 +68,10 @@ pub fn run_ipvsadm(prog: &str, args: &[String]) -> i32 {
     let req = Request::Ipvsadm { prog: Some(prog.to_string()), argv: args.to_vec(), stdin };
     match proto::call(&path, &req) {
         Ok(r) => emit(&r),
+        Err(e) if !e.unreachable() => {
+            eprintln!("{prog}: {e}");
+            2
+        }
         Err(e) => {
             eprintln!("Can't reach the lvsnic daemon: {e}\nIs `lvsnic daemon` running (socket {}; set LVSNIC_SOCKET to use another)?", path.display());
             2

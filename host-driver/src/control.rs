@@ -308,6 +308,18 @@ impl<D: Device> Control<D> {
     /// it, `stdin` what `-R` reads.
     pub fn ipvsadm(&mut self, prog: &str, args: &[String], stdin: Option<&str>) -> Output {
         let mut out = Output::default();
+        // A NUL would silently cut an argument or a `-R` line (ipvsadm's C
+        // strings): refused, naming it, before anything changes.
+        use lvsnic_model::rules::ipvsadm::find_nul;
+        let nul = args.iter().enumerate().find_map(|(i, a)| {
+            find_nul(a).map(|(_, col)| format!("argument {} {:?} has a NUL byte at column {col}", i + 1, a))
+        });
+        let nul = nul.or_else(|| find_nul(stdin.unwrap_or("")).map(|(l, c)| format!("-R input line {l} has a NUL byte at column {c}")));
+        if let Some(what) = nul {
+            out.stderr = format!("{prog}: {what} (ipvsadm would silently cut it there); nothing was changed\n");
+            out.exit = EXIT_FAIL;
+            return out;
+        }
         let words: Vec<&str> = args.iter().map(String::as_str).collect();
         out.exit = if words.is_empty() {
             self.list(&ListOptions::default(), &mut out);

@@ -268,7 +268,8 @@ pub struct VectorBench {
 pub fn bench_vectors(width: u32, dir: &std::path::Path) -> Result<VectorBench, String> {
     let read = |n: &str| std::fs::read_to_string(dir.join(n)).map_err(|e| format!("{}: {e}", dir.join(n).display()));
     let regs = read("regs.txt")?;
-    let input = lvsnic_model::pcap::read_file(&dir.join("input.pcap")).map_err(|e| e.to_string())?;
+    let input_path = dir.join("input.pcap");
+    let input = lvsnic_model::pcap::read_file(&input_path).map_err(|e| format!("{}: {e}", input_path.display()))?;
     let exp_tx = read("expected_tx.txt")?.lines().count();
     let exp_host = read("expected_host.txt")?.lines().count();
     let aborts = read("expected_abort.txt")?.lines().count();

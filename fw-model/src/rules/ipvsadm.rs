@@ -36,6 +36,6 @@ pub use parse::{
     parse_command, Command, CommandError, DaemonState, ListOptions, SyncDaemon, DEFAULT_SCHEDULER, MAX_TIMEOUT,
 };
 pub use restore::{
-    apply_command, parse_rules, parse_rules_full, split_line, ApplyError, RestoreScript, RulesError,
+    apply_command, find_nul, parse_rules, parse_rules_full, split_line, ApplyError, RestoreScript, RulesError,
     RulesErrorKind, Timeouts, KNOWN_PES, KNOWN_SCHEDULERS,
 };

@@ -41,7 +41,7 @@
 
 use crate::invocation::Output;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -184,6 +184,23 @@ pub enum ProtoError {
     /// The reply is not one JSON line.
     #[error("bad reply from the daemon: {0}")]
     BadReply(String),
+    /// The request is larger than the daemon reads ([`MAX_REQUEST`]):
+    /// refused before anything is sent.
+    #[error("request too large ({size} bytes, limit {limit})")]
+    TooLarge {
+        /// The request's size in bytes (its JSON line).
+        size: u64,
+        /// [`MAX_REQUEST`].
+        limit: u64,
+    },
+}
+
+impl ProtoError {
+    /// Whether the daemon could not be reached or stopped answering (as
+    /// opposed to a request refused before sending).
+    pub fn unreachable(&self) -> bool {
+        !matches!(self, ProtoError::TooLarge { .. })
+    }
 }
 
 /// Sends one request to the daemon at `path` and waits for its reply.
@@ -193,11 +210,27 @@ pub fn call(path: &Path, req: &Request) -> Result<Reply, ProtoError> {
     s.set_read_timeout(Some(Duration::from_secs(600)))?;
     let mut line = serde_json::to_string(req).map_err(|e| ProtoError::BadReply(e.to_string()))?;
     line.push('\n');
-    s.write_all(line.as_bytes())?;
-    s.flush()?;
+    let size = line.len() as u64;
+    if size > MAX_REQUEST {
+        return Err(ProtoError::TooLarge { size, limit: MAX_REQUEST });
+    }
+    // The daemon may answer and close before reading the whole request
+    // (it refused it): the write then fails (EPIPE, ECONNRESET) but its
+    // reply is there to read, and is what the user must see.
+    let sent = s.write_all(line.as_bytes()).and_then(|()| s.flush());
     let mut r = BufReader::new(s);
     let mut reply = String::new();
-    r.read_line(&mut reply)?;
+    match sent {
+        Ok(()) => {
+            r.read_line(&mut reply)?;
+        }
+        Err(e) if matches!(e.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) => {
+            if r.read_line(&mut reply).is_err() || reply.is_empty() {
+                return Err(e.into());
+            }
+        }
+        Err(e) => return Err(e.into()),
+    }
     if reply.is_empty() {
         return Err(ProtoError::BadReply("connection closed without a reply".into()));
     }
@@ -207,6 +240,54 @@ pub fn call(path: &Path, req: &Request) -> Result<Reply, ProtoError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
+    use std::os::unix::net::UnixListener;
+
+    fn sock(name: &str) -> PathBuf {
+        let p = std::env::temp_dir().join(format!("lvsnic-proto-{name}-{}.sock", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        p
+    }
+
+    #[test]
+    fn a_request_over_the_limit_is_refused_before_sending() {
+        let p = sock("large");
+        let l = UnixListener::bind(&p).unwrap();
+        let stdin = "-A -t 10.0.0.1:80 -s rr\n".repeat((MAX_REQUEST / 24 + 1) as usize);
+        let req = Request::Ipvsadm { prog: None, argv: vec!["-R".into()], stdin: Some(stdin) };
+        let size = serde_json::to_string(&req).unwrap().len() as u64 + 1;
+        let e = call(&p, &req).unwrap_err();
+        assert_eq!(e.to_string(), format!("request too large ({size} bytes, limit {MAX_REQUEST})"));
+        assert!(!e.unreachable());
+        // Nothing was sent: the connection carries no byte.
+        l.set_nonblocking(true).unwrap();
+        let (mut c, _) = l.accept().unwrap();
+        c.set_nonblocking(false).unwrap();
+        let mut got = Vec::new();
+        c.read_to_end(&mut got).unwrap();
+        assert!(got.is_empty(), "{} bytes sent", got.len());
+        std::fs::remove_file(&p).unwrap();
+    }
+
+    #[test]
+    fn the_reply_of_a_daemon_that_stopped_reading_is_read_after_a_broken_pipe() {
+        let p = sock("epipe");
+        let l = UnixListener::bind(&p).unwrap();
+        // A daemon that reads a little of the request, answers and closes
+        // (with unread data: the client's write then fails).
+        let server = std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            c.read_exact(&mut buf).unwrap();
+            c.write_all(b"{\"stdout\":\"\",\"stderr\":\"request too large (9 bytes, limit 8)\\n\",\"exit\":2}\n").unwrap();
+        });
+        let stdin = "x".repeat(8 << 20);
+        let req = Request::Ipvsadm { prog: None, argv: vec!["-R".into()], stdin: Some(stdin) };
+        let r = call(&p, &req).unwrap();
+        server.join().unwrap();
+        assert_eq!((r.stderr.as_str(), r.exit), ("request too large (9 bytes, limit 8)\n", 2));
+        std::fs::remove_file(&p).unwrap();
+    }
 
     #[test]
     fn wire_format() {

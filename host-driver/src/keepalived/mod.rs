@@ -217,6 +217,10 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
     };
     let r = match proto::call(&path, &req) {
         Ok(r) => r,
+        Err(e) if !e.unreachable() => {
+            eprintln!("{prog}: {e}");
+            return 2;
+        }
         Err(e) => {
             eprintln!("{prog}: can't reach the daemon: {e}");
             return 2;

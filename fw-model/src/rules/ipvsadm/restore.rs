@@ -180,6 +180,10 @@ pub enum RulesErrorKind {
     Command(CommandError),
     /// The command is valid but the kernel would refuse it here.
     Apply(ApplyError),
+    /// The line holds a NUL byte at this 1-based column (ipvsadm reads
+    /// lines as C strings, so it would silently cut the line there;
+    /// lvsnic refuses it).
+    Nul(usize),
 }
 
 impl fmt::Display for RulesErrorKind {
@@ -187,6 +191,9 @@ impl fmt::Display for RulesErrorKind {
         match self {
             RulesErrorKind::Command(e) => e.fmt(f),
             RulesErrorKind::Apply(e) => e.fmt(f),
+            RulesErrorKind::Nul(col) => {
+                write!(f, "a NUL byte at column {col} (ipvsadm would silently cut the line there); remove it")
+            }
         }
     }
 }
@@ -229,6 +236,16 @@ fn printable(line: &str) -> String {
     s
 }
 
+/// The first NUL byte of `text`, as a 1-based line and column (in
+/// characters): a rules text or a command argument holding one is
+/// refused, since ipvsadm's C strings would silently end there.
+pub fn find_nul(text: &str) -> Option<(usize, usize)> {
+    let i = text.find('\0')?;
+    let before = &text[..i];
+    let line_start = before.rfind('\n').map_or(0, |j| j + 1);
+    Some((before.matches('\n').count() + 1, before[line_start..].chars().count() + 1))
+}
+
 /// Parse an `ipvsadm -S -n` / `ipvsadm -R` text into a [`RuleSet`],
 /// applying each line in file order. `--set` lines are accepted and ignored
 /// here (see [`parse_rules_full`]).
@@ -242,8 +259,14 @@ pub fn parse_rules(text: &str) -> Result<RuleSet, RulesError> {
 /// dropped); blank lines are skipped; a line whose first word starts with
 /// `#` is a comment. A `#` later in a line is not a comment (ipvsadm's
 /// reader does not strip it either), so `-C # flush` fails with
-/// "unexpected argument #". Processing stops at the first error.
+/// "unexpected argument #". Processing stops at the first error. A NUL
+/// byte anywhere is refused before any line is applied
+/// ([`RulesErrorKind::Nul`]), where ipvsadm would cut the line there.
 pub fn parse_rules_full(text: &str) -> Result<RestoreScript, RulesError> {
+    if let Some((line, col)) = find_nul(text) {
+        let l = text.split('\n').nth(line - 1).unwrap_or("");
+        return Err(RulesError { line, text: printable(l), kind: RulesErrorKind::Nul(col) });
+    }
     let mut script = RestoreScript::default();
     for (idx, line) in text.split('\n').enumerate() {
         let words = split_line(line);
@@ -267,4 +290,28 @@ pub fn parse_rules_full(text: &str) -> Result<RestoreScript, RulesError> {
         }
     }
     Ok(script)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nul_byte_in_a_rules_line_is_refused_with_its_line() {
+        // ipvsadm would read "-A -t 10.0.0.2:80" and add the service with
+        // the default scheduler (wlc): lvsnic refuses the line instead.
+        let text = "-A -t 10.0.0.1:80 -s rr\n-A -t 10.0.0.2:80\0 -s sh\n-a -t 10.0.0.1:80 -r 10.1.0.1:80 -m\n";
+        let e = parse_rules_full(text).unwrap_err();
+        assert_eq!((e.line, &e.kind), (2, &RulesErrorKind::Nul(18)));
+        assert_eq!(
+            e.to_string(),
+            "line 2: \"-A -t 10.0.0.2:80\\u{0} -s sh\": a NUL byte at column 18 (ipvsadm would silently cut the line there); remove it"
+        );
+        // Anywhere: in a comment, at the end of the text.
+        assert_eq!(parse_rules("# a \0 comment\n").unwrap_err().line, 1);
+        assert_eq!(parse_rules("-C\n\n\0").unwrap_err().kind, RulesErrorKind::Nul(1));
+        assert_eq!(find_nul("ab\ncé\0"), Some((2, 3)));
+        assert_eq!(find_nul("ab\ncé"), None);
+        assert!(parse_rules("-A -t 10.0.0.1:80 -s rr\n").is_ok());
+    }
 }
