@@ -16,8 +16,93 @@ pub struct Loc {
 }
 
 impl fmt::Display for Loc {
+    /// `FILE:LINE`, or `FILE` for the file as a whole (line 0).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file.display(), self.line)
+        match self.line {
+            0 => write!(f, "{}", self.file.display()),
+            n => write!(f, "{}:{n}", self.file.display()),
+        }
+    }
+}
+
+/// The longest line read: a longer one (a binary file, a file of NULs
+/// included by mistake) is an error and the rest of its file is not read,
+/// so that reading never needs more memory than this.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// How much of an offending text a diagnostic quotes.
+pub const QUOTE_CHARS: usize = 60;
+
+/// `text` as a diagnostic quotes it: control and other non-printable
+/// characters escaped (`\0`, `\u{7f}`), at most [`QUOTE_CHARS`]
+/// characters, then `…` and the text's whole length.
+pub fn excerpt(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars().take(QUOTE_CHARS) {
+        if c.is_control() || c == '\u{fffd}' {
+            match c {
+                '\0' => out.push_str("\\0"),
+                c => out.extend(c.escape_default()),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    if text.chars().nth(QUOTE_CHARS).is_some() {
+        out.push_str(&format!("… ({} bytes)", text.len()));
+    }
+    out
+}
+
+/// A diagnostic's message as printed: each `'quoted'` text through
+/// [`excerpt`], and anything else non-printable escaped, so that one line
+/// stays one short line whatever the configuration held.
+fn clip(msg: String) -> String {
+    if msg.len() <= QUOTE_CHARS && !msg.chars().any(char::is_control) {
+        return msg;
+    }
+    let mut out = String::new();
+    let mut rest = msg.as_str();
+    while let Some(open) = rest.find('\'') {
+        out.push_str(&excerpt_long(&rest[..open]));
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('\'') else {
+            // An apostrophe, not a quote.
+            out.push('\'');
+            rest = after;
+            break;
+        };
+        out.push('\'');
+        out.push_str(&excerpt(&after[..close]));
+        out.push('\'');
+        rest = &after[close + 1..];
+    }
+    out.push_str(&excerpt_long(rest));
+    out
+}
+
+/// Unquoted parts of a message: escaped, and cut at 4 × [`QUOTE_CHARS`]
+/// characters (our own words are shorter; a path or name may not be).
+fn excerpt_long(text: &str) -> String {
+    let cut: String = text.chars().take(4 * QUOTE_CHARS).collect();
+    let mut out = String::new();
+    for c in cut.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    if cut.len() < text.len() {
+        out.push_str(&format!("… ({} bytes)", text.len()));
+    }
+    out
+}
+
+impl Diag {
+    /// A diagnostic whose message quotes configuration text: see [`clip`].
+    pub(super) fn new(loc: Loc, msg: String) -> Diag {
+        Diag { loc, msg: clip(msg) }
     }
 }
 
@@ -112,19 +197,58 @@ impl Reader {
     fn read_file(&mut self, path: &Path, from: Option<&Loc>, depth: usize) {
         let err_loc = from.cloned().unwrap_or(Loc { file: path.to_path_buf(), line: 0 });
         if depth > 32 {
-            self.errors.push(Diag { loc: err_loc, msg: format!("include nesting too deep at {}", path.display()) });
+            self.errors.push(Diag::new(err_loc, format!("include nesting too deep at {}", path.display())));
             return;
         }
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
+        // The top-level file is named by its location already.
+        let what = if from.is_some() { format!("cannot read {}", path.display()) } else { "cannot read".to_string() };
+        let mut file = match std::fs::File::open(path) {
+            Ok(f) => std::io::BufReader::new(f),
             Err(e) => {
-                self.errors.push(Diag { loc: err_loc, msg: format!("cannot read {}: {e}", path.display()) });
+                self.errors.push(Diag { loc: err_loc, msg: format!("{what}: {e}") });
                 return;
             }
         };
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        for (i, raw) in text.lines().enumerate() {
+        let mut buf = Vec::new();
+        for i in 0.. {
             let loc = Loc { file: path.to_path_buf(), line: i + 1 };
+            buf.clear();
+            // One line, at most MAX_LINE bytes of it (and its newline).
+            match std::io::BufRead::read_until(&mut std::io::Read::take(&mut file, MAX_LINE as u64 + 1), b'\n', &mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    self.errors.push(Diag { loc, msg: format!("{what}: {e}") });
+                    return;
+                }
+            }
+            if buf.last() == Some(&b'\n') {
+                buf.pop();
+                if buf.last() == Some(&b'\r') {
+                    buf.pop();
+                }
+            } else if buf.len() > MAX_LINE {
+                let head = String::from_utf8_lossy(&buf[..QUOTE_CHARS.min(buf.len())]).into_owned();
+                let msg = format!(
+                    "line longer than {MAX_LINE} bytes, starting '{}…': not a keepalived configuration (the rest of the file is not read)",
+                    excerpt(&head)
+                );
+                self.errors.push(Diag { loc, msg });
+                return;
+            }
+            let raw = match std::str::from_utf8(&buf) {
+                Ok(t) => t,
+                Err(_) => {
+                    let text = String::from_utf8_lossy(&buf).into_owned();
+                    let msg = format!(
+                        "line is not UTF-8 text: '{}': not a keepalived configuration (the rest of the file is not read)",
+                        excerpt(&text)
+                    );
+                    self.errors.push(Diag { loc, msg });
+                    return;
+                }
+            };
             let line = decomment(raw);
             // `include` is recognised before braces split the line (a glob may hold `{a,b}`).
             let ws: Vec<&str> = line.split_whitespace().collect();
@@ -137,7 +261,7 @@ impl Reader {
                 let pat = if Path::new(name).is_absolute() { PathBuf::from(name) } else { dir.join(name) };
                 let files = glob(&pat.to_string_lossy());
                 if files.is_empty() {
-                    self.warnings.push(Diag { loc: loc.clone(), msg: format!("no config files matched '{name}'") });
+                    self.warnings.push(Diag::new(loc.clone(), format!("no config files matched '{name}'")));
                 }
                 for f in files {
                     self.read_file(&f, Some(&loc), depth + 1);
@@ -238,10 +362,10 @@ pub(super) struct Ctx {
 
 impl Ctx {
     pub(super) fn err(&mut self, loc: &Loc, msg: impl Into<String>) {
-        self.errors.push(Diag { loc: loc.clone(), msg: msg.into() });
+        self.errors.push(Diag::new(loc.clone(), msg.into()));
     }
     pub(super) fn warn(&mut self, loc: &Loc, msg: impl Into<String>) {
-        self.warnings.push(Diag { loc: loc.clone(), msg: msg.into() });
+        self.warnings.push(Diag::new(loc.clone(), msg.into()));
     }
     /// The value at word `i`, or an error.
     pub(super) fn val<'a>(&mut self, n: &'a Node, i: usize) -> Option<&'a str> {
@@ -293,5 +417,19 @@ mod tests {
         );
         assert_eq!(words("path \"/a b\"").unwrap(), ["path", "/a b"]);
         assert!(words("x \"open").is_err());
+    }
+
+    #[test]
+    fn diagnostics_quote_a_short_escaped_prefix() {
+        assert_eq!(excerpt("abc"), "abc");
+        assert_eq!(excerpt("a\0b\x7f\n"), "a\\0b\\u{7f}\\n");
+        let long = "x".repeat(1000);
+        assert_eq!(excerpt(&long), format!("{}… (1000 bytes)", "x".repeat(QUOTE_CHARS)));
+        let d = Diag::new(Loc { file: "k.conf".into(), line: 3 }, format!("unknown keyword '{}' in real_server 10.1.0.1 80", "\0".repeat(5000)));
+        assert_eq!(d.msg, format!("unknown keyword '{}… (5000 bytes)' in real_server 10.1.0.1 80", "\\0".repeat(QUOTE_CHARS)));
+        // An apostrophe is not a quote; short messages are kept as they are.
+        let m = "virtual_server 10.0.0.1 80: no protocol, using UDP (keepalived's default)";
+        assert_eq!(Diag::new(Loc { file: "k".into(), line: 1 }, m.into()).msg, m);
+        assert_eq!(Loc { file: "k.conf".into(), line: 0 }.to_string(), "k.conf");
     }
 }
