@@ -1,0 +1,175 @@
+//! Errors a person can act on (issue 19, item 7), through the binary: a
+//! bad DIRECTOR.toml names line and column, paths are printed once, NUL
+//! bytes in rules and control arguments are refused, an oversized `-R`
+//! is refused by the client, a binary keepalived include is one short
+//! error.
+
+#[path = "daemon_harness.rs"]
+mod harness;
+
+use harness::*;
+use lvsnic_fixtures::director_toml;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::process::Command;
+
+fn run(args: &[&str]) -> Ran {
+    let o = Command::new(LVSNIC).args(args).output().unwrap();
+    Ran {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+const RULES: &str = "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m\n";
+
+#[test]
+fn a_bad_director_toml_names_line_and_column_and_its_path_once() {
+    let dir = tmpdir("err-toml");
+    let rules = write(&dir, "rules", RULES);
+    let input = dir.join("in.pcap");
+    write_pcap(&input, &[]);
+    let bad = write(&dir, "bad.toml", "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = 02:00\n");
+    let b = bad.to_str().unwrap();
+    let out = dir.join("out.pcap");
+    let replay = |director: &str, input: &str| {
+        run(&["replay", "--rules", rules.to_str().unwrap(), "--director", director, "--input", input, "--output", out.to_str().unwrap()])
+    };
+    let want = format!(
+        "lvsnic: {b}: line 4, column 15: gateway_mac: expected a MAC address in quotes, e.g. \"02:00:00:00:00:01\" \
+         (without quotes TOML reads 02:00 as a time)\n"
+    );
+    let r = replay(b, input.to_str().unwrap());
+    assert_eq!((r.code, r.stderr.as_str()), (1, want.as_str()));
+    let r = run(&["daemon", "--director", b, "--socket", dir.join("s.sock").to_str().unwrap()]);
+    assert_eq!((r.code, r.stderr.as_str()), (1, want.as_str()));
+    // A broadcast director MAC: refused with key and line.
+    let bcast = write(&dir, "bcast.toml", &director_toml().replace("02:00:00:00:00:01", "ff:ff:ff:ff:ff:ff"));
+    let r = replay(bcast.to_str().unwrap(), input.to_str().unwrap());
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains(": [director] mac: ff:ff:ff:ff:ff:ff is the broadcast address"), "{}", r.stderr);
+    assert!(r.stderr.contains("bcast.toml: line "), "{}", r.stderr);
+    // A capture that is missing or not a capture: its path once.
+    let good = write(&dir, "director.toml", &director_toml());
+    let missing = dir.join("missing.pcap");
+    let r = replay(good.to_str().unwrap(), missing.to_str().unwrap());
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stderr.matches("missing.pcap").count(), 1, "{}", r.stderr);
+    assert!(r.stderr.starts_with(&format!("lvsnic: {}: I/O error at byte 0: ", missing.display())), "{}", r.stderr);
+    let junk = write(&dir, "junk.pcap", "not a capture at all");
+    let wire = format!("pcap:{},{}", junk.display(), dir.join("o.pcap").display());
+    let r = run(&[
+        "daemon",
+        "--director",
+        good.to_str().unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
+        "--socket",
+        dir.join("s.sock").to_str().unwrap(),
+        "--wire",
+        &wire,
+    ]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stderr, format!("lvsnic: {}: not a pcap file: bad magic 0x20746f6e at byte 0 (expected a1b2c3d4 or a1b23c4d in either byte order)\n", junk.display()));
+}
+
+#[test]
+fn a_nul_byte_in_a_rules_file_is_refused_with_its_line() {
+    let dir = tmpdir("err-nul-rules");
+    let good = write(&dir, "director.toml", &director_toml());
+    let rules = write(&dir, "rules", "-A -t 10.0.0.100:80 -s rr\n-A -t 10.0.0.101:80\0 -s sh\n");
+    let r = run(&["daemon", "--director", good.to_str().unwrap(), "--rules", rules.to_str().unwrap(), "--socket", dir.join("s.sock").to_str().unwrap()]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "lvsnic: {}: line 2: \"-A -t 10.0.0.101:80\\u{{0}} -s sh\": a NUL byte at column 20 (ipvsadm would silently cut the line there); remove it\n",
+            rules.display()
+        )
+    );
+}
+
+/// One raw request on the control socket, its reply as JSON.
+fn raw(sock: &std::path::Path, req: &str) -> serde_json::Value {
+    let mut s = UnixStream::connect(sock).unwrap();
+    s.write_all(req.as_bytes()).unwrap();
+    s.write_all(b"\n").unwrap();
+    let mut line = String::new();
+    BufReader::new(s).read_line(&mut line).unwrap();
+    serde_json::from_str(&line).unwrap()
+}
+
+#[test]
+fn nul_bytes_in_control_arguments_and_oversized_requests_are_refused() {
+    let dir = tmpdir("err-ctl");
+    let d = Daemon::start(&dir, &director_toml(), &[]);
+    // A NUL in an argument: ipvsadm's C string would make it 10.0.0.1:80.
+    let r = raw(&d.sock, r#"{"op":"ipvsadm","argv":["-A","-t","10.0.0.1:80\u0000:99","-s","rr"]}"#);
+    assert_eq!(r["exit"], 2);
+    assert_eq!(
+        r["stderr"],
+        "lvsnic: argument 3 \"10.0.0.1:80\\0:99\" has a NUL byte at column 12 (ipvsadm would silently cut it there); nothing was changed\n"
+    );
+    // ... and in a `-R` line.
+    let r = lvsnic_at(&d.sock, &["-R"], Some("-A -t 10.0.0.2:80 -s rr\n-A -t 10.0.0.3:80\0 -s rr\n"));
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        format!("{LVSNIC}: -R input line 2 has a NUL byte at column 18 (ipvsadm would silently cut it there); nothing was changed\n")
+    );
+    assert_eq!(d.stdout(&["-S", "-n"]), "");
+    // A 66 MiB `-R`: refused before sending, with its size and the limit.
+    let big = "-A -t 10.0.0.1:80 -s rr\n".repeat((66 << 20) / 24 + 1);
+    assert!(big.len() > 64 << 20);
+    let r = lvsnic_at(&d.sock, &["-R"], Some(&big));
+    assert_eq!(r.code, 2);
+    let size = big.len() + r#"{"op":"ipvsadm","prog":"","argv":["-R"],"stdin":""}"#.len() + LVSNIC.len() + 1
+        + big.matches('\n').count();
+    assert_eq!(r.stderr, format!("{LVSNIC}: request too large ({size} bytes, limit {})\n", 64u64 << 20));
+    // The daemon still answers, unchanged.
+    assert_eq!(d.stdout(&["-S", "-n"]), "");
+    d.stop();
+}
+
+#[test]
+fn a_binary_keepalived_include_is_one_short_error() {
+    let dir = tmpdir("err-ka");
+    std::fs::write(dir.join("zeros.conf"), vec![0u8; 4 << 20]).unwrap();
+    let conf = write(
+        &dir,
+        "keepalived.conf",
+        &format!(
+            "include zeros.conf\nvirtual_server 10.0.0.1 80 {{\n  lb_kind NAT\n  {} 1\n  real_server 10.1.0.1 80 {{\n  }}\n}}\n",
+            "k\u{1}".repeat(5000)
+        ),
+    );
+    let r = run(&["keepalived", conf.to_str().unwrap()]);
+    assert_eq!(r.code, 1);
+    let zeros = dir.join("zeros.conf");
+    let first = r.stderr.lines().find(|l| l.contains("zeros.conf")).unwrap();
+    assert_eq!(
+        first,
+        format!(
+            "{}:1: error: line longer than 65536 bytes, starting '{}…': not a keepalived configuration (the rest of the file is not read)",
+            zeros.display(),
+            "\\0".repeat(60)
+        )
+    );
+    // An unknown keyword of 10,000 bytes is quoted as its first 60
+    // characters (escaped) and its length.
+    assert!(
+        r.stderr.contains(&format!(
+            "{}:4: warning: unknown keyword '{}… (10000 bytes)' in virtual_server 10.0.0.1 80",
+            conf.display(),
+            "k\\u{1}".repeat(30)
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.lines().all(|l| l.len() < 400), "{}", r.stderr);
+    // The top-level file: its path once, no line 0.
+    let nope = dir.join("nope.conf");
+    let r = run(&["keepalived", nope.to_str().unwrap()]);
+    assert!(r.stderr.starts_with(&format!("{}: error: cannot read: No such file", nope.display())), "{}", r.stderr);
+}
