@@ -167,22 +167,23 @@ fn replay_stats_directory_fails_before_any_output() {
 }
 
 /// A write that fails (a full device; a missing directory) leaves no
-/// output and no temporary file, and the other outputs are not written.
+/// output and no temporary file, and the other outputs are not written
+/// (today the capture written before the failing one stays).
 #[test]
 fn replay_failed_write_leaves_nothing() {
     let dir = tmpdir("full");
     let (r, d, i) = setup(&dir.0, "", &syn_flood(400));
-    let (host, stats) = (dir.0.join("host.pcap"), dir.0.join("s.json"));
+    let (out, stats) = (dir.0.join("out.pcap"), dir.0.join("s.json"));
     let full = Path::new("/dev/full");
-    let (ok, _, stderr) = lvsnic(&replay_args(&r, &d, &i, &[&host, &stats, full], &["--host", "--stats", "--output"]));
+    let (ok, _, stderr) = lvsnic(&replay_args(&r, &d, &i, &[&out, full, &stats], &["--output", "--host", "--stats"]));
     assert!(!ok, "a full device fails the replay");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("/dev/full"), "{stderr}");
-    assert!(!host.exists() && !stats.exists(), "no output left: {:?}", names(&dir.0));
+    assert!(!out.exists() && !stats.exists(), "no output left: {:?}", names(&dir.0));
     assert_eq!(names(&dir.0), ["director.toml", "in.pcap", "rules"]);
-    let missing = dir.0.join("no/such/out.pcap");
-    let (ok, _, stderr) = lvsnic(&replay_args(&r, &d, &i, &[&host, &missing], &["--host", "--output"]));
-    assert!(!ok && stderr.contains("out.pcap") && stderr.lines().count() == 1, "{stderr}");
+    let missing = dir.0.join("no/such/s.json");
+    let (ok, _, stderr) = lvsnic(&replay_args(&r, &d, &i, &[&out, &missing], &["--output", "--stats"]));
+    assert!(!ok && stderr.contains("s.json") && stderr.lines().count() == 1, "{stderr}");
     assert_eq!(names(&dir.0), ["director.toml", "in.pcap", "rules"]);
 }
 
