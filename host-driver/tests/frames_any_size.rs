@@ -265,3 +265,49 @@ fn frames_base_capture_is_not_vacuous() {
     assert_eq!(base().len(), 160);
     assert!(m.in_hardware > 20 && m.report.connections.created > 5, "{} in hardware", m.in_hardware);
 }
+
+/// The daemon's exception loop ([`Control::frame`], what the daemon runs
+/// for every frame of its TAP or pcap wire): odd frames are counted drops
+/// by reason in the loop counters and in `lvsnic status`, never an error.
+#[test]
+fn frames_daemon_loop_counts_drops_in_status() {
+    use lvsnic::control::Control;
+    use lvsnic::device::model::{ModelDevice, MODEL_PARAMS};
+    use lvsnic::device::rings::RingConfig;
+    use lvsnic::slowpath::SlowPath;
+    let rules = parse_rules(MIXED_RULES).unwrap();
+    let d = lvsnic_model::director::Director::new(config(""), &rules, T0).unwrap();
+    let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).unwrap();
+    let sp = SlowPath::new(d, dev, MODEL_PARAMS).unwrap();
+    let mut ctl = Control::new(sp, MODEL_PARAMS.vip_count, Default::default());
+    for r in odd_capture() {
+        ctl.frame(r.ts_ns, &r.data).unwrap_or_else(|e| panic!("{} bytes: {e}", r.data.len()));
+    }
+    let c = ctl.counters;
+    assert_eq!(c.frames, 9);
+    assert_eq!(c.dropped_on_receive, ReceiveDrops { empty: 1, runt: 1, oversize: 3, ring: 0 });
+    assert_eq!(c.exceptions + c.in_hardware + c.dropped_on_receive.total(), 9);
+    let j: serde_json::Value = serde_json::from_str(&ctl.status_json()).unwrap();
+    let d = &j["exception_loop"]["dropped_on_receive"];
+    assert_eq!((d["empty"].as_u64(), d["runt"].as_u64(), d["oversize"].as_u64()), (Some(1), Some(1), Some(3)), "{j}");
+}
+
+/// A card whose receive buffers are shorter than a frame it hands up
+/// (2 KiB here) drops it on its receive ring: a counted drop (`ring`),
+/// not a device error that stops the loop; the next frame goes on.
+#[test]
+fn frames_receive_ring_drop_is_counted_not_an_error() {
+    use lvsnic::device::model::{ModelDevice, MODEL_PARAMS};
+    use lvsnic::device::rings::RingConfig;
+    use lvsnic::slowpath::SlowPath;
+    use lvsnic_model::stats::ReceiveDrop;
+    let rules = parse_rules(MIXED_RULES).unwrap();
+    let d = lvsnic_model::director::Director::new(config(""), &rules, T0).unwrap();
+    let dev = ModelDevice::model(MODEL_PARAMS, RingConfig { rx_buf: 2048, ..RingConfig::default() }).unwrap();
+    let mut sp = SlowPath::new(d, dev, MODEL_PARAMS).unwrap();
+    let r = sp.frame(T0, &syn_padded(2000, 4000)).expect("a ring drop is not an error");
+    assert_eq!(r.dropped, Some(ReceiveDrop::Ring));
+    assert!(r.tx.is_empty() && r.host.is_none());
+    let r = sp.frame(T0 + 1, &syn_padded(2001, 0)).unwrap();
+    assert_eq!((r.dropped, r.tx.len()), (None, 1), "the next SYN is scheduled and sent");
+}
