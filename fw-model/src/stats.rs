@@ -111,6 +111,114 @@ pub struct Report {
     pub connections: ConnCounts,
     /// IPv4 reassembly.
     pub reassembly: crate::director::ReasmCounters,
+    /// What happened to the frames read before the director saw them
+    /// (replay and daemon; absent in a report of the director alone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intake: Option<Intake>,
+    /// The data plane's offload counters (replay on a backend with a card).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offload: Option<OffloadCounts>,
+}
+
+/// The longest frame a receiver takes: the card's DMA buffers and its
+/// MAC's largest frame (`MAX_FRAME` of docs/hardware.md §8, 16 KiB); a
+/// longer one is dropped on receive as `oversize`.
+pub const MAX_RX_FRAME: usize = 16384;
+
+/// The shortest frame a receiver takes: an Ethernet header (Linux's
+/// `eth_type_trans` needs 14 bytes; `tun` refuses shorter writes).
+pub const MIN_RX_FRAME: usize = 14;
+
+/// Why a frame was dropped on receive, before the director saw it (as a
+/// NIC's MAC and its driver drop it: Linux counts these in
+/// `rx_length_errors`; ice and igb name them `rx_oversize`/`rx_undersize`
+/// and `rx_long_length_errors`/`rx_short_length_errors`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceiveDrop {
+    /// No bytes at all.
+    Empty,
+    /// Shorter than an Ethernet header ([`MIN_RX_FRAME`]).
+    Runt,
+    /// Longer than the longest receive buffer ([`MAX_RX_FRAME`]).
+    Oversize,
+    /// Refused by the card's receive ring (no buffer posted, a buffer too
+    /// short): a receive-ring drop of the card, counted instead of failing.
+    Ring,
+}
+
+impl ReceiveDrop {
+    /// The drop reason of a frame of `len` bytes, if it is dropped on receive.
+    pub fn of_len(len: usize) -> Option<ReceiveDrop> {
+        match len {
+            0 => Some(ReceiveDrop::Empty),
+            n if n < MIN_RX_FRAME => Some(ReceiveDrop::Runt),
+            n if n > MAX_RX_FRAME => Some(ReceiveDrop::Oversize),
+            _ => None,
+        }
+    }
+
+    /// The name in `STATS.json` and `lvsnic status`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReceiveDrop::Empty => "empty",
+            ReceiveDrop::Runt => "runt",
+            ReceiveDrop::Oversize => "oversize",
+            ReceiveDrop::Ring => "ring",
+        }
+    }
+}
+
+/// Frames dropped on receive, by [`ReceiveDrop`] reason.
+#[derive(Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReceiveDrops {
+    /// Zero-length frames.
+    pub empty: u64,
+    /// Frames shorter than an Ethernet header.
+    pub runt: u64,
+    /// Frames longer than [`MAX_RX_FRAME`].
+    pub oversize: u64,
+    /// Frames the card's receive ring refused.
+    pub ring: u64,
+}
+
+impl ReceiveDrops {
+    /// Counts one drop.
+    pub fn count(&mut self, why: ReceiveDrop) {
+        match why {
+            ReceiveDrop::Empty => self.empty += 1,
+            ReceiveDrop::Runt => self.runt += 1,
+            ReceiveDrop::Oversize => self.oversize += 1,
+            ReceiveDrop::Ring => self.ring += 1,
+        }
+    }
+
+    /// Every drop.
+    pub fn total(&self) -> u64 {
+        self.empty + self.runt + self.oversize + self.ring
+    }
+}
+
+/// The frames read, and those that did not reach the director:
+/// `frames_read = frames.input + rate_limited + dropped_on_receive.total()`
+/// (`frames.input` counts the frames the director saw, in software or
+/// credited from the hardware).
+#[derive(Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Intake {
+    /// Every frame read (from the capture or the wire).
+    pub frames_read: u64,
+    /// Dropped on receive, by reason.
+    pub dropped_on_receive: ReceiveDrops,
+    /// New-connection frames dropped by the `[limits]` rate limit.
+    pub rate_limited: u64,
+}
+
+/// The card's side of a run: what it forwarded alone, what did not fit.
+#[derive(Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OffloadCounts {
+    /// Frames the data plane forwarded without the host.
+    pub in_hardware: u64,
+    /// Connections whose flows did not fit in the card's tables.
+    pub table_full: u64,
 }
 
 impl Report {
@@ -181,6 +289,8 @@ impl Report {
                 templates_created: c.templates_created,
             },
             reassembly: c.reasm.clone(),
+            intake: None,
+            offload: None,
         }
     }
 

@@ -77,6 +77,8 @@ pub struct LoopCounters {
     pub transmitted: u64,
     /// Frames given to the director's own stack.
     pub to_host: u64,
+    /// Frames dropped on receive (empty, runt, oversize, receive ring), by reason.
+    pub dropped_on_receive: lvsnic_model::stats::ReceiveDrops,
 }
 
 /// How an ipvsadm run ended: `process_options` returned, or `exit()` was called.
@@ -615,6 +617,10 @@ impl<D: Device + Wire> Control<D> {
             Some(svc) => limiter.admit(svc, ts),
             None => true,
         })?;
+        if let Some(why) = r.dropped {
+            self.counters.dropped_on_receive.count(why);
+            return Ok(r);
+        }
         if r.in_hardware {
             self.counters.in_hardware += 1;
         } else {

@@ -30,6 +30,7 @@ pub mod health;
 pub mod invocation;
 pub mod keepalived;
 pub mod limits;
+pub mod outfile;
 pub mod replay;
 #[cfg(feature = "sim")]
 pub mod sim_bench;

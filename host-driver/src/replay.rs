@@ -20,7 +20,7 @@ use crate::limits::Limits;
 use lvsnic_model::hw::HwParams;
 use lvsnic_model::pcap::{self, PcapRecord};
 use lvsnic_model::rules::ipvsadm;
-use lvsnic_model::stats::Report;
+use lvsnic_model::stats::{Intake, OffloadCounts, ReceiveDrop, Report};
 use std::path::{Path, PathBuf};
 
 /// Which implementation of the data plane runs the capture.
@@ -98,12 +98,17 @@ pub enum ReplayError {
     /// The data plane failed or could not be built.
     #[error("{0}")]
     Device(String),
+    /// An output cannot be written, or names an input or another output.
+    #[error("{0}")]
+    Output(String),
     /// A `--changes` line is not valid or could not be applied.
     #[error("{0}")]
     Changes(#[from] crate::changes::ChangeError),
 }
 
-/// What a replay produced.
+/// What a replay produced. `report.intake` says what became of every
+/// frame read (`frames_read = frames.input + rate_limited +
+/// dropped_on_receive`), the same on every backend.
 pub struct ReplayOutcome {
     /// Transmitted frames, stamped with the time of the frame that caused them.
     pub tx: Vec<PcapRecord>,
@@ -147,9 +152,9 @@ pub fn run_width(
     run_limited(backend, width, Limits::default(), cfg, rules, records)
 }
 
-/// [`run_width`] with the slow path's per-service new-connection rate
-/// limit (`[limits]`; not applied by the `golden` backend, which has no
-/// slow path).
+/// [`run_width`] with the per-service new-connection rate limit
+/// (`[limits]`: at the slow path's entry, or in front of the golden model
+/// on the `golden` backend).
 pub fn run_limited(
     backend: Backend,
     width: u32,
@@ -188,7 +193,7 @@ pub fn run_changes(
             let _ = width;
             Err(ReplayError::Device(crate::NO_SIM_BACKEND.into()))
         }
-        Backend::Golden => run_golden_changes(cfg, rules, records, changes),
+        Backend::Golden => run_golden_limited(limits, cfg, rules, records, changes),
         Backend::Model => {
             let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
             let d = Director::new(cfg, rules, start)?;
@@ -227,9 +232,15 @@ pub fn run_split_changes<D: Device + Wire>(
     let mut tx = Vec::with_capacity(records.len());
     let mut host = Vec::new();
     let mut in_hw = 0u64;
+    let mut intake = Intake::default();
     for r in records {
         changes.apply_control(&mut ctl, r.ts_ns)?;
+        intake.frames_read += 1;
         let out = ctl.frame(r.ts_ns, &r.data).map_err(|e| ReplayError::Device(e.to_string()))?;
+        if let Some(why) = out.dropped {
+            intake.dropped_on_receive.count(why);
+        }
+        intake.rate_limited += out.refused as u64;
         in_hw += out.in_hardware as u64;
         for f in out.tx {
             tx.push(PcapRecord { ts_ns: r.ts_ns, orig_len: f.len() as u32, data: f });
@@ -242,6 +253,7 @@ pub fn run_split_changes<D: Device + Wire>(
     let mut out = finish(&ctl.sp.director, tx, host)?;
     out.in_hardware = in_hw;
     out.table_full = ctl.sp.flows.table_full;
+    out.report.intake = Some(intake);
     Ok(out)
 }
 
@@ -269,18 +281,48 @@ pub fn run_golden_changes(
     cfg: DirectorConfig,
     rules: &lvsnic_model::rules::RuleSet,
     records: &[PcapRecord],
+    changes: Changes,
+) -> Result<ReplayOutcome, ReplayError> {
+    run_golden_limited(Limits::default(), cfg, rules, records, changes)
+}
+
+/// [`run_golden_changes`] with `[limits]`: the rate limit the slow path
+/// applies on the other backends, in front of the golden model (a frame
+/// that would open a new connection takes a token of its service's
+/// bucket, after the timers ran up to its time), so that every backend
+/// drops the same frames. Frames no receiver takes (empty, runt,
+/// oversize) are dropped on receive as on the other backends.
+pub fn run_golden_limited(
+    limits: Limits,
+    cfg: DirectorConfig,
+    rules: &lvsnic_model::rules::RuleSet,
+    records: &[PcapRecord],
     mut changes: Changes,
 ) -> Result<ReplayOutcome, ReplayError> {
     let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
     let mut d = Director::new(cfg, rules, start)?;
+    let mut limiter = crate::limits::Limiter::new(limits);
+    let mut intake = Intake::default();
     let mut tx = Vec::with_capacity(records.len());
     let mut host = Vec::new();
     let mut extra = Vec::new();
     for r in records {
         changes.apply_golden(&mut d, r.ts_ns)?;
+        intake.frames_read += 1;
+        if let Some(why) = ReceiveDrop::of_len(r.data.len()) {
+            intake.dropped_on_receive.count(why);
+            continue;
+        }
+        d.advance(r.ts_ns);
+        if let Some(svc) = crate::limits::new_conn_service(&d, &r.data) {
+            if !limiter.admit(svc, r.ts_ns) {
+                intake.rate_limited += 1;
+                continue;
+            }
+        }
         let mut frame = r.data.clone();
         extra.clear();
-        match d.process(r.ts_ns, &mut frame, &mut extra) {
+        match d.process_now(&mut frame, &mut extra) {
             Action::Transmit => {
                 tx.push(PcapRecord { ts_ns: r.ts_ns, orig_len: frame.len() as u32, data: frame });
                 for f in extra.drain(..) {
@@ -293,11 +335,34 @@ pub fn run_golden_changes(
             Action::Drop(_) | Action::Held => {}
         }
     }
-    finish(&d, tx, host)
+    let mut out = finish(&d, tx, host)?;
+    out.report.intake = Some(intake);
+    Ok(out)
 }
 
 /// The whole `lvsnic replay` command. Returns the one-line summary.
+///
+/// Before anything runs, every output is checked against the inputs and
+/// the other outputs ([`refuse_overlaps`](crate::outfile::refuse_overlaps))
+/// and created under a temporary name beside its target (a directory, a
+/// missing directory or an unwritable one fails here, before any output
+/// exists); they are renamed over their targets only when all were
+/// written, so a failed replay leaves nothing behind and no input changed.
 pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
+    use crate::outfile::{refuse_overlaps, AtomicFile};
+    let mut inputs: Vec<(&str, &Path)> =
+        vec![("--input", &args.input), ("--rules", &args.rules), ("--director", &args.director)];
+    if let Some(c) = &args.changes {
+        inputs.push(("--changes", c));
+    }
+    let mut outputs: Vec<(&str, &Path)> = vec![("--output", &args.output)];
+    if let Some(h) = &args.host {
+        outputs.push(("--host", h));
+    }
+    if let Some(s) = &args.stats {
+        outputs.push(("--stats", s));
+    }
+    refuse_overlaps(&inputs, &outputs).map_err(ReplayError::Output)?;
     // DIRECTOR.toml as the daemon reads it, [limits] included.
     let (mut cfg, limits) = crate::limits::load_director(&args.director)?;
     let script = read_rules(&args.rules)?;
@@ -311,29 +376,61 @@ pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
         Some(p) => Changes::load(p)?,
         None => Changes::default(),
     };
-    let out = run_changes(args.backend, args.width, limits, cfg, &rules, &records, changes)?;
-    let write = |path: &Path, recs: &[PcapRecord]| -> Result<(), ReplayError> {
-        pcap::write_file(path, pcap::Resolution::Nano, recs.iter().cloned())
-            .map_err(|e| ReplayError::Pcap { path: path.display().to_string(), msg: e.to_string() })
+    let open = |p: &Path| AtomicFile::create(p).map_err(ReplayError::Output);
+    let mut out_file = open(&args.output)?;
+    let mut host_file = args.host.as_deref().map(open).transpose()?;
+    let mut stats_file = args.stats.as_deref().map(open).transpose()?;
+    let mut out = run_changes(args.backend, args.width, limits, cfg, &rules, &records, changes)?;
+    if args.backend != Backend::Golden {
+        out.report.offload = Some(OffloadCounts { in_hardware: out.in_hardware, table_full: out.table_full });
+    }
+    let write = |f: &mut AtomicFile, recs: &[PcapRecord]| -> Result<(), ReplayError> {
+        let path = f.path().display().to_string();
+        let mut w = pcap::PcapWriter::new(
+            std::io::BufWriter::new(f),
+            pcap::Resolution::Nano,
+            pcap::LINKTYPE_ETHERNET,
+            pcap::DEFAULT_SNAPLEN,
+        )
+        .map_err(|e| ReplayError::Pcap { path: path.clone(), msg: e.to_string() })?;
+        for r in recs {
+            w.write_record_orig(r.ts_ns, r.orig_len, &r.data).map_err(|e| ReplayError::Pcap { path: path.clone(), msg: e.to_string() })?;
+        }
+        w.flush().map_err(|e| ReplayError::Pcap { path, msg: e.to_string() })
     };
-    write(&args.output, &out.tx)?;
-    if let Some(h) = &args.host {
+    write(&mut out_file, &out.tx)?;
+    if let Some(h) = &mut host_file {
         write(h, &out.host)?;
     }
-    if let Some(s) = &args.stats {
-        std::fs::write(s, out.report.to_json() + "\n")
-            .map_err(|e| ReplayError::Io { path: s.display().to_string(), source: e })?;
+    if let Some(s) = &mut stats_file {
+        s.write_all_named((out.report.to_json() + "\n").as_bytes()).map_err(ReplayError::Output)?;
+    }
+    out_file.commit().map_err(ReplayError::Output)?;
+    for f in [host_file, stats_file].into_iter().flatten() {
+        f.commit().map_err(ReplayError::Output)?;
     }
     let r = &out.report;
     let hw = if args.backend == Backend::Golden {
         String::new()
     } else {
-        format!(" ({} frames in hardware)", out.in_hardware)
+        format!(" ({} frames in hardware, {} flows did not fit the card's tables)", out.in_hardware, out.table_full)
     };
     let listing = if args.list { format!("\n{}", out.listing) } else { String::new() };
+    let intake = r.intake.unwrap_or_default();
+    let rx = intake.dropped_on_receive;
+    let rx_detail = [("empty", rx.empty), ("runt", rx.runt), ("oversize", rx.oversize), ("ring", rx.ring)]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     Ok(format!(
-        "replay ({:?} backend): {} frames in, {} transmitted, {} to host, {} dropped{}; {} services, {} connections created, {} live",
+        "replay ({:?} backend): {} frames read: {} rate limited, {} dropped on receive{}, {} frames in, {} transmitted, {} to host, {} dropped{}; {} services, {} connections created, {} live",
         args.backend,
+        intake.frames_read,
+        intake.rate_limited,
+        rx.total(),
+        if rx_detail.is_empty() { String::new() } else { format!(" ({rx_detail})") },
         r.frames.input,
         r.frames.transmitted,
         r.frames.to_host,

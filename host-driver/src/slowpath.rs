@@ -17,6 +17,7 @@ use lvsnic_model::rules::{DestRule, ServiceKey, ServiceRule};
 use std::net::Ipv4Addr;
 use lvsnic_model::hw::regs::*;
 use lvsnic_model::hw::{HwOutput, HwParams};
+use lvsnic_model::stats::ReceiveDrop;
 use lvsnic_model::time::Time;
 
 /// What the director did with one received frame.
@@ -36,6 +37,9 @@ pub struct FrameResult {
     /// Whether the exception was refused at the slow path's entry (the
     /// per-service new-connection rate limit).
     pub refused: bool,
+    /// Why the frame was dropped on receive, before the data plane or the
+    /// director saw it (empty, runt, oversize; a receive-ring drop).
+    pub dropped: Option<ReceiveDrop>,
 }
 
 /// Golden model + flow manager in front of a data plane.
@@ -238,16 +242,31 @@ impl<D: Device + Wire> SlowPath<D> {
     /// [`frame`](Self::frame) with a gate at the slow path's entry: an
     /// exception frame for which `admit(director, frame)` is false is
     /// refused (dropped) before the golden model sees it.
+    ///
+    /// A frame no MAC would take (empty, shorter than an Ethernet header,
+    /// longer than [`MAX_RX_FRAME`](lvsnic_model::stats::MAX_RX_FRAME)) is
+    /// dropped on receive with its reason, as is one the card's receive
+    /// ring refuses: a counted drop, never an error.
     pub fn frame_gated(
         &mut self,
         ts: Time,
         frame: &[u8],
         mut admit: impl FnMut(&Director, &[u8]) -> bool,
     ) -> Result<FrameResult, DeviceError> {
+        if let Some(why) = ReceiveDrop::of_len(frame.len()) {
+            return Ok(FrameResult { dropped: Some(why), ..Default::default() });
+        }
         self.advance(ts);
         self.seq = self.seq.wrapping_add(1);
         let seq = self.seq;
-        match device::offer(&mut self.dp, frame, ts, seq)? {
+        let out = match device::offer(&mut self.dp, frame, ts, seq) {
+            // Nothing out of the card: its receive ring dropped the exception.
+            Err(DeviceError::Outcome { transmitted: 0, to_host: 0, .. }) => {
+                return Ok(FrameResult { dropped: Some(ReceiveDrop::Ring), ..Default::default() })
+            }
+            r => r?,
+        };
+        match out {
             HwOutput::Forward { frame, .. } => Ok(FrameResult { tx: vec![frame], in_hardware: true, ..Default::default() }),
             HwOutput::ToHost { frame, .. } | HwOutput::Aborted { frame, .. } => {
                 if !admit(&self.director, &frame) {

@@ -107,6 +107,8 @@ fn seconds(name: &str, s: f64) -> Result<Time, TrafficCmdError> {
 
 /// The whole `lvsnic traffic` command. Returns the one-line summary.
 pub fn run(a: &TrafficArgs) -> Result<String, TrafficCmdError> {
+    lvsnic::outfile::refuse_overlaps(&[("--rules", &a.rules), ("--director", &a.director)], &[("--output", &a.output)])
+        .map_err(TrafficCmdError::Arg)?;
     let cfg = DirectorConfig::load(&a.director)?;
     let rules = read_rules(&a.rules)?;
     let (records, summary) = match a.flows {
@@ -163,9 +165,19 @@ pub fn run(a: &TrafficArgs) -> Result<String, TrafficCmdError> {
     Ok(format!("traffic (seed {}): {summary} -> {}", a.seed, a.output.display()))
 }
 
+/// Writes the capture under a temporary name and renames it over `path`
+/// once complete (nothing partial is left on a failure).
 fn write(path: &Path, recs: &[PcapRecord], res: Resolution) -> Result<(), TrafficCmdError> {
-    pcap::write_file(path, res, recs.iter())
-        .map_err(|e| TrafficCmdError::Pcap { path: path.display().to_string(), msg: e.to_string() })
+    let perr = |msg: String| TrafficCmdError::Pcap { path: path.display().to_string(), msg };
+    let mut f = lvsnic::outfile::AtomicFile::create(path).map_err(TrafficCmdError::Arg)?;
+    let mut w = pcap::PcapWriter::new(std::io::BufWriter::new(&mut f), res, pcap::LINKTYPE_ETHERNET, pcap::DEFAULT_SNAPLEN)
+        .map_err(|e| perr(e.to_string()))?;
+    for r in recs {
+        w.write_record_orig(r.ts_ns, r.orig_len, &r.data).map_err(|e| perr(e.to_string()))?;
+    }
+    w.flush().map_err(|e| perr(e.to_string()))?;
+    drop(w);
+    f.commit().map_err(TrafficCmdError::Arg)
 }
 
 #[cfg(test)]
