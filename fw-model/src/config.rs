@@ -432,16 +432,18 @@ fn string_hint(section: &str, key: &str) -> Option<&'static str> {
 fn toml_reads_as(v: &str) -> &'static str {
     let v = v.trim();
     let digits = v.chars().next().is_some_and(|c| c.is_ascii_digit());
-    if digits && v.contains(':') {
-        "a time"
+    if v.is_empty() {
+        "(no value)"
+    } else if digits && v.contains(':') {
+        "(without quotes TOML reads it as a time)"
     } else if digits && v.contains('-') {
-        "a date"
+        "(without quotes TOML reads it as a date)"
     } else if v.parse::<f64>().is_ok() {
-        "a number"
+        "(without quotes TOML reads it as a number)"
     } else if v == "true" || v == "false" {
-        "a boolean"
+        "(without quotes TOML reads it as a boolean)"
     } else {
-        "nothing it knows (strings need quotes)"
+        "(TOML needs quotes around text)"
     }
 }
 
@@ -449,7 +451,7 @@ fn toml_reads_as(v: &str) -> &'static str {
 /// `line 3, column 15: unknown field ...`. A value that had to be a quoted
 /// string (an address, a MAC) but was written bare is said so in words:
 /// `line 3, column 15: gateway_mac: expected a MAC address in quotes,
-/// e.g. "02:00:00:00:00:01" (without quotes TOML reads 02:00 as a time)`.
+/// e.g. "02:00:00:00:00:01" (without quotes TOML reads it as a time)`.
 pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
     let msg = e.message().trim().replace('\n', " ");
     let Some(span) = e.span() else { return msg };
@@ -469,6 +471,13 @@ pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
         }
     }
     if let Some((k, raw_v)) = this.split_once('=') {
+        let bare_key = !k.trim().starts_with('"') && !k.trim().starts_with('\'');
+        if section == "neighbors" && bare_key {
+            let col = this.len() - this.trim_start().len() + 1;
+            return format!(
+                "line {line}, column {col}: [neighbors]: the IP address must be in quotes, e.g. \"192.168.10.1\" = \"02:00:00:00:10:01\""
+            );
+        }
         let k = k.trim().trim_matches('"');
         let v = raw_v.split('#').next().unwrap_or("").trim();
         if let Some(hint) = string_hint(&section, k) {
@@ -476,8 +485,7 @@ pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
                 // The column of the value (TOML's span may point inside it).
                 let col = this.len() - raw_v.trim_start().len();
                 let at = format!("line {line}, column {}", this[..col].chars().count() + 1);
-                let v = if v.is_empty() { "nothing" } else { v };
-                return format!("{at}: {k}: {hint} (without quotes TOML reads {v} as {})", toml_reads_as(v));
+                return format!("{at}: {k}: {hint} {}", toml_reads_as(v));
             }
         }
     }
@@ -660,11 +668,18 @@ mod tests {
         assert_eq!(
             e,
             "line 4, column 15: gateway_mac: expected a MAC address in quotes, e.g. \"02:00:00:00:00:01\" \
-             (without quotes TOML reads 02:00 as a time)"
+             (without quotes TOML reads it as a time)"
         );
         let e = parse_err("[director]\nip = \"10.0.0.1\"\nmac = 02:00:00\ngateway_mac = \"02:00:00:00:00:fe\"\n");
         assert!(e.starts_with("line 3, column 7: mac: expected a MAC address in quotes"), "{e}");
-        assert!(e.ends_with("(without quotes TOML reads 02:00:00 as a time)"), "{e}");
+        assert!(e.ends_with("(without quotes TOML reads it as a time)"), "{e}");
+        let e = parse_err(&format!("{HEAD}vlan = strip\n"));
+        assert_eq!(e, "line 5, column 8: vlan: expected \"drop\" or \"balance\" in quotes (TOML needs quotes around text)");
+        let e = parse_err(&format!("{HEAD}[neighbors]\n192.168.10.1 = \"02:00:00:00:10:01\"\n"));
+        assert_eq!(
+            e,
+            "line 6, column 1: [neighbors]: the IP address must be in quotes, e.g. \"192.168.10.1\" = \"02:00:00:00:10:01\""
+        );
         let e = parse_err(&format!("{HEAD}[neighbors]\n\"192.168.10.1\" = 02:00:00:00:10:01\n"));
         assert!(e.starts_with("line 6, column 18: 192.168.10.1: expected a MAC address in quotes"), "{e}");
         let e = parse_err("[director]\nip = 10.0.0.1\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n");

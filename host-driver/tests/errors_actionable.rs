@@ -38,7 +38,7 @@ fn a_bad_director_toml_names_line_and_column_and_its_path_once() {
     };
     let want = format!(
         "lvsnic: {b}: line 4, column 15: gateway_mac: expected a MAC address in quotes, e.g. \"02:00:00:00:00:01\" \
-         (without quotes TOML reads 02:00 as a time)\n"
+         (without quotes TOML reads it as a time)\n"
     );
     let r = replay(b, input.to_str().unwrap());
     assert_eq!((r.code, r.stderr.as_str()), (1, want.as_str()));
