@@ -8,9 +8,10 @@
 //! terminal) is written in place: there is nothing to replace atomically,
 //! and renaming over a device node would remove it.
 
+use lvsnic_model::pcap::{self, PcapRecord, PcapWriter, Resolution};
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -123,6 +124,53 @@ impl Drop for AtomicFile {
     }
 }
 
+/// A pcap capture written to an [`AtomicFile`] (Ethernet, snapshot
+/// length [`DEFAULT_SNAPLEN`](lvsnic_model::pcap::DEFAULT_SNAPLEN)):
+/// nothing appears at its path until [`commit`](PcapFile::commit).
+#[derive(Debug)]
+pub struct PcapFile {
+    w: PcapWriter<BufWriter<AtomicFile>>,
+    path: PathBuf,
+}
+
+impl PcapFile {
+    /// Creates the capture `path` under a temporary name and writes its
+    /// global header. Errors are one line naming `path`.
+    pub fn create(path: &Path, resolution: Resolution) -> Result<PcapFile, String> {
+        let f = AtomicFile::create(path)?;
+        let w = PcapWriter::new(BufWriter::new(f), resolution, pcap::LINKTYPE_ETHERNET, pcap::DEFAULT_SNAPLEN)
+            .map_err(|e| err(path, e))?;
+        Ok(PcapFile { w, path: path.into() })
+    }
+
+    /// The pcap writer, to write records one at a time.
+    pub fn writer(&mut self) -> &mut PcapWriter<BufWriter<AtomicFile>> {
+        &mut self.w
+    }
+
+    /// Writes `records` (keeping each record's original length).
+    pub fn write_records<'a>(&mut self, records: impl IntoIterator<Item = &'a PcapRecord>) -> Result<(), String> {
+        for r in records {
+            self.w.write_record_orig(r.ts_ns, r.orig_len, &r.data).map_err(|e| err(&self.path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Writes out what is buffered (call on every output before committing
+    /// any, so that a write error leaves none of them).
+    pub fn flush(&mut self) -> Result<(), String> {
+        self.w.flush().map_err(|e| err(&self.path, e))
+    }
+
+    /// Flushes the capture, syncs it and renames it over its target (see
+    /// [`AtomicFile::commit`]).
+    pub fn commit(self) -> Result<(), String> {
+        let path = self.path;
+        let f = self.w.into_inner().into_inner().map_err(|e| err(&path, e.error()))?;
+        f.commit()
+    }
+}
+
 /// What identifies a file: its device and inode when it exists, else its
 /// canonical directory joined with its name.
 #[derive(Debug, PartialEq, Eq)]
@@ -220,6 +268,23 @@ mod tests {
         f.commit().unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"new contents");
         assert_eq!(names(&d.0), vec!["out.pcap"]);
+    }
+
+    #[test]
+    fn a_pcap_file_appears_only_on_commit() {
+        let d = dir("pcap");
+        let p = d.0.join("o.pcap");
+        let recs = [PcapRecord { ts_ns: 5, orig_len: 3, data: vec![1, 2, 3] }];
+        let mut f = PcapFile::create(&p, Resolution::Nano).unwrap();
+        f.write_records(&recs).unwrap();
+        drop(f);
+        assert!(names(&d.0).is_empty(), "dropped: nothing left");
+        let mut f = PcapFile::create(&p, Resolution::Nano).unwrap();
+        f.write_records(&recs).unwrap();
+        assert!(!p.exists());
+        f.commit().unwrap();
+        assert_eq!(pcap::read_file(&p).unwrap(), recs);
+        assert_eq!(names(&d.0), vec!["o.pcap"]);
     }
 
     #[test]

@@ -349,7 +349,7 @@ pub fn run_golden_limited(
 /// exists); they are renamed over their targets only when all were
 /// written, so a failed replay leaves nothing behind and no input changed.
 pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
-    use crate::outfile::{refuse_overlaps, AtomicFile};
+    use crate::outfile::{refuse_overlaps, AtomicFile, PcapFile};
     let mut inputs: Vec<(&str, &Path)> =
         vec![("--input", &args.input), ("--rules", &args.rules), ("--director", &args.director)];
     if let Some(c) = &args.changes {
@@ -376,38 +376,32 @@ pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
         Some(p) => Changes::load(p)?,
         None => Changes::default(),
     };
-    let open = |p: &Path| AtomicFile::create(p).map_err(ReplayError::Output);
-    let mut out_file = open(&args.output)?;
-    let mut host_file = args.host.as_deref().map(open).transpose()?;
-    let mut stats_file = args.stats.as_deref().map(open).transpose()?;
+    let pcap_file = |p: &Path| PcapFile::create(p, pcap::Resolution::Nano).map_err(ReplayError::Output);
+    let mut out_file = pcap_file(&args.output)?;
+    let mut host_file = args.host.as_deref().map(pcap_file).transpose()?;
+    let mut stats_file = args.stats.as_deref().map(|p| AtomicFile::create(p).map_err(ReplayError::Output)).transpose()?;
     let mut out = run_changes(args.backend, args.width, limits, cfg, &rules, &records, changes)?;
     if args.backend != Backend::Golden {
         out.report.offload = Some(OffloadCounts { in_hardware: out.in_hardware, table_full: out.table_full });
     }
-    let write = |f: &mut AtomicFile, recs: &[PcapRecord]| -> Result<(), ReplayError> {
-        let path = f.path().display().to_string();
-        let mut w = pcap::PcapWriter::new(
-            std::io::BufWriter::new(f),
-            pcap::Resolution::Nano,
-            pcap::LINKTYPE_ETHERNET,
-            pcap::DEFAULT_SNAPLEN,
-        )
-        .map_err(|e| ReplayError::Pcap { path: path.clone(), msg: e.to_string() })?;
-        for r in recs {
-            w.write_record_orig(r.ts_ns, r.orig_len, &r.data).map_err(|e| ReplayError::Pcap { path: path.clone(), msg: e.to_string() })?;
-        }
-        w.flush().map_err(|e| ReplayError::Pcap { path, msg: e.to_string() })
-    };
-    write(&mut out_file, &out.tx)?;
+    // Everything written first, then renamed: a failure leaves no output.
+    out_file.write_records(&out.tx).map_err(ReplayError::Output)?;
     if let Some(h) = &mut host_file {
-        write(h, &out.host)?;
+        h.write_records(&out.host).map_err(ReplayError::Output)?;
     }
     if let Some(s) = &mut stats_file {
         s.write_all_named((out.report.to_json() + "\n").as_bytes()).map_err(ReplayError::Output)?;
     }
+    out_file.flush().map_err(ReplayError::Output)?;
+    if let Some(h) = &mut host_file {
+        h.flush().map_err(ReplayError::Output)?;
+    }
     out_file.commit().map_err(ReplayError::Output)?;
-    for f in [host_file, stats_file].into_iter().flatten() {
-        f.commit().map_err(ReplayError::Output)?;
+    if let Some(h) = host_file {
+        h.commit().map_err(ReplayError::Output)?;
+    }
+    if let Some(s) = stats_file {
+        s.commit().map_err(ReplayError::Output)?;
     }
     let r = &out.report;
     let hw = if args.backend == Backend::Golden {

@@ -14,7 +14,7 @@
 //! ([`lvsnic_traffic::established_flows`]). Prints one summary line.
 
 use lvsnic_model::config::DirectorConfig;
-use lvsnic_model::pcap::{self, PcapRecord, Resolution};
+use lvsnic_model::pcap::{PcapRecord, Resolution};
 use lvsnic_model::rules::{ipvsadm, RuleSet};
 use lvsnic_model::time::{Time, SEC};
 use lvsnic_traffic::{self as traffic, FlowSpec, TrafficError, TrafficSpec};
@@ -83,8 +83,8 @@ pub enum TrafficCmdError {
     Rules { path: String, msg: String },
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
-    #[error("{path}: {msg}")]
-    Pcap { path: String, msg: String },
+    #[error("{0}")]
+    Output(String),
     #[error("{0}")]
     Traffic(#[from] TrafficError),
     #[error("{0}")]
@@ -108,7 +108,7 @@ fn seconds(name: &str, s: f64) -> Result<Time, TrafficCmdError> {
 /// The whole `lvsnic traffic` command. Returns the one-line summary.
 pub fn run(a: &TrafficArgs) -> Result<String, TrafficCmdError> {
     lvsnic::outfile::refuse_overlaps(&[("--rules", &a.rules), ("--director", &a.director)], &[("--output", &a.output)])
-        .map_err(TrafficCmdError::Arg)?;
+        .map_err(TrafficCmdError::Output)?;
     let cfg = DirectorConfig::load(&a.director)?;
     let rules = read_rules(&a.rules)?;
     let (records, summary) = match a.flows {
@@ -168,21 +168,15 @@ pub fn run(a: &TrafficArgs) -> Result<String, TrafficCmdError> {
 /// Writes the capture under a temporary name and renames it over `path`
 /// once complete (nothing partial is left on a failure).
 fn write(path: &Path, recs: &[PcapRecord], res: Resolution) -> Result<(), TrafficCmdError> {
-    let perr = |msg: String| TrafficCmdError::Pcap { path: path.display().to_string(), msg };
-    let mut f = lvsnic::outfile::AtomicFile::create(path).map_err(TrafficCmdError::Arg)?;
-    let mut w = pcap::PcapWriter::new(std::io::BufWriter::new(&mut f), res, pcap::LINKTYPE_ETHERNET, pcap::DEFAULT_SNAPLEN)
-        .map_err(|e| perr(e.to_string()))?;
-    for r in recs {
-        w.write_record_orig(r.ts_ns, r.orig_len, &r.data).map_err(|e| perr(e.to_string()))?;
-    }
-    w.flush().map_err(|e| perr(e.to_string()))?;
-    drop(w);
-    f.commit().map_err(TrafficCmdError::Arg)
+    let mut f = lvsnic::outfile::PcapFile::create(path, res).map_err(TrafficCmdError::Output)?;
+    f.write_records(recs).map_err(TrafficCmdError::Output)?;
+    f.commit().map_err(TrafficCmdError::Output)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lvsnic_model::pcap;
 
     const DIRECTOR: &str =
         "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n\

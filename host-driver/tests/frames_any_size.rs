@@ -103,6 +103,13 @@ fn frames_of_any_size_are_counted_drops_on_every_backend() {
     // The three full SYNs (one of them 16,384 bytes) opened connections.
     assert_eq!(g.report.connections.created, 3);
     assert_eq!(g.report.dropped.get("oversize"), None, "receive drops are not director drops");
+    // The longest valid datagrams, and after them the odd frames again.
+    let mut recs = longest_valid_datagrams();
+    let t = recs.last().unwrap().ts_ns;
+    recs.extend(odd_capture().into_iter().map(|r| rec(r.ts_ns - T0 + t + 1, r.data)));
+    let g = through_every_backend(&recs, true);
+    assert_eq!(g.report.intake.unwrap().dropped_on_receive.total(), 5);
+    assert!(g.tx.len() > 30, "{} transmitted", g.tx.len());
 }
 
 /// `lvsnic replay` on the same capture: exit 0 on every backend, the
@@ -310,4 +317,40 @@ fn frames_receive_ring_drop_is_counted_not_an_error() {
     assert!(r.tx.is_empty() && r.host.is_none());
     let r = sp.frame(T0 + 1, &syn_padded(2001, 0)).unwrap();
     assert_eq!((r.dropped, r.tx.len()), (None, 1), "the next SYN is scheduled and sent");
+}
+
+/// Valid datagrams as long as a receiver takes (IP total length up to
+/// 16,370 bytes, with and without DF) to every service of the mixed rules
+/// (NAT, DR, TUN, UDP): what the director transmits for them (fragments,
+/// ICMP "fragmentation needed", encapsulated frames) never stops a backend.
+fn longest_valid_datagrams() -> Vec<PcapRecord> {
+    let c: std::net::Ipv4Addr = "198.51.100.77".parse().unwrap();
+    let vips: [(std::net::Ipv4Addr, u16, bool); 5] = [
+        ("10.0.0.100".parse().unwrap(), 80, false),
+        ("10.0.0.100".parse().unwrap(), 443, false),
+        ("10.0.0.101".parse().unwrap(), 53, true),
+        ("10.0.0.102".parse().unwrap(), 80, false),
+        ("10.0.0.103".parse().unwrap(), 25, false),
+    ];
+    let mut recs = Vec::new();
+    let mut t = T0;
+    for (i, (vip, port, is_udp)) in vips.iter().enumerate() {
+        for (j, len) in [1400usize, 9000, MAX_RX_FRAME - 14 - 20 - 20].into_iter().enumerate() {
+            for df in [false, true] {
+                let payload = vec![0x5a; len];
+                let mut ip = Ip::new(c, *vip);
+                ip.df = df;
+                let sport = 2000 + (i * 10 + j * 2 + df as usize) as u16;
+                let f = if *is_udp {
+                    udp(GATEWAY_MAC, DIRECTOR_MAC, ip, sport, *port, &payload, false)
+                } else {
+                    tcp(GATEWAY_MAC, DIRECTOR_MAC, ip, sport, *port, TCP_SYN, 1, 0, &payload)
+                };
+                assert!(f.len() <= MAX_RX_FRAME);
+                recs.push(rec(t, f));
+                t += 1000;
+            }
+        }
+    }
+    recs
 }
