@@ -697,3 +697,224 @@ fn ipv4_dst_proto(frame: &[u8]) -> Option<(u32, u8)> {
     let ip = frame.get(off + 2..off + 22)?;
     Some((u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]), ip[9]))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::model::ModelDevice;
+    use crate::device::rings::RingConfig;
+    use lvsnic_fixtures::{director, rs, MIXED_RULES, VIP};
+    use lvsnic_model::conn::flags as cf;
+    use lvsnic_model::hw::HwParams;
+    use lvsnic_model::sync::encode_v1;
+    use lvsnic_model::time::SEC;
+
+    const ES: u16 = 1; // IP_VS_TCP_S_ESTABLISHED
+
+    /// A slow path over the card model with a flow table of
+    /// `2 * 4 << buckets_log2` slots, MIXED_RULES.
+    fn slow_path(buckets_log2: u32) -> SlowPath<ModelDevice> {
+        let params = HwParams { data_width: 64, flow_buckets_log2: buckets_log2, action_log2: 8, vip_count: 16 };
+        let dev = ModelDevice::model(params, RingConfig::default()).unwrap();
+        SlowPath::new(director(MIXED_RULES, ""), dev, params).unwrap()
+    }
+
+    /// A loopback UDP socket that counts its drops, and where to send to it.
+    fn socket() -> (UdpSocket, std::net::SocketAddr) {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock::count_drops(&s).unwrap();
+        let a = s.local_addr().unwrap();
+        (s, a)
+    }
+
+    /// A backup (syncid 0) on `s`, following `limits`.
+    fn backup_on(s: UdpSocket, limits: Limits) -> SyncDaemons {
+        let mut d = SyncDaemons::new(SyncSysctl::default());
+        d.set_limits(limits);
+        let cfg = DaemonConfig { ifname: "lo".into(), syncid: 0, maxlen: 65507, group: SYNC_GROUP, port: 0, ttl: 1 };
+        d.backup = Some(Backup::start(cfg, s, limits).unwrap());
+        d
+    }
+
+    /// ESTABLISHED NAT connection of client `n` (198.51.0.0 + n, port
+    /// 40000) to VIP:80 on rs 1; with `TEMPLATE` in `flags`, a template.
+    fn entry(n: u32, flags: u32) -> SyncConn {
+        let template = flags & cf::TEMPLATE as u32 != 0;
+        SyncConn {
+            protocol: 6,
+            flags: flags | cf::SYNC as u32,
+            state: if template { 0 } else { ES },
+            cport: if template { 0 } else { 40000 },
+            vport: 80,
+            dport: 8080,
+            timeout: 900,
+            caddr: Ipv4Addr::from(u32::from(Ipv4Addr::new(198, 51, 0, 0)) + n),
+            vaddr: VIP,
+            daddr: rs(1),
+            ..Default::default()
+        }
+    }
+
+    /// Messages of 40 entries (a master's 1472-byte maxlen) for clients `range`.
+    fn messages(range: std::ops::Range<u32>, flags: u32) -> Vec<Vec<u8>> {
+        let conns: Vec<SyncConn> = range.map(|n| entry(n, flags)).collect();
+        let msgs = encode_v1(0, 1472, &conns);
+        assert!(msgs.iter().all(|m| m[4] as usize == 40 || m == msgs.last().unwrap()));
+        msgs
+    }
+
+    fn st(s: &SyncDaemons) -> BackupStatus {
+        s.status().backup.unwrap()
+    }
+
+    fn dropped(st: &BackupStatus, name: &str) -> u64 {
+        st.counters.dropped.get(name).copied().unwrap_or(0)
+    }
+
+    /// Polls `cond` every 10 ms for up to 10 s (a hang guard, not a timing).
+    fn settle(mut cond: impl FnMut() -> bool) -> bool {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(10) {
+            if cond() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    #[test]
+    fn a_flood_faster_than_the_loop_is_queued_bounded_and_counted() {
+        let (s, to) = socket();
+        let mut sync = backup_on(s, Limits::default());
+        let mut sp = slow_path(10);
+        // 3,000 valid messages of 40 entries, while the loop installs none.
+        let msgs = messages(0..120_000, 0);
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for m in &msgs {
+            tx.send_to(m, to).unwrap();
+        }
+        let sent = msgs.len() as u64;
+        let accounted = |b: &BackupStatus| b.queued as u64 + dropped(b, QUEUE_FULL) + dropped(b, SOCKET_BUFFER);
+        assert!(settle(|| accounted(&st(&sync)) == sent), "{:?}", st(&sync));
+        let b = st(&sync);
+        // The queue is full, the rest was refused and counted.
+        assert_eq!(b.queued, BACKUP_QUEUE);
+        assert!(dropped(&b, QUEUE_FULL) > 0, "{b:?}");
+        assert_eq!(b.counters.messages, 0);
+        // The loop installs a bounded slice per call: 7 messages of 40
+        // entries reach RUN_MAX_ENTRIES (256).
+        sync.run(&mut sp);
+        assert_eq!(st(&sync).counters.messages, 7);
+        assert_eq!(st(&sync).counters.created, 280);
+        // The descriptor stays readable while the queue holds more.
+        let mut calls = 1;
+        while st(&sync).queued > 0 {
+            let fd = sync.fds()[0];
+            assert!(crate::daemon::sys::poll_readable(&[fd], 0).unwrap()[0], "wake-up lost");
+            let m0 = st(&sync).counters.messages;
+            sync.run(&mut sp);
+            assert!(st(&sync).counters.messages - m0 <= 7);
+            calls += 1;
+        }
+        let b = st(&sync);
+        assert_eq!(b.counters.messages, BACKUP_QUEUE as u64);
+        assert_eq!(calls, BACKUP_QUEUE.div_ceil(7));
+        assert_eq!(b.counters.messages + dropped(&b, QUEUE_FULL) + dropped(&b, SOCKET_BUFFER), sent);
+    }
+
+    #[test]
+    fn socket_buffer_drops_are_counted() {
+        let (s, to) = socket();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        // Before the backup reads: the socket's buffer overflows.
+        let msgs = messages(0..40 * 2000, 0);
+        for m in &msgs {
+            tx.send_to(m, to).unwrap();
+        }
+        let sync = backup_on(s, Limits::default());
+        let b = sync.backup.as_ref().unwrap();
+        let st = || sync.status().backup.unwrap();
+        // SO_MEMINFO: what the buffer dropped, whatever was read since.
+        assert!(settle(|| st().queued as u64 + dropped(&st(), SOCKET_BUFFER) == msgs.len() as u64), "{:?}", st());
+        let lost = dropped(&st(), SOCKET_BUFFER);
+        assert!(lost > 0 && st().queued > 0, "{:?}", st());
+        // SO_RXQ_OVFL: the next datagram carries the count to the thread.
+        assert_eq!(b.inbox.socket_drops.load(Ordering::Relaxed), 0);
+        tx.send_to(&msgs[0], to).unwrap();
+        assert!(settle(|| b.inbox.socket_drops.load(Ordering::Relaxed) == lost));
+    }
+
+    #[test]
+    fn limits_bound_the_new_connections_learned_by_sync() {
+        let (s, _) = socket();
+        let limits = Limits { new_conn_per_sec: Some(10), burst: Some(20) };
+        let mut sync = backup_on(s, limits);
+        let mut sp = slow_path(10);
+        let b = sync.backup.as_mut().unwrap();
+        let t0 = 5 * SEC;
+        // 100 new connections at once: the burst is created, the rest counted.
+        for m in messages(0..100, 0) {
+            b.install(&mut sp, &m, t0);
+        }
+        let st = b.status();
+        assert_eq!((st.counters.created, dropped(&st, RATE_LIMITED)), (20, 80));
+        assert_eq!(sp.director.conns.len(), 20);
+        assert_eq!(st.rate_limit["TCP 10.0.0.100:80"], BucketCounters { admitted: 20, limited: 80 });
+        // Again: the 20 known ones are updates (always taken), the others
+        // still find the bucket empty.
+        for m in messages(0..100, cf::INACTIVE as u32) {
+            b.install(&mut sp, &m, t0);
+        }
+        let st = b.status();
+        assert_eq!((st.counters.created, st.counters.updated, dropped(&st, RATE_LIMITED)), (20, 20, 160));
+        // One second later, ten more tokens.
+        for m in messages(100..200, 0) {
+            b.install(&mut sp, &m, t0 + SEC);
+        }
+        assert_eq!(b.status().counters.created, 30);
+        // Templates have buckets of their own (a new persistent connection
+        // carries a template and a connection).
+        let mut tpl = entry(0, cf::TEMPLATE as u32);
+        tpl.vport = 443;
+        tpl.daddr = rs(3);
+        tpl.dport = 443;
+        b.install(&mut sp, &encode_v1(0, 1472, &[tpl]).remove(0), t0 + SEC);
+        assert_eq!(b.status().counters.created, 31);
+        // Without [limits] every entry is taken, as by the kernel's backup.
+        let (s, _) = socket();
+        let mut free = backup_on(s, Limits::default());
+        let mut sp = slow_path(10);
+        for m in messages(0..100, 0) {
+            free.backup.as_mut().unwrap().install(&mut sp, &m, t0);
+        }
+        assert_eq!(free.status().backup.unwrap().counters.created, 100);
+    }
+
+    #[test]
+    fn synced_connections_stay_in_software_beyond_the_table_budget() {
+        let (s, _) = socket();
+        let mut sync = backup_on(s, Limits::default());
+        // 128 slots: the budget is 112 entries, 56 NAT connections.
+        let mut sp = slow_path(4);
+        let b = sync.backup.as_mut().unwrap();
+        for m in messages(0..200, 0) {
+            b.install(&mut sp, &m, SEC);
+        }
+        let (used, slots) = sp.flows.table_use();
+        assert_eq!((used, slots), (112, 128));
+        assert_eq!(sp.flows.len(), 56);
+        // No install was tried, and failed, beyond the budget.
+        assert_eq!(sp.flows.table_full, 0);
+        assert_eq!(b.status().kept_in_software, 200 - 56);
+        // The golden model has them all (it forwards the others).
+        assert_eq!(sp.director.conns.len(), 200);
+        // Updates of offloaded connections still reach the card: a closing
+        // state leaves it in step (no second copy, no failure).
+        for m in messages(0..200, cf::INACTIVE as u32) {
+            b.install(&mut sp, &m, SEC);
+        }
+        assert_eq!(sp.flows.table_use().0, 112);
+        assert_eq!(sp.flows.table_full, 0);
+    }
+}
