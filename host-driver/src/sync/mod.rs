@@ -791,15 +791,21 @@ mod tests {
         // 3,000 valid messages of 40 entries, while the loop installs none.
         let msgs = messages(0..120_000, 0);
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
-        for m in &msgs {
-            tx.send_to(m, to).unwrap();
-        }
-        let sent = msgs.len() as u64;
         let accounted = |b: &BackupStatus| b.queued as u64 + dropped(b, QUEUE_FULL) + dropped(b, SOCKET_BUFFER);
-        assert!(settle(|| accounted(&st(&sync)) == sent), "{:?}", st(&sync));
+        // In bursts of 32 (the socket's buffer holds more), each read by
+        // the thread before the next.
+        let mut sent = 0;
+        for burst in msgs.chunks(32) {
+            for m in burst {
+                tx.send_to(m, to).unwrap();
+            }
+            sent += burst.len() as u64;
+            assert!(settle(|| accounted(&st(&sync)) == sent), "{:?}", st(&sync));
+        }
         let b = st(&sync);
         // The queue is full, the rest was refused and counted.
         assert_eq!(b.queued, BACKUP_QUEUE);
+        assert_eq!(dropped(&b, QUEUE_FULL) + dropped(&b, SOCKET_BUFFER), sent - BACKUP_QUEUE as u64);
         assert!(dropped(&b, QUEUE_FULL) > 0, "{b:?}");
         assert_eq!(b.counters.messages, 0);
         // The loop installs a bounded slice per call: 7 messages of 40
@@ -868,6 +874,19 @@ mod tests {
         }
         let st = b.status();
         assert_eq!((st.counters.created, st.counters.updated, dropped(&st, RATE_LIMITED)), (20, 20, 160));
+        // An active entry naming another real server would replace a known
+        // connection: a creation, refused while the bucket is empty (the
+        // connection stays with its server); an inactive one is the old
+        // connection's expiry: ignored, not refused.
+        let mut other = entry(0, 0);
+        other.daddr = rs(2);
+        b.install(&mut sp, &encode_v1(0, 1472, std::slice::from_ref(&other)).remove(0), t0);
+        assert_eq!(dropped(&b.status(), RATE_LIMITED), 161);
+        let id = sp.director.conns.in_get(6, u32::from(other.caddr), 40000, u32::from(VIP), 80).unwrap();
+        assert_eq!(sp.director.conns.get(id).daddr, u32::from(rs(1)));
+        other.flags |= cf::INACTIVE as u32;
+        b.install(&mut sp, &encode_v1(0, 1472, &[other]).remove(0), t0);
+        assert_eq!((b.status().counters.ignored, dropped(&b.status(), RATE_LIMITED)), (1, 161));
         // One second later, ten more tokens.
         for m in messages(100..200, 0) {
             b.install(&mut sp, &m, t0 + SEC);
