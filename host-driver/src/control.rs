@@ -210,7 +210,8 @@ impl<D: Device> Control<D> {
     /// The control plane over `sp`, with `vip_count` VIP table entries and the rate limit `limits`.
     pub fn new(sp: SlowPath<D>, vip_count: u32, limits: Limits) -> Self {
         // The sync daemons follow DIRECTOR.toml's `[sysctl] sync_*`.
-        let sync = crate::sync::SyncDaemons::new(sp.director.cfg.sysctl.sync);
+        let mut sync = crate::sync::SyncDaemons::new(sp.director.cfg.sysctl.sync);
+        sync.set_limits(limits); // a backup's entries obey `[limits]` too
         Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default(), sync }
     }
 

@@ -118,6 +118,8 @@ pub struct FlowManager {
     pub table_full: u64,
     /// Frames the hardware forwarded, credited so far (`CNT_FWD`).
     pub forwarded_credited: u64,
+    /// Slots of the flow table.
+    slots: usize,
 }
 
 impl FlowManager {
@@ -135,7 +137,14 @@ impl FlowManager {
             moved_hits: HashMap::default(),
             table_full: 0,
             forwarded_credited: 0,
+            slots: params.flow_slots(),
         }
+    }
+
+    /// Flow-table entries in use and the table's slots (for a budget that
+    /// stops offloading before installs start failing).
+    pub fn table_use(&self) -> (usize, usize) {
+        (self.placer.len(), self.slots)
     }
 
     /// Offloaded connections.

@@ -153,14 +153,52 @@ pub fn proc_conn(d: &mut Director, c: &SyncConn) -> Installed {
     result
 }
 
+/// Whether [`proc_conn`] would create an entry for `c` (none matches its
+/// addresses, or an active entry names another real server and replaces
+/// the one there), rather than update one or ignore `c`.
+pub fn creates(d: &Director, c: &SyncConn) -> bool {
+    let (caddr, vaddr) = (u32::from(c.caddr), u32::from(c.vaddr));
+    if c.is_template() {
+        return d.conns.ct_in_get(c.protocol, caddr, c.cport, vaddr, c.vport).is_none();
+    }
+    match d.conns.in_get(c.protocol, caddr, c.cport, vaddr, c.vport) {
+        None => true,
+        Some(id) => {
+            let cur = d.conns.get(id);
+            let other = cur.dport != c.dport || cur.daddr != u32::from(c.daddr);
+            other && c.flags & cf::INACTIVE as u32 == 0
+        }
+    }
+}
+
 /// Decodes one datagram for a backup with `syncid` and installs what it
 /// carries; counts everything in `counters`. Returns the entries created
 /// or updated (for the offload path).
 pub fn receive(d: &mut Director, buf: &[u8], syncid: u8, counters: &mut BackupCounters) -> Vec<ConnId> {
+    receive_with(d, buf, syncid, counters, |_, _| Ok(()))
+}
+
+/// [`receive`], asking `admit` first about each decoded entry that would
+/// create a connection or template ([`creates`]); an entry it refuses
+/// (`Err(counter name)`) is counted under that name in
+/// [`BackupCounters::dropped`] and not installed. Updates are not asked.
+pub fn receive_with(
+    d: &mut Director,
+    buf: &[u8],
+    syncid: u8,
+    counters: &mut BackupCounters,
+    mut admit: impl FnMut(&Director, &SyncConn) -> Result<(), &'static str>,
+) -> Vec<ConnId> {
     counters.messages += 1;
     let m = decode(buf, syncid);
     let mut ids = Vec::new();
     for c in &m.conns {
+        if creates(d, c) {
+            if let Err(name) = admit(d, c) {
+                *counters.dropped.entry(name).or_default() += 1;
+                continue;
+            }
+        }
         match proc_conn(d, c) {
             Installed::Created(id) => {
                 counters.created += 1;

@@ -1,13 +1,25 @@
 //! The sync daemon's UDP multicast sockets, set up as the kernel's
 //! `make_send_sock` / `make_receive_sock` do (ip_vs_sync.c).
+//!
+//! The backup's socket also reports what its receive buffer dropped: with
+//! `SO_RXQ_OVFL` each datagram carries the socket's drop count
+//! (`sk_drops`) in a control message ([`recv_counting`]), and
+//! `SO_MEMINFO` reads it at any time ([`socket_drops`]).
 // `unsafe` allowed here (the crate denies it): socket(2) and setsockopt(2)
 // for options std does not offer (IP_MULTICAST_IF by index, SO_BINDTODEVICE,
-// SO_REUSEADDR before bind, IP_ADD_MEMBERSHIP by index, IP_MTU_DISCOVER).
+// SO_REUSEADDR before bind, IP_ADD_MEMBERSHIP by index, IP_MTU_DISCOVER,
+// SO_RXQ_OVFL), recvmsg(2) for the drop count, getsockopt(2) SO_MEMINFO,
+// shutdown(2).
 #![allow(unsafe_code)]
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// `SO_RXQ_OVFL` (asm-generic/socket.h; not in the libc crate for Linux).
+const SO_RXQ_OVFL: libc::c_int = 40;
+/// `SO_MEMINFO` (asm-generic/socket.h).
+const SO_MEMINFO: libc::c_int = 55;
 
 /// An interface's index and MTU (from sysfs).
 pub fn interface(name: &str) -> io::Result<(u32, u32)> {
@@ -32,7 +44,7 @@ fn udp_socket() -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-fn setopt<T>(fd: &OwnedFd, level: libc::c_int, name: libc::c_int, val: &T) -> io::Result<()> {
+fn setopt<T>(fd: &impl AsRawFd, level: libc::c_int, name: libc::c_int, val: &T) -> io::Result<()> {
     // SAFETY: `val` points to a live `T` of the size passed; the kernel
     // only reads it.
     let rc = unsafe {
@@ -101,6 +113,82 @@ pub fn recv_socket(ifname: &str, ifindex: u32, group: Ipv4Addr, port: u16) -> io
     }
     setopt(&fd, libc::IPPROTO_IP, libc::IP_ADD_MEMBERSHIP, &mreqn(group, ifindex))?;
     let s = UdpSocket::from(fd);
+    count_drops(&s)?;
     s.set_nonblocking(true)?;
     Ok(s)
+}
+
+/// Sets `SO_RXQ_OVFL` on `s`: each datagram queued from now on carries the
+/// socket's drop count, read by [`recv_counting`].
+pub fn count_drops(s: &UdpSocket) -> io::Result<()> {
+    setopt(s, libc::SOL_SOCKET, SO_RXQ_OVFL, &1 as &libc::c_int)
+}
+
+/// Receives one datagram into `buf` (truncated to its length, as `recv`
+/// does); with it the socket's drop count (`SO_RXQ_OVFL`, cumulative since
+/// the socket was made) when the datagram carries one.
+pub fn recv_counting(s: &UdpSocket, buf: &mut [u8]) -> io::Result<(usize, Option<u32>)> {
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
+    // Room for a few control messages, 8-byte aligned as cmsghdr needs.
+    let mut ctrl = [0u64; 8];
+    // SAFETY: msghdr is plain old data; all-zero is a valid value.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = ctrl.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = std::mem::size_of_val(&ctrl) as _;
+    // SAFETY: `iov` describes `buf` (writable for its length) and
+    // `msg_control` describes `ctrl`; both outlive the call.
+    let n = unsafe { libc::recvmsg(s.as_raw_fd(), &mut msg, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut drops = None;
+    // SAFETY: the CMSG macros walk the control buffer the kernel filled,
+    // within the `msg_controllen` it set (at most `ctrl`'s size); the data
+    // is read unaligned and only from a header whose length covers it.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            let h = &*c;
+            if h.cmsg_level == libc::SOL_SOCKET
+                && h.cmsg_type == SO_RXQ_OVFL
+                && h.cmsg_len as usize >= libc::CMSG_LEN(4) as usize
+            {
+                drops = Some(std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const u32));
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok((n as usize, drops))
+}
+
+/// The socket's drop count now (`SO_MEMINFO`, `SK_MEMINFO_DROPS`): what
+/// its receive buffer refused since it was made.
+pub fn socket_drops(s: &UdpSocket) -> io::Result<u32> {
+    let mut info = [0u32; 16];
+    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
+    // SAFETY: `info` is writable for `len` bytes; the kernel writes at
+    // most that and sets `len` to what it wrote.
+    let rc = unsafe {
+        libc::getsockopt(s.as_raw_fd(), libc::SOL_SOCKET, SO_MEMINFO, info.as_mut_ptr() as *mut libc::c_void, &mut len)
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let i = libc::SK_MEMINFO_DROPS as usize;
+    if (len as usize) < (i + 1) * 4 {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    Ok(info[i])
+}
+
+/// Wakes a thread blocked receiving on `s` (it then reads 0 bytes);
+/// the error of an unconnected socket (`ENOTCONN`, after the wake-up) is
+/// not one.
+pub fn shutdown_read(s: &UdpSocket) {
+    // SAFETY: shutdown(2) on a descriptor `s` owns; no memory is passed.
+    unsafe {
+        libc::shutdown(s.as_raw_fd(), libc::SHUT_RD);
+    }
 }
