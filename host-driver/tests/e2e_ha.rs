@@ -152,7 +152,10 @@ fn ha_pair_failover_with_keepalived_vrrp() {
     let load = Load::start(&cl, vip80);
     // B knows every long-lived connection before A dies.
     let ports = load.ports();
-    assert!(wait_for(LIMIT, || b.has_conns(&ports)), "B did not learn the connections {ports:?}:\n{}", b.d().stdout(&["-L", "-n", "-c"]));
+    if !wait_for(LIMIT, || b.has_conns(&ports)) {
+        let seen = synced_on_wire(&cap, &ports, 'A', &dir.join("drill1-sync.pcap"));
+        panic!("B did not learn the connections {ports:?} ({seen}):\n{}{}", a.listings(), b.listings());
+    }
     std::thread::sleep(Duration::from_secs(1));
     let t_kill = now_s();
     let t_kill_ns = wall_ns();
@@ -175,7 +178,10 @@ fn ha_pair_failover_with_keepalived_vrrp() {
     assert_eq!(a.vips(), "10.0.0.100 backup\n");
     let load = Load::start(&cl, vip80);
     let ports = load.ports();
-    assert!(wait_for(LIMIT, || a.has_conns(&ports)), "A did not learn B's connections {ports:?}:\n{}", a.d().stdout(&["-L", "-n", "-c"]));
+    if !wait_for(LIMIT, || a.has_conns(&ports)) {
+        let seen = synced_on_wire(&cap, &ports, 'B', &dir.join("drill2-sync.pcap"));
+        panic!("A did not learn B's connections {ports:?} ({seen}):\n{}{}", a.listings(), b.listings());
+    }
     std::thread::sleep(Duration::from_secs(1));
     let t_kill = now_s();
     let t_kill_ns = wall_ns();
@@ -616,6 +622,21 @@ impl Outcome {
             pcap.display()
         );
     }
+}
+
+/// For a failure's message: how many sync entries for each client port
+/// in `ports` came in from director `master`'s wire port (the capture is
+/// written to `pcap`).
+fn synced_on_wire(cap: &Capture, ports: &[(u16, String)], master: char, pcap: &Path) -> String {
+    let frames = cap.frames();
+    write_pcap(pcap, &frames.iter().map(|f| (f.t_ns, f.bytes.clone())).collect::<Vec<_>>());
+    let from = format!("lvs{master}");
+    let msgs: Vec<Vec<(Ipv4Addr, u16)>> = frames.iter().filter(|f| f.ifname == from).map(|f| sync_entries(&f.bytes)).filter(|e| !e.is_empty()).collect();
+    let per: Vec<String> = ports
+        .iter()
+        .map(|(p, _)| format!("{p}: {}", msgs.iter().flatten().filter(|e| **e == (CLIENT, *p)).count()))
+        .collect();
+    format!("sync entries from {master} on the wire: {} messages; per port {}; capture {}", msgs.len(), per.join(", "), pcap.display())
 }
 
 /// Director `name`'s MAC (A = 02:00:00:00:00:01, B = ...:02).
