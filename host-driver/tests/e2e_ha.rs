@@ -146,20 +146,28 @@ fn ha_pair_failover_with_keepalived_vrrp() {
     let mut report = String::new();
 
     // ---------------------------------------------------------- drill 1
+    // Every frame entering the hub's bridge, to judge the failed new
+    // connections against what Linux IPVS would do (Outcome::judge).
+    let cap = Capture::start(&hub);
     let load = Load::start(&cl, vip80);
     // B knows every long-lived connection before A dies.
     let ports = load.ports();
-    assert!(wait_for(LIMIT, || b.has_conns(&ports)), "B did not learn the connections {ports:?}:\n{}", b.d().stdout(&["-L", "-n", "-c"]));
+    if !wait_for(LIMIT, || b.has_conns(&ports)) {
+        let seen = synced_on_wire(&cap, &ports, 'A', &dir.join("drill1-sync.pcap"));
+        panic!("B did not learn the connections {ports:?} ({seen}):\n{}{}", a.listings(), b.listings());
+    }
     std::thread::sleep(Duration::from_secs(1));
     let t_kill = now_s();
+    let t_kill_ns = wall_ns();
     a.daemon.take().unwrap().kill();
     assert!(wait_for(LIMIT, || b.last_transition() == Some("master".into())), "B never took over:\n{}", b.logs());
     let takeover = b.transition_time("master") - t_kill;
     std::thread::sleep(Duration::from_secs(6));
-    let r1 = load.stop();
-    println!("ha: drill 1 (SIGKILL of the master's daemon): {r1:?}, VRRP takeover {takeover:.2} s");
+    let mut r1 = load.stop();
+    let listings = b.listings();
+    r1.assert_as_linux("drill 1", &cap.frames(), 'A', 'B', t_kill_ns, &dir.join("drill1.pcap"), &listings);
+    println!("ha: drill 1 (SIGKILL of the master's daemon): {r1}, VRRP takeover {takeover:.2} s");
     let _ = writeln!(report, "daemon killed: takeover {takeover:.2} s, {r1}");
-    r1.assert_no_loss("drill 1");
     assert_eq!(b.vips(), "10.0.0.100 master\n");
     assert!(a.transitions().contains("fault"), "keepalived A saw its interface fail: {}", a.transitions());
 
@@ -170,17 +178,23 @@ fn ha_pair_failover_with_keepalived_vrrp() {
     assert_eq!(a.vips(), "10.0.0.100 backup\n");
     let load = Load::start(&cl, vip80);
     let ports = load.ports();
-    assert!(wait_for(LIMIT, || a.has_conns(&ports)), "A did not learn B's connections {ports:?}:\n{}", a.d().stdout(&["-L", "-n", "-c"]));
+    if !wait_for(LIMIT, || a.has_conns(&ports)) {
+        let seen = synced_on_wire(&cap, &ports, 'B', &dir.join("drill2-sync.pcap"));
+        panic!("A did not learn B's connections {ports:?} ({seen}):\n{}{}", a.listings(), b.listings());
+    }
     std::thread::sleep(Duration::from_secs(1));
     let t_kill = now_s();
+    let t_kill_ns = wall_ns();
     b.kill_keepalived();
     assert!(wait_for(LIMIT, || a.transition_count("master") == 2), "A never took over again:\n{}", a.logs());
     let takeover = a.transition_times("master")[1] - t_kill;
     std::thread::sleep(Duration::from_secs(6));
-    let r2 = load.stop();
-    println!("ha: drill 2 (SIGKILL of the master's keepalived): {r2:?}, VRRP takeover {takeover:.2} s");
+    let mut r2 = load.stop();
+    let listings = format!("{}{}", a.listings(), b.listings());
+    r2.assert_as_linux("drill 2", &cap.frames(), 'B', 'A', t_kill_ns, &dir.join("drill2.pcap"), &listings);
+    println!("ha: drill 2 (SIGKILL of the master's keepalived): {r2}, VRRP takeover {takeover:.2} s");
     let _ = writeln!(report, "keepalived killed: takeover {takeover:.2} s, {r2}");
-    r2.assert_no_loss("drill 2");
+    drop(cap);
     // The client now talks to A: B's data plane (still holding the VIP, its
     // keepalived died without a notify) sees none of the new traffic.
     let (a0, b0) = (a.inpkts(), b.inpkts());
@@ -408,6 +422,12 @@ impl Director {
         self.d().status()["director"]["total"]["inpkts"].as_u64().expect("director.total.inpkts")
     }
 
+    /// `-L -n -c` and the sync counters, for a failure's message.
+    fn listings(&self) -> String {
+        let d = self.d();
+        format!("--- {} -L -n -c\n{}--- {} sync\n{}\n", self.name, d.stdout(&["-L", "-n", "-c"]), self.name, d.status()["sync"])
+    }
+
     fn logs(&self) -> String {
         let read = |n: &str| std::fs::read_to_string(self.dir.join(n)).unwrap_or_default();
         format!(
@@ -463,26 +483,236 @@ struct Outcome {
     slowest_new: f64,
     /// The first failures, for the message.
     errors: Vec<String>,
+    /// Every new connection, in order.
+    gets: Vec<GetTrace>,
+    /// New connections whose client packets went to the old master and
+    /// then to the new one (set by [`Outcome::judge`]), and those of them
+    /// that failed as Linux IPVS would fail them.
+    straddled: usize,
+    /// See `straddled`.
+    lost_as_linux: usize,
+    /// Those losses, each with its packets.
+    losses: Vec<String>,
 }
 
 impl std::fmt::Display for Outcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "long-lived: {} broken, {} moved, longest pause {:.2} s ({} echoes); new connections: {} ok, {} failed, slowest {:.2} s",
-            self.broken, self.moved, self.longest_pause, self.echoes, self.new_ok, self.new_failed, self.slowest_new
+            "long-lived: {} broken, {} moved, longest pause {:.2} s ({} echoes); new connections: {} ok, {} failed, slowest {:.2} s; \
+             {} straddled the takeover, {} of them reset by the new master as Linux IPVS would",
+            self.broken,
+            self.moved,
+            self.longest_pause,
+            self.echoes,
+            self.new_ok,
+            self.new_failed,
+            self.slowest_new,
+            self.straddled,
+            self.lost_as_linux
         )
     }
 }
 
 impl Outcome {
-    fn assert_no_loss(&self, what: &str) {
+    /// Judges the new connections of a takeover from director `old` to
+    /// `new` (the old master lost the VIP at `t_kill_ns`, wall clock)
+    /// against the wire: which failures Linux IPVS with its sync daemon
+    /// would have too (docs/ha.md, "A handshake across the takeover").
+    /// A new connection may fail only if all of these hold, else it is
+    /// returned as a loss Linux would not have:
+    /// * it failed with a reset after it was made (the connect succeeded);
+    /// * its first client packet went to the old master (`old`'s MAC) and
+    ///   a later one to the new master after the new master's first
+    ///   gratuitous ARP for the VIP;
+    /// * no sync message from the old master carrying it was on the wire
+    ///   before that later packet (the kernel's backup would not know it:
+    ///   a non-SYN packet of an unknown connection is not scheduled,
+    ///   `tcp_conn_schedule`, and goes to the local stack);
+    /// * the reset came from the new master (its wire port), VIP:80 to
+    ///   the client's port: the local stack's answer, `tcp_v4_send_reset`.
+    fn judge(&mut self, frames: &[Frame], old: char, new: char, t_kill_ns: u64) -> Vec<String> {
+        let (old_mac, new_mac) = (director_mac(old), director_mac(new));
+        let (old_port, new_port) = (format!("lvs{old}"), format!("lvs{new}"));
+        let garp = frames.iter().find(|f| f.t_ns >= t_kill_ns && f.ifname == new_port && is_garp_for(&f.bytes, VIP)).map(|f| f.t_ns);
+        let segs: Vec<(&Frame, Seg)> = frames.iter().filter_map(|f| Seg::parse(&f.bytes).map(|s| (f, s))).collect();
+        let mut bad = Vec::new();
+        let (mut straddled, mut lost) = (0, 0);
+        for g in &self.gets {
+            let Some(port) = g.port else {
+                if let Err(e) = &g.result {
+                    bad.push(format!("never connected: {e}"));
+                }
+                continue;
+            };
+            // The client's packets of this connection, as they entered the bridge.
+            let mine: Vec<&(&Frame, Seg)> = segs
+                .iter()
+                .filter(|(f, s)| {
+                    f.ifname == "vcl" && s.src == (CLIENT, port) && s.dst == (VIP, 80) && (g.t0_ns..=g.t1_ns).contains(&f.t_ns)
+                })
+                .collect();
+            let first_old = mine.first().is_some_and(|(_, s)| s.dst_mac == old_mac);
+            let later_new = mine.iter().skip_while(|(_, s)| s.dst_mac == old_mac).find(|(_, s)| s.dst_mac == new_mac).map(|(f, _)| f.t_ns);
+            let straddles = first_old && later_new.is_some();
+            straddled += straddles as usize;
+            let Err(e) = &g.result else { continue };
+            let why_not = (|| {
+                let Some(later) = later_new.filter(|_| first_old) else {
+                    return Some("its packets did not go to the old master and then to the new one".to_string());
+                };
+                match garp {
+                    Some(t) if later >= t => {}
+                    _ => return Some("its packet reached the new master before that master's gratuitous ARP".into()),
+                }
+                let synced = frames.iter().filter(|f| f.t_ns < later && f.ifname == old_port).any(|f| sync_entries(&f.bytes).contains(&(CLIENT, port)));
+                if synced {
+                    return Some("the old master's sync message for it was on the wire before its packet reached the new master".into());
+                }
+                if !g.reset {
+                    return Some("it did not end in a reset".into());
+                }
+                let rst = segs.iter().any(|(f, s)| {
+                    f.ifname == new_port && f.t_ns >= later && s.src == (VIP, 80) && s.dst == (CLIENT, port) && s.flags & TCP_RST != 0
+                });
+                (!rst).then(|| "no reset from the new master's port".to_string())
+            })();
+            let t_ref = garp.unwrap_or(t_kill_ns) as i64;
+            let pkts: Vec<String> = segs
+                .iter()
+                .filter(|(f, s)| {
+                    (s.src == (CLIENT, port) || s.dst == (CLIENT, port))
+                        && f.t_ns + 1_000_000_000 >= g.t0_ns
+                        && f.t_ns <= g.t1_ns + 1_000_000_000
+                })
+                .map(|(f, s)| format!("{:+.1} ms {} {}", (f.t_ns as i64 - t_ref) as f64 / 1e6, f.ifname, s.describe()))
+                .collect();
+            let story = format!("port {port}: {e}; packets (ms from the new master's first gratuitous ARP, bridge port): {pkts:?}");
+            match why_not {
+                None => {
+                    lost += 1;
+                    self.losses.push(story);
+                }
+                Some(why) => bad.push(format!("{story}: {why}")),
+            }
+        }
+        self.straddled = straddled;
+        self.lost_as_linux = lost;
+        for l in &self.losses {
+            println!("ha: {l}");
+        }
+        bad
+    }
+
+    /// No long-lived connection broke or moved, and every new connection
+    /// that failed is one [`Outcome::judge`] allows (the same is lost by
+    /// Linux IPVS); on failure the capture is written to `pcap` and the
+    /// daemons' listings are in the message.
+    fn assert_as_linux(&mut self, what: &str, wire: &[Frame], old: char, new: char, t_kill_ns: u64, pcap: &Path, listings: &str) {
+        let bad = self.judge(wire, old, new, t_kill_ns);
+        let ok = self.broken == 0 && self.moved == 0 && self.new_ok > 0 && self.echoes > 0 && bad.is_empty();
+        if !ok {
+            write_pcap(pcap, &wire.iter().map(|f| (f.t_ns, f.bytes.clone())).collect::<Vec<_>>());
+        }
         assert!(
-            self.broken == 0 && self.moved == 0 && self.new_failed == 0 && self.new_ok > 0 && self.echoes > 0,
-            "{what}: {self}\n{:?}",
-            self.errors
+            ok,
+            "{what}: {self}\nlosses Linux IPVS would not have:\n{}\nerrors: {:?}\nwire capture: {}\n{listings}",
+            bad.join("\n"),
+            self.errors,
+            pcap.display()
         );
     }
+}
+
+/// For a failure's message: how many sync entries for each client port
+/// in `ports` came in from director `master`'s wire port (the capture is
+/// written to `pcap`).
+fn synced_on_wire(cap: &Capture, ports: &[(u16, String)], master: char, pcap: &Path) -> String {
+    let frames = cap.frames();
+    write_pcap(pcap, &frames.iter().map(|f| (f.t_ns, f.bytes.clone())).collect::<Vec<_>>());
+    let from = format!("lvs{master}");
+    let msgs: Vec<Vec<(Ipv4Addr, u16)>> = frames.iter().filter(|f| f.ifname == from).map(|f| sync_entries(&f.bytes)).filter(|e| !e.is_empty()).collect();
+    let per: Vec<String> = ports
+        .iter()
+        .map(|(p, _)| format!("{p}: {}", msgs.iter().flatten().filter(|e| **e == (CLIENT, *p)).count()))
+        .collect();
+    format!("sync entries from {master} on the wire: {} messages; per port {}; capture {}", msgs.len(), per.join(", "), pcap.display())
+}
+
+/// Director `name`'s MAC (A = 02:00:00:00:00:01, B = ...:02).
+fn director_mac(name: char) -> [u8; 6] {
+    [2, 0, 0, 0, 0, if name == 'A' { 1 } else { 2 }]
+}
+
+const TCP_RST: u8 = 0x04;
+
+/// A TCP segment of a captured frame.
+struct Seg {
+    dst_mac: [u8; 6],
+    src: (Ipv4Addr, u16),
+    dst: (Ipv4Addr, u16),
+    flags: u8,
+}
+
+impl Seg {
+    fn parse(f: &[u8]) -> Option<Seg> {
+        let ip = ipv4_payload(f, 6)?;
+        let (h, l4) = ip;
+        let flags = *l4.get(13)?;
+        Some(Seg {
+            dst_mac: f[..6].try_into().unwrap(),
+            src: (Ipv4Addr::new(h[12], h[13], h[14], h[15]), u16::from_be_bytes([*l4.first()?, *l4.get(1)?])),
+            dst: (Ipv4Addr::new(h[16], h[17], h[18], h[19]), u16::from_be_bytes([*l4.get(2)?, *l4.get(3)?])),
+            flags,
+        })
+    }
+
+    fn describe(&self) -> String {
+        let to = match self.dst_mac {
+            m if m == director_mac('A') => " (to A)",
+            m if m == director_mac('B') => " (to B)",
+            _ => "",
+        };
+        let names = [(0x02, "S"), (0x01, "F"), (0x04, "R"), (0x08, "P"), (0x10, ".")];
+        let fl: String = names.iter().filter(|(b, _)| self.flags & b != 0).map(|(_, n)| *n).collect();
+        format!("{}:{} > {}:{} [{fl}]{to}", self.src.0, self.src.1, self.dst.0, self.dst.1)
+    }
+}
+
+/// The IPv4 header and the payload of an Ethernet frame carrying protocol `proto`.
+fn ipv4_payload(f: &[u8], proto: u8) -> Option<(&[u8], &[u8])> {
+    if f.len() < 34 || f[12..14] != [0x08, 0x00] || f[23] != proto {
+        return None;
+    }
+    let ihl = (f[14] & 0x0f) as usize * 4;
+    Some((&f[14..34], f.get(14 + ihl..)?))
+}
+
+/// Whether `f` is an ARP frame announcing `vip` (a gratuitous ARP: sender IP = `vip`).
+fn is_garp_for(f: &[u8], vip: Ipv4Addr) -> bool {
+    f.len() >= 42 && f[12..14] == [0x08, 0x06] && f[28..32] == vip.octets()
+}
+
+/// The (client address, client port) of every entry of an IPVS sync
+/// message (version 1, `struct ip_vs_sync_v4`) in `f`, if it is one.
+fn sync_entries(f: &[u8]) -> Vec<(Ipv4Addr, u16)> {
+    let mut v = Vec::new();
+    let Some((_, udp)) = ipv4_payload(f, 17) else { return v };
+    if udp.len() < 16 || udp[2..4] != 8848u16.to_be_bytes() {
+        return v;
+    }
+    let m = &udp[8..];
+    if m[0] != 0 || m[5] != 1 {
+        return v;
+    }
+    let mut off = 8;
+    for _ in 0..m[4] {
+        let Some(e) = m.get(off..off + 36) else { break };
+        let size = (u16::from_be_bytes([e[2], e[3]]) & 0x0fff) as usize;
+        v.push((Ipv4Addr::new(e[24], e[25], e[26], e[27]), u16::from_be_bytes([e[10], e[11]])));
+        off = (off + size.max(36) + 3) & !3;
+    }
+    v
 }
 
 /// `LONG_LIVED` echo connections, each saying a line every 100 ms, and a
@@ -536,11 +766,10 @@ impl Load {
         let (st, o2, cl) = (stop.clone(), out.clone(), cl.to_string());
         threads.push(std::thread::spawn(move || {
             while !st.load(Ordering::Relaxed) {
-                let t = Instant::now();
-                let r = http_get_within(&cl, to, "/", CLIENT_TIMEOUT);
-                let dt = t.elapsed().as_secs_f64();
+                let g = http_get_traced(&cl, to, CLIENT_TIMEOUT);
+                let dt = (g.t1_ns - g.t0_ns) as f64 / 1e9;
                 let mut o = o2.lock().unwrap();
-                match r {
+                match &g.result {
                     Ok(_) => {
                         o.new_ok += 1;
                         o.slowest_new = o.slowest_new.max(dt);
@@ -552,6 +781,7 @@ impl Load {
                         }
                     }
                 }
+                o.gets.push(g);
                 drop(o);
                 std::thread::sleep(Duration::from_millis(100));
             }
@@ -571,4 +801,128 @@ impl Load {
         }
         std::mem::take(&mut *self.out.lock().unwrap())
     }
+}
+
+// ------------------------------------------------------------ the judge itself
+
+/// Frames as the capture would hold them, built by hand from the
+/// Ethernet, IPv4, TCP, ARP and `struct ip_vs_sync_v4` layouts.
+mod judge_frames {
+    use super::*;
+
+    fn eth(dst: [u8; 6], src: [u8; 6], ty: u16) -> Vec<u8> {
+        let mut f = dst.to_vec();
+        f.extend_from_slice(&src);
+        f.extend_from_slice(&ty.to_be_bytes());
+        f
+    }
+
+    fn ipv4(f: &mut Vec<u8>, proto: u8, src: Ipv4Addr, dst: Ipv4Addr) {
+        f.extend_from_slice(&[0x45, 0, 0, 0, 0, 0, 0, 0, 64, proto, 0, 0]);
+        f.extend_from_slice(&src.octets());
+        f.extend_from_slice(&dst.octets());
+    }
+
+    pub fn tcp(dst_mac: [u8; 6], src: (Ipv4Addr, u16), dst: (Ipv4Addr, u16), flags: u8) -> Vec<u8> {
+        let mut f = eth(dst_mac, [2, 0, 0, 0, 0, 0xfe], 0x0800);
+        ipv4(&mut f, 6, src.0, dst.0);
+        f.extend_from_slice(&src.1.to_be_bytes());
+        f.extend_from_slice(&dst.1.to_be_bytes());
+        f.extend_from_slice(&[0; 9]);
+        f.push(flags);
+        f.extend_from_slice(&[0; 6]);
+        f
+    }
+
+    pub fn garp(from: char, vip: Ipv4Addr) -> Vec<u8> {
+        let mut f = eth([0xff; 6], director_mac(from), 0x0806);
+        f.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
+        f.extend_from_slice(&director_mac(from));
+        f.extend_from_slice(&vip.octets());
+        f.extend_from_slice(&[0; 6]);
+        f.extend_from_slice(&vip.octets());
+        f
+    }
+
+    /// A version 1 sync message with one TCP entry for `client`.
+    pub fn sync(from: char, client: (Ipv4Addr, u16)) -> Vec<u8> {
+        let mut f = eth([1, 0, 0x5e, 0, 0, 0x51], director_mac(from), 0x0800);
+        ipv4(&mut f, 17, Ipv4Addr::new(10, 0, 0, 2), Ipv4Addr::new(224, 0, 0, 81));
+        f.extend_from_slice(&[0x22, 0x90, 0x22, 0x90, 0, 52, 0, 0]);
+        f.extend_from_slice(&[0, 51, 0, 44, 1, 1, 0, 0]);
+        let mut e = vec![0, 6, 0, 36, 0, 0, 0, 0, 0, 1];
+        e.extend_from_slice(&client.1.to_be_bytes());
+        e.extend_from_slice(&[0, 80, 0, 80, 0, 0, 0, 0, 0, 0, 3, 0x84]);
+        e.extend_from_slice(&client.0.octets());
+        e.extend_from_slice(&VIP.octets());
+        e.extend_from_slice(&[192, 168, 10, 1]);
+        f.extend_from_slice(&e);
+        f
+    }
+}
+
+/// The judge on hand-made captures: a handshake whose SYN went to the old
+/// master and whose next packets reached the new one after its gratuitous
+/// ARP, unsynced, reset by the new master, is Linux's loss; the same
+/// connection is not when the old master's sync message had carried it,
+/// when the reset came from elsewhere, or when it never connected.
+#[test]
+fn judge_allows_only_the_linux_window() {
+    use judge_frames::*;
+    const MS: u64 = 1_000_000;
+    let port = 40000;
+    let (c, v) = ((CLIENT, port), (VIP, 80));
+    let (a, b) = (director_mac('A'), director_mac('B'));
+    let fr = |t: u64, ifname: &str, bytes: Vec<u8>| Frame { t_ns: t * MS, ifname: ifname.into(), bytes };
+    // Drill 2's direction: B was master, A takes over at t = 100 ms.
+    let straddle = |sync_first: bool, rst_port: &str| {
+        let mut f = vec![
+            fr(90, "vcl", tcp(b, c, v, 0x02)),
+            fr(91, "lvsB", tcp([2, 0, 0, 0, 0x10, 1], c, v, 0x02)),
+            fr(100, "lvsA", garp('A', VIP)),
+            fr(101, "vcl", tcp(a, c, v, 0x10)),
+            fr(102, rst_port, tcp([2, 0, 0, 0, 0, 0xfe], v, c, 0x04)),
+        ];
+        if sync_first {
+            f.insert(2, fr(95, "lvsB", sync('B', c)));
+        }
+        f
+    };
+    let failed = |reset: bool| Outcome {
+        gets: vec![GetTrace {
+            t0_ns: 89 * MS,
+            t1_ns: 103 * MS,
+            port: Some(port),
+            result: Err("GET from port 40000: Connection reset by peer".into()),
+            reset,
+        }],
+        ..Outcome::default()
+    };
+    let mut o = failed(true);
+    assert_eq!(o.judge(&straddle(false, "lvsA"), 'B', 'A', 50 * MS), Vec::<String>::new());
+    assert_eq!((o.straddled, o.lost_as_linux), (1, 1));
+    let mut o = failed(true);
+    let bad = o.judge(&straddle(true, "lvsA"), 'B', 'A', 50 * MS);
+    assert!(bad.len() == 1 && bad[0].contains("sync message for it was on the wire"), "{bad:?}");
+    let mut o = failed(true);
+    let bad = o.judge(&straddle(false, "lvsB"), 'B', 'A', 50 * MS);
+    assert!(bad.len() == 1 && bad[0].contains("no reset from the new master"), "{bad:?}");
+    let mut o = failed(false);
+    let bad = o.judge(&straddle(false, "lvsA"), 'B', 'A', 50 * MS);
+    assert!(bad.len() == 1 && bad[0].contains("did not end in a reset"), "{bad:?}");
+    // Every packet to the new master (no straddle): not Linux's loss.
+    let mut f = straddle(false, "lvsA");
+    f[0] = fr(90, "vcl", tcp(a, c, v, 0x02));
+    let bad = failed(true).judge(&f, 'B', 'A', 50 * MS);
+    assert!(bad.len() == 1 && bad[0].contains("did not go to the old master"), "{bad:?}");
+    // The next packet reached the new master before its gratuitous ARP.
+    let mut f = straddle(false, "lvsA");
+    f[2].t_ns = 101 * MS + 1;
+    let bad = failed(true).judge(&f, 'B', 'A', 50 * MS);
+    assert!(bad.len() == 1 && bad[0].contains("before that master's gratuitous ARP"), "{bad:?}");
+    let mut o = Outcome {
+        gets: vec![GetTrace { t0_ns: 0, t1_ns: MS, port: None, result: Err("connect: timed out".into()), reset: false }],
+        ..Outcome::default()
+    };
+    assert_eq!(o.judge(&[], 'B', 'A', 0), vec!["never connected: connect: timed out".to_string()]);
 }

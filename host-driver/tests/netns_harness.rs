@@ -288,3 +288,173 @@ impl Echo {
         }
     }
 }
+
+// ------------------------------------------------------------ traced client
+
+/// What one traced HTTP GET ([`http_get_traced`]) did.
+#[derive(Clone, Debug)]
+pub struct GetTrace {
+    /// Wall-clock start and end (ns since the epoch).
+    pub t0_ns: u64,
+    /// See `t0_ns`.
+    pub t1_ns: u64,
+    /// The client port, once the connection was made.
+    pub port: Option<u16>,
+    /// The answering server (X-Server), or what went wrong.
+    pub result: Result<String, String>,
+    /// Whether the error was a reset (`ECONNRESET`) after the connection was made.
+    pub reset: bool,
+}
+
+/// Nanoseconds since the epoch, now.
+pub fn wall_ns() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+}
+
+/// [`http_get_within`] that also says when it ran, from which client port,
+/// and whether it ended in a reset.
+pub fn http_get_traced(ns: &str, to: SocketAddr, timeout: Duration) -> GetTrace {
+    let t0_ns = wall_ns();
+    let mut port = None;
+    let mut reset = false;
+    let result = (|| {
+        let mut s = connect_within(ns, to, timeout).map_err(|e| format!("connect {to} from {ns}: {e}"))?;
+        port = s.local_addr().ok().map(|a| a.port());
+        let p = port.unwrap_or(0);
+        let io = |e: std::io::Error, reset: &mut bool| {
+            *reset = e.kind() == ErrorKind::ConnectionReset;
+            e
+        };
+        write!(s, "GET / HTTP/1.0\r\nHost: {to}\r\n\r\n").map_err(|e| format!("GET from port {p}: {}", io(e, &mut reset)))?;
+        let mut resp = Vec::new();
+        s.read_to_end(&mut resp).map_err(|e| format!("GET from port {p}: {} after {} bytes", io(e, &mut reset), resp.len()))?;
+        let head = String::from_utf8_lossy(&resp).into_owned();
+        if !head.starts_with("HTTP/1.0 200 OK\r\n") {
+            return Err(format!("GET from port {p}: {head:?}"));
+        }
+        Ok(head.lines().find_map(|l| l.strip_prefix("X-Server: ")).unwrap_or("").to_string())
+    })();
+    GetTrace { t0_ns, t1_ns: wall_ns(), port, result, reset }
+}
+
+// ------------------------------------------------------------ capture
+
+/// One frame a [`Capture`] saw arrive on an interface.
+#[derive(Clone, Debug)]
+pub struct Frame {
+    /// The kernel's receive time (ns since the epoch).
+    pub t_ns: u64,
+    /// The interface it arrived on (a port of the bridge: who sent it).
+    pub ifname: String,
+    /// The frame from its Ethernet header, cut at 2048 bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// `SIOCGSTAMPNS` (linux/sockios.h): the receive time of the last frame read.
+const SIOCGSTAMPNS: libc::c_ulong = 0x8907;
+
+/// Every IPv4 and ARP frame arriving on any interface of a namespace
+/// (an `AF_PACKET` socket; frames an interface transmits are left out, so
+/// each frame crossing a bridge is seen once, on the port it came in by).
+pub struct Capture {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    frames: Arc<std::sync::Mutex<Vec<Frame>>>,
+}
+
+impl Capture {
+    /// Starts capturing in namespace `ns`.
+    pub fn start(ns: &str) -> Capture {
+        let path = format!("/var/run/netns/{ns}");
+        let nsfile = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let stop = Arc::new(AtomicBool::new(false));
+        let frames = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (st, fr) = (stop.clone(), frames.clone());
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            // SAFETY: setns(2) with a valid network-namespace descriptor; it
+            // moves only this thread, which lives for the capture.
+            let rc = unsafe { libc::setns(nsfile.as_raw_fd(), libc::CLONE_NEWNET) };
+            assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
+            // SAFETY: socket(2) with constant arguments; the descriptor is owned below.
+            let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, (libc::ETH_P_ALL as u16).to_be() as i32) };
+            assert!(fd >= 0, "AF_PACKET socket: {}", std::io::Error::last_os_error());
+            // SAFETY: `fd` is a fresh descriptor nothing else owns.
+            let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+            let tv = libc::timeval { tv_sec: 0, tv_usec: 100_000 };
+            // SAFETY: setsockopt(2) with a pointer to a live timeval of the size given.
+            let rc = unsafe {
+                libc::setsockopt(
+                    fd.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_RCVTIMEO,
+                    &tv as *const libc::timeval as *const libc::c_void,
+                    std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+                )
+            };
+            assert_eq!(rc, 0, "SO_RCVTIMEO: {}", std::io::Error::last_os_error());
+            ready_tx.send(()).unwrap();
+            let mut buf = vec![0u8; 65536];
+            let mut names: std::collections::HashMap<i32, String> = std::collections::HashMap::new();
+            while !st.load(Ordering::Relaxed) {
+                // SAFETY: all-zero is a valid sockaddr_ll.
+                let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+                let mut len = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+                // SAFETY: recvfrom(2) into `buf` (its length given) and `sll` (its size in `len`).
+                let n = unsafe {
+                    libc::recvfrom(
+                        fd.as_raw_fd(),
+                        buf.as_mut_ptr() as *mut libc::c_void,
+                        buf.len(),
+                        0,
+                        &mut sll as *mut libc::sockaddr_ll as *mut libc::sockaddr,
+                        &mut len,
+                    )
+                };
+                if n < 0 || sll.sll_pkttype == libc::PACKET_OUTGOING as u8 {
+                    continue;
+                }
+                let bytes = &buf[..n as usize];
+                if bytes.len() < 14 || !matches!(u16::from_be_bytes([bytes[12], bytes[13]]), 0x0800 | 0x0806) {
+                    continue;
+                }
+                let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+                // SAFETY: SIOCGSTAMPNS writes one timespec to the pointer given.
+                let rc = unsafe { libc::ioctl(fd.as_raw_fd(), SIOCGSTAMPNS as _, &mut ts as *mut libc::timespec) };
+                let t_ns = if rc == 0 { ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64 } else { wall_ns() };
+                let ifname = names
+                    .entry(sll.sll_ifindex)
+                    .or_insert_with(|| {
+                        let mut name = [0 as libc::c_char; libc::IF_NAMESIZE];
+                        // SAFETY: if_indextoname(3) writes at most IF_NAMESIZE bytes to `name`.
+                        let p = unsafe { libc::if_indextoname(sll.sll_ifindex as u32, name.as_mut_ptr()) };
+                        if p.is_null() {
+                            format!("if{}", sll.sll_ifindex)
+                        } else {
+                            // SAFETY: if_indextoname wrote a NUL-terminated name.
+                            unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned()
+                        }
+                    })
+                    .clone();
+                let keep = bytes.len().min(2048);
+                fr.lock().unwrap().push(Frame { t_ns, ifname, bytes: bytes[..keep].to_vec() });
+            }
+        });
+        ready_rx.recv_timeout(Duration::from_secs(10)).expect("capture socket");
+        Capture { stop, thread: Some(thread), frames }
+    }
+
+    /// The frames seen so far, in the order they arrived.
+    pub fn frames(&self) -> Vec<Frame> {
+        self.frames.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -613,6 +613,13 @@ impl SyncDaemons {
         }
         let now = d.now();
         let wrote = m.rules.in_packet(now, &d.conns, id);
+        if c.proto == 6 && c.state == lvsnic_model::conn::tcp::state::SYN_RECV {
+            // A new handshake on this entry (a SYN takes a FIN_WAIT,
+            // TIME_WAIT or CLOSE entry back to SYN_RECV, `set_tcp_state`,
+            // or a new entry starts there): it is sent again when offloaded
+            // in ESTABLISHED.
+            m.offloaded.remove(&id);
+        }
         if sp.flows.is_offloaded(id) && !m.offloaded.contains_key(&id) {
             let t = m.rules.cfg.sync_threshold;
             if wrote || m.rules.sync_conn(now, &d.conns, id, t) {
