@@ -144,8 +144,9 @@ impl ConnText {
     pub fn push(&mut self, rows: &[ConnListing], persistent: bool) {
         let t = format_connections(rows, persistent);
         if self.started {
-            // Every slice is formatted with the header line; it is printed once.
-            self.text.push_str(t.split_once('\n').map_or("", |(_, rest)| rest));
+            // Every slice is formatted with the header lines; they are printed once.
+            let head = format_connections(&[], persistent);
+            self.text.push_str(t.strip_prefix(head.as_str()).unwrap_or(&t));
         } else {
             self.text.push_str(&t);
             self.started = true;
@@ -812,6 +813,38 @@ impl<D: Device + Wire> Control<D> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listing_formatted_in_slices_is_the_listing_formatted_whole() {
+        use lvsnic_model::rules::Protocol;
+        let row = |i: u32| ConnListing {
+            proto: if i % 3 == 0 { Protocol::Udp } else { Protocol::Tcp },
+            caddr: IpAddr::V4(std::net::Ipv4Addr::from(0xc633_6400 + i)),
+            cport: 40000 + i as u16,
+            vaddr: IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 100)),
+            vport: 80,
+            daddr: IpAddr::V4(std::net::Ipv4Addr::new(192, 168, 10, 1)),
+            dport: 8080,
+            state: if i % 3 == 0 { "UDP".into() } else { "ESTABLISHED".into() },
+            expires_secs: 60 * i,
+            pe_name: None,
+            pe_data: None,
+        };
+        let rows: Vec<ConnListing> = (0..10).map(row).collect();
+        for persistent in [false, true] {
+            let whole = format_connections(&rows, persistent);
+            for cut in [&[][..], &[0, 3, 3, 9][..], &[1, 2, 3, 4, 5, 6, 7, 8, 9][..]] {
+                let mut t = ConnText::default();
+                let mut from = 0;
+                for &c in cut.iter().chain([&10]) {
+                    t.push(&rows[from..c], persistent);
+                    from = c;
+                }
+                assert_eq!(t.finish(persistent), whole, "slices at {cut:?}");
+            }
+            assert_eq!(ConnText::default().finish(persistent), format_connections(&[], persistent));
+        }
+    }
 
     #[test]
     fn first_option_detection() {

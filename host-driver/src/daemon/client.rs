@@ -484,7 +484,7 @@ mod tests {
         let p = sock_dir("slow");
         let limits = ClientLimits { deadline: Duration::from_millis(300), ..Default::default() };
         let (acc, _inbox) = start(UnixListener::bind(&p).unwrap(), limits).unwrap();
-        let mut s = UnixStream::connect(&p).unwrap();
+        let s = UnixStream::connect(&p).unwrap();
         // One byte every 50 ms: each read is well within any per-read
         // timeout, but the request never ends.
         let w = s.try_clone().unwrap();
