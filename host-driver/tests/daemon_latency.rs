@@ -276,7 +276,47 @@ fn forwarding_latency_beside_the_control_plane() {
         assert!(r["stderr"].as_str().unwrap().starts_with("lvsnic daemon: no complete request within 5 s ("), "{r}");
     }
 
-    // 3. `-R` of 10,000 services on distinct VIPs.
+    // 3. `-L -n -c` of a large table: one UDP datagram per connection.
+    let t0 = Instant::now();
+    let frames_before = counter(&d.status(), &["exception_loop", "frames"]);
+    let mut sent = 0u32;
+    while sent < conns {
+        let batch = (conns - sent).min(50_000);
+        for i in sent..sent + batch {
+            let c = Ipv4Addr::from(0xac10_0000u32 + i);
+            let f = udp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1024 + (i % 60_000) as u16, 53, b"x", false);
+            assert!(sock.send(&f), "{}", std::io::Error::last_os_error());
+        }
+        sent += batch;
+        // Let the daemon keep up (the TAP's queue holds 100,000 frames).
+        let t1 = Instant::now();
+        while counter(&d.status(), &["exception_loop", "frames"]) < frames_before + sent as u64 {
+            assert!(t1.elapsed() < Duration::from_secs(120), "the daemon did not take {sent} frames");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    let st = d.status();
+    let live = counter(&st, &["director", "connections", "live"]);
+    let fill = t0.elapsed();
+    let (during_l, (listing, took)) = probe_during(&sock, || {
+        std::thread::sleep(Duration::from_millis(200));
+        let t0 = Instant::now();
+        let r = d.run(&["-L", "-n", "-c"]);
+        let took = t0.elapsed();
+        std::thread::sleep(Duration::from_millis(200));
+        (r, took)
+    });
+    assert_eq!(listing.code, 0);
+    let rows = listing.stdout.lines().skip(2).filter(|l| l.starts_with("UDP ") && l.ends_with(" 192.168.10.2:53")).count();
+    assert_eq!(listing.stdout.lines().count(), rows + 2, "every row a UDP connection to the real server");
+    let created = counter(&d.status(), &["director", "connections", "created"]);
+    assert_eq!((rows as u64, live), (created, created), "the listing has every connection");
+    report.push(during_l.line(
+        &format!("-L -n -c of {live} connections"),
+        &format!("(listing took {:.3} s, {} MB; table filled in {:.1} s)", took.as_secs_f64(), listing.stdout.len() >> 20, fill.as_secs_f64()),
+    ));
+
+    // 4. `-R` of 10,000 services on distinct VIPs.
     let mut restore = String::new();
     for i in 0..10_000u32 {
         let v = format!("10.{}.{}.{}", 1 + i / 65536, (i / 256) % 256, i % 256);
@@ -295,42 +335,6 @@ fn forwarding_latency_beside_the_control_plane() {
     let saved = d.stdout(&["-S", "-n"]);
     assert_eq!(saved.lines().filter(|l| l.starts_with("-A ")).count(), 10_002);
 
-    // 4. `-L -n -c` of a large table: one UDP datagram per connection.
-    let t0 = Instant::now();
-    let mut sent = 0u32;
-    while sent < conns {
-        let batch = (conns - sent).min(50_000);
-        for i in sent..sent + batch {
-            let c = Ipv4Addr::from(0xac10_0000u32 + i);
-            let f = udp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1024 + (i % 60_000) as u16, 53, b"x", false);
-            assert!(sock.send(&f), "{}", std::io::Error::last_os_error());
-        }
-        sent += batch;
-        // Let the daemon keep up (the TAP's queue holds 100,000 frames).
-        assert!(
-            netns::wait_for(Duration::from_secs(120), || counter(&d.status(), &["exception_loop", "frames"]) >= sent as u64),
-            "the daemon did not take {sent} frames"
-        );
-    }
-    let st = d.status();
-    let live = counter(&st, &["director", "connections", "live"]);
-    let fill = t0.elapsed();
-    let (during_l, (listing, took)) = probe_during(&sock, || {
-        std::thread::sleep(Duration::from_millis(200));
-        let t0 = Instant::now();
-        let r = d.run(&["-L", "-n", "-c"]);
-        let took = t0.elapsed();
-        std::thread::sleep(Duration::from_millis(200));
-        (r, took)
-    });
-    assert_eq!(listing.code, 0);
-    let rows = listing.stdout.lines().skip(2).filter(|l| l.starts_with("UDP ") && l.ends_with(" 192.168.10.2:53")).count();
-    assert_eq!(listing.stdout.lines().count(), rows + 2, "every row a UDP connection to the real server");
-    assert_eq!(rows as u64, live, "the listing has every connection");
-    report.push(during_l.line(
-        &format!("-L -n -c of {live} connections"),
-        &format!("(listing took {:.3} s, {} MB; table filled in {:.1} s)", took.as_secs_f64(), listing.stdout.len() >> 20, fill.as_secs_f64()),
-    ));
 
     println!("\nARP probe latency, one probe a millisecond over tap:{TAP} (--backend model):");
     for l in &report {

@@ -224,6 +224,9 @@ struct Daemon<D: Device> {
     backlog: bool,
     /// The control clients' counters (for `status`).
     clients: Option<std::sync::Arc<client::ClientStats>>,
+    /// The longest time one iteration spent on control work (µs): what
+    /// forwarding waited for at most.
+    longest_control_us: u64,
 }
 
 /// Runs `lvsnic daemon` until SIGINT/SIGTERM; returns the closing summary.
@@ -395,6 +398,7 @@ impl<D: Device> Daemon<D> {
             current: None,
             backlog: false,
             clients: None,
+            longest_control_us: 0,
         }
     }
 
@@ -431,7 +435,10 @@ impl<D: Device> Daemon<D> {
             if self.addr_watch.as_ref().is_some_and(|w| w.changed()) {
                 self.refresh_host_addrs()?;
             }
+            let t = Instant::now();
             self.control_work(inbox);
+            let us = t.elapsed().as_micros() as u64;
+            self.longest_control_us = self.longest_control_us.max(us);
             (self.run_wire)(self, &mut buf)?;
             self.run_health();
             // A real card's exceptions arrive on its receive ring (polled).
@@ -558,7 +565,9 @@ impl<D: Device> Daemon<D> {
                     o.insert("tx_dropped".into(), self.tx_dropped.into());
                     o.insert("vips".into(), self.vips.name().into());
                     if let Some(c) = &self.clients {
-                        o.insert("control".into(), c.json());
+                        let mut j = c.json();
+                        j["longest_control_us"] = self.longest_control_us.into();
+                        o.insert("control".into(), j);
                     }
                     if let Some(h) = &self.health {
                         o.insert("health".into(), h.counters());
