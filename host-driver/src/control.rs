@@ -142,14 +142,21 @@ pub struct ConnText {
 impl ConnText {
     /// Appends the lines of `rows` (the header first, once).
     pub fn push(&mut self, rows: &[ConnListing], persistent: bool) {
+        let t = self.chunk(rows, persistent);
+        self.text.push_str(&t);
+    }
+
+    /// The lines of `rows`, after the header if no slice came before
+    /// (for a caller that writes the listing as it comes).
+    pub fn chunk(&mut self, rows: &[ConnListing], persistent: bool) -> String {
         let t = format_connections(rows, persistent);
         if self.started {
             // Every slice is formatted with the header lines; they are printed once.
             let head = format_connections(&[], persistent);
-            self.text.push_str(t.strip_prefix(head.as_str()).unwrap_or(&t));
+            t.strip_prefix(head.as_str()).map(str::to_string).unwrap_or(t)
         } else {
-            self.text.push_str(&t);
             self.started = true;
+            t
         }
     }
 

@@ -370,8 +370,7 @@ fn serve_client(s: UnixStream, ctx: Ctx) {
                         Ok(()) => {
                             st.pending.fetch_add(1, Ordering::SeqCst);
                             let _pending = Held(&st.pending);
-                            let r = exchange(&ctx, req);
-                            write_reply(&s, &r, ctx.limits.write_deadline);
+                            exchange(&ctx, req, &s);
                             return;
                         }
                     }
@@ -382,56 +381,114 @@ fn serve_client(s: UnixStream, ctx: Ctx) {
     write_reply(&s, &reply, ctx.limits.write_deadline);
 }
 
-/// Hands `req` to the forwarding loop and waits for its reply.
-fn exchange(ctx: &Ctx, req: Request) -> Reply {
+/// Hands `req` to the forwarding loop, waits for its reply and writes it
+/// to `s`. A `-L -c` listing is written as its slices arrive (the JSON
+/// reply's `stdout` string streamed: escaping a string piece by piece is
+/// escaping it whole), so that no copy of a listing of millions of rows is
+/// held in memory.
+fn exchange(ctx: &Ctx, req: Request, s: &UnixStream) {
     let (tx, rx) = mpsc::channel();
-    match ctx.tx.try_send(Job { req, reply: tx }) {
-        Ok(()) => ctx.wake.notify(),
+    let refused = match ctx.tx.try_send(Job { req, reply: tx }) {
+        Ok(()) => {
+            ctx.wake.notify();
+            None
+        }
         Err(TrySendError::Full(_)) => {
             ctx.stats.queue_full.fetch_add(1, Ordering::Relaxed);
-            return bad("the control queue is full; try again".into());
+            Some(bad("the control queue is full; try again".into()))
         }
-        Err(TrySendError::Disconnected(_)) => return bad("the daemon is stopping".into()),
+        Err(TrySendError::Disconnected(_)) => Some(bad("the daemon is stopping".into())),
+    };
+    if let Some(r) = refused {
+        write_reply(s, &r, ctx.limits.write_deadline);
+        return;
     }
-    let mut text: Option<(ConnText, bool)> = None;
+    let mut out = Stream { s, end: None, limit: ctx.limits.write_deadline };
+    let mut text = ConnText::default();
+    let mut started = false;
+    let escaped = |t: &str| {
+        let j = serde_json::to_string(t).unwrap_or_default();
+        j[1..j.len() - 1].to_string()
+    };
     loop {
         match rx.recv() {
             Ok(Part::Conns(rows, persistent)) => {
-                text.get_or_insert_with(|| (ConnText::default(), persistent)).0.push(&rows, persistent);
-            }
-            Ok(Part::Done(mut r)) => {
-                if let Some((t, persistent)) = text {
-                    r.stdout = t.finish(persistent) + &r.stdout;
+                let chunk = text.chunk(&rows, persistent);
+                if !started {
+                    started = true;
+                    if !out.write(b"{\"stdout\":\"") {
+                        return; // gone: the listing stops (the loop's sends fail)
+                    }
                 }
-                return r;
+                if !out.write(escaped(&chunk).as_bytes()) {
+                    return;
+                }
             }
-            Err(_) => return bad("the daemon stopped before replying".into()),
+            Ok(Part::Done(r)) => {
+                if !started {
+                    write_reply(s, &r, ctx.limits.write_deadline);
+                    return;
+                }
+                let stderr = serde_json::to_string(&r.stderr).unwrap_or_default();
+                let tail = format!("{}\",\"stderr\":{stderr},\"exit\":{}}}\n", escaped(&r.stdout), r.exit);
+                out.write(tail.as_bytes());
+                return;
+            }
+            Err(_) => {
+                let r = bad("the daemon stopped before replying".into());
+                if started {
+                    let stderr = serde_json::to_string(&r.stderr).unwrap_or_default();
+                    out.write(format!("\",\"stderr\":{stderr},\"exit\":{}}}\n", r.exit).as_bytes());
+                } else {
+                    write_reply(s, &r, ctx.limits.write_deadline);
+                }
+                return;
+            }
         }
     }
 }
 
+/// A reply written in pieces, under one write deadline from its first piece.
+struct Stream<'a> {
+    s: &'a UnixStream,
+    end: Option<Instant>,
+    limit: Duration,
+}
+
+impl Stream<'_> {
+    /// Writes `bytes`; false when the client is gone or the deadline passed.
+    fn write(&mut self, bytes: &[u8]) -> bool {
+        let end = *self.end.get_or_insert_with(|| Instant::now() + self.limit);
+        write_until(self.s, bytes, end)
+    }
+}
+
 /// Writes `reply` as one JSON line, giving up when `limit` has passed.
-fn write_reply(mut s: &UnixStream, reply: &Reply, limit: Duration) {
+fn write_reply(s: &UnixStream, reply: &Reply, limit: Duration) {
     let mut text = serde_json::to_string(reply).unwrap_or_default();
     text.push('\n');
-    let bytes = text.as_bytes();
-    let end = Instant::now() + limit;
+    write_until(s, text.as_bytes(), Instant::now() + limit);
+}
+
+/// Writes all of `bytes` before `end`; whether it did.
+fn write_until(mut s: &UnixStream, bytes: &[u8], end: Instant) -> bool {
     let mut off = 0;
     while off < bytes.len() {
         let now = Instant::now();
         if now >= end {
-            return;
+            return false;
         }
         if s.set_write_timeout(Some((end - now).max(Duration::from_millis(1)))).is_err() {
-            return;
+            return false;
         }
         match s.write(&bytes[off..]) {
-            Ok(0) => return,
+            Ok(0) => return false,
             Ok(n) => off += n,
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
-            Err(_) => return,
+            Err(_) => return false,
         }
     }
+    true
 }
 
 #[cfg(test)]
@@ -477,6 +534,47 @@ mod tests {
         assert_eq!(r.stdout, "Status\n");
         let _inbox = t.join().unwrap();
         assert_eq!(acc.stats().accepted.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn a_listing_sent_in_slices_is_written_as_one_reply() {
+        use lvsnic_model::rules::ipvsadm::format_connections;
+        use lvsnic_model::rules::Protocol;
+        let row = |i: u32| ConnListing {
+            proto: Protocol::Tcp,
+            caddr: std::net::IpAddr::V4(std::net::Ipv4Addr::from(0xc633_6400 + i)),
+            cport: 40000,
+            vaddr: std::net::IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 100)),
+            vport: 80,
+            daddr: std::net::IpAddr::V4(std::net::Ipv4Addr::new(192, 168, 10, 1)),
+            dport: 80,
+            state: "ESTABLISHED\\\"".into(), // characters JSON escapes
+            expires_secs: i,
+            pe_name: None,
+            pe_data: None,
+        };
+        let rows: Vec<ConnListing> = (0..300).map(row).collect();
+        let p = sock_dir("slices");
+        let (_acc, inbox) = start(UnixListener::bind(&p).unwrap(), ClientLimits::default()).unwrap();
+        let chunks = rows.clone();
+        let t = std::thread::spawn(move || loop {
+            let _ = sys::poll_readable(&[inbox.fd()], 50);
+            if let Some(j) = inbox.next() {
+                for c in chunks.chunks(7).chain([&[][..]]) {
+                    j.reply.send(Part::Conns(c.to_vec(), false)).unwrap();
+                }
+                let _ = j.reply.send(Part::Done(Output { stderr: "e\n".into(), exit: 0, ..Default::default() }));
+                return;
+            }
+        });
+        let req = Request::Ipvsadm { prog: None, argv: vec!["-L".into(), "-n".into(), "-c".into()], stdin: None };
+        let mut s = UnixStream::connect(&p).unwrap();
+        s.write_all((serde_json::to_string(&req).unwrap() + "\n").as_bytes()).unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        let whole = Output { stdout: format_connections(&rows, false), stderr: "e\n".into(), exit: 0 };
+        assert_eq!(text, serde_json::to_string(&whole).unwrap() + "\n");
+        t.join().unwrap();
     }
 
     #[test]
