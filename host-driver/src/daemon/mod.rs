@@ -90,7 +90,7 @@ use wire::{RunWire, Wire};
 
 /// The most the forwarding loop spends on control work (requests, slices
 /// of a `-R` or of a connection listing) before it runs frames again.
-pub const CONTROL_BUDGET: Duration = Duration::from_millis(1);
+pub const CONTROL_BUDGET: Duration = Duration::from_micros(100);
 
 /// A failure the user sees as one line.
 #[derive(Debug, thiserror::Error)]
