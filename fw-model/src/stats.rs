@@ -351,37 +351,39 @@ pub fn listings(d: &Director) -> (crate::rules::ipvsadm::ListingHeader, Vec<crat
 /// The connection table as `ipvsadm -L -n -c` lists it (`/proc/net/ip_vs_conn`
 /// order is the hash table's; the model lists by slot).
 pub fn connection_listings(d: &Director) -> Vec<crate::rules::ipvsadm::ConnListing> {
+    d.conns.iter().map(|(_, c)| connection_listing(d, c)).collect()
+}
+
+/// One row of [`connection_listings`]: connection `c` of `d` as
+/// `ipvsadm -L -n -c` prints it (the daemon lists its table a slice at a
+/// time, as the kernel's `/proc/net/ip_vs_conn` reads do).
+pub fn connection_listing(d: &Director, c: &crate::conn::Conn) -> crate::rules::ipvsadm::ConnListing {
     use crate::conn::tcp::STATE_NAMES;
     use crate::rules::{ipvsadm::ConnListing, Protocol};
     use std::net::{IpAddr, Ipv4Addr};
     let now = d.now();
-    d.conns
-        .iter()
-        .map(|(_, c)| {
-            let proto = match c.proto {
-                17 => Protocol::Udp,
-                132 => Protocol::Sctp,
-                _ => Protocol::Tcp,
-            };
-            let state = match c.proto {
-                6 => STATE_NAMES.get(c.state as usize).copied().unwrap_or("ERR!").to_string(),
-                17 => "UDP".to_string(),
-                _ => "NONE".to_string(),
-            };
-            let left = c.expires.saturating_sub(now) / crate::time::SEC;
-            ConnListing {
-                proto,
-                caddr: IpAddr::V4(Ipv4Addr::from(c.caddr)),
-                cport: c.cport,
-                vaddr: IpAddr::V4(Ipv4Addr::from(c.vaddr)),
-                vport: c.vport,
-                daddr: IpAddr::V4(Ipv4Addr::from(c.daddr)),
-                dport: c.dport,
-                state,
-                expires_secs: left.min(u32::MAX as u64) as u32,
-                pe_name: None,
-                pe_data: None,
-            }
-        })
-        .collect()
+    let proto = match c.proto {
+        17 => Protocol::Udp,
+        132 => Protocol::Sctp,
+        _ => Protocol::Tcp,
+    };
+    let state = match c.proto {
+        6 => STATE_NAMES.get(c.state as usize).copied().unwrap_or("ERR!").to_string(),
+        17 => "UDP".to_string(),
+        _ => "NONE".to_string(),
+    };
+    let left = c.expires.saturating_sub(now) / crate::time::SEC;
+    ConnListing {
+        proto,
+        caddr: IpAddr::V4(Ipv4Addr::from(c.caddr)),
+        cport: c.cport,
+        vaddr: IpAddr::V4(Ipv4Addr::from(c.vaddr)),
+        vport: c.vport,
+        daddr: IpAddr::V4(Ipv4Addr::from(c.daddr)),
+        dport: c.dport,
+        state,
+        expires_secs: left.min(u32::MAX as u64) as u32,
+        pe_name: None,
+        pe_data: None,
+    }
 }

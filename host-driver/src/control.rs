@@ -29,6 +29,15 @@
 //!   restore with "Try `PROG -h' ..." and status 255, as in ipvsadm 1.31
 //!   (seen in the VM; `parse_rules`, for rules files, skips such lines).
 //!
+//! Heavy operations run a slice at a time, so that the daemon can forward
+//! frames between slices ([`Control::ipvsadm_begin`]): `-R` a slice of
+//! lines at a time ([`Control::restore_step`]; the kernel's ipvsadm also
+//! sends one netlink command per line, with packets flowing between them),
+//! `-L -c` a slice of the connection table at a time
+//! ([`Control::conns_step`], as the kernel's `/proc/net/ip_vs_conn`
+//! seq_file reads it: not an atomic snapshot). [`Control::ipvsadm`] runs
+//! them to the end at once.
+//!
 //! What the lvsnic director cannot do (fwmark, IPv6 and SCTP services,
 //! persistence engines, GUE/GRE tunnels, real servers without a
 //! `[neighbors]` entry) is refused with one clear line and status 255,
@@ -41,19 +50,20 @@ pub use crate::invocation::Output;
 use crate::invocation::{usage, version};
 use crate::limits::{self, Limiter, Limits};
 use crate::slowpath::{FrameResult, SlowPath};
-use lvsnic_model::conn::{Conn, ConnId};
+use lvsnic_model::conn::ConnId;
 use lvsnic_model::director::Offload;
 use lvsnic_model::director::DirectorError;
 use lvsnic_model::ipvs::{DestId, RuleError};
 use lvsnic_model::rules::ipvsadm::{
     format_connections, format_daemon, format_list, format_save, format_timeout, parse_command, Command, CommandError,
-    ListOptions, KNOWN_PES, KNOWN_SCHEDULERS,
+    ConnListing, ListOptions, KNOWN_PES, KNOWN_SCHEDULERS,
 };
 use lvsnic_model::rules::{ServiceKey, ServiceRule};
-use lvsnic_model::stats::{connection_listings, listings, Report};
+use lvsnic_model::stats::{connection_listing, listings, Report};
 use lvsnic_model::time::Time;
 use serde::Serialize;
 use std::net::IpAddr;
+use std::time::Instant;
 
 /// ipvsadm's `fail(2, ...)`.
 pub const EXIT_FAIL: i32 = 2;
@@ -85,6 +95,81 @@ pub struct LoopCounters {
 enum Done {
     Ret(i32),
     Exit(i32),
+}
+
+/// An ipvsadm command begun by [`Control::ipvsadm_begin`].
+pub enum Step {
+    /// It ran: what it printed and its status.
+    Done(Output),
+    /// `-R`: run its lines with [`Control::restore_step`].
+    Restore(Restore),
+    /// `-L -c`: take the table's rows with [`Control::conns_step`].
+    Conns(ConnList),
+}
+
+/// A `-R` being applied a slice of lines at a time.
+pub struct Restore {
+    prog: String,
+    text: String,
+    /// Byte offset of the next line in `text`.
+    pos: usize,
+    /// The status of the last line run.
+    result: i32,
+    out: Output,
+}
+
+impl Restore {
+    /// Lines of `text` not yet run (for progress reports).
+    pub fn bytes_left(&self) -> usize {
+        self.text.len().saturating_sub(self.pos)
+    }
+}
+
+/// A `-L -c` listing being taken a slice of the connection table at a time.
+pub struct ConnList {
+    /// The next connection id to look at.
+    next: u32,
+    /// `--persistent-conn`.
+    pub persistent: bool,
+}
+
+/// The text of a `-L -c` listing, formatted a slice of rows at a time
+/// (byte for byte what [`format_connections`] prints of all of them).
+#[derive(Default)]
+pub struct ConnText {
+    text: String,
+    started: bool,
+}
+
+impl ConnText {
+    /// Appends the lines of `rows` (the header first, once).
+    pub fn push(&mut self, rows: &[ConnListing], persistent: bool) {
+        let t = self.chunk(rows, persistent);
+        self.text.push_str(&t);
+    }
+
+    /// The lines of `rows`, after the header if no slice came before
+    /// (for a caller that writes the listing as it comes).
+    pub fn chunk(&mut self, rows: &[ConnListing], persistent: bool) -> String {
+        let t = format_connections(rows, persistent);
+        if self.started {
+            // Every slice is formatted with the header lines; they are printed once.
+            let head = format_connections(&[], persistent);
+            t.strip_prefix(head.as_str()).map(str::to_string).unwrap_or(t)
+        } else {
+            self.started = true;
+            t
+        }
+    }
+
+    /// The listing.
+    pub fn finish(self, persistent: bool) -> String {
+        if self.started {
+            self.text
+        } else {
+            format_connections(&[], persistent)
+        }
+    }
 }
 
 /// The director as the daemon runs it.
@@ -310,25 +395,138 @@ impl<D: Device> Control<D> {
     /// print in its messages (its `argv[0]`), `args` the arguments after
     /// it, `stdin` what `-R` reads.
     pub fn ipvsadm(&mut self, prog: &str, args: &[String], stdin: Option<&str>) -> Output {
-        let mut out = Output::default();
+        match self.ipvsadm_begin(prog, args, stdin.map(str::to_string)) {
+            Step::Done(out) => out,
+            Step::Restore(mut r) => loop {
+                if let Some(out) = self.restore_step(&mut r, None) {
+                    break out;
+                }
+            },
+            Step::Conns(mut l) => {
+                let mut text = ConnText::default();
+                loop {
+                    let (rows, done) = self.conns_step(&mut l, None);
+                    text.push(&rows, l.persistent);
+                    if done {
+                        break Output { stdout: text.finish(l.persistent), ..Default::default() };
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`ipvsadm`](Self::ipvsadm), except that a `-R` or a `-L -c` is only
+    /// begun: the caller runs it with [`restore_step`](Self::restore_step)
+    /// or [`conns_step`](Self::conns_step), a slice at a time.
+    pub fn ipvsadm_begin(&mut self, prog: &str, args: &[String], stdin: Option<String>) -> Step {
         // A NUL would silently cut an argument or a `-R` line (ipvsadm's C
         // strings): refused, naming it, before anything changes.
         use lvsnic_model::rules::ipvsadm::find_nul;
         let nul = args.iter().enumerate().find_map(|(i, a)| {
             find_nul(a).map(|(_, col)| format!("argument {} {:?} has a NUL byte at column {col}", i + 1, a))
         });
-        let nul = nul.or_else(|| find_nul(stdin.unwrap_or("")).map(|(l, c)| format!("-R input line {l} has a NUL byte at column {c}")));
+        let nul = nul.or_else(|| find_nul(stdin.as_deref().unwrap_or("")).map(|(l, c)| format!("-R input line {l} has a NUL byte at column {c}")));
         if let Some(what) = nul {
-            out.stderr = format!("{prog}: {what} (ipvsadm would silently cut it there); nothing was changed\n");
-            out.exit = EXIT_FAIL;
-            return out;
+            return Step::Done(Output {
+                stderr: format!("{prog}: {what} (ipvsadm would silently cut it there); nothing was changed\n"),
+                exit: EXIT_FAIL,
+                ..Default::default()
+            });
         }
         let words: Vec<&str> = args.iter().map(String::as_str).collect();
+        match parse_command(&words) {
+            Ok(Command::Restore) => {
+                return Step::Restore(Restore {
+                    prog: prog.to_string(),
+                    text: stdin.unwrap_or_default(),
+                    pos: 0,
+                    result: 0,
+                    out: Output::default(),
+                })
+            }
+            Ok(Command::List(opts)) if opts.connections => {
+                self.sp.settle();
+                return Step::Conns(ConnList { next: 0, persistent: opts.persistent_conn });
+            }
+            _ => {}
+        }
+        Step::Done(self.ipvsadm_now(prog, &words, stdin.as_deref()))
+    }
+
+    /// Runs lines of a `-R` until `until` (if given) has passed or the
+    /// restore has ended; its output and status once it has ended. The
+    /// data plane's VIP table is written once per call.
+    pub fn restore_step(&mut self, r: &mut Restore, until: Option<Instant>) -> Option<Output> {
+        let mut ended = None;
+        while r.pos <= r.text.len() {
+            let end = r.text[r.pos..].find('\n').map_or(r.text.len(), |i| r.pos + i);
+            let words = lvsnic_model::rules::ipvsadm::split_line(&r.text[r.pos..end]);
+            r.pos = end + 1;
+            // Blank lines are skipped; anything else, a `# comment` too, is
+            // a command line: ipvsadm 1.31 has no comments in `-R` (a `#`
+            // line ends the restore with "Try `ipvsadm -h' ...", status 255).
+            if words.is_empty() {
+                continue;
+            }
+            match self.run_words(&r.prog, &words, "", true, &mut r.out) {
+                Done::Ret(c) => r.result = c,
+                Done::Exit(c) => {
+                    ended = Some(c);
+                    break;
+                }
+            }
+            if until.is_some_and(|u| Instant::now() >= u) {
+                break;
+            }
+        }
+        self.sp.sync_vips(self.vip_count);
+        if ended.is_none() && r.pos > r.text.len() {
+            ended = Some(r.result);
+        }
+        let code = ended?;
+        let mut out = std::mem::take(&mut r.out);
+        out.exit = code;
+        Some(out)
+    }
+
+    /// Rows of the connection table from where the last call stopped until
+    /// `until` (if given) has passed or the table's end; whether the end
+    /// was reached. Packets the data plane forwarded re-arm a connection's
+    /// timer as they would in the kernel: a row shows the expiry they imply.
+    pub fn conns_step(&mut self, l: &mut ConnList, until: Option<Instant>) -> (Vec<ConnListing>, bool) {
+        let d = &self.sp.director;
+        let bound = d.conns.id_bound();
+        let now = d.now();
+        let mut view = OffloadView { flows: &mut self.sp.flows, hw: &mut self.sp.dp, removed: Vec::new() };
+        let mut rows = Vec::new();
+        while l.next < bound {
+            let id = ConnId(l.next);
+            l.next += 1;
+            if !d.conns.is_live(id) {
+                continue;
+            }
+            let c = d.conns.get(id);
+            let mut row = connection_listing(d, c);
+            if let Some(t) = view.last_use(id, c) {
+                let exp = (t + c.timeout()).max(c.expires);
+                row.expires_secs = (exp.saturating_sub(now) / lvsnic_model::time::SEC).min(u32::MAX as u64) as u32;
+            }
+            rows.push(row);
+            if rows.len() % 64 == 0 && until.is_some_and(|u| Instant::now() >= u) {
+                break;
+            }
+        }
+        (rows, l.next >= bound)
+    }
+
+    /// Runs one ipvsadm command to the end.
+    fn ipvsadm_now(&mut self, prog: &str, words: &[&str], stdin: Option<&str>) -> Output {
+        let mut out = Output::default();
         out.exit = if words.is_empty() {
             self.list(&ListOptions::default(), &mut out);
             0
         } else {
-            match self.run_words(prog, &words, stdin.unwrap_or(""), false, &mut out) {
+            match self.run_words(prog, words, stdin.unwrap_or(""), false, &mut out) {
                 Done::Ret(c) | Done::Exit(c) => c,
             }
         };
@@ -367,7 +565,11 @@ impl<D: Device> Control<D> {
             }
         };
         let r = self.execute(prog, cmd, stdin, reading_stdin, out);
-        self.sp.sync_vips(self.vip_count);
+        // A restore writes the VIP table once per slice of lines
+        // ([`restore_step`](Self::restore_step)), not once per line.
+        if !reading_stdin {
+            self.sp.sync_vips(self.vip_count);
+        }
         r
     }
 
@@ -550,31 +752,26 @@ impl<D: Device> Control<D> {
     /// `list_conn` / `list_service` / `list_timeout` / `list_daemon` / `list_all`.
     fn list(&mut self, opts: &ListOptions, out: &mut Output) {
         self.sp.settle();
-        let d = &self.sp.director;
         let text = if opts.connections {
-            // Packets the data plane forwarded re-arm a connection's timer
-            // as they would in the kernel: show the expiry they imply.
-            let conns: Vec<(ConnId, Conn)> = d.conns.iter().map(|(id, c)| (id, *c)).collect();
-            let mut rows = connection_listings(d);
-            let now = d.now();
-            let mut view = OffloadView { flows: &mut self.sp.flows, hw: &mut self.sp.dp, removed: Vec::new() };
-            for ((id, c), row) in conns.iter().zip(rows.iter_mut()) {
-                if let Some(t) = view.last_use(*id, c) {
-                    let exp = (t + c.timeout()).max(c.expires);
-                    row.expires_secs = (exp.saturating_sub(now) / lvsnic_model::time::SEC).min(u32::MAX as u64) as u32;
+            let mut l = ConnList { next: 0, persistent: opts.persistent_conn };
+            let mut text = ConnText::default();
+            loop {
+                let (rows, done) = self.conns_step(&mut l, None);
+                text.push(&rows, l.persistent);
+                if done {
+                    break text.finish(l.persistent);
                 }
             }
-            format_connections(&rows, opts.persistent_conn)
         } else if opts.service.is_some() {
-            let (h, s) = listings(d);
+            let (h, s) = listings(&self.sp.director);
             format_list(&h, &s, opts)
         } else if opts.timeout {
-            let (t, f, u) = d.cfg.timeouts.get();
+            let (t, f, u) = self.sp.director.cfg.timeouts.get();
             format_timeout(t, f, u)
         } else if opts.daemon {
             format_daemon(&self.sync.listing())
         } else {
-            let (h, s) = listings(d);
+            let (h, s) = listings(&self.sp.director);
             format_list(&h, &s, opts)
         };
         out.stdout.push_str(&text);
@@ -582,21 +779,15 @@ impl<D: Device> Control<D> {
 
     /// `restore_table()`: each line of `text` as one ipvsadm command.
     fn restore(&mut self, prog: &str, text: &str, out: &mut Output) -> Done {
-        let mut result = 0;
-        for line in text.split('\n') {
-            let words = lvsnic_model::rules::ipvsadm::split_line(line);
-            // Blank lines are skipped; anything else, a `# comment` too, is
-            // a command line: ipvsadm 1.31 has no comments in `-R` (a `#`
-            // line ends the restore with "Try `ipvsadm -h' ...", status 255).
-            if words.is_empty() {
-                continue;
+        let mut r = Restore { prog: prog.to_string(), text: text.to_string(), pos: 0, result: 0, out: Output::default() };
+        let o = loop {
+            if let Some(o) = self.restore_step(&mut r, None) {
+                break o;
             }
-            match self.run_words(prog, &words, "", true, out) {
-                Done::Ret(c) => result = c,
-                Done::Exit(c) => return Done::Exit(c),
-            }
-        }
-        Done::Ret(result)
+        };
+        out.stdout.push_str(&o.stdout);
+        out.stderr.push_str(&o.stderr);
+        Done::Ret(o.exit)
     }
 
     /// The live rules as a service key list (for tests and status).
@@ -650,6 +841,38 @@ impl<D: Device + Wire> Control<D> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listing_formatted_in_slices_is_the_listing_formatted_whole() {
+        use lvsnic_model::rules::Protocol;
+        let row = |i: u32| ConnListing {
+            proto: if i % 3 == 0 { Protocol::Udp } else { Protocol::Tcp },
+            caddr: IpAddr::V4(std::net::Ipv4Addr::from(0xc633_6400 + i)),
+            cport: 40000 + i as u16,
+            vaddr: IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 100)),
+            vport: 80,
+            daddr: IpAddr::V4(std::net::Ipv4Addr::new(192, 168, 10, 1)),
+            dport: 8080,
+            state: if i % 3 == 0 { "UDP".into() } else { "ESTABLISHED".into() },
+            expires_secs: 60 * i,
+            pe_name: None,
+            pe_data: None,
+        };
+        let rows: Vec<ConnListing> = (0..10).map(row).collect();
+        for persistent in [false, true] {
+            let whole = format_connections(&rows, persistent);
+            for cut in [&[][..], &[0, 3, 3, 9][..], &[1, 2, 3, 4, 5, 6, 7, 8, 9][..]] {
+                let mut t = ConnText::default();
+                let mut from = 0;
+                for &c in cut.iter().chain([&10]) {
+                    t.push(&rows[from..c], persistent);
+                    from = c;
+                }
+                assert_eq!(t.finish(persistent), whole, "slices at {cut:?}");
+            }
+            assert_eq!(ConnText::default().finish(persistent), format_connections(&[], persistent));
+        }
+    }
 
     #[test]
     fn first_option_detection() {

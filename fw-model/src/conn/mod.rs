@@ -229,6 +229,12 @@ impl ConnTable {
         (hash_key(proto, caddr, cport, self.seed) & self.mask) as usize
     }
 
+    /// One more than the largest id ever allocated: every live id is
+    /// below it (for walking the table in slices of ids).
+    pub fn id_bound(&self) -> u32 {
+        self.slab.len() as u32
+    }
+
     /// Whether `id` is a live entry.
     pub fn is_live(&self, id: ConnId) -> bool {
         self.slab.get(id.0 as usize).is_some_and(|c| c.flags & flags::HASHED != 0)

@@ -113,8 +113,9 @@ pub struct ServiceTable {
     trash_timer: Option<Time>,
     /// References held by connections and templates, per dest (`refcnt - 1`).
     pub refs: Vec<u32>,
-    /// Distinct addresses of live services (VIPs), for the per-packet
-    /// "is this local" test.
+    /// Addresses of live services (VIPs), sorted, one entry per live
+    /// service, for the per-packet "is this local" test (a binary search)
+    /// and so that adding or deleting a service costs no scan of them all.
     vips: Vec<u32>,
 }
 
@@ -223,14 +224,7 @@ impl ServiceTable {
     /// Is `addr` the address of any live service (a VIP)?
     #[inline]
     pub fn is_vip(&self, addr: u32) -> bool {
-        self.vips.contains(&addr)
-    }
-
-    fn rebuild_vips(&mut self) {
-        let mut v: Vec<u32> = self.services.iter().filter(|s| s.live).map(|s| u32::from(s.vaddr)).collect();
-        v.sort_unstable();
-        v.dedup();
-        self.vips = v;
+        self.vips.binary_search(&addr).is_ok()
     }
 
     /// `ip_vs_add_service`.
@@ -260,7 +254,9 @@ impl ServiceTable {
             live: true,
         });
         self.index.insert(key, id);
-        self.rebuild_vips();
+        let a = u32::from(vaddr);
+        let at = self.vips.partition_point(|&v| v < a);
+        self.vips.insert(at, a);
         if vport == FTPPORT {
             self.ftpsvc_counter += 1;
         } else if vport == 0 {
@@ -307,7 +303,10 @@ impl ServiceTable {
             self.nullsvc_counter -= 1;
         }
         self.index.remove(&key);
-        self.rebuild_vips();
+        let a = u32::from(s.vaddr);
+        if let Ok(at) = self.vips.binary_search(&a) {
+            self.vips.remove(at);
+        }
         Ok(())
     }
 

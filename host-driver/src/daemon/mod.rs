@@ -19,8 +19,15 @@
 //!   takes its frames from its ports and hands exceptions up on its
 //!   receive ring, which the loop polls on every backend.
 //! * Control: the Unix socket of [`proto`] (default `/run/lvsnic.sock`,
-//!   `--socket` or `LVSNIC_SOCKET` override). Requests are applied between
-//!   frames. A second daemon on a socket that answers is refused with a
+//!   `--socket` or `LVSNIC_SOCKET` override), served off the forwarding
+//!   path ([`client`]): each client has a thread of its own with a deadline
+//!   for its whole request and a bounded request size; parsed requests
+//!   reach the forwarding loop through a bounded queue, and the loop spends
+//!   at most [`CONTROL_BUDGET`] on them between batches of frames: a `-R`
+//!   is applied a slice of lines at a time, a `-L -c` listing taken a slice
+//!   of the connection table at a time (formatted by the client's thread).
+//!   The loop waits on nothing but its wire, the card and the queue's
+//!   wake-up. A second daemon on a socket that answers is refused with a
 //!   clear error; a stale socket file (nobody listening) is replaced.
 //! * Wire `pcap:IN,OUT[,HOST]`: the frames of IN in timestamp order (stable
 //!   for equal stamps), model time = frame timestamps; transmitted frames go
@@ -50,160 +57,40 @@
 //! * SIGINT/SIGTERM (or a `shutdown` request): the loop stops, output
 //!   captures are flushed, the socket file is removed.
 
+pub mod args;
+pub mod client;
 pub mod proto;
 pub mod sys;
+mod vips;
+mod wire;
 
-use crate::control::Control;
+pub use args::{DaemonArgs, DaemonBackend, Pace, VipMode, WireSpec};
+pub use vips::{GARP_MASTER_DELAY_NS, GARP_MASTER_REPEAT};
+
+use crate::control::{ConnList, Control, Restore, Step};
 use crate::device::model::{ModelDevice, MODEL_PARAMS};
 use crate::device::rings::RingConfig;
 use crate::device::vfio::VfioDevice;
-use crate::device::{Device, Wire as SimulatedWire};
+use crate::device::Device;
 use crate::invocation::Output;
 use crate::limits;
 use crate::slowpath::SlowPath;
+use client::{Inbox, Job, Part};
 use lvsnic_model::director::Director;
+use lvsnic_model::hw::HwParams;
 use lvsnic_model::rules::ipvsadm::{DaemonState, SyncDaemon};
-use lvsnic_model::pcap::{self, PcapRecord, PcapWriter, Resolution};
 use lvsnic_model::time::Time;
 use proto::{Reply, Request};
-use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use wire::{RunWire, Wire};
 
-/// Data-plane implementation the daemon drives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum DaemonBackend {
-    /// The hardware model behind the DMA engine model and the host rings.
-    Model,
-    /// The verilated RTL core (`--width`) behind the DMA engine model and
-    /// the host rings.
-    Sim,
-    /// A real card through VFIO (`--device BDF`); frames come from its own
-    /// ports, the exception ring is polled.
-    Vfio,
-    /// An lvsnic board over its management port (`--device HOST[:PORT]`,
-    /// `--glue`, `--bind`): registers over Etherbone, exceptions and
-    /// injected frames as UDP datagrams; frames come from its data port.
-    Etherbone,
-}
-
-/// How a pcap wire is played.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Pace {
-    /// As fast as possible, at start.
-    #[default]
-    Asap,
-    /// With the capture's inter-frame gaps.
-    Realtime,
-    /// Only when a `wire` request asks.
-    Step,
-}
-
-/// Which VIPs are this director's: it answers ARP for them and
-/// load-balances their traffic; another director's VIPs go to the host
-/// stack (docs/ha.md).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum VipMode {
-    /// Every VIP, until `lvsnic vip backup` releases it (no VRRP).
-    #[default]
-    Master,
-    /// None, until `lvsnic vip master` takes it (keepalived's notify
-    /// scripts); a restarted daemon does not answer for VIPs another
-    /// director holds.
-    Backup,
-    /// A VIP is this director's while it is an address of the director's
-    /// own stack (the network namespace the daemon runs in): keepalived's
-    /// `virtual_ipaddress` adds and removes it, and lvsnic follows at once
-    /// (rtnetlink), as Linux IPVS handles only packets to local addresses.
-    Host,
-}
-
-impl VipMode {
-    /// The name `--vips` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            VipMode::Master => "master",
-            VipMode::Backup => "backup",
-            VipMode::Host => "host",
-        }
-    }
-}
-
-/// Where frames come from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum WireSpec {
-    /// Frames from a capture; transmitted frames (and host frames) to captures.
-    Pcap {
-        /// The capture whose frames arrive on the wire (`IN.pcap`).
-        input: PathBuf,
-        /// Where transmitted frames are written (`OUT.pcap`).
-        output: PathBuf,
-        /// Where frames handed to the host stack are written (`HOST.pcap`),
-        /// if given.
-        host: Option<PathBuf>,
-    },
-    /// Frames on a TAP device.
-    Tap(String),
-}
-
-impl std::str::FromStr for WireSpec {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        if let Some(rest) = s.strip_prefix("pcap:") {
-            let parts: Vec<&str> = rest.split(',').collect();
-            if !(2..=3).contains(&parts.len()) || parts.iter().any(|p| p.is_empty()) {
-                return Err("expected pcap:IN.pcap,OUT.pcap[,HOST.pcap]".into());
-            }
-            return Ok(WireSpec::Pcap {
-                input: parts[0].into(),
-                output: parts[1].into(),
-                host: parts.get(2).map(PathBuf::from),
-            });
-        }
-        if let Some(name) = s.strip_prefix("tap:") {
-            if name.is_empty() {
-                return Err("expected tap:NAME".into());
-            }
-            return Ok(WireSpec::Tap(name.to_string()));
-        }
-        Err("expected pcap:IN.pcap,OUT.pcap or tap:NAME".into())
-    }
-}
-
-/// Everything `lvsnic daemon` takes.
-#[derive(Clone, Debug)]
-pub struct DaemonArgs {
-    /// The data plane.
-    pub backend: DaemonBackend,
-    /// DIRECTOR.toml.
-    pub director: PathBuf,
-    /// Control socket (default: `LVSNIC_SOCKET`, else /run/lvsnic.sock).
-    pub socket: Option<PathBuf>,
-    /// Rules loaded at start (`ipvsadm -S` format).
-    pub rules: Option<PathBuf>,
-    /// Where frames come from (simulated backends).
-    pub wire: Option<WireSpec>,
-    /// How a pcap wire is played.
-    pub pace: Pace,
-    /// TAP device of the director's own stack.
-    pub host_tap: Option<String>,
-    /// Which VIPs are this director's (VRRP).
-    pub vips: VipMode,
-    /// PCI address of the card (`vfio`), or the board's address
-    /// `HOST[:PORT]` (`etherbone`).
-    pub device: Option<String>,
-    /// `etherbone`: the glue's CSRs, as the address of `glue_host_ip` or
-    /// the build's `csr.csv` ([`crate::device::etherbone::GlueMap::parse_option`]).
-    pub glue: Option<String>,
-    /// `etherbone`: local address to bind (default: any).
-    pub bind: Option<std::net::IpAddr>,
-    /// Data width of the simulated core (`sim`).
-    pub width: u32,
-}
+/// The most the forwarding loop spends on control work (requests, slices
+/// of a `-R` or of a connection listing) before it runs frames again.
+pub const CONTROL_BUDGET: Duration = Duration::from_micros(100);
 
 /// A failure the user sees as one line.
 #[derive(Debug, thiserror::Error)]
@@ -297,37 +184,11 @@ impl Drop for ControlSocket {
     }
 }
 
-type PcapOut = PcapWriter<BufWriter<File>>;
-
-fn pcap_out(path: &Path) -> Result<PcapOut, DaemonError> {
-    let f = File::create(path).map_err(io_err(path.display().to_string()))?;
-    PcapWriter::new(BufWriter::new(f), Resolution::Nano, 1, 65535)
-        .map_err(|e| DaemonError::Pcap { path: path.display().to_string(), msg: e.to_string() })
+/// A request the loop applies a slice at a time, with where its reply goes.
+enum Work {
+    Restore(Restore),
+    Conns(ConnList),
 }
-
-/// A pcap wire being played.
-struct PcapWire {
-    records: Vec<PcapRecord>,
-    next: usize,
-    out: PcapOut,
-    host: Option<PcapOut>,
-    pace: Pace,
-    /// Realtime pacing: wall clock and capture time of the first frame.
-    origin: Option<(Instant, Time)>,
-    /// Step pacing: frames to run / stamp to run to.
-    budget: u64,
-    until: Option<Time>,
-}
-
-/// The wire the loop runs over.
-enum Wire {
-    None,
-    Pcap(Box<PcapWire>),
-    Tap(sys::Tap),
-}
-
-/// Runs what the wire (and the host TAP) has for now.
-type RunWire<D> = fn(&mut Daemon<D>, &mut Vec<u8>) -> Result<(), DaemonError>;
 
 /// The daemon's whole state.
 struct Daemon<D: Device> {
@@ -356,14 +217,17 @@ struct Daemon<D: Device> {
     /// Gratuitous ARPs of VIPs taken over (`lvsnic vip master`), each
     /// with the model time it is due.
     garps: Vec<(Time, Vec<u8>)>,
+    /// The request being applied a slice at a time, if any (the queue
+    /// waits behind it: requests are applied one at a time, in order).
+    current: Option<(mpsc::Sender<Part>, Work)>,
+    /// Control work is left for the next iteration (the budget ran out).
+    backlog: bool,
+    /// The control clients' counters (for `status`).
+    clients: Option<std::sync::Arc<client::ClientStats>>,
+    /// The longest time one iteration spent on control work (µs): what
+    /// forwarding waited for at most.
+    longest_control_us: u64,
 }
-
-/// keepalived's `vrrp_garp_master_repeat` default: gratuitous ARPs per VIP
-/// in each burst after becoming master.
-pub const GARP_MASTER_REPEAT: usize = 5;
-/// keepalived's `vrrp_garp_master_delay` default: the second burst follows
-/// the first (sent at once) after this long.
-pub const GARP_MASTER_DELAY_NS: Time = 5_000_000_000;
 
 /// Runs `lvsnic daemon` until SIGINT/SIGTERM; returns the closing summary.
 pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
@@ -386,32 +250,7 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
         }
     };
     // The wire first: its first frame sets the model's start time.
-    let (wire, live, start) = match &args.wire {
-        // No wire: the director's clock is the real one (a backup director
-        // that only learns connections by sync must see them expire).
-        None => (Wire::None, true, sys::realtime_ns()),
-        Some(WireSpec::Pcap { input, output, host }) => {
-            let ip = input.display().to_string();
-            let mut records = pcap::read_file(input).map_err(|e| DaemonError::Pcap { path: ip, msg: e.to_string() })?;
-            records.sort_by_key(|r| r.ts_ns);
-            let start = records.first().map(|r| r.ts_ns).unwrap_or(0);
-            let w = PcapWire {
-                records,
-                next: 0,
-                out: pcap_out(output)?,
-                host: host.as_deref().map(pcap_out).transpose()?,
-                pace: args.pace,
-                origin: None,
-                budget: 0,
-                until: None,
-            };
-            (Wire::Pcap(Box::new(w)), false, start)
-        }
-        Some(WireSpec::Tap(name)) => {
-            let t = sys::Tap::open(name).map_err(io_err(format!("TAP device {name}")))?;
-            (Wire::Tap(t), true, sys::realtime_ns())
-        }
-    };
+    let (wire, live, start) = Wire::open(args.wire.as_ref(), args.pace)?;
     let host_tap = match &args.host_tap {
         None => None,
         Some(n) => Some(sys::Tap::open(n).map_err(io_err(format!("TAP device {n}")))?),
@@ -419,43 +258,35 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
     let mut director = Director::new(cfg, &rules, start)?;
     director.set_vips_owned_by_default(args.vips == VipMode::Master);
     let dev_err = |e: String| DaemonError::Device(e);
+    let parts = Parts { director, limits, wire, host_tap, live };
     match args.backend {
         DaemonBackend::Model => {
             let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).map_err(|e| dev_err(e.to_string()))?;
-            let sp = SlowPath::new(director, dev, MODEL_PARAMS).map_err(|e| dev_err(e.to_string()))?;
-            let ctl = Control::new(sp, MODEL_PARAMS.vip_count, limits);
-            serve(Daemon::new(ctl, Daemon::run_wire, wire, host_tap, live), args)
+            serve(parts.daemon(dev, MODEL_PARAMS, Daemon::run_wire, false)?, args)
         }
         #[cfg(feature = "sim")]
         DaemonBackend::Sim => {
             use crate::device::sim_core::{sim_device, SimCore};
             let dev = sim_device(args.width).map_err(dev_err)?;
-            let params = SimCore::params(args.width);
-            let sp = SlowPath::new(director, dev, params).map_err(|e| dev_err(e.to_string()))?;
-            let ctl = Control::new(sp, params.vip_count, limits);
-            serve(Daemon::new(ctl, Daemon::run_wire, wire, host_tap, live), args)
+            serve(parts.daemon(dev, SimCore::params(args.width), Daemon::run_wire, false)?, args)
         }
         #[cfg(not(feature = "sim"))]
         DaemonBackend::Sim => Err(dev_err(crate::NO_SIM_BACKEND.into())),
         DaemonBackend::Vfio => {
             let bdf = args.device.as_deref().ok_or_else(|| dev_err("--backend vfio needs --device <PCI address>, e.g. --device 0000:3b:00.0".into()))?;
-            if !matches!(wire, Wire::None) {
+            if !matches!(parts.wire, Wire::None) {
                 return Err(dev_err("--backend vfio takes its frames from the card's ports: no --wire".into()));
             }
             let mut dev = VfioDevice::open(bdf, RingConfig::default()).map_err(|e| dev_err(e.to_string()))?;
             let params = params_from_caps(&mut dev);
-            let sp = SlowPath::new(director, dev, params).map_err(|e| dev_err(e.to_string()))?;
-            let ctl = Control::new(sp, params.vip_count, limits);
-            let mut d = Daemon::new(ctl, Daemon::run_host_tap, wire, host_tap, true);
-            d.polls_card = true;
-            serve(d, args)
+            serve(parts.daemon(dev, params, Daemon::run_host_tap, true)?, args)
         }
         DaemonBackend::Etherbone => {
             use crate::device::etherbone::{EtherboneConfig, EtherboneDevice, GlueMap};
             let spec = args.device.as_deref().ok_or_else(|| {
                 dev_err("--backend etherbone needs --device <board address>[:PORT], e.g. --device 192.168.1.50".into())
             })?;
-            if !matches!(wire, Wire::None) {
+            if !matches!(parts.wire, Wire::None) {
                 return Err(dev_err("--backend etherbone takes its frames from the board's data port: no --wire".into()));
             }
             let mut cfg = EtherboneConfig::new(EtherboneConfig::parse_device(spec).map_err(|e| dev_err(e.to_string()))?);
@@ -465,12 +296,30 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
             }
             let dev = EtherboneDevice::open(cfg).map_err(|e| dev_err(e.to_string()))?;
             let params = dev.identity.params;
-            let sp = SlowPath::new(director, dev, params).map_err(|e| dev_err(e.to_string()))?;
-            let ctl = Control::new(sp, params.vip_count, limits);
-            let mut d = Daemon::new(ctl, Daemon::run_host_tap, wire, host_tap, true);
-            d.polls_card = true;
-            serve(d, args)
+            serve(parts.daemon(dev, params, Daemon::run_host_tap, true)?, args)
         }
+    }
+}
+
+/// What every backend's daemon is built from.
+struct Parts {
+    director: Director,
+    limits: limits::Limits,
+    wire: Wire,
+    host_tap: Option<sys::Tap>,
+    live: bool,
+}
+
+impl Parts {
+    /// The daemon over card `dev` with tables `params`: the slow path in
+    /// front of it, the control plane over that. A real card (`polls_card`)
+    /// runs on the wall clock and its receive ring is polled.
+    fn daemon<D: Device>(self, dev: D, params: HwParams, run_wire: RunWire<D>, polls_card: bool) -> Result<Daemon<D>, DaemonError> {
+        let sp = SlowPath::new(self.director, dev, params).map_err(|e| DaemonError::Device(e.to_string()))?;
+        let ctl = Control::new(sp, params.vip_count, self.limits);
+        let mut d = Daemon::new(ctl, run_wire, self.wire, self.host_tap, self.live || polls_card);
+        d.polls_card = polls_card;
+        Ok(d)
     }
 }
 
@@ -487,10 +336,15 @@ fn params_from_caps(csr: &mut dyn lvsnic_model::hw::Csr) -> lvsnic_model::hw::Hw
     }
 }
 
+
 fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, DaemonError> {
     let path = proto::socket_path(args.socket.as_deref());
     let sock = ControlSocket::bind(&path)?;
     sys::install_signal_handlers().map_err(io_err("installing signal handlers"))?;
+    let listener = sock.listener.try_clone().map_err(io_err("the control socket"))?;
+    let (acceptor, inbox) =
+        client::start(listener, client::ClientLimits::default()).map_err(io_err("starting the control socket's acceptor"))?;
+    d.clients = Some(acceptor.stats().clone());
     let wire_desc = match (&args.wire, &d.wire) {
         (Some(WireSpec::Pcap { input, .. }), Wire::Pcap(w)) => {
             format!("pcap {} ({} frames, pace {:?})", input.display(), w.records.len(), w.pace).to_lowercase()
@@ -509,44 +363,13 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
         d.addr_watch = Some(sys::AddrWatch::open().map_err(io_err("watching the host's addresses (rtnetlink)"))?);
         d.refresh_host_addrs()?;
     }
-    let mut buf = vec![0u8; 65536];
-    let mut last_tick = Instant::now();
-    while !sys::shutdown_requested() {
-        let mut fds = vec![sock.listener.as_raw_fd()];
-        if let Some(w) = &d.addr_watch {
-            fds.push(w.fd());
-        }
-        if let Wire::Tap(t) = &d.wire {
-            fds.push(t.fd());
-        }
-        if let Some(h) = &d.host_tap {
-            fds.push(h.fd());
-        }
-        fds.extend(d.ctl.sync.fds());
-        let timeout = if d.ctl.sync.master_pending() { d.poll_timeout().min(100) } else { d.poll_timeout() };
-        let ready = sys::poll_readable(&fds, timeout).map_err(io_err("poll"))?;
-        if ready[0] {
-            d.accept_all(&sock.listener)?;
-        }
-        // `--vips host`: address changes first, so that a frame for a VIP
-        // keepalived has just added is not handed to the host stack (which
-        // would answer it with a reset).
-        if d.addr_watch.as_ref().is_some_and(|w| w.changed()) {
-            d.refresh_host_addrs()?;
-        } else if ready[0] && d.addr_watch.is_some() {
-            d.follow_host_addrs(); // services may have come or gone
-        }
-        (d.run_wire)(&mut d, &mut buf)?;
-        d.run_health();
-        // A real card's exceptions arrive on its receive ring (polled).
-        d.ctl.poll_device(256).map_err(|e| DaemonError::Device(e.to_string()))?;
-        // Connection sync: what the backup received, what the master sends.
-        d.ctl.sync.run(&mut d.ctl.sp);
-        if d.live && last_tick.elapsed() >= Duration::from_millis(100) {
-            d.ctl.advance(sys::realtime_ns());
-            last_tick = Instant::now();
-        }
-    }
+    let r = d.forward(&inbox);
+    // Requests still queued are answered "the daemon stopped"; replies
+    // already made (a `shutdown` request's) are given a moment to be written.
+    drop(inbox);
+    d.current = None;
+    acceptor.stop(Duration::from_secs(2));
+    r?;
     d.flush()?;
     drop(sock);
     let c = d.ctl.counters;
@@ -572,32 +395,141 @@ impl<D: Device> Daemon<D> {
             polls_card: false,
             addr_watch: None,
             host_addrs: Vec::new(),
+            current: None,
+            backlog: false,
+            clients: None,
+            longest_control_us: 0,
         }
     }
 
-    fn poll_timeout(&self) -> i32 {
-        match &self.wire {
-            Wire::Pcap(w) if w.next < w.records.len() => match w.pace {
-                Pace::Asap => 0,
-                Pace::Step if w.budget > 0 || w.until.is_some() => 0,
-                Pace::Step => 200,
-                Pace::Realtime => match w.origin {
-                    None => 0,
-                    Some((t0, c0)) => {
-                        let due = Duration::from_nanos(w.records[w.next].ts_ns.saturating_sub(c0));
-                        let el = t0.elapsed();
-                        if due <= el {
-                            0
-                        } else {
-                            ((due - el).as_millis() as i32).clamp(1, 200)
+    /// The forwarding loop, until a shutdown is requested: it blocks in
+    /// poll(2) on its wire, the card, the sync sockets and the control
+    /// queue's wake-up only, and spends at most [`CONTROL_BUDGET`] on
+    /// control work per iteration.
+    fn forward(&mut self, inbox: &Inbox) -> Result<(), DaemonError> {
+        let mut buf = vec![0u8; 65536];
+        let mut last_tick = Instant::now();
+        while !sys::shutdown_requested() {
+            let mut fds = vec![inbox.fd()];
+            if let Some(w) = &self.addr_watch {
+                fds.push(w.fd());
+            }
+            if let Wire::Tap(t) = &self.wire {
+                fds.push(t.fd());
+            }
+            if let Some(h) = &self.host_tap {
+                fds.push(h.fd());
+            }
+            fds.extend(self.ctl.sync.fds());
+            let mut timeout = self.wire.poll_timeout(self.polls_card);
+            if self.ctl.sync.master_pending() {
+                timeout = timeout.min(100);
+            }
+            if self.backlog || self.current.is_some() {
+                timeout = 0;
+            }
+            sys::poll_readable(&fds, timeout).map_err(io_err("poll"))?;
+            // `--vips host`: address changes first, so that a frame for a VIP
+            // keepalived has just added is not handed to the host stack (which
+            // would answer it with a reset).
+            if self.addr_watch.as_ref().is_some_and(|w| w.changed()) {
+                self.refresh_host_addrs()?;
+            }
+            let t = Instant::now();
+            self.control_work(inbox);
+            let us = t.elapsed().as_micros() as u64;
+            self.longest_control_us = self.longest_control_us.max(us);
+            (self.run_wire)(self, &mut buf)?;
+            self.run_health();
+            // A real card's exceptions arrive on its receive ring (polled).
+            self.ctl.poll_device(256).map_err(|e| DaemonError::Device(e.to_string()))?;
+            // Connection sync: what the backup received, what the master sends.
+            self.ctl.sync.run(&mut self.ctl.sp);
+            if self.live && last_tick.elapsed() >= Duration::from_millis(100) {
+                self.ctl.advance(sys::realtime_ns());
+                last_tick = Instant::now();
+            }
+        }
+        Ok(())
+    }
+
+    /// Control work for at most [`CONTROL_BUDGET`]: the request in progress
+    /// a slice further, then queued requests, one at a time.
+    fn control_work(&mut self, inbox: &Inbox) {
+        let until = Instant::now() + CONTROL_BUDGET;
+        loop {
+            if let Some((tx, mut work)) = self.current.take() {
+                let done = match &mut work {
+                    Work::Restore(r) => match self.ctl.restore_step(r, Some(until)) {
+                        Some(out) => {
+                            let _ = tx.send(Part::Done(out));
+                            self.changed();
+                            true
                         }
+                        None => false,
+                    },
+                    Work::Conns(l) => {
+                        let (rows, done) = self.ctl.conns_step(l, Some(until));
+                        // A client gone: the listing stops.
+                        let gone = tx.send(Part::Conns(rows, l.persistent)).is_err();
+                        if done {
+                            let _ = tx.send(Part::Done(Output::default()));
+                        }
+                        done || gone
                     }
-                },
-            },
-            Wire::Tap(_) => 100,
-            // No wire: a real card is polled every millisecond.
-            Wire::None if self.polls_card => 1,
-            _ => 200,
+                };
+                if !done {
+                    self.current = Some((tx, work));
+                    self.backlog = true;
+                    return;
+                }
+            }
+            if Instant::now() >= until {
+                self.backlog = true;
+                return;
+            }
+            match inbox.next() {
+                Some(job) => self.start(job),
+                None => {
+                    self.backlog = false;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Begins `job`: applies it, or makes it the request in progress.
+    fn start(&mut self, job: Job) {
+        let Job { req, reply } = job;
+        if self.live {
+            self.ctl.advance(sys::realtime_ns());
+        }
+        let r = match req {
+            Request::Ipvsadm { prog, argv, stdin } => {
+                match self.ctl.ipvsadm_begin(prog.as_deref().unwrap_or("lvsnic"), &argv, stdin) {
+                    Step::Done(out) => out,
+                    Step::Restore(r) => {
+                        self.current = Some((reply, Work::Restore(r)));
+                        return;
+                    }
+                    Step::Conns(l) => {
+                        self.current = Some((reply, Work::Conns(l)));
+                        return;
+                    }
+                }
+            }
+            other => self.request(other),
+        };
+        let _ = reply.send(Part::Done(r));
+        self.changed();
+    }
+
+    /// After a request was applied (whether or not it changed anything).
+    // Hook: the running configuration's state file is saved here (after a
+    // change that succeeded).
+    fn changed(&mut self) {
+        if self.addr_watch.is_some() {
+            self.follow_host_addrs(); // services may have come or gone
         }
     }
 
@@ -619,40 +551,8 @@ impl<D: Device> Daemon<D> {
         }
     }
 
-    fn accept_all(&mut self, l: &UnixListener) -> Result<(), DaemonError> {
-        loop {
-            match l.accept() {
-                Ok((s, _)) => self.handle(s),
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(()),
-                Err(e) => return Err(DaemonError::Io { what: "accept".into(), source: e }),
-            }
-        }
-    }
-
-    /// One client: one request line, one reply line.
-    fn handle(&mut self, s: UnixStream) {
-        let _ = s.set_nonblocking(false);
-        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-        let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
-        let mut line = String::new();
-        let read = BufReader::new((&s).take(proto::MAX_REQUEST)).read_line(&mut line);
-        let reply = match read {
-            Err(e) => bad(format!("reading the request: {e}")),
-            Ok(_) => match serde_json::from_str::<Request>(&line) {
-                Err(e) => bad(format!("bad request: {e}")),
-                Ok(req) => self.request(req),
-            },
-        };
-        let mut text = serde_json::to_string(&reply).unwrap_or_default();
-        text.push('\n');
-        let _ = (&s).write_all(text.as_bytes());
-    }
-
+    /// A request other than an ipvsadm command, applied at once.
     fn request(&mut self, req: Request) -> Reply {
-        if self.live {
-            self.ctl.advance(sys::realtime_ns());
-        }
         match req {
             Request::Ipvsadm { prog, argv, stdin } => {
                 self.ctl.ipvsadm(prog.as_deref().unwrap_or("lvsnic"), &argv, stdin.as_deref())
@@ -664,6 +564,11 @@ impl<D: Device> Daemon<D> {
                     o.insert("host_dropped".into(), self.host_dropped.into());
                     o.insert("tx_dropped".into(), self.tx_dropped.into());
                     o.insert("vips".into(), self.vips.name().into());
+                    if let Some(c) = &self.clients {
+                        let mut j = c.json();
+                        j["longest_control_us"] = self.longest_control_us.into();
+                        o.insert("control".into(), j);
+                    }
                     if let Some(h) = &self.health {
                         o.insert("health".into(), h.counters());
                     }
@@ -747,257 +652,8 @@ impl<D: Device> Daemon<D> {
             }
         }
     }
-
-    /// `lvsnic vip [STATE VIP...]`: VRRP ownership of VIPs. Becoming
-    /// master queues two bursts of gratuitous ARPs per VIP (now and
-    /// [`GARP_MASTER_DELAY_NS`] later), as keepalived's defaults do.
-    fn vip(&mut self, state: Option<proto::VrrpState>, vips: &[std::net::Ipv4Addr]) -> Reply {
-        let Some(state) = state else {
-            let d = &self.ctl.sp.director;
-            let mut all: Vec<std::net::Ipv4Addr> = d.services.live_services().map(|s| s.vaddr).collect();
-            all.extend(d.vip_states().map(|(a, _)| a));
-            all.sort_unstable();
-            all.dedup();
-            let stdout = all
-                .iter()
-                .map(|&a| format!("{a} {}\n", if d.vip_owned(a) { "master" } else { "backup" }))
-                .collect();
-            return Output { stdout, ..Default::default() };
-        };
-        if vips.is_empty() {
-            return bad("vip: no VIP given".into());
-        }
-        if self.vips == VipMode::Host {
-            return bad("vip: the VIPs follow the director's own addresses (--vips host); keepalived's virtual_ipaddress moves them".into());
-        }
-        let master = state == proto::VrrpState::Master;
-        let now = self.ctl.sp.director.now();
-        for &v in vips {
-            self.ctl.sp.set_vip_owned(v, master);
-            if master {
-                let f = lvsnic_model::xmit::gratuitous_arp(self.ctl.sp.director.cfg.mac, v);
-                for due in [now, now + GARP_MASTER_DELAY_NS] {
-                    self.garps.extend(std::iter::repeat_n((due, f.clone()), GARP_MASTER_REPEAT));
-                }
-            }
-        }
-        if !master {
-            self.garps.retain(|(_, f)| !vips.iter().any(|v| f[38..42] == v.octets()));
-        }
-        Output::default()
-    }
-
-    /// `--vips host`: reads the stack's addresses again and follows them.
-    fn refresh_host_addrs(&mut self) -> Result<(), DaemonError> {
-        self.host_addrs = sys::ipv4_addresses().map_err(io_err("reading the host's addresses"))?;
-        self.follow_host_addrs();
-        Ok(())
-    }
-
-    /// `--vips host`: every VIP (of a service, or named before) is ours
-    /// exactly while it is one of the stack's addresses.
-    fn follow_host_addrs(&mut self) {
-        let d = &self.ctl.sp.director;
-        let mut vips: Vec<std::net::Ipv4Addr> = d.services.live_services().map(|s| s.vaddr).collect();
-        vips.extend(d.vip_states().map(|(a, _)| a));
-        vips.sort_unstable();
-        vips.dedup();
-        for v in vips {
-            let ours = self.host_addrs.contains(&v);
-            if self.ctl.sp.director.vip_owned(v) != ours {
-                self.ctl.sp.set_vip_owned(v, ours);
-            }
-        }
-    }
-
-    /// The queued gratuitous ARPs due by the director's current time.
-    fn due_garps(&mut self) -> Vec<Vec<u8>> {
-        let now = self.ctl.sp.director.now();
-        let (due, later) = std::mem::take(&mut self.garps).into_iter().partition(|(t, _)| *t <= now);
-        self.garps = later;
-        due.into_iter().map(|(_, f): (Time, Vec<u8>)| f).collect()
-    }
-
-    /// What the director's own stack sends (on `--host-tap`, and the
-    /// gratuitous ARPs due) goes down the card's transmit ring and leaves
-    /// on its port (a real card).
-    fn run_host_tap(&mut self, buf: &mut Vec<u8>) -> Result<(), DaemonError> {
-        for f in self.due_garps() {
-            self.ctl.host_tx(&f).map_err(|e| DaemonError::Device(e.to_string()))?;
-        }
-        self.host_tap_frames(buf, |d, f| d.ctl.host_tx(f).map_err(|e| DaemonError::Device(e.to_string())))
-    }
-
-    /// Reads up to 256 frames from `--host-tap` and hands each to `each`.
-    fn host_tap_frames(
-        &mut self,
-        buf: &mut Vec<u8>,
-        mut each: impl FnMut(&mut Self, &[u8]) -> Result<(), DaemonError>,
-    ) -> Result<(), DaemonError> {
-        if self.host_tap.is_none() {
-            return Ok(());
-        }
-        if buf.len() < 65536 {
-            buf.resize(65536, 0);
-        }
-        for _ in 0..256 {
-            let Some(ht) = &mut self.host_tap else { return Ok(()) };
-            let n = match ht.recv(buf).map_err(io_err(format!("reading {}", ht.name())))? {
-                None => return Ok(()),
-                Some(n) => n,
-            };
-            each(self, &buf[..n])?;
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> Result<(), DaemonError> {
-        if let Wire::Pcap(w) = &mut self.wire {
-            w.out.flush().map_err(|e| DaemonError::Pcap { path: "output".into(), msg: e.to_string() })?;
-            if let Some(h) = &mut w.host {
-                h.flush().map_err(|e| DaemonError::Pcap { path: "host".into(), msg: e.to_string() })?;
-            }
-        }
-        Ok(())
-    }
 }
 
 fn bad(msg: String) -> Reply {
     Output { stdout: String::new(), stderr: format!("lvsnic daemon: {msg}\n"), exit: 2 }
-}
-
-/// The wire of a card whose network is simulated.
-impl<D: Device + SimulatedWire> Daemon<D> {
-    /// Runs what the wire has for now.
-    fn run_wire(&mut self, buf: &mut Vec<u8>) -> Result<(), DaemonError> {
-        match &mut self.wire {
-            Wire::None => Ok(()),
-            Wire::Pcap(_) => self.run_pcap(),
-            Wire::Tap(_) => {
-                if buf.len() < 65536 {
-                    buf.resize(65536, 0);
-                }
-                self.run_tap(buf)
-            }
-        }?;
-        self.run_host_tap_wire(buf)
-    }
-
-    fn run_pcap(&mut self) -> Result<(), DaemonError> {
-        let Wire::Pcap(w) = &mut self.wire else { return Ok(()) };
-        let was_running = w.next < w.records.len();
-        let mut n = 0;
-        while w.next < w.records.len() && !sys::shutdown_requested() {
-            let ts = w.records[w.next].ts_ns;
-            match w.pace {
-                Pace::Asap => {
-                    if n == 256 {
-                        break; // let the control socket in
-                    }
-                }
-                Pace::Step => {
-                    let by_until = w.until.is_some_and(|u| ts <= u);
-                    if !by_until && w.budget == 0 {
-                        break;
-                    }
-                    if !by_until {
-                        w.budget -= 1;
-                    }
-                }
-                Pace::Realtime => {
-                    let (t0, c0) = *w.origin.get_or_insert((Instant::now(), ts));
-                    if n == 256 || Duration::from_nanos(ts.saturating_sub(c0)) > t0.elapsed() {
-                        break;
-                    }
-                }
-            }
-            let rec = std::mem::take(&mut w.records[w.next].data);
-            w.next += 1;
-            n += 1;
-            let r = self.ctl.frame(ts, &rec).map_err(|e| DaemonError::Device(e.to_string()))?;
-            let perr = |e: lvsnic_model::pcap::PcapError| DaemonError::Pcap {
-                path: "output capture".into(),
-                msg: e.to_string(),
-            };
-            for f in &r.tx {
-                w.out.write_record(ts, f).map_err(perr)?;
-            }
-            if let Some(h) = r.host {
-                if let Some(hp) = &mut w.host {
-                    hp.write_record(ts, &h).map_err(perr)?;
-                }
-                let sent = match &mut self.host_tap {
-                    Some(t) => t.send(&h).unwrap_or(false),
-                    None => w.host.is_some(),
-                };
-                if !sent {
-                    self.host_dropped += 1;
-                }
-            }
-        }
-        if w.pace == Pace::Step {
-            w.budget = 0;
-            w.until = None;
-        }
-        if was_running && w.next >= w.records.len() {
-            self.flush()?;
-            eprintln!("lvsnic daemon: capture done ({} frames)", self.ctl.counters.frames);
-        }
-        Ok(())
-    }
-
-    fn run_tap(&mut self, buf: &mut [u8]) -> Result<(), DaemonError> {
-        for _ in 0..256 {
-            let Wire::Tap(t) = &mut self.wire else { return Ok(()) };
-            let n = match t.recv(buf).map_err(io_err(format!("reading {}", t.name())))? {
-                None => return Ok(()),
-                Some(n) => n,
-            };
-            let ts = sys::realtime_ns();
-            let r = self.ctl.frame(ts, &buf[..n]).map_err(|e| DaemonError::Device(e.to_string()))?;
-            let Wire::Tap(t) = &mut self.wire else { return Ok(()) };
-            for f in &r.tx {
-                if !t.send(f).map_err(io_err(format!("writing {}", t.name())))? {
-                    self.tx_dropped += 1;
-                }
-            }
-            if let Some(h) = r.host {
-                match &mut self.host_tap {
-                    Some(ht) => {
-                        if !ht.send(&h).unwrap_or(false) {
-                            self.host_dropped += 1;
-                        }
-                    }
-                    None => self.host_dropped += 1,
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// What the director's own stack sends (on `--host-tap`, and the
-    /// gratuitous ARPs due) goes out on the wire as the card transmitted it.
-    fn run_host_tap_wire(&mut self, buf: &mut Vec<u8>) -> Result<(), DaemonError> {
-        for f in self.due_garps() {
-            self.host_frame_to_wire(&f)?;
-        }
-        self.host_tap_frames(buf, |d, frame| d.host_frame_to_wire(frame))
-    }
-
-    fn host_frame_to_wire(&mut self, frame: &[u8]) -> Result<(), DaemonError> {
-        let f = self.ctl.host_tx_observed(frame).map_err(|e| DaemonError::Device(e.to_string()))?;
-        match &mut self.wire {
-            Wire::Tap(t) => {
-                if !t.send(&f).unwrap_or(false) {
-                    self.tx_dropped += 1;
-                }
-            }
-            Wire::Pcap(w) => {
-                let ts = self.ctl.sp.director.now();
-                w.out.write_record(ts, &f).map_err(|e| DaemonError::Pcap { path: "output".into(), msg: e.to_string() })?;
-            }
-            Wire::None => self.tx_dropped += 1,
-        }
-        Ok(())
-    }
 }

@@ -1,7 +1,8 @@
 //! The few system calls the daemon needs beyond std: SIGINT/SIGTERM
 //! handling, TAP devices, poll(2), the stack's addresses (rtnetlink,
-//! getifaddrs(3)). All of the daemon's `unsafe` is here.
-// `unsafe` allowed here (the crate denies it): sigaction(2), poll(2), the TUNSETIFF and SIOCSIFFLAGS ioctls, netlink sockets, getifaddrs(3).
+//! getifaddrs(3)), the control queue's wake-up (eventfd(2)) and a control
+//! client's credentials (`SO_PEERCRED`). All of the daemon's `unsafe` is here.
+// `unsafe` allowed here (the crate denies it): sigaction(2), poll(2), the TUNSETIFF and SIOCSIFFLAGS ioctls, netlink sockets, getifaddrs(3), eventfd(2), getsockopt(2).
 #![allow(unsafe_code)]
 
 use std::fs::File;
@@ -259,4 +260,76 @@ pub fn ipv4_addresses() -> io::Result<Vec<std::net::Ipv4Addr>> {
     // SAFETY: `head` came from getifaddrs and is freed once.
     unsafe { libc::freeifaddrs(head) };
     Ok(out)
+}
+
+/// An eventfd(2): threads that queue work for the forwarding loop
+/// [`notify`](EventFd::notify) it; the loop polls its descriptor and
+/// [`drain`](EventFd::drain)s it.
+pub struct EventFd {
+    fd: OwnedFd,
+}
+
+impl EventFd {
+    /// A non-blocking eventfd with count 0.
+    pub fn new() -> io::Result<EventFd> {
+        // SAFETY: eventfd(2) with constant arguments; the result is checked.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a fresh descriptor we own.
+        Ok(EventFd { fd: unsafe { OwnedFd::from_raw_fd(fd) } })
+    }
+
+    /// The descriptor to poll (readable while notified).
+    pub fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Makes the descriptor readable (never blocks: a full counter is
+    /// readable already).
+    pub fn notify(&self) {
+        let one: u64 = 1;
+        // SAFETY: write(2) reads 8 bytes from `one`, which lives across the call.
+        let _ = unsafe { libc::write(self.fd.as_raw_fd(), &one as *const u64 as *const libc::c_void, 8) };
+    }
+
+    /// Resets the counter (the descriptor is no longer readable).
+    pub fn drain(&self) {
+        let mut v: u64 = 0;
+        // SAFETY: read(2) writes at most 8 bytes into `v`, which lives across the call.
+        let _ = unsafe { libc::read(self.fd.as_raw_fd(), &mut v as *mut u64 as *mut libc::c_void, 8) };
+    }
+}
+
+/// The credentials of the process at the other end of a Unix socket, as
+/// the kernel recorded them at `connect(2)` (`SO_PEERCRED`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerCred {
+    /// Its process id.
+    pub pid: i32,
+    /// Its effective user id.
+    pub uid: u32,
+    /// Its effective group id.
+    pub gid: u32,
+}
+
+/// `SO_PEERCRED` of a connected Unix socket.
+pub fn peer_cred(fd: RawFd) -> io::Result<PeerCred> {
+    let mut c = libc::ucred { pid: 0, uid: 0, gid: 0 };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt(2) writes at most `len` bytes into `c`, which lives across the call.
+    let rc = unsafe {
+        libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_PEERCRED, &mut c as *mut libc::ucred as *mut libc::c_void, &mut len)
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(PeerCred { pid: c.pid, uid: c.uid, gid: c.gid })
+}
+
+/// The daemon's effective user id.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
 }

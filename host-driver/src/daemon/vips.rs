@@ -1,0 +1,112 @@
+//! VIP ownership (`--vips`, `lvsnic vip`): which VIPs this director
+//! answers for, gratuitous ARPs on taking one over, and following the
+//! stack's own addresses (`--vips host`).
+
+use super::{bad, io_err, proto, sys, Daemon, DaemonError, VipMode};
+use crate::device::Device;
+use crate::invocation::Output;
+use lvsnic_model::time::Time;
+use proto::Reply;
+
+/// keepalived's `vrrp_garp_master_repeat` default: gratuitous ARPs per VIP
+/// in each burst after becoming master.
+pub const GARP_MASTER_REPEAT: usize = 5;
+/// keepalived's `vrrp_garp_master_delay` default: the second burst follows
+/// the first (sent at once) after this long.
+pub const GARP_MASTER_DELAY_NS: Time = 5_000_000_000;
+
+/// The VIPs to list or follow: those of live services and those named
+/// before (`lvsnic vip`), sorted, each once.
+fn known_vips(d: &lvsnic_model::director::Director) -> Vec<std::net::Ipv4Addr> {
+    let mut all: Vec<std::net::Ipv4Addr> = d.services.live_services().map(|s| s.vaddr).collect();
+    all.extend(d.vip_states().map(|(a, _)| a));
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+impl<D: Device> Daemon<D> {
+    /// `lvsnic vip [STATE VIP...]`: VRRP ownership of VIPs. Becoming
+    /// master queues two bursts of gratuitous ARPs per VIP (now and
+    /// [`GARP_MASTER_DELAY_NS`] later), as keepalived's defaults do.
+    pub(super) fn vip(&mut self, state: Option<proto::VrrpState>, vips: &[std::net::Ipv4Addr]) -> Reply {
+        let Some(state) = state else {
+            let d = &self.ctl.sp.director;
+            let stdout = known_vips(d)
+                .iter()
+                .map(|&a| format!("{a} {}\n", if d.vip_owned(a) { "master" } else { "backup" }))
+                .collect();
+            return Output { stdout, ..Default::default() };
+        };
+        if vips.is_empty() {
+            return bad("vip: no VIP given".into());
+        }
+        if self.vips == VipMode::Host {
+            return bad("vip: the VIPs follow the director's own addresses (--vips host); keepalived's virtual_ipaddress moves them".into());
+        }
+        let master = state == proto::VrrpState::Master;
+        let now = self.ctl.sp.director.now();
+        for &v in vips {
+            self.ctl.sp.set_vip_owned(v, master);
+            if master {
+                let f = lvsnic_model::xmit::gratuitous_arp(self.ctl.sp.director.cfg.mac, v);
+                for due in [now, now + GARP_MASTER_DELAY_NS] {
+                    self.garps.extend(std::iter::repeat_n((due, f.clone()), GARP_MASTER_REPEAT));
+                }
+            }
+        }
+        if !master {
+            self.garps.retain(|(_, f)| !vips.iter().any(|v| f[38..42] == v.octets()));
+        }
+        Output::default()
+    }
+
+    /// `--vips host`: reads the stack's addresses again and follows them.
+    pub(super) fn refresh_host_addrs(&mut self) -> Result<(), DaemonError> {
+        self.host_addrs = sys::ipv4_addresses().map_err(io_err("reading the host's addresses"))?;
+        self.follow_host_addrs();
+        Ok(())
+    }
+
+    /// `--vips host`: every VIP (of a service, or named before) is ours
+    /// exactly while it is one of the stack's addresses.
+    pub(super) fn follow_host_addrs(&mut self) {
+        for v in known_vips(&self.ctl.sp.director) {
+            let ours = self.host_addrs.contains(&v);
+            if self.ctl.sp.director.vip_owned(v) != ours {
+                self.ctl.sp.set_vip_owned(v, ours);
+            }
+        }
+    }
+
+    /// The queued gratuitous ARPs due by the director's current time.
+    pub(super) fn due_garps(&mut self) -> Vec<Vec<u8>> {
+        let now = self.ctl.sp.director.now();
+        let (due, later) = std::mem::take(&mut self.garps).into_iter().partition(|(t, _)| *t <= now);
+        self.garps = later;
+        due.into_iter().map(|(_, f): (Time, Vec<u8>)| f).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_vips_are_service_and_named_vips_once_in_order() {
+        let cfg = lvsnic_model::config::DirectorConfig::parse(
+            "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\nmtu = 1500\ngateway_mac = \"02:00:00:00:00:fe\"\n",
+        )
+        .unwrap();
+        let rules = lvsnic_model::rules::ipvsadm::parse_rules_full(
+            "-A -t 10.0.0.9:80 -s rr\n-A -t 10.0.0.2:443 -s rr\n-A -u 10.0.0.9:53 -s rr\n",
+        )
+        .unwrap()
+        .rules;
+        let mut d = lvsnic_model::director::Director::new(cfg, &rules, 0).unwrap();
+        d.set_vip_owned("10.0.0.5".parse().unwrap(), false);
+        d.set_vip_owned("10.0.0.2".parse().unwrap(), true);
+        let got: Vec<String> = known_vips(&d).iter().map(|a| a.to_string()).collect();
+        assert_eq!(got, ["10.0.0.2", "10.0.0.5", "10.0.0.9"]);
+    }
+}
