@@ -51,6 +51,7 @@
 //!   captures are flushed, the socket file is removed.
 
 pub mod proto;
+pub mod socket;
 pub mod sys;
 
 use crate::control::Control;
@@ -69,8 +70,8 @@ use proto::{Reply, Request};
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
-use std::os::unix::net::{UnixListener, UnixStream};
+use socket::ControlSocket;
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -203,6 +204,9 @@ pub struct DaemonArgs {
     pub bind: Option<std::net::IpAddr>,
     /// Data width of the simulated core (`sim`).
     pub width: u32,
+    /// `--socket-group NAME|GID` (resolved): the socket is 0660 with this
+    /// group, whose members may list ([`socket`]).
+    pub socket_group: Option<u32>,
 }
 
 /// A failure the user sees as one line.
@@ -252,49 +256,6 @@ pub enum DaemonError {
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
     let what = what.into();
     move |source| DaemonError::Io { what, source }
-}
-
-/// The bound control socket; removes its file when dropped (if still ours).
-pub struct ControlSocket {
-    listener: UnixListener,
-    path: PathBuf,
-    ino: (u64, u64),
-}
-
-impl ControlSocket {
-    /// Binds `path`, refusing when a daemon already answers there.
-    pub fn bind(path: &Path) -> Result<Self, DaemonError> {
-        let p = path.display().to_string();
-        if let Ok(m) = std::fs::symlink_metadata(path) {
-            if !m.file_type().is_socket() {
-                return Err(DaemonError::NotASocket(p));
-            }
-            if UnixStream::connect(path).is_ok() {
-                return Err(DaemonError::AlreadyRunning(p));
-            }
-            std::fs::remove_file(path).map_err(io_err(format!("removing stale socket {p}")))?;
-        }
-        let listener = UnixListener::bind(path).map_err(io_err(format!("binding {p}")))?;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(io_err(format!("chmod {p}")))?;
-        listener.set_nonblocking(true).map_err(io_err(p.clone()))?;
-        let m = std::fs::metadata(path).map_err(io_err(p.clone()))?;
-        Ok(ControlSocket { listener, path: path.to_path_buf(), ino: (m.dev(), m.ino()) })
-    }
-
-    /// The socket's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for ControlSocket {
-    fn drop(&mut self) {
-        if let Ok(m) = std::fs::metadata(&self.path) {
-            if (m.dev(), m.ino()) == self.ino {
-                let _ = std::fs::remove_file(&self.path);
-            }
-        }
-    }
 }
 
 type PcapOut = PcapWriter<BufWriter<File>>;
@@ -489,7 +450,7 @@ fn params_from_caps(csr: &mut dyn lvsnic_model::hw::Csr) -> lvsnic_model::hw::Hw
 
 fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, DaemonError> {
     let path = proto::socket_path(args.socket.as_deref());
-    let sock = ControlSocket::bind(&path)?;
+    let sock = ControlSocket::bind(&path, args.socket_group)?;
     sys::install_signal_handlers().map_err(io_err("installing signal handlers"))?;
     let wire_desc = match (&args.wire, &d.wire) {
         (Some(WireSpec::Pcap { input, .. }), Wire::Pcap(w)) => {
@@ -526,7 +487,7 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
         let timeout = if d.ctl.sync.master_pending() { d.poll_timeout().min(100) } else { d.poll_timeout() };
         let ready = sys::poll_readable(&fds, timeout).map_err(io_err("poll"))?;
         if ready[0] {
-            d.accept_all(&sock.listener)?;
+            d.accept_all(&sock)?;
         }
         // `--vips host`: address changes first, so that a frame for a VIP
         // keepalived has just added is not handed to the host stack (which
@@ -619,11 +580,11 @@ impl<D: Device> Daemon<D> {
         }
     }
 
-    fn accept_all(&mut self, l: &UnixListener) -> Result<(), DaemonError> {
+    fn accept_all(&mut self, l: &ControlSocket) -> Result<(), DaemonError> {
         loop {
             match l.accept() {
-                Ok((s, _)) => self.handle(s),
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+                Ok(Some((s, peer))) => self.handle(s, peer),
+                Ok(None) => return Ok(()),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(()),
                 Err(e) => return Err(DaemonError::Io { what: "accept".into(), source: e }),
             }
@@ -631,7 +592,7 @@ impl<D: Device> Daemon<D> {
     }
 
     /// One client: one request line, one reply line.
-    fn handle(&mut self, s: UnixStream) {
+    fn handle(&mut self, s: UnixStream, peer: socket::Peer) {
         let _ = s.set_nonblocking(false);
         let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
         let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
@@ -641,7 +602,10 @@ impl<D: Device> Daemon<D> {
             Err(e) => bad(format!("reading the request: {e}")),
             Ok(_) => match serde_json::from_str::<Request>(&line) {
                 Err(e) => bad(format!("bad request: {e}")),
-                Ok(req) => self.request(req),
+                Ok(req) => match socket::authorize(&peer, &req) {
+                    Ok(()) => self.request(req),
+                    Err(refused) => refused,
+                },
             },
         };
         let mut text = serde_json::to_string(&reply).unwrap_or_default();
@@ -664,6 +628,7 @@ impl<D: Device> Daemon<D> {
                     o.insert("host_dropped".into(), self.host_dropped.into());
                     o.insert("tx_dropped".into(), self.tx_dropped.into());
                     o.insert("vips".into(), self.vips.name().into());
+                    o.insert("control_refused".into(), socket::refused_requests().into());
                     if let Some(h) = &self.health {
                         o.insert("health".into(), h.counters());
                     }
