@@ -665,8 +665,10 @@ impl<D: Device> Daemon<D> {
                 self.health = None;
                 match crate::health::Health::start(config) {
                     Ok(h) => {
+                        // Scripts refused or warned about (health::misc::vet).
+                        let stderr = h.script_notes.iter().map(|n| format!("lvsnic daemon: {n}\n")).collect();
                         self.health = Some(h);
-                        Output::default()
+                        Output { stderr, ..Default::default() }
                     }
                     Err(e) => bad(format!("starting the health checkers: {e}")),
                 }

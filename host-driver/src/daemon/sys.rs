@@ -406,3 +406,20 @@ pub fn group_by_name(name: &str) -> io::Result<Option<u32>> {
         return Ok(Some(gr.gr_gid));
     }
 }
+
+/// Sends SIGKILL to process group `pgid` (a script started in a group of
+/// its own, with whatever it started).
+pub fn kill_process_group(pgid: u32) -> io::Result<()> {
+    let Ok(p) = libc::pid_t::try_from(pgid) else {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    };
+    if p <= 1 {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: kill(2) with a negative pid (a process group other than 0,
+    // -1 and init's) and a constant signal has no memory effects.
+    if unsafe { libc::kill(-p, libc::SIGKILL) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

@@ -1,6 +1,8 @@
 //! `global_defs` keywords lvsnic acts on, as keepalived 2.2.7 reads them
 //! (keepalived/core/global_parser.c): `lvs_sync_daemon`, which makes
-//! `--load` start the connection sync daemons.
+//! `--load` start the connection sync daemons, and `script_user USER
+//! [GROUP]` and `enable_script_security`, who runs the checkers' scripts
+//! and how their paths are checked (`crate::health::misc`; [`scripts`]).
 //!
 //! ```text
 //! lvs_sync_daemon INTERFACE [[inst] VRRP_INSTANCE] [id SYNC_ID] [maxlen LEN]
@@ -36,6 +38,7 @@
 //! own messages back), the backup installs what the other one sends.
 
 use super::parser::{Ctx, Loc, Node};
+use crate::health::config::HealthConfig;
 use std::net::IpAddr;
 
 /// `IP_VS_IFNAME_MAXLEN`: interface names are shorter.
@@ -248,4 +251,28 @@ pub(super) fn resolve(ctx: &mut Ctx, s: LvsSyncd, top: &[Node]) -> Option<SyncDa
         ttl: s.ttl,
         group: s.group,
     })
+}
+
+/// `script_user_handler` and `script_security_handler`: a `global_defs`
+/// keyword about scripts into `health`; false when `n` is neither. A
+/// second `script_user` replaces the first, as in keepalived.
+pub(super) fn scripts(ctx: &mut Ctx, n: &Node, health: &mut HealthConfig) -> bool {
+    match n.kw() {
+        "script_user" => {
+            ctx.no_block(n);
+            match super::checkers::script_user(n) {
+                Some(u) => health.script_user = Some(u),
+                None => ctx.warn(&n.loc, "No script username specified"),
+            }
+            if n.words.len() > 3 {
+                ctx.warn(&n.loc, format!("script_user: extra values '{}' ignored", n.words[3..].join(" ")));
+            }
+        }
+        "enable_script_security" => {
+            ctx.no_block(n);
+            health.script_security = true;
+        }
+        _ => return false,
+    }
+    true
 }
