@@ -188,7 +188,8 @@ fn load(name: &str, conf: &str) -> (Daemon, std::path::PathBuf) {
     // script_user; without it, as root, lvsnic would refuse them).
     let me = std::process::Command::new("id").arg("-un").output().unwrap();
     let me = String::from_utf8(me.stdout).unwrap();
-    let conf = format!("global_defs {{\n    script_user {}\n}}\n{conf}", me.trim());
+    // (At the end, so that the checkers' line numbers stay.)
+    let conf = format!("{conf}global_defs {{\n    script_user {}\n}}\n", me.trim());
     let f = write(&dir, "keepalived.conf", &conf);
     let d = Daemon::start(&dir, &lvsnic_fixtures::director_toml(), &[]);
     assert_eq!(checkers(&d), "no health checkers (`lvsnic keepalived FILE --load` starts them)\n");
