@@ -6,7 +6,9 @@
 //!   owner there, then renamed onto its path. rename(2) is atomic: the path
 //!   never names a socket with another mode, whatever the umask was, and
 //!   nobody can connect to it inside the private directory (connecting
-//!   needs search permission on every directory of the path). A stale
+//!   needs search permission on every directory of the path). The
+//!   directories from `/` down to it must be root's (or the daemon's) and
+//!   not world-writable unless sticky (as /tmp is). A stale
 //!   socket file (nobody answers) is replaced by the same rename; a daemon
 //!   that answers is refused; the file is removed on drop (if still ours).
 //! * Every accepted connection's peer is known from the kernel
@@ -56,6 +58,7 @@ impl PrivateDir {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
+        parent_is_safe(parent)?;
         let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().subsec_nanos();
         for n in 0..100u32 {
             let d = parent.join(format!(".lvsnic-{:x}-{:x}", std::process::id(), stamp.wrapping_add(n)));
@@ -82,6 +85,35 @@ impl PrivateDir {
             source: std::io::Error::from(std::io::ErrorKind::AlreadyExists),
         })
     }
+}
+
+/// Every directory from `/` down to `dir` (symbolic links resolved) must
+/// be root's or the daemon's and not world-writable (a sticky one such as
+/// /tmp may be): otherwise someone else could rename the private
+/// directory, or the socket, under the daemon's feet.
+fn parent_is_safe(dir: &Path) -> Result<(), DaemonError> {
+    let unsafe_dir = |what: String| DaemonError::Io {
+        what,
+        source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+    };
+    let real = std::fs::canonicalize(dir).map_err(io_err(dir.display().to_string()))?;
+    let mut cur = PathBuf::new();
+    for c in real.components() {
+        cur.push(c);
+        let m = std::fs::symlink_metadata(&cur).map_err(io_err(cur.display().to_string()))?;
+        let mode = m.mode();
+        let sticky = mode & 0o1000 != 0;
+        // World-writable only: a directory of the daemon's user that its
+        // group may write (umask 002) is the operator's choice.
+        let writable = mode & 0o002 != 0;
+        if m.uid() != 0 && m.uid() != sys::euid() {
+            return Err(unsafe_dir(format!("{}: owned by uid {}, the control socket needs directories only root can change", cur.display(), m.uid())));
+        }
+        if writable && !sticky {
+            return Err(unsafe_dir(format!("{}: writable by others (mode {:04o}), the control socket needs directories only root can change", cur.display(), mode & 0o7777)));
+        }
+    }
+    Ok(())
 }
 
 impl Drop for PrivateDir {
@@ -465,6 +497,21 @@ mod tests {
         std::fs::write(&p, "x").unwrap();
         assert!(matches!(ControlSocket::bind(&p, None), Err(DaemonError::NotASocket(_))));
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "x");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn refuses_a_directory_others_may_change() {
+        let d = tmp("open-dir");
+        let open = d.join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = ControlSocket::bind(&open.join("c.sock"), None).err().expect("bound in a world-writable directory");
+        assert!(e.to_string().contains("writable by others (mode 0777)"), "{e}");
+        assert!(std::fs::read_dir(&open).unwrap().next().is_none(), "left something behind");
+        // Sticky (as /tmp is): fine.
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        drop(ControlSocket::bind(&open.join("c.sock"), None).unwrap());
         let _ = std::fs::remove_dir_all(&d);
     }
 
