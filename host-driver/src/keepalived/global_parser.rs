@@ -276,3 +276,50 @@ pub(super) fn scripts(ctx: &mut Ctx, n: &Node, health: &mut HealthConfig) -> boo
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::health::config::{CheckKind, ScriptUser};
+
+    fn import(text: &str) -> Result<super::super::Import, super::super::ImportError> {
+        let dir = std::env::temp_dir().join(format!("lvsnic-ka-scripts-{}-{}", std::process::id(), text.len()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("keepalived.conf");
+        std::fs::write(&f, text).unwrap();
+        let r = super::super::import(&f);
+        let _ = std::fs::remove_dir_all(&dir);
+        r
+    }
+
+    const VS: &str = "virtual_server 10.0.0.1 80 {\n    protocol TCP\n    real_server 10.0.1.1 80 {\n        MISC_CHECK {\n            misc_path \"/bin/check a\"\n            USER\n        }\n    }\n}\n";
+
+    #[test]
+    fn script_user_security_and_misc_user() {
+        let i = import(&format!("{}global_defs {{\n    script_user nobody nogroup\n    enable_script_security\n}}\n", VS.replace("USER", ""))).unwrap();
+        assert_eq!(i.health.script_user, Some(ScriptUser { user: "nobody".into(), group: Some("nogroup".into()) }));
+        assert!(i.health.script_security);
+        let c = &i.health.services[0].reals[0].checkers[0];
+        assert!(matches!(&c.kind, CheckKind::Misc { user: None, run_as: None, .. }), "{c:?}");
+        // Neither: keepalived's defaults (the daemon decides who).
+        let i = import(&VS.replace("USER", "user www-data")).unwrap();
+        assert_eq!((i.health.script_user.as_ref(), i.health.script_security), (None, false));
+        let c = &i.health.services[0].reals[0].checkers[0];
+        let CheckKind::Misc { user, .. } = &c.kind else { panic!("{c:?}") };
+        assert_eq!(user, &Some(ScriptUser { user: "www-data".into(), group: None }));
+        // A `user` without a name is an error; `script_user` without one a warning.
+        assert!(import(&VS.replace("USER", "user")).unwrap_err().errors.iter().any(|d| d.msg == "MISC_CHECK user: no user specified"));
+        let i = import(&format!("{}global_defs {{\n    script_user\n}}\n", VS.replace("USER", ""))).unwrap();
+        assert!(i.warnings.iter().any(|d| d.msg == "No script username specified"), "{:?}", i.warnings);
+        // The scripts settings travel to the daemon; who runs them does not.
+        let mut cfg = i.health.clone();
+        cfg.script_user = Some(ScriptUser { user: "root".into(), group: None });
+        cfg.notify_as = Some(crate::health::config::RunAs { uid: 0, gid: 0 });
+        if let CheckKind::Misc { run_as, .. } = &mut cfg.services[0].reals[0].checkers[0].kind {
+            *run_as = Some(crate::health::config::RunAs { uid: 0, gid: 0 });
+        }
+        let back: crate::health::config::HealthConfig = serde_json::from_str(&serde_json::to_string(&cfg).unwrap()).unwrap();
+        assert_eq!(back.script_user, cfg.script_user);
+        assert_eq!(back.notify_as, None);
+        assert!(matches!(&back.services[0].reals[0].checkers[0].kind, CheckKind::Misc { run_as: None, .. }));
+    }
+}
