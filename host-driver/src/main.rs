@@ -188,6 +188,11 @@ enum Cmd {
         /// Data width of the simulated core (`--backend sim`): 64 or 512.
         #[arg(long, default_value_t = 64)]
         width: u32,
+        /// The control socket is mode 0660 with this group (a name or a
+        /// GID), whose members may list (`-L`, `-S`, status, checkers,
+        /// vip); changes stay root's. Default: 0600, root only.
+        #[arg(long, value_name = "NAME|GID", value_parser = lvsnic::daemon::socket::parse_group)]
+        socket_group: Option<u32>,
     },
     /// Print the daemon's counters (JSON).
     Status {
@@ -286,8 +291,8 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width } => {
-            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width })
+        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group } => {
+            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group })
                 .map_err(|e| e.to_string())
         }
         Cmd::Status { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Status)),

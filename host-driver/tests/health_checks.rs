@@ -184,7 +184,13 @@ fn checkers(d: &Daemon) -> String {
 /// Starts a daemon, loads `conf` into it and waits for every checker's first result.
 fn load(name: &str, conf: &str) -> (Daemon, std::path::PathBuf) {
     let dir = tmpdir(name);
-    let f = write(&dir, "keepalived.conf", conf);
+    // The scripts run as the user running the tests (keepalived's
+    // script_user; without it, as root, lvsnic would refuse them).
+    let me = std::process::Command::new("id").arg("-un").output().unwrap();
+    let me = String::from_utf8(me.stdout).unwrap();
+    // (At the end, so that the checkers' line numbers stay.)
+    let conf = format!("{conf}global_defs {{\n    script_user {}\n}}\n", me.trim());
+    let f = write(&dir, "keepalived.conf", &conf);
     let d = Daemon::start(&dir, &lvsnic_fixtures::director_toml(), &[]);
     assert_eq!(checkers(&d), "no health checkers (`lvsnic keepalived FILE --load` starts them)\n");
     let r = d.run(&["keepalived", f.to_str().unwrap(), "--load", "--socket", d.sock.to_str().unwrap()]);

@@ -618,7 +618,7 @@ virtual_server 10.0.0.1 80 {
     // MISC_CHECK: its words, misc_timeout defaulting to delay_loop, alpha;
     // retry from the virtual server (MISC_CHECK's own default is 0).
     let m = &r2.checkers[0];
-    let CheckKind::Misc { argv, timeout, dynamic } = &m.kind else { panic!("{m:?}") };
+    let CheckKind::Misc { argv, timeout, dynamic, .. } = &m.kind else { panic!("{m:?}") };
     assert_eq!(argv, &["/bin/check", "-x", "10.1.0.2"]);
     assert_eq!((*timeout, *dynamic), (Duration::from_millis(500), true));
     assert!(m.alpha);

@@ -132,6 +132,9 @@ pub struct DaemonArgs {
     pub bind: Option<std::net::IpAddr>,
     /// Data width of the simulated core (`sim`).
     pub width: u32,
+    /// `--socket-group NAME|GID` (resolved): the socket is 0660 with this
+    /// group, whose members may list ([`super::socket`]).
+    pub socket_group: Option<u32>,
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! whole request ([`ClientLimits::deadline`], not per read: a client that
 //! sends a byte a second is cut when it passes), refuses a request larger
 //! than [`ClientLimits::max_request`] with "request too large (N bytes,
-//! limit M)", parses it, checks its sender ([`authorize`]) and hands it to
+//! limit M)", parses it, checks its sender ([`super::socket::authorize`]) and hands it to
 //! the forwarding loop through a bounded queue ([`Inbox`], woken through an
 //! eventfd). The loop answers through a channel of the job's own
 //! ([`Part`]); a `-L -c` listing arrives as slices of rows, which the
@@ -44,6 +44,8 @@ pub struct ClientLimits {
     /// How much of a too-large request is read (and thrown away) before
     /// the reply, so that a client still writing it can read the reply.
     pub discard_cap: u64,
+    /// `--socket-group`: its members may list ([`super::socket::authorize`]).
+    pub socket_group: Option<u32>,
 }
 
 impl Default for ClientLimits {
@@ -54,6 +56,7 @@ impl Default for ClientLimits {
             write_deadline: Duration::from_secs(30),
             max_request: proto::MAX_REQUEST,
             discard_cap: 4 * proto::MAX_REQUEST,
+            socket_group: None,
         }
     }
 }
@@ -89,7 +92,7 @@ pub struct ClientStats {
     pub too_large: AtomicU64,
     /// Requests that were not one JSON request.
     pub bad_request: AtomicU64,
-    /// Requests refused by [`authorize`].
+    /// Requests refused by [`super::socket::authorize`].
     pub unauthorized: AtomicU64,
     /// Requests refused because the queue to the forwarding loop was full.
     pub queue_full: AtomicU64,
@@ -315,19 +318,6 @@ fn read_request(mut s: &UnixStream, deadline: Instant, l: &ClientLimits) -> Resu
     }
 }
 
-/// Whether the client `peer` may send `req`: the one place a request is
-/// checked against its sender, before it is queued. The socket file is
-/// mode 0600, so only its owner (the daemon's user) and root connect; the
-/// check holds even if the file's mode is changed.
-pub fn authorize(peer: &sys::PeerCred, _req: &Request) -> Result<(), String> {
-    let me = sys::euid();
-    if peer.uid == 0 || peer.uid == me {
-        Ok(())
-    } else {
-        Err(format!("permission denied: uid {} may not use this socket", peer.uid))
-    }
-}
-
 fn serve_client(s: UnixStream, ctx: Ctx) {
     let _active = Held(&ctx.stats.active);
     let deadline = Instant::now() + ctx.limits.deadline;
@@ -358,14 +348,13 @@ fn serve_client(s: UnixStream, ctx: Ctx) {
                 }
                 Ok(req) => {
                     // The peer's credentials, read once, checked here before
-                    // the request is queued.
-                    let allowed = sys::peer_cred(s.as_raw_fd())
-                        .map_err(|e| format!("reading the client's credentials: {e}"))
-                        .and_then(|peer| authorize(&peer, &req));
-                    match allowed {
-                        Err(msg) => {
+                    // the request is queued (socket::authorize counts and
+                    // logs a refusal).
+                    let peer = super::socket::Peer::of(&s, ctx.limits.socket_group);
+                    match super::socket::authorize(&peer, &req) {
+                        Err(refused) => {
                             count(&st.unauthorized);
-                            bad(msg)
+                            refused
                         }
                         Ok(()) => {
                             st.pending.fetch_add(1, Ordering::SeqCst);
@@ -646,19 +635,6 @@ mod tests {
         let r = proto::call(&p, &Request::Checkers).unwrap();
         assert_eq!(r.stdout, "Checkers\n");
         let _ = t.join();
-    }
-
-    #[test]
-    fn only_root_and_the_daemons_own_user_are_authorized() {
-        let me = sys::euid();
-        let peer = |uid| sys::PeerCred { pid: 1, uid, gid: 0 };
-        assert!(authorize(&peer(0), &Request::Status).is_ok());
-        assert!(authorize(&peer(me), &Request::Status).is_ok());
-        let other = if me == 65534 { 65533 } else { 65534 };
-        assert_eq!(
-            authorize(&peer(other), &Request::Status),
-            Err(format!("permission denied: uid {other} may not use this socket"))
-        );
     }
 
     fn wait(mut f: impl FnMut() -> bool) -> bool {

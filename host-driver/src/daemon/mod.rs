@@ -60,6 +60,7 @@
 pub mod args;
 pub mod client;
 pub mod proto;
+pub mod socket;
 pub mod sys;
 mod vips;
 mod wire;
@@ -81,9 +82,7 @@ use lvsnic_model::hw::HwParams;
 use lvsnic_model::rules::ipvsadm::{DaemonState, SyncDaemon};
 use lvsnic_model::time::Time;
 use proto::{Reply, Request};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use socket::ControlSocket;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use wire::{RunWire, Wire};
@@ -139,49 +138,6 @@ pub enum DaemonError {
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
     let what = what.into();
     move |source| DaemonError::Io { what, source }
-}
-
-/// The bound control socket; removes its file when dropped (if still ours).
-pub struct ControlSocket {
-    listener: UnixListener,
-    path: PathBuf,
-    ino: (u64, u64),
-}
-
-impl ControlSocket {
-    /// Binds `path`, refusing when a daemon already answers there.
-    pub fn bind(path: &Path) -> Result<Self, DaemonError> {
-        let p = path.display().to_string();
-        if let Ok(m) = std::fs::symlink_metadata(path) {
-            if !m.file_type().is_socket() {
-                return Err(DaemonError::NotASocket(p));
-            }
-            if UnixStream::connect(path).is_ok() {
-                return Err(DaemonError::AlreadyRunning(p));
-            }
-            std::fs::remove_file(path).map_err(io_err(format!("removing stale socket {p}")))?;
-        }
-        let listener = UnixListener::bind(path).map_err(io_err(format!("binding {p}")))?;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(io_err(format!("chmod {p}")))?;
-        listener.set_nonblocking(true).map_err(io_err(p.clone()))?;
-        let m = std::fs::metadata(path).map_err(io_err(p.clone()))?;
-        Ok(ControlSocket { listener, path: path.to_path_buf(), ino: (m.dev(), m.ino()) })
-    }
-
-    /// The socket's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for ControlSocket {
-    fn drop(&mut self) {
-        if let Ok(m) = std::fs::metadata(&self.path) {
-            if (m.dev(), m.ino()) == self.ino {
-                let _ = std::fs::remove_file(&self.path);
-            }
-        }
-    }
 }
 
 /// A request the loop applies a slice at a time, with where its reply goes.
@@ -339,11 +295,11 @@ fn params_from_caps(csr: &mut dyn lvsnic_model::hw::Csr) -> lvsnic_model::hw::Hw
 
 fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, DaemonError> {
     let path = proto::socket_path(args.socket.as_deref());
-    let sock = ControlSocket::bind(&path)?;
+    let sock = ControlSocket::bind(&path, args.socket_group)?;
     sys::install_signal_handlers().map_err(io_err("installing signal handlers"))?;
     let listener = sock.listener.try_clone().map_err(io_err("the control socket"))?;
     let (acceptor, inbox) =
-        client::start(listener, client::ClientLimits::default()).map_err(io_err("starting the control socket's acceptor"))?;
+        client::start(listener, client::ClientLimits { socket_group: args.socket_group, ..Default::default() }).map_err(io_err("starting the control socket's acceptor"))?;
     d.clients = Some(acceptor.stats().clone());
     let wire_desc = match (&args.wire, &d.wire) {
         (Some(WireSpec::Pcap { input, .. }), Wire::Pcap(w)) => {
@@ -569,6 +525,7 @@ impl<D: Device> Daemon<D> {
                         j["longest_control_us"] = self.longest_control_us.into();
                         o.insert("control".into(), j);
                     }
+                    o.insert("control_refused".into(), socket::refused_requests().into());
                     if let Some(h) = &self.health {
                         o.insert("health".into(), h.counters());
                     }
@@ -605,8 +562,10 @@ impl<D: Device> Daemon<D> {
                 self.health = None;
                 match crate::health::Health::start(config) {
                     Ok(h) => {
+                        // Scripts refused or warned about (health::misc::vet).
+                        let stderr = h.script_notes.iter().map(|n| format!("lvsnic daemon: {n}\n")).collect();
                         self.health = Some(h);
-                        Output::default()
+                        Output { stderr, ..Default::default() }
                     }
                     Err(e) => bad(format!("starting the health checkers: {e}")),
                 }

@@ -302,11 +302,11 @@ impl EventFd {
     }
 }
 
-/// The credentials of the process at the other end of a Unix socket, as
-/// the kernel recorded them at `connect(2)` (`SO_PEERCRED`).
+/// The credentials the kernel recorded for the process at the other end
+/// of a connected Unix socket when it connected (`SO_PEERCRED`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PeerCred {
-    /// Its process id.
+    /// Its process id (0 when it is in another pid namespace).
     pub pid: i32,
     /// Its effective user id.
     pub uid: u32,
@@ -316,20 +316,151 @@ pub struct PeerCred {
 
 /// `SO_PEERCRED` of a connected Unix socket.
 pub fn peer_cred(fd: RawFd) -> io::Result<PeerCred> {
-    let mut c = libc::ucred { pid: 0, uid: 0, gid: 0 };
+    let mut c = libc::ucred { pid: 0, uid: u32::MAX, gid: u32::MAX };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: getsockopt(2) writes at most `len` bytes into `c`, which lives across the call.
+    // SAFETY: SO_PEERCRED writes at most `len` bytes (one `struct ucred`)
+    // into `c`, which lives across the call; `len` is updated in place.
     let rc = unsafe {
         libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_PEERCRED, &mut c as *mut libc::ucred as *mut libc::c_void, &mut len)
     };
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
+    if len as usize != std::mem::size_of::<libc::ucred>() {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "SO_PEERCRED: short answer"));
+    }
     Ok(PeerCred { pid: c.pid, uid: c.uid, gid: c.gid })
+}
+
+/// `SO_PEERGROUPS` (Linux 4.13): the peer's supplementary groups when it
+/// connected.
+#[cfg(any(target_arch = "sparc", target_arch = "sparc64"))]
+const SO_PEERGROUPS: libc::c_int = 0x3d;
+#[cfg(not(any(target_arch = "sparc", target_arch = "sparc64")))]
+const SO_PEERGROUPS: libc::c_int = 59;
+
+/// The supplementary groups of the process at the other end of a
+/// connected Unix socket, as the kernel recorded them when it connected
+/// (`SO_PEERGROUPS`).
+pub fn peer_groups(fd: RawFd) -> io::Result<Vec<u32>> {
+    let mut groups: Vec<libc::gid_t> = vec![0; 64];
+    loop {
+        let mut len = (groups.len() * std::mem::size_of::<libc::gid_t>()) as libc::socklen_t;
+        // SAFETY: SO_PEERGROUPS writes at most `len` bytes into `groups`
+        // (a buffer of exactly `len` bytes that lives across the call) and
+        // sets `len` to the size it has or needs.
+        let rc = unsafe {
+            libc::getsockopt(fd, libc::SOL_SOCKET, SO_PEERGROUPS, groups.as_mut_ptr() as *mut libc::c_void, &mut len)
+        };
+        let n = len as usize / std::mem::size_of::<libc::gid_t>();
+        if rc == 0 {
+            groups.truncate(n);
+            return Ok(groups);
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::ERANGE) && n > groups.len() && n <= 65536 {
+            groups.resize(n, 0);
+            continue;
+        }
+        return Err(e);
+    }
 }
 
 /// The daemon's effective user id.
 pub fn euid() -> u32 {
-    // SAFETY: geteuid(2) has no preconditions and cannot fail.
+    // SAFETY: geteuid(2) has no arguments and cannot fail.
     unsafe { libc::geteuid() }
+}
+
+/// The daemon's effective group id.
+pub fn egid() -> u32 {
+    // SAFETY: getegid(2) has no arguments and cannot fail.
+    unsafe { libc::getegid() }
+}
+
+/// A user of the system's user database (getpwnam_r(3), so NSS too).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserEntry {
+    /// Its name.
+    pub name: String,
+    /// Its user id.
+    pub uid: u32,
+    /// Its primary group.
+    pub gid: u32,
+}
+
+/// Room getpwnam_r/getgrnam_r may use for their strings (grown on ERANGE).
+fn nss_buf() -> Vec<libc::c_char> {
+    vec![0; 4096]
+}
+
+fn c_name(name: &str) -> io::Result<std::ffi::CString> {
+    std::ffi::CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in a user or group name"))
+}
+
+/// The user named `name`, or None when there is none (getpwnam_r(3)).
+pub fn user_by_name(name: &str) -> io::Result<Option<UserEntry>> {
+    let cname = c_name(name)?;
+    let mut buf = nss_buf();
+    loop {
+        // SAFETY: passwd is plain data (pointers and integers); all-zero is valid before getpwnam_r fills it.
+        let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut res: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: getpwnam_r reads the NUL-terminated `cname` and writes `pw`,
+        // at most `buf.len()` bytes of `buf`, and `res`; all live across the call.
+        let rc = unsafe { libc::getpwnam_r(cname.as_ptr(), &mut pw, buf.as_mut_ptr(), buf.len(), &mut res) };
+        if rc == libc::ERANGE && buf.len() < 1 << 20 {
+            buf.resize(buf.len() * 4, 0);
+            continue;
+        }
+        if rc != 0 {
+            return Err(io::Error::from_raw_os_error(rc));
+        }
+        if res.is_null() {
+            return Ok(None);
+        }
+        return Ok(Some(UserEntry { name: name.to_string(), uid: pw.pw_uid, gid: pw.pw_gid }));
+    }
+}
+
+/// The id of the group named `name`, or None when there is none (getgrnam_r(3)).
+pub fn group_by_name(name: &str) -> io::Result<Option<u32>> {
+    let cname = c_name(name)?;
+    let mut buf = nss_buf();
+    loop {
+        // SAFETY: group is plain data (pointers and integers); all-zero is valid before getgrnam_r fills it.
+        let mut gr: libc::group = unsafe { std::mem::zeroed() };
+        let mut res: *mut libc::group = std::ptr::null_mut();
+        // SAFETY: getgrnam_r reads the NUL-terminated `cname` and writes `gr`,
+        // at most `buf.len()` bytes of `buf`, and `res`; all live across the call.
+        let rc = unsafe { libc::getgrnam_r(cname.as_ptr(), &mut gr, buf.as_mut_ptr(), buf.len(), &mut res) };
+        if rc == libc::ERANGE && buf.len() < 1 << 20 {
+            buf.resize(buf.len() * 4, 0);
+            continue;
+        }
+        if rc != 0 {
+            return Err(io::Error::from_raw_os_error(rc));
+        }
+        if res.is_null() {
+            return Ok(None);
+        }
+        return Ok(Some(gr.gr_gid));
+    }
+}
+
+/// Sends SIGKILL to process group `pgid` (a script started in a group of
+/// its own, with whatever it started).
+pub fn kill_process_group(pgid: u32) -> io::Result<()> {
+    let Ok(p) = libc::pid_t::try_from(pgid) else {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    };
+    if p <= 1 {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: kill(2) with a negative pid (a process group other than 0,
+    // -1 and init's) and a constant signal has no memory effects.
+    if unsafe { libc::kill(-p, libc::SIGKILL) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }

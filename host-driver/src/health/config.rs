@@ -14,6 +14,41 @@ use std::time::Duration;
 pub struct HealthConfig {
     /// One per IPVS service (a `virtual_server_group` gives several).
     pub services: Vec<VsHealth>,
+    /// `global_defs` `script_user USER [GROUP]`: who runs the scripts
+    /// (`MISC_CHECK` without a `user` of its own, notify scripts). None:
+    /// `keepalived_script` if that user exists (keepalived's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_user: Option<ScriptUser>,
+    /// `global_defs` `enable_script_security`: a script that would run as
+    /// root from a path a non-root user can change is not run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub script_security: bool,
+    /// Who runs the notify scripts: set by the daemon when it has checked
+    /// them ([`crate::health::misc::vet`]), never taken from a request;
+    /// None: they are not run.
+    #[serde(skip)]
+    pub notify_as: Option<RunAs>,
+}
+
+/// A user (and group) scripts run as, by name, as keepalived's
+/// `script_user` and `MISC_CHECK`'s `user` name them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScriptUser {
+    /// The user name.
+    pub user: String,
+    /// The group name (default: the user's primary group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+/// The identity a checked script runs with (the daemon's resolution of a
+/// [`ScriptUser`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunAs {
+    /// User id.
+    pub uid: u32,
+    /// Group id (also its only supplementary group).
+    pub gid: u32,
 }
 
 /// One IPVS service and its real servers.
@@ -120,6 +155,14 @@ pub enum CheckKind {
         timeout: Duration,
         /// `misc_dynamic`: exit status 2..=255 sets weight status-2.
         dynamic: bool,
+        /// `user USER [GROUP]`: who runs it (default: the `script_user`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        user: Option<ScriptUser>,
+        /// Who runs it: set by the daemon when it has checked the script
+        /// ([`crate::health::misc::vet`]), never taken from a request;
+        /// None: it is not run.
+        #[serde(skip)]
+        run_as: Option<RunAs>,
     },
 }
 

@@ -79,6 +79,9 @@ pub struct HealthCounters {
     pub notifies: u64,
     /// ipvsadm commands the checkers ran.
     pub commands: u64,
+    /// Scripts (`MISC_CHECK`, notify) not run: their user or path failed
+    /// keepalived's checks ([`misc::vet`]).
+    pub scripts_refused: u64,
     /// Of those, refused by the control plane.
     pub command_errors: u64,
 }
@@ -108,13 +111,19 @@ pub struct Health {
     pub counters: HealthCounters,
     /// The last command the control plane refused, and why.
     pub last_error: Option<String>,
+    /// Who runs the notify scripts ([`misc::vet`]; None: not run).
+    notify_as: Option<config::RunAs>,
+    /// The scripts [`misc::vet`] refused or warned about, one line each.
+    pub script_notes: Vec<String>,
 }
 
 impl Health {
     /// Starts the checkers of `cfg`; IPVS is assumed to hold the state at
     /// start ([`VsState::desired`] of [`VsState::initial`], what
     /// `lvsnic keepalived --load` loaded).
-    pub fn start(cfg: HealthConfig) -> std::io::Result<Health> {
+    pub fn start(mut cfg: HealthConfig) -> std::io::Result<Health> {
+        // Who runs each script and from where, before any runs.
+        let script_notes = misc::vet(&mut cfg);
         let (tx, rx) = channel();
         let stop = Arc::new(Stop::default());
         let mut h = Health {
@@ -125,7 +134,10 @@ impl Health {
             stop: stop.clone(),
             counters: HealthCounters::default(),
             last_error: None,
+            notify_as: cfg.notify_as,
+            script_notes,
         };
+        h.counters.scripts_refused = h.script_notes.iter().filter(|n| n.ends_with(": not run")).count() as u64;
         for (vi, vs) in cfg.services.iter().enumerate() {
             let st = VsState::initial(vs);
             h.held.push(st.desired());
@@ -190,10 +202,10 @@ impl Health {
             // keepalived's do_rs_notifies, then do_vs_notifies.
             let rs = &vs.cfg.reals[ri];
             if vs.rs[ri].alive() != was_alive {
-                self.counters.notifies += notify(if was_alive { &rs.notify_down } else { &rs.notify_up });
+                self.counters.notifies += misc::notify(if was_alive { &rs.notify_down } else { &rs.notify_up }, self.notify_as);
             }
             if vs.quorum_up != was_quorum {
-                self.counters.notifies += notify(if was_quorum { &vs.cfg.quorum_down } else { &vs.cfg.quorum_up });
+                self.counters.notifies += misc::notify(if was_quorum { &vs.cfg.quorum_down } else { &vs.cfg.quorum_up }, self.notify_as);
             }
         }
         let mut cmds = Vec::new();
@@ -269,6 +281,9 @@ impl Health {
         if let Some(e) = &self.last_error {
             let _ = writeln!(o, "last refused command: {e}");
         }
+        for n in &self.script_notes {
+            let _ = writeln!(o, "script {n}");
+        }
         o
     }
 
@@ -281,28 +296,6 @@ impl Health {
 impl Drop for Health {
     fn drop(&mut self) {
         self.stop.stop();
-    }
-}
-
-/// Starts a notify script without waiting for it (a thread reaps it);
-/// returns how many were started.
-fn notify(script: &Option<Vec<String>>) -> u64 {
-    let Some((prog, args)) = script.as_ref().and_then(|s| s.split_first()) else { return 0 };
-    let child = std::process::Command::new(prog)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    match child {
-        Ok(mut c) => {
-            std::thread::spawn(move || c.wait());
-            1
-        }
-        Err(e) => {
-            eprintln!("lvsnic daemon: notify script {prog}: {e}");
-            0
-        }
     }
 }
 

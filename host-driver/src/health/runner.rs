@@ -55,7 +55,7 @@ pub fn run_once(kind: &CheckKind, weight: u32) -> Outcome {
         CheckKind::Ssl { target, urls, virtualhost, enable_sni, client_cert } => {
             ssl::check(target, urls, virtualhost.as_deref(), *enable_sni, client_cert.as_ref())
         }
-        CheckKind::Misc { argv, timeout, dynamic } => misc::check(argv, *timeout, *dynamic, weight),
+        CheckKind::Misc { argv, timeout, dynamic, run_as, .. } => misc::check(argv, *timeout, *dynamic, weight, *run_as),
     }
 }
 

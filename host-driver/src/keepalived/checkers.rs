@@ -6,7 +6,7 @@
 //! lvsnic does not run.
 
 use super::parser::{Ctx, Loc, Node};
-use crate::health::config::{ClientCert, UrlCheck};
+use crate::health::config::{ClientCert, ScriptUser, UrlCheck};
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -82,6 +82,8 @@ pub(super) struct ParsedChecker {
     pub(super) misc_argv: Vec<String>,
     pub(super) misc_timeout: Option<Duration>,
     pub(super) misc_dynamic: bool,
+    /// `MISC_CHECK`'s `user USER [GROUP]`.
+    pub(super) misc_user: Option<ScriptUser>,
     pub(super) timing: Timing,
     pub(super) loc: Loc,
 }
@@ -101,6 +103,7 @@ pub(super) fn checker(ctx: &mut Ctx, k: &Node) -> ParsedChecker {
         misc_argv: Vec::new(),
         misc_timeout: None,
         misc_dynamic: false,
+        misc_user: None,
         timing: Timing::default(),
         loc: k.loc.clone(),
     };
@@ -139,6 +142,11 @@ pub(super) fn checker(ctx: &mut Ctx, k: &Node) -> ParsedChecker {
             }
             "misc_timeout" if misc => c.misc_timeout = secs(ctx, x),
             "misc_dynamic" if misc => c.misc_dynamic = ctx.bool_opt(x),
+            // check_misc.c's misc_user_handler: the script's own user.
+            "user" if misc => match script_user(x) {
+                Some(u) => c.misc_user = Some(u),
+                None => ctx.err(&x.loc, "MISC_CHECK user: no user specified"),
+            },
             i if INERT.contains(&i) => {}
             other => ctx.warn(&x.loc, format!("{other} in {} is not supported by lvsnic: ignored", c.kw)),
         }
@@ -151,6 +159,13 @@ pub(super) fn checker(ctx: &mut Ctx, k: &Node) -> ParsedChecker {
         ctx.err(&k.loc, "MISC_CHECK: no misc_path");
     }
     c
+}
+
+/// `USER [GROUP]` after a keyword (`script_user`, `MISC_CHECK`'s `user`);
+/// None when no user is named. The names are resolved by the daemon, which
+/// runs the scripts (`crate::health::misc`).
+pub(super) fn script_user(k: &Node) -> Option<ScriptUser> {
+    Some(ScriptUser { user: k.arg(1)?.to_string(), group: k.arg(2).map(str::to_string) })
 }
 
 /// `url { path P; status_code N|N-M ...; digest HEX }`.

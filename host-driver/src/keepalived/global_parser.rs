@@ -1,6 +1,8 @@
 //! `global_defs` keywords lvsnic acts on, as keepalived 2.2.7 reads them
 //! (keepalived/core/global_parser.c): `lvs_sync_daemon`, which makes
-//! `--load` start the connection sync daemons.
+//! `--load` start the connection sync daemons, and `script_user USER
+//! [GROUP]` and `enable_script_security`, who runs the checkers' scripts
+//! and how their paths are checked (`crate::health::misc`; [`scripts`]).
 //!
 //! ```text
 //! lvs_sync_daemon INTERFACE [[inst] VRRP_INSTANCE] [id SYNC_ID] [maxlen LEN]
@@ -36,6 +38,7 @@
 //! own messages back), the backup installs what the other one sends.
 
 use super::parser::{Ctx, Loc, Node};
+use crate::health::config::HealthConfig;
 use std::net::IpAddr;
 
 /// `IP_VS_IFNAME_MAXLEN`: interface names are shorter.
@@ -248,4 +251,75 @@ pub(super) fn resolve(ctx: &mut Ctx, s: LvsSyncd, top: &[Node]) -> Option<SyncDa
         ttl: s.ttl,
         group: s.group,
     })
+}
+
+/// `script_user_handler` and `script_security_handler`: a `global_defs`
+/// keyword about scripts into `health`; false when `n` is neither. A
+/// second `script_user` replaces the first, as in keepalived.
+pub(super) fn scripts(ctx: &mut Ctx, n: &Node, health: &mut HealthConfig) -> bool {
+    match n.kw() {
+        "script_user" => {
+            ctx.no_block(n);
+            match super::checkers::script_user(n) {
+                Some(u) => health.script_user = Some(u),
+                None => ctx.warn(&n.loc, "No script username specified"),
+            }
+            if n.words.len() > 3 {
+                ctx.warn(&n.loc, format!("script_user: extra values '{}' ignored", n.words[3..].join(" ")));
+            }
+        }
+        "enable_script_security" => {
+            ctx.no_block(n);
+            health.script_security = true;
+        }
+        _ => return false,
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::health::config::{CheckKind, ScriptUser};
+
+    fn import(text: &str) -> Result<super::super::Import, super::super::ImportError> {
+        let dir = std::env::temp_dir().join(format!("lvsnic-ka-scripts-{}-{}", std::process::id(), text.len()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("keepalived.conf");
+        std::fs::write(&f, text).unwrap();
+        let r = super::super::import(&f);
+        let _ = std::fs::remove_dir_all(&dir);
+        r
+    }
+
+    const VS: &str = "virtual_server 10.0.0.1 80 {\n    protocol TCP\n    real_server 10.0.1.1 80 {\n        MISC_CHECK {\n            misc_path \"/bin/check a\"\n            USER\n        }\n    }\n}\n";
+
+    #[test]
+    fn script_user_security_and_misc_user() {
+        let i = import(&format!("{}global_defs {{\n    script_user nobody nogroup\n    enable_script_security\n}}\n", VS.replace("USER", ""))).unwrap();
+        assert_eq!(i.health.script_user, Some(ScriptUser { user: "nobody".into(), group: Some("nogroup".into()) }));
+        assert!(i.health.script_security);
+        let c = &i.health.services[0].reals[0].checkers[0];
+        assert!(matches!(&c.kind, CheckKind::Misc { user: None, run_as: None, .. }), "{c:?}");
+        // Neither: keepalived's defaults (the daemon decides who).
+        let i = import(&VS.replace("USER", "user www-data")).unwrap();
+        assert_eq!((i.health.script_user.as_ref(), i.health.script_security), (None, false));
+        let c = &i.health.services[0].reals[0].checkers[0];
+        let CheckKind::Misc { user, .. } = &c.kind else { panic!("{c:?}") };
+        assert_eq!(user, &Some(ScriptUser { user: "www-data".into(), group: None }));
+        // A `user` without a name is an error; `script_user` without one a warning.
+        assert!(import(&VS.replace("USER", "user")).unwrap_err().errors.iter().any(|d| d.msg == "MISC_CHECK user: no user specified"));
+        let i = import(&format!("{}global_defs {{\n    script_user\n}}\n", VS.replace("USER", ""))).unwrap();
+        assert!(i.warnings.iter().any(|d| d.msg == "No script username specified"), "{:?}", i.warnings);
+        // The scripts settings travel to the daemon; who runs them does not.
+        let mut cfg = i.health.clone();
+        cfg.script_user = Some(ScriptUser { user: "root".into(), group: None });
+        cfg.notify_as = Some(crate::health::config::RunAs { uid: 0, gid: 0 });
+        if let CheckKind::Misc { run_as, .. } = &mut cfg.services[0].reals[0].checkers[0].kind {
+            *run_as = Some(crate::health::config::RunAs { uid: 0, gid: 0 });
+        }
+        let back: crate::health::config::HealthConfig = serde_json::from_str(&serde_json::to_string(&cfg).unwrap()).unwrap();
+        assert_eq!(back.script_user, cfg.script_user);
+        assert_eq!(back.notify_as, None);
+        assert!(matches!(&back.services[0].reals[0].checkers[0].kind, CheckKind::Misc { run_as: None, .. }));
+    }
 }

@@ -162,6 +162,9 @@ fn resolve(c: &ParsedChecker, t: &Timing, addr: IpAddr, port: u16) -> CheckerCon
                 argv: c.misc_argv.clone(),
                 timeout: c.misc_timeout.unwrap_or(delay_loop),
                 dynamic: c.misc_dynamic,
+                user: c.misc_user.clone(),
+                // Set by the daemon when it has checked the script.
+                run_as: None,
             },
             0,
         ),

@@ -127,6 +127,8 @@ pub fn import(path: &Path) -> Result<Import, ImportError> {
                 for c in n.children.iter().flatten() {
                     if c.kw() == "lvs_sync_daemon" {
                         global_parser::lvs_sync_daemon(&mut ctx, c, &mut syncd);
+                    } else {
+                        global_parser::scripts(&mut ctx, c, &mut health);
                     }
                 }
             }
@@ -239,6 +241,8 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
             if code != 0 {
                 return code as u8;
             }
+            // MISC_CHECKs the daemon would not run (their user or path).
+            let n = n.saturating_sub(r.stderr.lines().filter(|l| l.contains(": MISC_CHECK (") && l.ends_with(": not run")).count());
             if n > 0 {
                 eprintln!("{prog} keepalived: {n} health checker(s) running in the daemon (`{prog} checkers` lists them)");
             }
