@@ -47,8 +47,13 @@
 //!   those that are addresses of the director's own stack (`host`,
 //!   keepalived's `virtual_ipaddress` unchanged; followed through
 //!   rtnetlink before each batch of frames).
-//! * SIGINT/SIGTERM (or a `shutdown` request): the loop stops, output
-//!   captures are flushed, the socket file is removed.
+//! * SIGINT/SIGTERM/SIGQUIT (or a `shutdown` request): the loop stops,
+//!   output captures are flushed, the socket file is removed. SIGHUP (or a
+//!   `reload` request) applies DIRECTOR.toml and the rules file again as
+//!   differences ([`crate::reload`]).
+//! * State (`--state-dir`, [`crate::state`]): the running configuration is
+//!   saved after every request that changes it, the connections every
+//!   second and at exit; a restart comes back with both.
 
 pub mod proto;
 pub mod sys;
@@ -203,6 +208,8 @@ pub struct DaemonArgs {
     pub bind: Option<std::net::IpAddr>,
     /// Data width of the simulated core (`sim`).
     pub width: u32,
+    /// Where the running state is kept ([`crate::state::state_dir`]).
+    pub state_dir: Option<PathBuf>,
 }
 
 /// A failure the user sees as one line.
@@ -247,6 +254,9 @@ pub enum DaemonError {
     /// The card failed or could not be opened.
     #[error("{0}")]
     Device(String),
+    /// The state directory or a file in it.
+    #[error("{0}")]
+    State(#[from] crate::state::StateError),
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
@@ -356,6 +366,8 @@ struct Daemon<D: Device> {
     /// Gratuitous ARPs of VIPs taken over (`lvsnic vip master`), each
     /// with the model time it is due.
     garps: Vec<(Time, Vec<u8>)>,
+    /// The state directory and reloads.
+    keeper: crate::state::Keeper,
 }
 
 /// keepalived's `vrrp_garp_master_repeat` default: gratuitous ARPs per VIP
@@ -489,6 +501,12 @@ fn params_from_caps(csr: &mut dyn lvsnic_model::hw::Csr) -> lvsnic_model::hw::Hw
 
 fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, DaemonError> {
     let path = proto::socket_path(args.socket.as_deref());
+    let dir = crate::state::state_dir(args.state_dir.as_deref(), &path, path == Path::new(proto::DEFAULT_SOCKET));
+    d.keeper = crate::state::Keeper::new(dir, &args.director, args.rules.as_deref())?;
+    let (restored, health) = d.keeper.restore(&mut d.ctl, args.vips != VipMode::Host)?;
+    if let Some(cfg) = health {
+        d.health = crate::health::Health::start(cfg).ok();
+    }
     let sock = ControlSocket::bind(&path)?;
     sys::install_signal_handlers().map_err(io_err("installing signal handlers"))?;
     let wire_desc = match (&args.wire, &d.wire) {
@@ -504,6 +522,9 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
         d.ctl.service_keys().len(),
         sock.path().display()
     );
+    if let Some(line) = restored {
+        eprintln!("lvsnic daemon: {line}");
+    }
     d.vips = args.vips;
     if args.vips == VipMode::Host {
         d.addr_watch = Some(sys::AddrWatch::open().map_err(io_err("watching the host's addresses (rtnetlink)"))?);
@@ -546,8 +567,17 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
             d.ctl.advance(sys::realtime_ns());
             last_tick = Instant::now();
         }
+        if sys::take_reload() {
+            let r = d.request(Request::Reload { rules: None });
+            eprint!("lvsnic daemon: SIGHUP: {}{}", r.stdout.replace('\n', "; ").trim_end_matches("; "), if r.stdout.is_empty() { "" } else { "\n" });
+            eprint!("{}", r.stderr);
+            d.keeper.save(&d.ctl);
+        }
+        d.keeper.tick(&mut d.ctl);
     }
     d.flush()?;
+    d.keeper.save(&d.ctl);
+    d.keeper.save_conns(&mut d.ctl);
     drop(sock);
     let c = d.ctl.counters;
     Ok(format!(
@@ -572,6 +602,7 @@ impl<D: Device> Daemon<D> {
             polls_card: false,
             addr_watch: None,
             host_addrs: Vec::new(),
+            keeper: crate::state::Keeper::disabled(),
         }
     }
 
@@ -641,7 +672,14 @@ impl<D: Device> Daemon<D> {
             Err(e) => bad(format!("reading the request: {e}")),
             Ok(_) => match serde_json::from_str::<Request>(&line) {
                 Err(e) => bad(format!("bad request: {e}")),
-                Ok(req) => self.request(req),
+                Ok(req) => {
+                    let changes = req.changes_state();
+                    let r = self.request(req);
+                    if changes {
+                        self.keeper.save(&self.ctl);
+                    }
+                    r
+                }
             },
         };
         let mut text = serde_json::to_string(&reply).unwrap_or_default();
@@ -696,8 +734,10 @@ impl<D: Device> Daemon<D> {
                 }
                 _ => bad("wire requests need a pcap wire with --pace step".into()),
             },
+            Request::Reload { rules } => self.keeper.reload(&mut self.ctl, rules.as_deref()),
             Request::Health { config } => {
                 self.health = None;
+                self.keeper.health = Some(config.clone());
                 match crate::health::Health::start(config) {
                     Ok(h) => {
                         self.health = Some(h);
@@ -939,8 +979,12 @@ impl<D: Device + SimulatedWire> Daemon<D> {
             w.budget = 0;
             w.until = None;
         }
-        if was_running && w.next >= w.records.len() {
+        let done = was_running && w.next >= w.records.len();
+        if n > 0 || done {
+            // Captures on disk end on a record boundary between batches.
             self.flush()?;
+        }
+        if done {
             eprintln!("lvsnic daemon: capture done ({} frames)", self.ctl.counters.frames);
         }
         Ok(())

@@ -210,11 +210,9 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
         print!("{}", format_save(&imp.rules));
         return 0;
     }
-    let req = Request::Ipvsadm {
-        prog: Some(prog.to_string()),
-        argv: vec!["-R".into()],
-        stdin: Some(restore_script(&imp.rules)),
-    };
+    // A load is a reload: the daemon applies the difference between its
+    // rules and the file's, all of it or nothing (`crate::reload`).
+    let req = Request::Reload { rules: Some(restore_script(&imp.rules)) };
     let r = match proto::call(&path, &req) {
         Ok(r) => r,
         Err(e) => {
@@ -222,10 +220,13 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
             return 2;
         }
     };
-    let code = crate::cli::emit(&r);
-    if code != 0 {
-        return code as u8;
+    if r.exit != 0 {
+        eprint!("{}", r.stderr);
+        eprintln!("{prog} keepalived: {}: not loaded, the daemon's rules are unchanged", file.display());
+        return r.exit.clamp(1, 255) as u8;
     }
+    let changes = r.stdout.lines().filter(|l| l.starts_with("lvsnic ")).count();
+    eprintln!("{prog} keepalived: {changes} rule change(s) applied");
     // The rules are in: the daemon's checkers take over (replacing any
     // from an earlier load).
     let n: usize = imp.health.services.iter().flat_map(|s| &s.reals).map(|r| r.checkers.len()).sum();
