@@ -308,6 +308,21 @@ pub fn restore_conns<D: Device>(ctl: &mut Control<D>, snap: &ConnSnapshot) -> Re
         };
         let Some(id) = backup::proc_conn(&mut sp.director, &sc).id() else { continue };
         let d = &mut sp.director;
+        // Active or inactive as it was (a sync-learned entry is bound
+        // inactive), with the server's counters to match.
+        let c = *d.conns.get(id);
+        let inactive = lvsnic_model::conn::flags::INACTIVE;
+        if (c.flags ^ s.flags) & inactive != 0 && !c.is_template() && c.dest != NIL {
+            let dest = &mut d.services.dests[c.dest as usize];
+            if s.flags & inactive != 0 {
+                dest.activeconns -= 1;
+                dest.inactconns += 1;
+            } else {
+                dest.activeconns += 1;
+                dest.inactconns -= 1;
+            }
+            d.conns.get_mut(id).flags ^= inactive;
+        }
         // The state's full timeout stays the connection's; only this
         // first expiry is what it had left.
         d.conns.get_mut(id).timeout_ms = s.timeout_ms;
