@@ -503,11 +503,11 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
     let path = proto::socket_path(args.socket.as_deref());
     let dir = crate::state::state_dir(args.state_dir.as_deref(), &path, path == Path::new(proto::DEFAULT_SOCKET));
     d.keeper = crate::state::Keeper::new(dir, &args.director, args.rules.as_deref())?;
+    let sock = ControlSocket::bind(&path)?;
     let (restored, health) = d.keeper.restore(&mut d.ctl, args.vips != VipMode::Host)?;
     if let Some(cfg) = health {
         d.health = crate::health::Health::start(cfg).ok();
     }
-    let sock = ControlSocket::bind(&path)?;
     sys::install_signal_handlers().map_err(io_err("installing signal handlers"))?;
     let wire_desc = match (&args.wire, &d.wire) {
         (Some(WireSpec::Pcap { input, .. }), Wire::Pcap(w)) => {
