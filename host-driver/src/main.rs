@@ -317,7 +317,7 @@ fn main() -> ExitCode {
             lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, state_dir })
                 .map_err(|e| e.to_string())
         }
-        Cmd::Reload { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Reload { rules: None })),
+        Cmd::Reload { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Reload { rules: None, health: None })),
         Cmd::Drain { socket, tcp_service, udp_service, real_server, timeout } => {
             let svc = match (tcp_service, udp_service) {
                 (Some(t), _) => ("-t", t),

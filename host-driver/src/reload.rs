@@ -167,6 +167,41 @@ pub fn converge<D: Device>(ctl: &mut Control<D>, to: &RuleSet) -> Result<Vec<Vec
     Ok(cmds)
 }
 
+/// `text` (`ipvsadm -R` lines) with the real servers of each checked
+/// service as its checkers' state at start has them
+/// ([`VsState::desired`](crate::health::state::VsState::desired) of
+/// [`VsState::initial`](crate::health::state::VsState::initial)): absent,
+/// or at the weight they serve with.
+pub fn with_holdings(text: &str, cfg: &crate::health::config::HealthConfig) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    for vs in &cfg.services {
+        let st = crate::health::state::VsState::initial(vs);
+        let (reals, sorry) = st.desired();
+        let dests: Vec<(&crate::health::config::DestHealth, Option<u32>)> =
+            vs.reals.iter().map(|r| &r.dest).zip(reals).chain(vs.sorry.iter().map(|s| (s, sorry))).collect();
+        let svc = vs.service.clone();
+        lines.retain(|l| {
+            let w = words(l);
+            !(w.first().map(String::as_str) == Some("-a")
+                && w.get(1..3) == Some(&svc[..])
+                && dests.iter().any(|(d, _)| w.get(3..5) == d.dest.get(0..2)))
+        });
+        for (d, h) in dests {
+            if let Some(wt) = h {
+                lines.push(format!("-a {} {} -w {wt}", svc.join(" "), d.dest.join(" ")));
+            }
+        }
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+/// The service part (`-t VIP:PORT`) of each service of `rules`.
+pub fn service_ids(rules: &RuleSet) -> Vec<String> {
+    rules.services.iter().map(|s| service_words(&save_lines(s).0).join(" ")).collect()
+}
+
 /// What DIRECTOR.toml may change at run time, from `loaded` (the file as
 /// the daemon last read it) to `file` (as it is now); an error names the
 /// first thing that may not.

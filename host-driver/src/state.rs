@@ -8,7 +8,9 @@
 //!   arguments) and the health checkers `lvsnic keepalived --load` started.
 //!   Written after every control request that changes one of them.
 //! * `connections.json`: the connection table ([`ConnSnapshot`]), written
-//!   every second while it changes and when the daemon stops.
+//!   every second while it is not empty (less often for a table so big
+//!   that writing it takes over 100 ms: [`Keeper::tick`]) and when the
+//!   daemon stops.
 //!
 //! Both are written atomically ([`write_atomic`]: a temporary file in the
 //! same directory, fsync, rename, fsync of the directory), so a crash
@@ -89,6 +91,10 @@ pub struct RunningState {
     /// The health checkers `lvsnic keepalived --load` started.
     #[serde(default)]
     pub health: Option<HealthConfig>,
+    /// The services the last `lvsnic keepalived --load` loaded (`-t VIP:PORT`):
+    /// the next load deletes those its file no longer has.
+    #[serde(default)]
+    pub keepalived_services: Vec<String>,
 }
 
 /// One connection as saved: what `ipvsadm -L -n -c` shows and what the
@@ -235,6 +241,7 @@ pub fn capture<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> Ru
         vips,
         sync_daemons,
         health: health.cloned(),
+        keepalived_services: Vec::new(),
     }
 }
 
@@ -366,9 +373,13 @@ pub struct Keeper {
     loaded: Option<(DirectorConfig, Limits)>,
     /// The checkers' configuration (`lvsnic keepalived --load`).
     pub health: Option<HealthConfig>,
+    /// The services of the last `lvsnic keepalived --load`.
+    ka_services: Vec<String>,
     last_snapshot: Option<std::time::Instant>,
     /// Connections in the last snapshot written.
     last_count: usize,
+    /// How long the last snapshot took.
+    last_cost: std::time::Duration,
     /// The last save error (printed once until a save succeeds).
     failing: bool,
 }
@@ -382,8 +393,10 @@ impl Keeper {
             rules: None,
             loaded: None,
             health: None,
+            ka_services: Vec::new(),
             last_snapshot: None,
             last_count: 0,
+            last_cost: std::time::Duration::ZERO,
             failing: false,
         }
     }
@@ -447,6 +460,7 @@ impl Keeper {
                 }
             }
             self.health = st.health.clone();
+            self.ka_services = st.keepalived_services.clone();
             said.push(format!("{} services", script.rules.services.len()));
         }
         if let Some(c) = &conns {
@@ -473,7 +487,8 @@ impl Keeper {
     /// Writes the running configuration (after a change).
     pub fn save<D: Device>(&mut self, ctl: &Control<D>) {
         let Some(dir) = self.dir.clone() else { return };
-        let st = capture(ctl, self.health.as_ref());
+        let mut st = capture(ctl, self.health.as_ref());
+        st.keepalived_services = self.ka_services.clone();
         let r = save_state(&dir, &st);
         self.report(r);
     }
@@ -481,17 +496,22 @@ impl Keeper {
     /// Writes the connection table now.
     pub fn save_conns<D: Device>(&mut self, ctl: &mut Control<D>) {
         let Some(dir) = self.dir.clone() else { return };
+        let t0 = std::time::Instant::now();
         let snap = snapshot(ctl);
         self.last_count = snap.conns.len();
-        self.last_snapshot = Some(std::time::Instant::now());
         let r = save_conns(&dir, &snap);
         self.report(r);
+        self.last_snapshot = Some(std::time::Instant::now());
+        self.last_cost = t0.elapsed();
     }
 
-    /// Once a second: the connection table, while it is not empty (and
-    /// once more when it has become empty).
+    /// Every second (or ten times as long as the last snapshot took, so
+    /// that snapshots of a big table take at most a tenth of the loop's
+    /// time): the connection table, while it is not empty (and once more
+    /// when it has become empty).
     pub fn tick<D: Device>(&mut self, ctl: &mut Control<D>) {
-        if self.dir.is_none() || self.last_snapshot.is_some_and(|t| t.elapsed() < std::time::Duration::from_secs(1)) {
+        let every = std::time::Duration::from_secs(1).max(self.last_cost * 10);
+        if self.dir.is_none() || self.last_snapshot.is_some_and(|t| t.elapsed() < every) {
             return;
         }
         if ctl.sp.director.conns.len() == 0 && self.last_count == 0 {
@@ -499,6 +519,63 @@ impl Keeper {
             return;
         }
         self.save_conns(ctl);
+    }
+
+    /// `lvsnic keepalived FILE --load` into a running daemon, a reload:
+    /// the file's services (`rules`, `ipvsadm -R` text) replace those of
+    /// the same key, the previous load's services the file no longer has
+    /// are deleted, others (added by hand) stay; real servers whose
+    /// checkers are unchanged keep their checkers' state
+    /// ([`carry_over`](crate::health::state::carry_over)), so a server
+    /// known dead is not put back. All of it is applied, or nothing.
+    pub fn load_keepalived<D: Device>(
+        &mut self,
+        ctl: &mut Control<D>,
+        running: &mut Option<crate::health::Health>,
+        rules: &str,
+        cfg: HealthConfig,
+    ) -> crate::invocation::Output {
+        let fail = |msg: String| crate::invocation::Output {
+            stderr: format!("lvsnic reload: {msg}\n"),
+            exit: 1,
+            ..Default::default()
+        };
+        let mut started = cfg.clone();
+        if let Some(h) = running.as_ref() {
+            let (old, up) = h.checker_states();
+            crate::health::state::carry_over(&mut started, &old, &up);
+        }
+        let text = crate::reload::with_holdings(rules, &started);
+        let file = match parse_rules_full(&text) {
+            Ok(s) => s.rules,
+            Err(e) => return fail(format!("rules: {e}")),
+        };
+        let ids = crate::reload::service_ids(&file);
+        let mut target = ctl.sp.director.services.to_rules();
+        let current = crate::reload::service_ids(&target);
+        let keep: Vec<bool> = current.iter().map(|k| !ids.contains(k) && !self.ka_services.contains(k)).collect();
+        let mut it = keep.iter();
+        target.services.retain(|_| *it.next().unwrap_or(&false));
+        target.services.extend(file.services);
+        let cmds = match crate::reload::converge(ctl, &target) {
+            Ok(c) => c,
+            Err(e) => return fail(e),
+        };
+        *running = None;
+        let mut out = crate::invocation::Output::default();
+        for c in cmds {
+            out.stdout.push_str(&format!("lvsnic {}\n", c.join(" ")));
+        }
+        match crate::health::Health::start(started) {
+            Ok(h) => *running = Some(h),
+            Err(e) => {
+                out.stderr = format!("lvsnic daemon: starting the health checkers: {e}\n");
+                out.exit = 2;
+            }
+        }
+        self.health = Some(cfg);
+        self.ka_services = ids;
+        out
     }
 
     /// `lvsnic reload` / SIGHUP: DIRECTOR.toml and the rules file again,
@@ -545,6 +622,7 @@ mod tests {
             vips: vec![("10.0.0.1".parse().unwrap(), false)],
             sync_daemons: vec![vec!["--start-daemon".into(), "master".into()]],
             health: None,
+            keepalived_services: vec!["-t 10.0.0.1:80".into()],
         }
     }
 

@@ -314,5 +314,53 @@ fn keepalived_load_twice_gives_exactly_the_second_files_table() {
     assert_ne!(r.code, 0, "{r:?}");
     assert!(r.stderr.contains("not loaded, the daemon's rules are unchanged"), "{r:?}");
     assert_eq!(d.stdout(&["-S", "-n"]), print(&b));
+    // A service added by hand is not keepalived's: a load leaves it, and
+    // a load deletes only what the previous load had and the file has not.
+    d.ok(&["-A", "-t", "10.0.0.150:80", "-s", "rr"]);
+    let c = write(&dir, "c.conf", &keepalived_conf(60, &[2, 3]).split("virtual_server 10.0.0.101").next().unwrap().to_string());
+    let r = load(&c);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(d.stdout(&["-S", "-n"]), print(&c) + "-A -t 10.0.0.150:80 -s rr\n");
+    d.stop();
+}
+
+/// A closed TCP port on this host.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+#[test]
+fn keepalived_reload_keeps_a_dead_servers_state() {
+    let dir = tmpdir("restart-ka-checkers");
+    let port = closed_port();
+    let conf = |weight2: u32| {
+        format!(
+            "virtual_server 10.0.0.100 80 {{\n  delay_loop 0.2\n  lb_algo rr\n  lb_kind NAT\n  protocol TCP\n\
+             real_server 192.168.10.1 80 {{\n    weight 1\n    TCP_CHECK {{\n      connect_ip 127.0.0.1\n      connect_port {port}\n      retry 0\n    }}\n  }}\n\
+             real_server 192.168.10.2 80 {{\n    weight {weight2}\n  }}\n}}\n"
+        )
+    };
+    let d = start(&dir, &[]);
+    let sock = d.sock.to_str().unwrap().to_string();
+    let a = write(&dir, "a.conf", &conf(1));
+    let r = d.run(&["keepalived", a.to_str().unwrap(), "--load", "--socket", &sock]);
+    assert_eq!(r.code, 0, "{r:?}");
+    // The checker finds rs1 dead and takes it out.
+    let t0 = Instant::now();
+    while d.stdout(&["-S", "-n"]).contains("192.168.10.1") {
+        assert!(t0.elapsed() < Duration::from_secs(10), "rs1 never taken out");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Reloading a file that changes only rs2 keeps rs1 out: it is not put
+    // back, even briefly (the reload's commands touch rs2 only).
+    let b = write(&dir, "b.conf", &conf(3));
+    let r = d.run(&["keepalived", b.to_str().unwrap(), "--load", "--socket", &sock]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("1 rule change(s) applied"), "{r:?}");
+    let log = std::fs::read_to_string(&d.log).unwrap();
+    assert_eq!(d.stdout(&["-S", "-n"]), "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 3\n", "{log}");
+    let listing = d.stdout(&["checkers", "--socket", &sock]);
+    assert!(listing.contains("192.168.10.1:80 down"), "{listing}");
     d.stop();
 }

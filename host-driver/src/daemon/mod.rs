@@ -568,7 +568,7 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
             last_tick = Instant::now();
         }
         if sys::take_reload() {
-            let r = d.request(Request::Reload { rules: None });
+            let r = d.request(Request::Reload { rules: None, health: None });
             eprint!("lvsnic daemon: SIGHUP: {}{}", r.stdout.replace('\n', "; ").trim_end_matches("; "), if r.stdout.is_empty() { "" } else { "\n" });
             eprint!("{}", r.stderr);
             d.keeper.save(&d.ctl);
@@ -734,7 +734,10 @@ impl<D: Device> Daemon<D> {
                 }
                 _ => bad("wire requests need a pcap wire with --pace step".into()),
             },
-            Request::Reload { rules } => self.keeper.reload(&mut self.ctl, rules.as_deref()),
+            Request::Reload { rules, health: Some(cfg) } => {
+                self.keeper.load_keepalived(&mut self.ctl, &mut self.health, rules.as_deref().unwrap_or(""), cfg)
+            }
+            Request::Reload { rules, health: None } => self.keeper.reload(&mut self.ctl, rules.as_deref()),
             Request::Health { config } => {
                 self.health = None;
                 self.keeper.health = Some(config.clone());

@@ -21,7 +21,7 @@
 //! {"op":"vip","state":"master","vips":["10.0.0.100"]}  (VRRP: lvsnic vip master 10.0.0.100)
 //! {"op":"vip"}                    (which VIPs are owned: lvsnic vip)
 //! {"op":"reload"}                 (DIRECTOR.toml and the rules file again, as differences: lvsnic reload, SIGHUP)
-//! {"op":"reload","rules":"-A ..."} (these rules instead of the file's: lvsnic keepalived --load)
+//! {"op":"reload","rules":"-A ...","health":{...}} (a keepalived.conf's rules and checkers: lvsnic keepalived --load)
 //! ```
 //!
 //! `argv` is the ipvsadm argument list without the program name; `stdin`
@@ -112,6 +112,12 @@ pub enum Request {
         /// `ipvsadm -S` text to run instead of the rules file's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rules: Option<String>,
+        /// `lvsnic keepalived --load`: the checkers of `rules`' services,
+        /// replacing the running ones; a real server whose checkers are
+        /// unchanged keeps their state, and the services of the previous
+        /// load that `rules` no longer has are deleted (others stay).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        health: Option<crate::health::config::HealthConfig>,
     },
     /// VRRP: take (master) or release (backup, fault) VIPs; without a
     /// state, list the VIPs and their ownership.

@@ -227,6 +227,44 @@ impl VsState {
     }
 }
 
+/// A reload's checkers keep the state of the running ones: in `new`, a
+/// real server of a service `old` also has (same `-r` arguments) whose
+/// checkers are configured the same (their place in the file aside)
+/// starts with each checker as it is now (`up[service][server][checker]`
+/// of `old`): a server found dead stays out, one found alive stays in,
+/// as keepalived's reload keeps a checker's state. Returns how many
+/// servers kept theirs.
+pub fn carry_over(new: &mut super::config::HealthConfig, old: &super::config::HealthConfig, up: &[Vec<Vec<bool>>]) -> usize {
+    let same = |a: &super::config::CheckerConfig, b: &super::config::CheckerConfig| {
+        let (mut a, mut b) = (a.clone(), b.clone());
+        a.alpha = false;
+        b.alpha = false;
+        a.origin.clear();
+        b.origin.clear();
+        a == b
+    };
+    let mut kept = 0;
+    for vs in &mut new.services {
+        let Some(oi) = old.services.iter().position(|o| o.service == vs.service) else { continue };
+        for rs in &mut vs.reals {
+            let Some(ri) = old.services[oi].reals.iter().position(|o| o.dest.dest == rs.dest.dest) else { continue };
+            let ors = &old.services[oi].reals[ri];
+            let Some(states) = up.get(oi).and_then(|s| s.get(ri)) else { continue };
+            if ors.checkers.len() != rs.checkers.len()
+                || states.len() != rs.checkers.len()
+                || !ors.checkers.iter().zip(&rs.checkers).all(|(a, b)| same(a, b))
+            {
+                continue;
+            }
+            for (c, &is_up) in rs.checkers.iter_mut().zip(states) {
+                c.alpha = !is_up;
+            }
+            kept += 1;
+        }
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::config::{CheckKind, CheckerConfig, RsHealth, Target};

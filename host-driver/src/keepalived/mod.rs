@@ -212,7 +212,8 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
     }
     // A load is a reload: the daemon applies the difference between its
     // rules and the file's, all of it or nothing (`crate::reload`).
-    let req = Request::Reload { rules: Some(restore_script(&imp.rules)) };
+    let n: usize = imp.health.services.iter().flat_map(|s| &s.reals).map(|r| r.checkers.len()).sum();
+    let req = Request::Reload { rules: Some(restore_script(&imp.rules)), health: Some(imp.health) };
     let r = match proto::call(&path, &req) {
         Ok(r) => r,
         Err(e) => {
@@ -227,23 +228,10 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
     }
     let changes = r.stdout.lines().filter(|l| l.starts_with("lvsnic ")).count();
     eprintln!("{prog} keepalived: {changes} rule change(s) applied");
-    // The rules are in: the daemon's checkers take over (replacing any
-    // from an earlier load).
-    let n: usize = imp.health.services.iter().flat_map(|s| &s.reals).map(|r| r.checkers.len()).sum();
-    match proto::call(&path, &Request::Health { config: imp.health }) {
-        Ok(r) => {
-            let code = crate::cli::emit(&r);
-            if code != 0 {
-                return code as u8;
-            }
-            if n > 0 {
-                eprintln!("{prog} keepalived: {n} health checker(s) running in the daemon (`{prog} checkers` lists them)");
-            }
-        }
-        Err(e) => {
-            eprintln!("{prog}: can't reach the daemon: {e}");
-            return 2;
-        }
+    // The rules are in and the daemon's checkers took over (replacing
+    // any from an earlier load).
+    if n > 0 {
+        eprintln!("{prog} keepalived: {n} health checker(s) running in the daemon (`{prog} checkers` lists them)");
     }
     match &imp.sync {
         Some(s) => start_sync_daemons(prog, &path, s),
