@@ -364,3 +364,95 @@ fn keepalived_reload_keeps_a_dead_servers_state() {
     assert!(listing.contains("192.168.10.1:80 down"), "{listing}");
     d.stop();
 }
+
+#[path = "netns_harness.rs"]
+mod netns;
+
+/// Long-lived real TCP connections (kernel clients and servers in network
+/// namespaces, the daemon on a TAP wire) through a kill -9 of the director
+/// and a restart: every connection goes on with its real server. Prints
+/// how long the restart took and the longest pause a connection saw
+/// (a message sent just after the kill, answered once the restarted
+/// daemon forwards again: the client's TCP retransmits it). Root only.
+#[test]
+#[ignore = "needs root, /dev/net/tun and iproute2 network namespaces (scripts/test.sh runs it as root)"]
+fn e2e_long_lived_tcp_survives_kill9_and_restart() {
+    use netns::*;
+    if let Some(why) = unavailable() {
+        panic!("cannot run here: {why}");
+    }
+    let p = format!("lvsnic-rst-{}", std::process::id());
+    let mut nss = Namespaces::default();
+    let hub = nss.add(format!("{p}-hub"));
+    let cl = nss.add(format!("{p}-cl"));
+    let rsns: Vec<String> = (1..=2).map(|n| nss.add(format!("{p}-rs{n}"))).collect();
+    must(&["ip", "-n", &hub, "link", "add", "br0", "type", "bridge"]);
+    must(&["ip", "-n", &hub, "link", "set", "br0", "up"]);
+    must(&["ip", "-n", &hub, "tuntap", "add", "mode", "tap", "name", "lvs0"]);
+    must(&["ip", "-n", &hub, "link", "set", "lvs0", "master", "br0", "up"]);
+    let client_ip = Ipv4Addr::new(198, 51, 100, 10);
+    leaf(&hub, &cl, "vcl", &GATEWAY_MAC.to_string(), &format!("{client_ip}/24"));
+    must(&["ip", "-n", &cl, "route", "add", &format!("{VIP}/32"), "dev", "eth0"]);
+    for n in 1..=2u8 {
+        let ns = &rsns[n as usize - 1];
+        leaf(&hub, ns, &format!("vrs{n}"), &rs_mac(n).to_string(), &format!("{}/24", rs(n)));
+        must(&["ip", "-n", ns, "route", "add", &format!("{DIRECTOR_IP}/32"), "dev", "eth0"]);
+        must(&["ip", "-n", ns, "route", "add", "default", "via", &DIRECTOR_IP.to_string(), "dev", "eth0"]);
+    }
+    let dir = tmpdir("restart-e2e");
+    let state = dir.join("state");
+    let args = ["--backend", "model", "--wire", "tap:lvs0", "--state-dir", state.to_str().unwrap()];
+    let d = Daemon::start_in(&["ip", "netns", "exec", &hub], &dir, &director_toml(), &args);
+    d.ok(&["-A", "-t", "10.0.0.100:80", "-s", "rr"]);
+    d.ok(&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.1:80", "-m", "-w", "1"]);
+    d.ok(&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.2:80", "-m", "-w", "1"]);
+    let blob = std::sync::Arc::new(vec![b'x'; 1024]);
+    let _servers = [Server::start(&rsns[0], 80, "rs1", blob.clone()), Server::start(&rsns[1], 80, "rs2", blob)];
+    let to: std::net::SocketAddr = (VIP, 80).into();
+    const N: usize = 20;
+    let mut echoes = Vec::new();
+    for i in 0..N {
+        let mut e = Echo::open(&cl, to);
+        let who = e.say(&format!("hello {i}")).unwrap();
+        let server = who.split_whitespace().next().unwrap().to_string();
+        echoes.push((e, server));
+    }
+    // Let the periodic snapshot see them, then crash.
+    std::thread::sleep(Duration::from_millis(1500));
+    d.kill();
+    let killed = Instant::now();
+    let threads: Vec<_> = echoes
+        .into_iter()
+        .enumerate()
+        .map(|(i, (mut e, server))| {
+            std::thread::spawn(move || {
+                e.s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+                let r = e.say(&format!("after {i}"));
+                (server, r, killed.elapsed())
+            })
+        })
+        .collect();
+    let d = Daemon::start_in(&["ip", "netns", "exec", &hub], &dir, &director_toml(), &args);
+    let restarted = killed.elapsed();
+    let mut survived = 0;
+    let mut longest = Duration::ZERO;
+    for t in threads {
+        let (server, r, took) = t.join().unwrap();
+        // Answered by the server it had before the crash.
+        if r.as_ref().is_ok_and(|l| l.starts_with(&format!("{server} after"))) {
+            survived += 1;
+            longest = longest.max(took);
+        } else {
+            eprintln!("lost: {server}: {r:?}");
+        }
+    }
+    let log = std::fs::read_to_string(&d.log).unwrap();
+    eprintln!(
+        "MEASURE restart after kill -9: {N} long-lived connections, {survived} survived; daemon back in {} ms; longest pause {} ms; {}",
+        restarted.as_millis(),
+        longest.as_millis(),
+        log.lines().find(|l| l.contains("restored from")).unwrap_or("")
+    );
+    assert_eq!(survived, N, "{log}");
+    d.stop();
+}
