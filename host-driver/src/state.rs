@@ -231,6 +231,7 @@ pub fn capture<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> Ru
             }
             a.extend(["--mcast-port".into(), l.mcast_port.to_string()]);
             a.extend(["--mcast-ttl".into(), l.mcast_ttl.to_string()]);
+            a.extend(["--sync-maxlen".into(), l.sync_maxlen.to_string()]);
             a
         })
         .collect();

@@ -322,6 +322,38 @@ mod tests {
     }
 
     #[test]
+    fn carry_over_keeps_the_state_of_unchanged_servers_only() {
+        let vs = |reals: Vec<RsHealth>| VsHealth {
+            service: s(&["-t", "10.0.0.1:80"]),
+            quorum: 1,
+            hysteresis: 0,
+            sorry: None,
+            reals,
+            quorum_up: None,
+            quorum_down: None,
+        };
+        let old = super::super::config::HealthConfig {
+            services: vec![vs(vec![rs("10.1.0.1:80", 1, false, false), rs("10.1.0.2:80", 1, false, false), rs("10.1.0.3:80", 1, false, false)])],
+        };
+        // rs1 found dead, rs2 and rs3 alive.
+        let up = vec![vec![vec![false], vec![true], vec![true]]];
+        let mut changed = rs("10.1.0.3:80", 1, false, false);
+        changed.checkers[0].retry = 5;
+        let mut alpha2 = rs("10.1.0.2:80", 1, false, true);
+        alpha2.checkers[0].origin = "other.conf:9".into();
+        let mut new = super::super::config::HealthConfig {
+            services: vec![vs(vec![rs("10.1.0.1:80", 1, false, false), alpha2, changed, rs("10.1.0.4:80", 1, false, false)])],
+        };
+        assert_eq!(carry_over(&mut new, &old, &up), 2);
+        let alpha: Vec<bool> = new.services[0].reals.iter().map(|r| r.checkers[0].alpha).collect();
+        // rs1 stays down, rs2 stays up (its `alpha` no longer matters),
+        // rs3's checker changed and rs4 is new: as configured.
+        assert_eq!(alpha, [true, false, false, false]);
+        let st = VsState::initial(&new.services[0]);
+        assert_eq!(st.desired().0, [None, Some(1), Some(1), Some(1)]);
+    }
+
+    #[test]
     fn sorry_server_and_hysteresis() {
         let cfg = VsHealth {
             service: s(&["-t", "10.0.0.1:80"]),
