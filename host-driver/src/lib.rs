@@ -25,16 +25,19 @@ pub mod conformance;
 pub mod control;
 pub mod daemon;
 pub mod device;
+pub mod drain;
 pub mod flows;
 pub mod health;
 pub mod invocation;
 pub mod keepalived;
 pub mod limits;
 pub mod outfile;
+pub mod reload;
 pub mod replay;
 #[cfg(feature = "sim")]
 pub mod sim_bench;
 pub mod slowpath;
+pub mod state;
 pub mod sync;
 pub mod vectors;
 

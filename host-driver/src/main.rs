@@ -193,6 +193,33 @@ enum Cmd {
         /// vip); changes stay root's. Default: 0600, root only.
         #[arg(long, value_name = "NAME|GID", value_parser = lvsnic::daemon::socket::parse_group)]
         socket_group: Option<u32>,
+        /// Where the running configuration and connections are kept across
+        /// restarts (default: /var/lib/lvsnic for the default socket, else
+        /// SOCKET.state).
+        #[arg(long)]
+        state_dir: Option<PathBuf>,
+    },
+    /// Apply DIRECTOR.toml and the rules file again, as differences (as SIGHUP does).
+    Reload {
+        #[arg(long)]
+        socket: Option<PathBuf>,
+    },
+    /// Take a real server out gently: weight 0, wait for its connections to end (or the timeout), then remove it.
+    Drain {
+        #[arg(long)]
+        socket: Option<PathBuf>,
+        /// The service, VIP:PORT (TCP).
+        #[arg(short = 't', long = "tcp-service", conflicts_with = "udp_service")]
+        tcp_service: Option<String>,
+        /// The service, VIP:PORT (UDP).
+        #[arg(short = 'u', long = "udp-service")]
+        udp_service: Option<String>,
+        /// The real server, RIP:PORT.
+        #[arg(short = 'r', long = "real-server")]
+        real_server: String,
+        /// Seconds to wait for its connections to end.
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
     },
     /// Print the daemon's counters (JSON).
     Status {
@@ -291,9 +318,22 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group } => {
-            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group })
+        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir } => {
+            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir })
                 .map_err(|e| e.to_string())
+        }
+        Cmd::Reload { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Reload { rules: None, health: None })),
+        Cmd::Drain { socket, tcp_service, udp_service, real_server, timeout } => {
+            let svc = match (tcp_service, udp_service) {
+                (Some(t), _) => ("-t", t),
+                (None, Some(u)) => ("-u", u),
+                (None, None) => {
+                    eprintln!("lvsnic drain: -t VIP:PORT or -u VIP:PORT is needed");
+                    return ExitCode::from(2);
+                }
+            };
+            let path = lvsnic::cli::socket_path(socket.as_deref());
+            return ExitCode::from(lvsnic::drain::run(&path, svc, &real_server, timeout));
         }
         Cmd::Status { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Status)),
         Cmd::Checkers { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Checkers)),

@@ -317,11 +317,12 @@ fn one_daemon_per_socket_clean_shutdown_and_stale_socket() {
     drop(std::os::unix::net::UnixListener::bind(&sock).unwrap());
     assert!(sock.exists());
     let d = Daemon::start(&dir, &director_toml(), &[]);
-    assert_eq!(d.run(&["-S", "-n"]).stdout, "", "a fresh director");
+    // It comes back with the running state (issue 19: SOCKET.state).
+    assert_eq!(d.run(&["-S", "-n"]).stdout, "-A -t 10.0.0.100:80 -s rr\n", "the state kept");
     // SIGINT stops it too.
     let sock = d.sock.clone();
     let status = d.status();
-    assert_eq!(status["director"]["services"].as_array().unwrap().len(), 0);
+    assert_eq!(status["director"]["services"].as_array().unwrap().len(), 1);
     drop(d);
     assert!(!sock.exists());
 

@@ -135,6 +135,8 @@ pub struct DaemonArgs {
     /// `--socket-group NAME|GID` (resolved): the socket is 0660 with this
     /// group, whose members may list ([`super::socket`]).
     pub socket_group: Option<u32>,
+    /// Where the running state is kept ([`crate::state::state_dir`]).
+    pub state_dir: Option<PathBuf>,
 }
 
 #[cfg(test)]

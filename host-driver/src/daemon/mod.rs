@@ -54,8 +54,13 @@
 //!   those that are addresses of the director's own stack (`host`,
 //!   keepalived's `virtual_ipaddress` unchanged; followed through
 //!   rtnetlink before each batch of frames).
-//! * SIGINT/SIGTERM (or a `shutdown` request): the loop stops, output
-//!   captures are flushed, the socket file is removed.
+//! * SIGINT/SIGTERM/SIGQUIT (or a `shutdown` request): the loop stops,
+//!   output captures are flushed, the socket file is removed. SIGHUP (or a
+//!   `reload` request) applies DIRECTOR.toml and the rules file again as
+//!   differences ([`crate::reload`]).
+//! * State (`--state-dir`, [`crate::state`]): the running configuration is
+//!   saved after every request that changes it, the connections every
+//!   second and at exit; a restart comes back with both.
 
 pub mod args;
 pub mod client;
@@ -133,6 +138,9 @@ pub enum DaemonError {
     /// The card failed or could not be opened.
     #[error("{0}")]
     Device(String),
+    /// The state directory or a file in it.
+    #[error("{0}")]
+    State(#[from] crate::state::StateError),
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
@@ -183,6 +191,8 @@ struct Daemon<D: Device> {
     /// The longest time one iteration spent on control work (µs): what
     /// forwarding waited for at most.
     longest_control_us: u64,
+    /// The state directory and reloads.
+    keeper: crate::state::Keeper,
 }
 
 /// Runs `lvsnic daemon` until SIGINT/SIGTERM; returns the closing summary.
@@ -295,7 +305,13 @@ fn params_from_caps(csr: &mut dyn lvsnic_model::hw::Csr) -> lvsnic_model::hw::Hw
 
 fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, DaemonError> {
     let path = proto::socket_path(args.socket.as_deref());
+    let dir = crate::state::state_dir(args.state_dir.as_deref(), &path, path == std::path::Path::new(proto::DEFAULT_SOCKET));
+    d.keeper = crate::state::Keeper::new(dir, &args.director, args.rules.as_deref())?;
     let sock = ControlSocket::bind(&path, args.socket_group)?;
+    let (restored, health) = d.keeper.restore(&mut d.ctl, args.vips != VipMode::Host)?;
+    if let Some(cfg) = health {
+        d.health = crate::health::Health::start(cfg).ok();
+    }
     sys::install_signal_handlers().map_err(io_err("installing signal handlers"))?;
     let listener = sock.listener.try_clone().map_err(io_err("the control socket"))?;
     let (acceptor, inbox) =
@@ -314,6 +330,9 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
         d.ctl.service_keys().len(),
         sock.path().display()
     );
+    if let Some(line) = restored {
+        eprintln!("lvsnic daemon: {line}");
+    }
     d.vips = args.vips;
     if args.vips == VipMode::Host {
         d.addr_watch = Some(sys::AddrWatch::open().map_err(io_err("watching the host's addresses (rtnetlink)"))?);
@@ -327,6 +346,8 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
     acceptor.stop(Duration::from_secs(2));
     r?;
     d.flush()?;
+    d.keeper.save(&d.ctl);
+    d.keeper.save_conns(&mut d.ctl);
     drop(sock);
     let c = d.ctl.counters;
     Ok(format!(
@@ -355,6 +376,7 @@ impl<D: Device> Daemon<D> {
             backlog: false,
             clients: None,
             longest_control_us: 0,
+            keeper: crate::state::Keeper::disabled(),
         }
     }
 
@@ -405,6 +427,13 @@ impl<D: Device> Daemon<D> {
                 self.ctl.advance(sys::realtime_ns());
                 last_tick = Instant::now();
             }
+            if sys::take_reload() {
+                let r = self.request(Request::Reload { rules: None, health: None });
+                eprint!("lvsnic daemon: SIGHUP: {}{}", r.stdout.replace('\n', "; ").trim_end_matches("; "), if r.stdout.is_empty() { "" } else { "\n" });
+                eprint!("{}", r.stderr);
+                self.keeper.save(&self.ctl);
+            }
+            self.keeper.tick(&mut self.ctl);
         }
         Ok(())
     }
@@ -418,8 +447,10 @@ impl<D: Device> Daemon<D> {
                 let done = match &mut work {
                     Work::Restore(r) => match self.ctl.restore_step(r, Some(until)) {
                         Some(out) => {
+                            // Saved before the reply: a client that sees it
+                            // may count on the change surviving a crash.
+                            self.changed(true);
                             let _ = tx.send(Part::Done(out));
-                            self.changed();
                             true
                         }
                         None => false,
@@ -457,6 +488,7 @@ impl<D: Device> Daemon<D> {
     /// Begins `job`: applies it, or makes it the request in progress.
     fn start(&mut self, job: Job) {
         let Job { req, reply } = job;
+        let changes = req.changes_state();
         if self.live {
             self.ctl.advance(sys::realtime_ns());
         }
@@ -476,14 +508,17 @@ impl<D: Device> Daemon<D> {
             }
             other => self.request(other),
         };
+        self.changed(changes);
         let _ = reply.send(Part::Done(r));
-        self.changed();
     }
 
-    /// After a request was applied (whether or not it changed anything).
-    // Hook: the running configuration's state file is saved here (after a
-    // change that succeeded).
-    fn changed(&mut self) {
+    /// After a request was applied: the running configuration is saved
+    /// (`changes`: a request that may change it), and `--vips host`
+    /// follows services that came or went.
+    fn changed(&mut self, changes: bool) {
+        if changes {
+            self.keeper.save(&self.ctl);
+        }
         if self.addr_watch.is_some() {
             self.follow_host_addrs(); // services may have come or gone
         }
@@ -558,8 +593,13 @@ impl<D: Device> Daemon<D> {
                 }
                 _ => bad("wire requests need a pcap wire with --pace step".into()),
             },
+            Request::Reload { rules, health: Some(cfg) } => {
+                self.keeper.load_keepalived(&mut self.ctl, &mut self.health, rules.as_deref().unwrap_or(""), cfg)
+            }
+            Request::Reload { rules, health: None } => self.keeper.reload(&mut self.ctl, rules.as_deref()),
             Request::Health { config } => {
                 self.health = None;
+                self.keeper.health = Some(config.clone());
                 match crate::health::Health::start(config) {
                     Ok(h) => {
                         // Scripts refused or warned about (health::misc::vet).

@@ -20,6 +20,8 @@
 //! {"op":"checkers"}               (list them: lvsnic checkers)
 //! {"op":"vip","state":"master","vips":["10.0.0.100"]}  (VRRP: lvsnic vip master 10.0.0.100)
 //! {"op":"vip"}                    (which VIPs are owned: lvsnic vip)
+//! {"op":"reload"}                 (DIRECTOR.toml and the rules file again, as differences: lvsnic reload, SIGHUP)
+//! {"op":"reload","rules":"-A ...","health":{...}} (a keepalived.conf's rules and checkers: lvsnic keepalived --load)
 //! ```
 //!
 //! `argv` is the ipvsadm argument list without the program name; `stdin`
@@ -104,6 +106,19 @@ pub enum Request {
         /// The daemons, in order.
         daemons: Vec<SyncDaemonSpec>,
     },
+    /// Apply DIRECTOR.toml and the rules file again, or `rules`, as the
+    /// difference from the running rules (`crate::reload`): all or nothing.
+    Reload {
+        /// `ipvsadm -S` text to run instead of the rules file's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rules: Option<String>,
+        /// `lvsnic keepalived --load`: the checkers of `rules`' services,
+        /// replacing the running ones; a real server whose checkers are
+        /// unchanged keeps their state, and the services of the previous
+        /// load that `rules` no longer has are deleted (others stay).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        health: Option<crate::health::config::HealthConfig>,
+    },
     /// VRRP: take (master) or release (backup, fault) VIPs; without a
     /// state, list the VIPs and their ownership.
     Vip {
@@ -114,6 +129,26 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         vips: Vec<std::net::Ipv4Addr>,
     },
+}
+
+impl Request {
+    /// Whether the request may change what the state file keeps (rules,
+    /// timeouts, VIPs, sync daemons, checkers): the daemon saves it after.
+    pub fn changes_state(&self) -> bool {
+        use lvsnic_model::rules::ipvsadm::{parse_command, Command};
+        match self {
+            Request::Ipvsadm { argv, .. } => {
+                let w: Vec<&str> = argv.iter().map(String::as_str).collect();
+                !matches!(
+                    parse_command(&w),
+                    Err(_) | Ok(Command::List(_) | Command::Save { .. } | Command::Help | Command::Version)
+                ) && !w.is_empty()
+            }
+            Request::Vip { state, .. } => state.is_some(),
+            Request::Health { .. } | Request::SyncDaemons { .. } | Request::Reload { .. } => true,
+            Request::Status | Request::Wire { .. } | Request::Shutdown | Request::Checkers => false,
+        }
+    }
 }
 
 /// A connection sync daemon's role.

@@ -275,6 +275,7 @@ fn request_name(req: &Request) -> String {
         Request::SyncDaemons { .. } => "sync daemons".into(),
         Request::Vip { state: None, .. } => "vip".into(),
         Request::Vip { state: Some(_), .. } => "vip (change)".into(),
+        Request::Reload { .. } => "reload".into(),
     }
 }
 
@@ -297,7 +298,8 @@ pub fn allowed(role: PeerRole, req: &Request) -> Result<(), String> {
         | Request::Wire { .. }
         | Request::Shutdown
         | Request::Health { .. }
-        | Request::SyncDaemons { .. } => false,
+        | Request::SyncDaemons { .. }
+        | Request::Reload { .. } => false,
     };
     match role {
         PeerRole::Admin => Ok(()),

@@ -11,15 +11,25 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static SHUTDOWN: AtomicBool = AtomicBool::new(false);
+static RELOAD: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_signal(_: libc::c_int) {
-    SHUTDOWN.store(true, Ordering::SeqCst);
+extern "C" fn on_signal(sig: libc::c_int) {
+    if sig == libc::SIGHUP {
+        RELOAD.store(true, Ordering::SeqCst);
+    } else {
+        SHUTDOWN.store(true, Ordering::SeqCst);
+    }
 }
 
-/// Makes SIGINT and SIGTERM request a clean shutdown (without
-/// `SA_RESTART`, so a blocked poll returns).
+/// Whether SIGHUP asked for a reload since the last call.
+pub fn take_reload() -> bool {
+    RELOAD.swap(false, Ordering::SeqCst)
+}
+
+/// Makes SIGINT, SIGTERM and SIGQUIT request a clean shutdown and SIGHUP a
+/// reload (without `SA_RESTART`, so a blocked poll returns).
 pub fn install_signal_handlers() -> io::Result<()> {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGQUIT, libc::SIGHUP] {
         // SAFETY: a zeroed sigaction with a handler that only stores an
         // atomic is a valid, async-signal-safe disposition.
         let rc = unsafe {

@@ -222,8 +222,12 @@ impl<D: Device + SimulatedWire> Daemon<D> {
             w.budget = 0;
             w.until = None;
         }
-        if was_running && w.next >= w.records.len() {
+        let done = was_running && w.next >= w.records.len();
+        if n > 0 || done {
+            // Captures on disk end on a record boundary between batches.
             self.flush()?;
+        }
+        if done {
             eprintln!("lvsnic daemon: capture done ({} frames)", self.ctl.counters.frames);
         }
         Ok(())

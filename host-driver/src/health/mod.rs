@@ -287,6 +287,14 @@ impl Health {
         o
     }
 
+    /// The configuration running and each checker's verdict now
+    /// (`[service][real server][checker]`), for a reload to keep.
+    pub fn checker_states(&self) -> (HealthConfig, Vec<Vec<Vec<bool>>>) {
+        let cfg = HealthConfig { services: self.vss.iter().map(|v| v.cfg.clone()).collect(), ..Default::default() };
+        let up = self.views.iter().map(|r| r.iter().map(|c| c.iter().map(|v| v.is_up).collect()).collect()).collect();
+        (cfg, up)
+    }
+
     /// The counters as JSON.
     pub fn counters(&self) -> serde_json::Value {
         serde_json::to_value(self.counters).unwrap_or_default()

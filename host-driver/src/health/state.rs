@@ -227,6 +227,44 @@ impl VsState {
     }
 }
 
+/// A reload's checkers keep the state of the running ones: in `new`, a
+/// real server of a service `old` also has (same `-r` arguments) whose
+/// checkers are configured the same (their place in the file aside)
+/// starts with each checker as it is now (`up[service][server][checker]`
+/// of `old`): a server found dead stays out, one found alive stays in,
+/// as keepalived's reload keeps a checker's state. Returns how many
+/// servers kept theirs.
+pub fn carry_over(new: &mut super::config::HealthConfig, old: &super::config::HealthConfig, up: &[Vec<Vec<bool>>]) -> usize {
+    let same = |a: &super::config::CheckerConfig, b: &super::config::CheckerConfig| {
+        let (mut a, mut b) = (a.clone(), b.clone());
+        a.alpha = false;
+        b.alpha = false;
+        a.origin.clear();
+        b.origin.clear();
+        a == b
+    };
+    let mut kept = 0;
+    for vs in &mut new.services {
+        let Some(oi) = old.services.iter().position(|o| o.service == vs.service) else { continue };
+        for rs in &mut vs.reals {
+            let Some(ri) = old.services[oi].reals.iter().position(|o| o.dest.dest == rs.dest.dest) else { continue };
+            let ors = &old.services[oi].reals[ri];
+            let Some(states) = up.get(oi).and_then(|s| s.get(ri)) else { continue };
+            if ors.checkers.len() != rs.checkers.len()
+                || states.len() != rs.checkers.len()
+                || !ors.checkers.iter().zip(&rs.checkers).all(|(a, b)| same(a, b))
+            {
+                continue;
+            }
+            for (c, &is_up) in rs.checkers.iter_mut().zip(states) {
+                c.alpha = !is_up;
+            }
+            kept += 1;
+        }
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::config::{CheckKind, CheckerConfig, RsHealth, Target};
@@ -281,6 +319,40 @@ mod tests {
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn carry_over_keeps_the_state_of_unchanged_servers_only() {
+        let vs = |reals: Vec<RsHealth>| VsHealth {
+            service: s(&["-t", "10.0.0.1:80"]),
+            quorum: 1,
+            hysteresis: 0,
+            sorry: None,
+            reals,
+            quorum_up: None,
+            quorum_down: None,
+        };
+        let old = super::super::config::HealthConfig {
+            services: vec![vs(vec![rs("10.1.0.1:80", 1, false, false), rs("10.1.0.2:80", 1, false, false), rs("10.1.0.3:80", 1, false, false)])],
+            ..Default::default()
+        };
+        // rs1 found dead, rs2 and rs3 alive.
+        let up = vec![vec![vec![false], vec![true], vec![true]]];
+        let mut changed = rs("10.1.0.3:80", 1, false, false);
+        changed.checkers[0].retry = 5;
+        let mut alpha2 = rs("10.1.0.2:80", 1, false, true);
+        alpha2.checkers[0].origin = "other.conf:9".into();
+        let mut new = super::super::config::HealthConfig {
+            services: vec![vs(vec![rs("10.1.0.1:80", 1, false, false), alpha2, changed, rs("10.1.0.4:80", 1, false, false)])],
+            ..Default::default()
+        };
+        assert_eq!(carry_over(&mut new, &old, &up), 2);
+        let alpha: Vec<bool> = new.services[0].reals.iter().map(|r| r.checkers[0].alpha).collect();
+        // rs1 stays down, rs2 stays up (its `alpha` no longer matters),
+        // rs3's checker changed and rs4 is new: as configured.
+        assert_eq!(alpha, [true, false, false, false]);
+        let st = VsState::initial(&new.services[0]);
+        assert_eq!(st.desired().0, [None, Some(1), Some(1), Some(1)]);
     }
 
     #[test]

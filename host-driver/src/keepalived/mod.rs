@@ -212,11 +212,10 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
         print!("{}", format_save(&imp.rules));
         return 0;
     }
-    let req = Request::Ipvsadm {
-        prog: Some(prog.to_string()),
-        argv: vec!["-R".into()],
-        stdin: Some(restore_script(&imp.rules)),
-    };
+    // A load is a reload: the daemon applies the difference between its
+    // rules and the file's, all of it or nothing (`crate::reload`).
+    let n: usize = imp.health.services.iter().flat_map(|s| &s.reals).map(|r| r.checkers.len()).sum();
+    let req = Request::Reload { rules: Some(restore_script(&imp.rules)), health: Some(imp.health) };
     let r = match proto::call(&path, &req) {
         Ok(r) => r,
         Err(e) if !e.unreachable() => {
@@ -228,29 +227,21 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
             return 2;
         }
     };
-    let code = crate::cli::emit(&r);
-    if code != 0 {
-        return code as u8;
+    if r.exit != 0 {
+        eprint!("{}", r.stderr);
+        eprintln!("{prog} keepalived: {}: not loaded, the daemon's rules are unchanged", file.display());
+        return r.exit.clamp(1, 255) as u8;
     }
-    // The rules are in: the daemon's checkers take over (replacing any
-    // from an earlier load).
-    let n: usize = imp.health.services.iter().flat_map(|s| &s.reals).map(|r| r.checkers.len()).sum();
-    match proto::call(&path, &Request::Health { config: imp.health }) {
-        Ok(r) => {
-            let code = crate::cli::emit(&r);
-            if code != 0 {
-                return code as u8;
-            }
-            // MISC_CHECKs the daemon would not run (their user or path).
-            let n = n.saturating_sub(r.stderr.lines().filter(|l| l.contains(": MISC_CHECK (") && l.ends_with(": not run")).count());
-            if n > 0 {
-                eprintln!("{prog} keepalived: {n} health checker(s) running in the daemon (`{prog} checkers` lists them)");
-            }
-        }
-        Err(e) => {
-            eprintln!("{prog}: can't reach the daemon: {e}");
-            return 2;
-        }
+    let changes = r.stdout.lines().filter(|l| l.starts_with("lvsnic ")).count();
+    eprintln!("{prog} keepalived: {changes} rule change(s) applied");
+    // Notes of the checkers' start: MISC_CHECKs the daemon would not run
+    // (their user or path), which do not count as running.
+    eprint!("{}", r.stderr);
+    let n = n.saturating_sub(r.stderr.lines().filter(|l| l.contains(": MISC_CHECK (") && l.ends_with(": not run")).count());
+    // The rules are in and the daemon's checkers took over (replacing
+    // any from an earlier load).
+    if n > 0 {
+        eprintln!("{prog} keepalived: {n} health checker(s) running in the daemon (`{prog} checkers` lists them)");
     }
     match &imp.sync {
         Some(s) => start_sync_daemons(prog, &path, s),

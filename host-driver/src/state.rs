@@ -1,0 +1,702 @@
+//! What a restart of `lvsnic daemon` must keep, in the state directory
+//! (`--state-dir DIR`; default `/var/lib/lvsnic` for the default socket,
+//! `SOCKET.state` beside any other socket):
+//!
+//! * `state.json`: the running configuration ([`RunningState`]): the rules
+//!   as `ipvsadm -S -n` prints them (with `-x`/`-y`), the `--set` timeouts, VIP ownership
+//!   (`lvsnic vip`), the sync daemons (`--start-daemon`, as ipvsadm
+//!   arguments) and the health checkers `lvsnic keepalived --load` started.
+//!   Written after every control request that changes one of them.
+//! * `connections.json`: the connection table ([`ConnSnapshot`]), written
+//!   every second while it is not empty (less often for a table so big
+//!   that writing it takes over 100 ms: [`Keeper::tick`]) and when the
+//!   daemon stops.
+//!
+//! Both are written atomically ([`write_atomic`]: a temporary file in the
+//! same directory, fsync, rename, fsync of the directory), so a crash
+//! leaves the old file or the new one, never half of one. Each has a
+//! `version`; a file of another version, or one that does not parse, is a
+//! one-line error naming the file and the daemon does not start (never a
+//! silent fresh start that would forget the configuration).
+//!
+//! At start the state file wins over `--rules`: `--rules` is the first
+//! configuration, the state file the running one (what ipvsadm's init
+//! scripts do with `ipvsadm-save` at stop and `ipvsadm-restore` at start);
+//! `lvsnic reload` (or SIGHUP) applies the rules file again. Connections
+//! come back through the sync backup's path ([`restore_conns`]): each is
+//! installed as a connection learned from another director is, bound to
+//! its real server, with the time it had left, and offloaded to the card.
+
+use crate::control::Control;
+use crate::device::Device;
+use crate::health::config::HealthConfig;
+use crate::limits::Limits;
+use lvsnic_model::config::DirectorConfig;
+use lvsnic_model::conn::NIL;
+use lvsnic_model::director::Offload;
+use lvsnic_model::rules::ipvsadm::parse_rules_full;
+use lvsnic_model::sync::backup;
+use lvsnic_model::sync::SyncConn;
+use lvsnic_model::time::{Time, MSEC, SEC};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+
+/// Version of both files this build writes and reads.
+pub const STATE_VERSION: u32 = 1;
+/// The running configuration's file in the state directory.
+pub const STATE_FILE: &str = "state.json";
+/// The connection table's file in the state directory.
+pub const CONNS_FILE: &str = "connections.json";
+/// The state directory of a daemon on the default socket.
+pub const DEFAULT_STATE_DIR: &str = "/var/lib/lvsnic";
+
+/// A state file that cannot be read, written or understood (one line).
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// Reading or writing failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The file does not parse, or is of another version.
+    #[error("{path}: corrupt state file ({msg}); move it away to start without it")]
+    Corrupt {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        msg: String,
+    },
+}
+
+/// The running configuration.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunningState {
+    /// [`STATE_VERSION`].
+    pub version: u32,
+    /// The services and real servers, as `ipvsadm -S -n` prints them.
+    pub rules: String,
+    /// `--set`: TCP, TCP FIN, UDP timeouts in seconds.
+    pub timeouts: (u32, u32, u32),
+    /// VIPs `lvsnic vip` named, and whether each is ours.
+    #[serde(default)]
+    pub vips: Vec<(Ipv4Addr, bool)>,
+    /// The sync daemons running, each as the ipvsadm arguments that start it.
+    #[serde(default)]
+    pub sync_daemons: Vec<Vec<String>>,
+    /// The health checkers `lvsnic keepalived --load` started.
+    #[serde(default)]
+    pub health: Option<HealthConfig>,
+    /// The services the last `lvsnic keepalived --load` loaded (`-t VIP:PORT`):
+    /// the next load deletes those its file no longer has.
+    #[serde(default)]
+    pub keepalived_services: Vec<String>,
+}
+
+/// One connection as saved: what `ipvsadm -L -n -c` shows and what the
+/// golden model needs to install it again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedConn {
+    /// IP protocol (6, 17).
+    pub proto: u8,
+    /// Client address and port.
+    pub caddr: Ipv4Addr,
+    /// Client port.
+    pub cport: u16,
+    /// VIP.
+    pub vaddr: Ipv4Addr,
+    /// Virtual port.
+    pub vport: u16,
+    /// Real server.
+    pub daddr: Ipv4Addr,
+    /// Real server port.
+    pub dport: u16,
+    /// `IP_VS_CONN_F_*`.
+    pub flags: u16,
+    /// Protocol state.
+    pub state: u8,
+    /// The state's timeout, ms.
+    pub timeout_ms: u32,
+    /// Time left when saved, ms.
+    pub left_ms: u64,
+}
+
+/// The connection table file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConnSnapshot {
+    /// [`STATE_VERSION`].
+    pub version: u32,
+    /// Director time of the snapshot (ns).
+    pub taken_ns: u64,
+    /// The connections and templates.
+    pub conns: Vec<SavedConn>,
+}
+
+/// Writes `bytes` to `path` so that a crash leaves the old content or the
+/// new, whole: a temporary file beside it, fsync, rename, fsync of the
+/// directory. On failure the temporary file is removed and `path` is
+/// untouched.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let r = (|| {
+        let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path, version: impl Fn(&T) -> u32) -> Result<Option<T>, StateError> {
+    let p = path.display().to_string();
+    let text = match std::fs::read(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(StateError::Io { path: p, source: e }),
+    };
+    let v: T = serde_json::from_slice(&text).map_err(|e| StateError::Corrupt { path: p.clone(), msg: e.to_string() })?;
+    if version(&v) != STATE_VERSION {
+        return Err(StateError::Corrupt {
+            path: p,
+            msg: format!("version {}, this lvsnic reads version {STATE_VERSION}", version(&v)),
+        });
+    }
+    Ok(Some(v))
+}
+
+fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), StateError> {
+    let text = serde_json::to_vec(v).map_err(|e| StateError::Corrupt { path: path.display().to_string(), msg: e.to_string() })?;
+    write_atomic(path, &text).map_err(|e| StateError::Io { path: path.display().to_string(), source: e })
+}
+
+/// Reads `DIR/state.json`: `None` when there is none.
+pub fn load_state(dir: &Path) -> Result<Option<RunningState>, StateError> {
+    let p = dir.join(STATE_FILE);
+    let st: Option<RunningState> = read_json(&p, |s: &RunningState| s.version)?;
+    if let Some(s) = &st {
+        // The rules must load again, or the file is no use.
+        parse_rules_full(&s.rules)
+            .map_err(|e| StateError::Corrupt { path: p.display().to_string(), msg: format!("rules: {e}") })?;
+    }
+    Ok(st)
+}
+
+/// Writes `DIR/state.json` atomically.
+pub fn save_state(dir: &Path, st: &RunningState) -> Result<(), StateError> {
+    write_json(&dir.join(STATE_FILE), st)
+}
+
+/// Reads `DIR/connections.json`: `None` when there is none.
+pub fn load_conns(dir: &Path) -> Result<Option<ConnSnapshot>, StateError> {
+    read_json(&dir.join(CONNS_FILE), |s: &ConnSnapshot| s.version)
+}
+
+/// Writes `DIR/connections.json` atomically.
+pub fn save_conns(dir: &Path, s: &ConnSnapshot) -> Result<(), StateError> {
+    write_json(&dir.join(CONNS_FILE), s)
+}
+
+/// The running configuration of `ctl` (`health`: the checkers' config).
+pub fn capture<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> RunningState {
+    let d = &ctl.sp.director;
+    let mut vips: Vec<(Ipv4Addr, bool)> = d.vip_states().collect();
+    vips.sort_unstable();
+    let sync_daemons = ctl
+        .sync
+        .listing()
+        .iter()
+        .map(|l| {
+            let role = match l.state {
+                lvsnic_model::rules::ipvsadm::DaemonState::Master => "master",
+                lvsnic_model::rules::ipvsadm::DaemonState::Backup => "backup",
+            };
+            let mut a: Vec<String> =
+                vec!["--start-daemon".into(), role.into(), "--mcast-interface".into(), l.mcast_ifn.clone()];
+            a.extend(["--syncid".into(), l.syncid.to_string()]);
+            if let Some(g) = l.mcast_group {
+                a.extend(["--mcast-group".into(), g.to_string()]);
+            }
+            a.extend(["--mcast-port".into(), l.mcast_port.to_string()]);
+            a.extend(["--mcast-ttl".into(), l.mcast_ttl.to_string()]);
+            a.extend(["--sync-maxlen".into(), l.sync_maxlen.to_string()]);
+            a
+        })
+        .collect();
+    RunningState {
+        version: STATE_VERSION,
+        rules: crate::reload::rules_text(&d.services.to_rules()),
+        timeouts: d.cfg.timeouts.get(),
+        vips,
+        sync_daemons,
+        health: health.cloned(),
+        keepalived_services: Vec::new(),
+    }
+}
+
+/// The connection table of `ctl` now: every live connection and template
+/// with the time it has left (an offloaded connection's last use on the
+/// card re-arms it, as `ipvsadm -L -c` shows).
+pub fn snapshot<D: Device>(ctl: &mut Control<D>) -> ConnSnapshot {
+    ctl.sp.settle();
+    let sp = &mut ctl.sp;
+    let d = &sp.director;
+    let now = d.now();
+    let mut view = crate::flows::OffloadView { flows: &mut sp.flows, hw: &mut sp.dp, removed: Vec::new() };
+    let mut conns = Vec::with_capacity(d.conns.len());
+    for (id, c) in d.conns.iter() {
+        let mut exp = c.expires;
+        if let Some(t) = view.last_use(id, c) {
+            exp = exp.max(t + c.timeout());
+        }
+        let left = exp.saturating_sub(now);
+        if left == 0 {
+            continue;
+        }
+        conns.push(SavedConn {
+            proto: c.proto,
+            caddr: Ipv4Addr::from(c.caddr),
+            cport: c.cport,
+            vaddr: Ipv4Addr::from(c.vaddr),
+            vport: c.vport,
+            daddr: Ipv4Addr::from(c.daddr),
+            dport: c.dport,
+            flags: c.flags,
+            state: c.state,
+            timeout_ms: c.timeout_ms,
+            left_ms: left.div_ceil(MSEC),
+        });
+    }
+    ConnSnapshot { version: STATE_VERSION, taken_ns: now, conns }
+}
+
+/// What [`restore_conns`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Restored {
+    /// Connections and templates installed again.
+    pub installed: u64,
+    /// Of those, bound to no real server (its service or server is gone).
+    pub unbound: u64,
+    /// Installed but not offloaded to the card.
+    pub not_offloaded: u64,
+}
+
+/// Installs the connections of `snap` in `ctl` as the sync backup installs
+/// a connection learned from another director (`ip_vs_proc_conn`), with
+/// the time each had left, and offloads each through the flow manager's
+/// sync path. An entry already in the table is updated, not duplicated.
+pub fn restore_conns<D: Device>(ctl: &mut Control<D>, snap: &ConnSnapshot) -> Restored {
+    let mut r = Restored::default();
+    let sp = &mut ctl.sp;
+    for s in &snap.conns {
+        let sc = SyncConn {
+            protocol: s.proto,
+            flags: (s.flags & !lvsnic_model::conn::flags::HASHED) as u32,
+            state: s.state as u16,
+            cport: s.cport,
+            vport: s.vport,
+            dport: s.dport,
+            timeout: s.timeout_ms.div_ceil(1000),
+            caddr: s.caddr,
+            vaddr: s.vaddr,
+            daddr: s.daddr,
+            ..SyncConn::default()
+        };
+        let Some(id) = backup::proc_conn(&mut sp.director, &sc).id() else { continue };
+        let d = &mut sp.director;
+        // Active or inactive as it was (a sync-learned entry is bound
+        // inactive), with the server's counters to match.
+        let c = *d.conns.get(id);
+        let inactive = lvsnic_model::conn::flags::INACTIVE;
+        if (c.flags ^ s.flags) & inactive != 0 && !c.is_template() && c.dest != NIL {
+            let dest = &mut d.services.dests[c.dest as usize];
+            if s.flags & inactive != 0 {
+                dest.activeconns -= 1;
+                dest.inactconns += 1;
+            } else {
+                dest.activeconns += 1;
+                dest.inactconns -= 1;
+            }
+            d.conns.get_mut(id).flags ^= inactive;
+        }
+        // The state's full timeout stays the connection's; only this
+        // first expiry is what it had left.
+        d.conns.get_mut(id).timeout_ms = s.timeout_ms;
+        let left: Time = (s.left_ms * MSEC).max(SEC / 1000);
+        let at = d.now() + left;
+        d.conns.arm(id, at);
+        r.installed += 1;
+        if d.conns.get(id).dest == NIL {
+            r.unbound += 1;
+        }
+        sp.flows.sync(&mut sp.dp, &mut sp.director, id);
+        if !sp.flows.is_offloaded(id) {
+            r.not_offloaded += 1;
+        }
+    }
+    r
+}
+
+/// The state directory of a daemon: `explicit`, else [`DEFAULT_STATE_DIR`]
+/// for the default socket (`default_socket`), else `SOCKET.state` beside
+/// the socket (so that daemons on different sockets never share one).
+pub fn state_dir(explicit: Option<&Path>, socket: &Path, default_socket: bool) -> PathBuf {
+    if let Some(d) = explicit {
+        return d.to_path_buf();
+    }
+    if default_socket {
+        return PathBuf::from(DEFAULT_STATE_DIR);
+    }
+    let mut s = socket.as_os_str().to_owned();
+    s.push(".state");
+    PathBuf::from(s)
+}
+
+/// The daemon's keeper of its state directory: restores at start, saves
+/// after changes, snapshots the connections, and reloads.
+pub struct Keeper {
+    dir: Option<PathBuf>,
+    director: Option<PathBuf>,
+    rules: Option<PathBuf>,
+    /// DIRECTOR.toml as last read.
+    loaded: Option<(DirectorConfig, Limits)>,
+    /// The checkers' configuration (`lvsnic keepalived --load`).
+    pub health: Option<HealthConfig>,
+    /// The services of the last `lvsnic keepalived --load`.
+    ka_services: Vec<String>,
+    last_snapshot: Option<std::time::Instant>,
+    /// Connections in the last snapshot written.
+    last_count: usize,
+    /// How long the last snapshot took.
+    last_cost: std::time::Duration,
+    /// The last save error (printed once until a save succeeds).
+    failing: bool,
+}
+
+impl Keeper {
+    /// A keeper that keeps nothing (no state directory) and reloads nothing.
+    pub fn disabled() -> Self {
+        Keeper {
+            dir: None,
+            director: None,
+            rules: None,
+            loaded: None,
+            health: None,
+            ka_services: Vec::new(),
+            last_snapshot: None,
+            last_count: 0,
+            last_cost: std::time::Duration::ZERO,
+            failing: false,
+        }
+    }
+
+    /// A keeper of `dir` (created if needed, mode 0700) for a daemon
+    /// started with DIRECTOR.toml `director` and rules file `rules`.
+    pub fn new(dir: PathBuf, director: &Path, rules: Option<&Path>) -> Result<Self, StateError> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| StateError::Io { path: dir.display().to_string(), source: e })?;
+        let loaded = crate::limits::load_director(director).ok();
+        Ok(Keeper {
+            dir: Some(dir),
+            director: Some(director.to_path_buf()),
+            rules: rules.map(Path::to_path_buf),
+            loaded,
+            ..Keeper::disabled()
+        })
+    }
+
+    /// The state directory.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// Brings `ctl` back to the saved state, if there is one (`vips`:
+    /// whether VIP ownership is restored, not followed from the host).
+    /// Returns a line saying what came back, and the checkers to start.
+    pub fn restore<D: Device>(
+        &mut self,
+        ctl: &mut Control<D>,
+        vips: bool,
+    ) -> Result<(Option<String>, Option<HealthConfig>), StateError> {
+        let Some(dir) = self.dir.clone() else { return Ok((None, None)) };
+        let st = load_state(&dir)?;
+        let conns = load_conns(&dir)?;
+        let mut said = Vec::new();
+        if let Some(st) = &st {
+            let script = parse_rules_full(&st.rules).map_err(|e| StateError::Corrupt {
+                path: dir.join(STATE_FILE).display().to_string(),
+                msg: format!("rules: {e}"),
+            })?;
+            crate::reload::converge(ctl, &script.rules).map_err(|e| StateError::Corrupt {
+                path: dir.join(STATE_FILE).display().to_string(),
+                msg: e,
+            })?;
+            let (t, f, u) = st.timeouts;
+            ctl.sp.director.cfg.timeouts.set(t, f, u);
+            if vips {
+                for &(v, owned) in &st.vips {
+                    ctl.sp.set_vip_owned(v, owned);
+                }
+            }
+            for argv in &st.sync_daemons {
+                let out = ctl.ipvsadm("lvsnic", argv, None);
+                if out.exit != 0 {
+                    eprintln!("lvsnic daemon: restoring `{}`: {}", argv.join(" "), out.stderr.trim());
+                }
+            }
+            self.health = st.health.clone();
+            self.ka_services = st.keepalived_services.clone();
+            said.push(format!("{} services", script.rules.services.len()));
+        }
+        if let Some(c) = &conns {
+            let r = restore_conns(ctl, c);
+            said.push(format!("{} connections ({} offloaded)", r.installed, r.installed - r.not_offloaded));
+            self.last_count = c.conns.len();
+        }
+        let line = (!said.is_empty()).then(|| format!("restored from {}: {}", dir.display(), said.join(", ")));
+        Ok((line, self.health.clone()))
+    }
+
+    fn report(&mut self, r: Result<(), StateError>) {
+        match r {
+            Ok(()) => self.failing = false,
+            Err(e) => {
+                if !self.failing {
+                    eprintln!("lvsnic daemon: saving the state: {e}");
+                }
+                self.failing = true;
+            }
+        }
+    }
+
+    /// Writes the running configuration (after a change).
+    pub fn save<D: Device>(&mut self, ctl: &Control<D>) {
+        let Some(dir) = self.dir.clone() else { return };
+        let mut st = capture(ctl, self.health.as_ref());
+        st.keepalived_services = self.ka_services.clone();
+        let r = save_state(&dir, &st);
+        self.report(r);
+    }
+
+    /// Writes the connection table now.
+    pub fn save_conns<D: Device>(&mut self, ctl: &mut Control<D>) {
+        let Some(dir) = self.dir.clone() else { return };
+        let t0 = std::time::Instant::now();
+        let snap = snapshot(ctl);
+        self.last_count = snap.conns.len();
+        let r = save_conns(&dir, &snap);
+        self.report(r);
+        self.last_snapshot = Some(std::time::Instant::now());
+        self.last_cost = t0.elapsed();
+    }
+
+    /// Every second (or ten times as long as the last snapshot took, so
+    /// that snapshots of a big table take at most a tenth of the loop's
+    /// time): the connection table, while it is not empty (and once more
+    /// when it has become empty).
+    pub fn tick<D: Device>(&mut self, ctl: &mut Control<D>) {
+        let every = std::time::Duration::from_secs(1).max(self.last_cost * 10);
+        if self.dir.is_none() || self.last_snapshot.is_some_and(|t| t.elapsed() < every) {
+            return;
+        }
+        if ctl.sp.director.conns.len() == 0 && self.last_count == 0 {
+            self.last_snapshot = Some(std::time::Instant::now());
+            return;
+        }
+        self.save_conns(ctl);
+    }
+
+    /// `lvsnic keepalived FILE --load` into a running daemon, a reload:
+    /// the file's services (`rules`, `ipvsadm -R` text) replace those of
+    /// the same key, the previous load's services the file no longer has
+    /// are deleted, others (added by hand) stay; real servers whose
+    /// checkers are unchanged keep their checkers' state
+    /// ([`carry_over`](crate::health::state::carry_over)), so a server
+    /// known dead is not put back. All of it is applied, or nothing.
+    pub fn load_keepalived<D: Device>(
+        &mut self,
+        ctl: &mut Control<D>,
+        running: &mut Option<crate::health::Health>,
+        rules: &str,
+        cfg: HealthConfig,
+    ) -> crate::invocation::Output {
+        let fail = |msg: String| crate::invocation::Output {
+            stderr: format!("lvsnic reload: {msg}\n"),
+            exit: 1,
+            ..Default::default()
+        };
+        let mut started = cfg.clone();
+        if let Some(h) = running.as_ref() {
+            let (old, up) = h.checker_states();
+            crate::health::state::carry_over(&mut started, &old, &up);
+        }
+        let text = crate::reload::with_holdings(rules, &started);
+        let file = match parse_rules_full(&text) {
+            Ok(s) => s.rules,
+            Err(e) => return fail(format!("rules: {e}")),
+        };
+        let ids = crate::reload::service_ids(&file);
+        let mut target = ctl.sp.director.services.to_rules();
+        let current = crate::reload::service_ids(&target);
+        let keep: Vec<bool> = current.iter().map(|k| !ids.contains(k) && !self.ka_services.contains(k)).collect();
+        let mut it = keep.iter();
+        target.services.retain(|_| *it.next().unwrap_or(&false));
+        target.services.extend(file.services);
+        let cmds = match crate::reload::converge(ctl, &target) {
+            Ok(c) => c,
+            Err(e) => return fail(e),
+        };
+        *running = None;
+        let mut out = crate::invocation::Output::default();
+        for c in cmds {
+            out.stdout.push_str(&format!("lvsnic {}\n", c.join(" ")));
+        }
+        match crate::health::Health::start(started) {
+            Ok(h) => *running = Some(h),
+            Err(e) => {
+                out.stderr = format!("lvsnic daemon: starting the health checkers: {e}\n");
+                out.exit = 2;
+            }
+        }
+        self.health = Some(cfg);
+        self.ka_services = ids;
+        out
+    }
+
+    /// `lvsnic reload` / SIGHUP: DIRECTOR.toml and the rules file again,
+    /// or `rules` (`ipvsadm -S` text, from `lvsnic keepalived --load`)
+    /// instead of the rules file.
+    pub fn reload<D: Device>(&mut self, ctl: &mut Control<D>, rules: Option<&str>) -> crate::invocation::Output {
+        let text = match (rules, &self.rules) {
+            (Some(t), _) => Some(("rules", t.to_string())),
+            (None, Some(p)) => match std::fs::read_to_string(p) {
+                Ok(t) => Some(("", t)),
+                Err(e) => {
+                    return crate::invocation::Output {
+                        stderr: format!("lvsnic reload: {}: {e}\n", p.display()),
+                        exit: 1,
+                        ..Default::default()
+                    }
+                }
+            },
+            (None, None) => None,
+        };
+        let name = self.rules.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let rt = text.as_ref().map(|(n, t)| (if n.is_empty() { name.as_str() } else { *n }, t.as_str()));
+        let director = if rules.is_some() { None } else { self.director.clone() };
+        crate::reload::reload(ctl, director.as_deref(), &mut self.loaded, rt)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("lvsnic-state-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn sample() -> RunningState {
+        RunningState {
+            version: STATE_VERSION,
+            rules: "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 10.0.1.1:80 -m -w 1\n".into(),
+            timeouts: (901, 121, 301),
+            vips: vec![("10.0.0.1".parse().unwrap(), false)],
+            sync_daemons: vec![vec!["--start-daemon".into(), "master".into()]],
+            health: None,
+            keepalived_services: vec!["-t 10.0.0.1:80".into()],
+        }
+    }
+
+    #[test]
+    fn state_round_trip() {
+        let d = tmp("rt");
+        assert_eq!(load_state(&d).unwrap(), None);
+        save_state(&d, &sample()).unwrap();
+        assert_eq!(load_state(&d).unwrap(), Some(sample()));
+        let snap = ConnSnapshot {
+            version: STATE_VERSION,
+            taken_ns: 5,
+            conns: vec![SavedConn {
+                proto: 6,
+                caddr: "192.168.0.1".parse().unwrap(),
+                cport: 4000,
+                vaddr: "10.0.0.1".parse().unwrap(),
+                vport: 80,
+                daddr: "10.0.1.1".parse().unwrap(),
+                dport: 80,
+                flags: 0x100,
+                state: 1,
+                timeout_ms: 900_000,
+                left_ms: 899_500,
+            }],
+        };
+        save_conns(&d, &snap).unwrap();
+        assert_eq!(load_conns(&d).unwrap(), Some(snap));
+        // Only the two files: no temporary left behind.
+        let mut names: Vec<String> =
+            std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        assert_eq!(names, [CONNS_FILE, STATE_FILE]);
+    }
+
+    #[test]
+    fn failed_write_leaves_the_old_file() {
+        let d = tmp("atomic");
+        save_state(&d, &sample()).unwrap();
+        let before = std::fs::read(d.join(STATE_FILE)).unwrap();
+        // The temporary name is taken by a directory: the write fails
+        // before the rename.
+        std::fs::create_dir(d.join(format!(".{STATE_FILE}.tmp.{}", std::process::id()))).unwrap();
+        let mut other = sample();
+        other.timeouts = (1, 2, 3);
+        assert!(save_state(&d, &other).is_err());
+        assert_eq!(std::fs::read(d.join(STATE_FILE)).unwrap(), before);
+        assert_eq!(load_state(&d).unwrap(), Some(sample()));
+    }
+
+    #[test]
+    fn corrupt_file_is_one_line_naming_it() {
+        let d = tmp("corrupt");
+        std::fs::write(d.join(STATE_FILE), "{\"version\":1,\"rules\":").unwrap();
+        let e = load_state(&d).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}: corrupt state file (", d.join(STATE_FILE).display())), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        let mut s = sample();
+        s.version = 7;
+        std::fs::write(d.join(STATE_FILE), serde_json::to_vec(&s).unwrap()).unwrap();
+        assert!(load_state(&d).unwrap_err().to_string().contains("version 7, this lvsnic reads version 1"));
+        s.version = 1;
+        s.rules = "-A -t 10.0.0.1:80 -s nosuch-option -Q\n".into();
+        std::fs::write(d.join(STATE_FILE), serde_json::to_vec(&s).unwrap()).unwrap();
+        assert!(load_state(&d).unwrap_err().to_string().contains("rules: "));
+        std::fs::write(d.join(CONNS_FILE), "[1,2]").unwrap();
+        assert!(load_conns(&d).unwrap_err().to_string().contains(CONNS_FILE));
+    }
+
+    #[test]
+    fn state_dir_per_socket() {
+        assert_eq!(state_dir(None, Path::new("/run/lvsnic.sock"), true), PathBuf::from("/var/lib/lvsnic"));
+        assert_eq!(state_dir(None, Path::new("/tmp/x/a.sock"), false), PathBuf::from("/tmp/x/a.sock.state"));
+        assert_eq!(state_dir(Some(Path::new("/s")), Path::new("/tmp/a.sock"), false), PathBuf::from("/s"));
+    }
+}
