@@ -94,16 +94,26 @@ fn idle_and_byte_at_a_time_clients_hold_up_nobody_and_are_cut_at_the_deadline() 
 fn an_oversized_request_is_refused_with_its_size() {
     let dir = tmpdir("clients-large");
     let d = Daemon::start(&dir, &director_toml(), &[]);
-    // 66 MiB of rules: more than the 64 MiB a request may have.
+    // 66 MiB of rules: more than the 64 MiB a request may have. Sent raw
+    // (the lvsnic client refuses such a request before sending it): the
+    // daemon itself must answer with the size.
     let line = "-A -t 10.0.0.100:80 -s rr\n";
     let rules = line.repeat((66 << 20) / line.len());
-    let r = d.run_in(&["-R"], &rules);
-    assert_eq!(r.code, 2, "{r:?}");
-    let n: u64 = r
-        .stderr
+    let req = serde_json::json!({"op": "ipvsadm", "argv": ["-R"], "stdin": rules}).to_string() + "\n";
+    let mut s = UnixStream::connect(&d.sock).unwrap();
+    let mut w = s.try_clone().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = w.write_all(req.as_bytes());
+    });
+    let r = reply(&mut s);
+    let _ = writer.join();
+    assert_eq!(r["exit"], 2, "{r}");
+    let n: u64 = r["stderr"]
+        .as_str()
+        .unwrap_or_default()
         .strip_prefix("lvsnic daemon: request too large (")
         .and_then(|s| s.strip_suffix(" bytes, limit 67108864)\n"))
-        .unwrap_or_else(|| panic!("{r:?}"))
+        .unwrap_or_else(|| panic!("{r}"))
         .parse()
         .unwrap();
     assert!(n > rules.len() as u64, "the whole request is counted: {n}");
