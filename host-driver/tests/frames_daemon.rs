@@ -47,3 +47,37 @@ fn frames_daemon_counts_odd_frames_and_keeps_running() {
     let (code, log) = d.stop();
     assert_eq!(code, 0, "{log}");
 }
+
+/// `--wire pcap:IN,OUT` with OUT the same file as IN (or as the rules, or
+/// HOST the same as OUT) is refused before anything is opened for
+/// writing: the input capture is left as it was (it used to be truncated
+/// to an empty capture by the daemon's start).
+#[test]
+fn daemon_refuses_a_pcap_wire_output_that_is_an_input() {
+    let dir = tmpdir("frames-overlap");
+    let rules = write(&dir, "rules", "-A -t 10.0.0.100:80 -s rr\n");
+    let toml = write(&dir, "director.toml", &director_toml());
+    let inp = dir.join("in.pcap");
+    let c: std::net::Ipv4Addr = "198.51.100.9".parse().unwrap();
+    write_pcap(&inp, &[(T0, tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1000, 80, TCP_SYN, 1, 0, b""))]);
+    let before = std::fs::read(&inp).unwrap();
+    let (i, r, o) = (inp.display().to_string(), rules.display().to_string(), dir.join("out.pcap").display().to_string());
+    for (wire, names) in [
+        (format!("pcap:{i},{i}"), ["--wire pcap OUT", "--wire pcap IN"]),
+        (format!("pcap:{i},{r}"), ["--wire pcap OUT", "--rules"]),
+        (format!("pcap:{i},{o},{o}"), ["--wire pcap OUT", "--wire pcap HOST"]),
+    ] {
+        let sock = dir.join("s.sock");
+        let ran = lvsnic_at(
+            &sock,
+            &["daemon", "--backend", "model", "--director", toml.to_str().unwrap(), "--socket", sock.to_str().unwrap(), "--rules", &r, "--wire", &wire],
+            None,
+        );
+        assert_eq!(ran.code, 1, "{wire}: {ran:?}");
+        assert!(names.iter().all(|n| ran.stderr.contains(n)), "{wire}: {}", ran.stderr);
+        assert_eq!(ran.stderr.lines().count(), 1, "{}", ran.stderr);
+        assert_eq!(std::fs::read(&inp).unwrap(), before, "{wire}: the input capture changed");
+        assert_eq!(std::fs::read_to_string(&rules).unwrap(), "-A -t 10.0.0.100:80 -s rr\n");
+        assert!(!sock.exists());
+    }
+}

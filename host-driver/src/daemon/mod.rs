@@ -138,6 +138,9 @@ pub enum DaemonError {
     /// The card failed or could not be opened.
     #[error("{0}")]
     Device(String),
+    /// An output would overwrite an input or another output.
+    #[error("{0}")]
+    Overlap(String),
     /// The state directory or a file in it.
     #[error("{0}")]
     State(#[from] crate::state::StateError),
@@ -216,6 +219,15 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
         }
     };
     // The wire first: its first frame sets the model's start time.
+    if let Some(WireSpec::Pcap { input, output, host }) = &args.wire {
+        // Before anything is opened for writing: `pcap:a.pcap,a.pcap` would
+        // have truncated its own input.
+        let mut inputs = vec![("--wire pcap IN", input.as_path()), ("--director", args.director.as_path())];
+        inputs.extend(args.rules.as_deref().map(|r| ("--rules", r)));
+        let mut outputs = vec![("--wire pcap OUT", output.as_path())];
+        outputs.extend(host.as_deref().map(|h| ("--wire pcap HOST", h)));
+        crate::outfile::refuse_overlaps(&inputs, &outputs).map_err(DaemonError::Overlap)?;
+    }
     let (wire, live, start) = Wire::open(args.wire.as_ref(), args.pace)?;
     let host_tap = match &args.host_tap {
         None => None,
