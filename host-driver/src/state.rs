@@ -568,7 +568,13 @@ impl Keeper {
             out.stdout.push_str(&format!("lvsnic {}\n", c.join(" ")));
         }
         match crate::health::Health::start(started) {
-            Ok(h) => *running = Some(h),
+            Ok(h) => {
+                // Scripts refused or warned about (health::misc::vet).
+                for n in &h.script_notes {
+                    out.stderr.push_str(&format!("lvsnic daemon: {n}\n"));
+                }
+                *running = Some(h);
+            }
             Err(e) => {
                 out.stderr = format!("lvsnic daemon: starting the health checkers: {e}\n");
                 out.exit = 2;
