@@ -70,6 +70,10 @@ impl Dut {
     /// Feeds one frame at time `t`.
     pub fn feed(&mut self, t: Time, frame: &[u8]) -> Out {
         match &mut self.kind {
+            // No receiver takes an empty, runt or oversize frame: dropped on
+            // receive before the director, as the slow path and the golden
+            // replay drop it.
+            DutKind::Golden(_) if lvsnic_model::stats::ReceiveDrop::of_len(frame.len()).is_some() => Out::Drop,
             DutKind::Golden(d) => feed(d, t, frame),
             DutKind::Model(sp) => split_out(sp.frame(t, frame).expect("data plane")),
             DutKind::Sim(sp) => split_out(sp.frame(t, frame).expect("simulated data plane")),
