@@ -39,6 +39,7 @@ pub mod sim_bench;
 pub mod slowpath;
 pub mod state;
 pub mod sync;
+pub mod sys;
 pub mod vectors;
 
 /// The one-line error of `--backend sim` in a build without the `sim`

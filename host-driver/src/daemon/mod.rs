@@ -66,7 +66,9 @@ pub mod args;
 pub mod client;
 pub mod proto;
 pub mod socket;
-pub mod sys;
+/// The system calls of the daemon (kept at the crate's top: health checkers
+/// and sync use them too).
+pub use crate::sys;
 mod vips;
 mod wire;
 

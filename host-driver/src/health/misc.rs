@@ -37,7 +37,7 @@
 
 use super::config::{CheckKind, HealthConfig, RunAs, ScriptUser};
 use super::Outcome;
-use crate::daemon::sys;
+use crate::sys;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

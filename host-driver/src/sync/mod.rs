@@ -824,7 +824,7 @@ mod tests {
         let mut calls = 1;
         while st(&sync).queued > 0 {
             let fd = sync.fds()[0];
-            assert!(crate::daemon::sys::poll_readable(&[fd], 0).unwrap()[0], "wake-up lost");
+            assert!(crate::sys::poll_readable(&[fd], 0).unwrap()[0], "wake-up lost");
             let m0 = st(&sync).counters.messages;
             sync.run(&mut sp);
             assert!(st(&sync).counters.messages - m0 <= 7);

@@ -1,4 +1,5 @@
-//! The few system calls the daemon needs beyond std: SIGINT/SIGTERM
+//! The few system calls the daemon (and its health checkers and sync
+//! daemons) need beyond std: SIGINT/SIGTERM
 //! handling, TAP devices, poll(2), the stack's addresses (rtnetlink,
 //! getifaddrs(3)), the control queue's wake-up (eventfd(2)) and a control
 //! client's credentials (`SO_PEERCRED`). All of the daemon's `unsafe` is here.
