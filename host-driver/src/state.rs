@@ -182,6 +182,111 @@ fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), StateError> {
     write_atomic(path, &text).map_err(|e| StateError::Io { path: path.display().to_string(), source: e })
 }
 
+/// What the [`Writer`] runs after a file is on disk (a reply to the
+/// client whose change it saved).
+pub type AfterWrite = Box<dyn FnOnce() + Send>;
+
+/// One file for the [`Writer`]: its bytes, and what to run once it is
+/// on disk (or the write failed: the error is printed either way).
+struct WriteJob {
+    path: PathBuf,
+    bytes: Vec<u8>,
+    then: Option<AfterWrite>,
+    /// A connection snapshot: clears [`Writer::conns_pending`] when done.
+    conns: bool,
+}
+
+/// Writes the state directory's files on a thread of its own, one after
+/// the other in the order given ([`write_atomic`] each), so that the
+/// forwarding loop never waits for the disk: an fsync can take seconds on
+/// a busy disk, and frames would wait that long. The loop serializes (a
+/// consistent copy of its state), the writer writes. Dropping the writer
+/// writes what is queued and joins the thread (the daemon's last snapshot
+/// at exit is on disk when it returns).
+pub struct Writer {
+    tx: Option<std::sync::mpsc::Sender<WriteJob>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// A connection snapshot is queued or being written: the next one is
+    /// skipped rather than queued behind it (the writer never falls behind
+    /// by more than one table).
+    conns_pending: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Files written and failures, for `status` and tests.
+    written: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    failed: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Writer {
+    /// Starts the writer thread.
+    pub fn start() -> std::io::Result<Writer> {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::sync::Arc;
+        let (tx, rx) = std::sync::mpsc::channel::<WriteJob>();
+        let conns_pending = Arc::new(AtomicBool::new(false));
+        let written = Arc::new(AtomicU64::new(0));
+        let failed = Arc::new(AtomicU64::new(0));
+        let (p, w, f) = (conns_pending.clone(), written.clone(), failed.clone());
+        let thread = std::thread::Builder::new().name("lvsnic-state".into()).spawn(move || {
+            // The last error printed, so that a failing disk is one line,
+            // not one a second.
+            let mut failing = false;
+            for job in rx {
+                match write_atomic(&job.path, &job.bytes) {
+                    Ok(()) => {
+                        failing = false;
+                        w.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(e) => {
+                        if !failing {
+                            eprintln!("lvsnic daemon: saving the state: {}: {e}", job.path.display());
+                        }
+                        failing = true;
+                        f.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                if job.conns {
+                    p.store(false, Ordering::Release);
+                }
+                if let Some(then) = job.then {
+                    then();
+                }
+            }
+        })?;
+        Ok(Writer { tx: Some(tx), thread: Some(thread), conns_pending, written, failed })
+    }
+
+    /// Queues `bytes` for `path`; `then` runs once it is written. A writer
+    /// whose thread is gone runs `then` at once.
+    fn write(&self, path: PathBuf, bytes: Vec<u8>, then: Option<AfterWrite>, conns: bool) {
+        let job = WriteJob { path, bytes, then, conns };
+        let Some(tx) = &self.tx else {
+            if let Some(t) = job.then {
+                t();
+            }
+            return;
+        };
+        if let Err(std::sync::mpsc::SendError(job)) = tx.send(job) {
+            if let Some(t) = job.then {
+                t();
+            }
+        }
+    }
+
+    /// Files written, and writes that failed, so far.
+    pub fn counts(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering;
+        (self.written.load(Ordering::Relaxed), self.failed.load(Ordering::Relaxed))
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Reads `DIR/state.json`: `None` when there is none.
 pub fn load_state(dir: &Path) -> Result<Option<RunningState>, StateError> {
     let p = dir.join(STATE_FILE);
@@ -379,10 +484,11 @@ pub struct Keeper {
     last_snapshot: Option<std::time::Instant>,
     /// Connections in the last snapshot written.
     last_count: usize,
-    /// How long the last snapshot took.
+    /// How long the last snapshot took the loop (taking and serializing it).
     last_cost: std::time::Duration,
-    /// The last save error (printed once until a save succeeds).
-    failing: bool,
+    /// Writes the files off the loop (`None`: disabled, or written inline
+    /// by a keeper without a thread).
+    writer: Option<Writer>,
 }
 
 impl Keeper {
@@ -398,7 +504,7 @@ impl Keeper {
             last_snapshot: None,
             last_count: 0,
             last_cost: std::time::Duration::ZERO,
-            failing: false,
+            writer: None,
         }
     }
 
@@ -412,7 +518,9 @@ impl Keeper {
             .create(&dir)
             .map_err(|e| StateError::Io { path: dir.display().to_string(), source: e })?;
         let loaded = crate::limits::load_director(director).ok();
+        let writer = Writer::start().map_err(|e| StateError::Io { path: dir.display().to_string(), source: e })?;
         Ok(Keeper {
+            writer: Some(writer),
             dir: Some(dir),
             director: Some(director.to_path_buf()),
             rules: rules.map(Path::to_path_buf),
@@ -473,37 +581,79 @@ impl Keeper {
         Ok((line, self.health.clone()))
     }
 
-    fn report(&mut self, r: Result<(), StateError>) {
-        match r {
-            Ok(()) => self.failing = false,
+    /// Writes the running configuration (after a change); `then` runs
+    /// once it is on disk (a reply: a client that sees it may count on the
+    /// change surviving a crash), while the loop goes on forwarding.
+    pub fn save_then<D: Device>(&mut self, ctl: &Control<D>, then: Option<AfterWrite>) {
+        let Some(dir) = self.dir.clone() else {
+            if let Some(t) = then {
+                t();
+            }
+            return;
+        };
+        let mut st = capture(ctl, self.health.as_ref());
+        st.keepalived_services = self.ka_services.clone();
+        let path = dir.join(STATE_FILE);
+        match serde_json::to_vec(&st) {
+            Ok(bytes) => self.writer().write(path, bytes, then, false),
             Err(e) => {
-                if !self.failing {
-                    eprintln!("lvsnic daemon: saving the state: {e}");
+                eprintln!("lvsnic daemon: saving the state: {}: {e}", path.display());
+                if let Some(t) = then {
+                    t();
                 }
-                self.failing = true;
             }
         }
     }
 
     /// Writes the running configuration (after a change).
     pub fn save<D: Device>(&mut self, ctl: &Control<D>) {
-        let Some(dir) = self.dir.clone() else { return };
-        let mut st = capture(ctl, self.health.as_ref());
-        st.keepalived_services = self.ka_services.clone();
-        let r = save_state(&dir, &st);
-        self.report(r);
+        self.save_then(ctl, None);
     }
 
-    /// Writes the connection table now.
+    /// Writes the connection table now (skipped while the last snapshot is
+    /// still being written).
     pub fn save_conns<D: Device>(&mut self, ctl: &mut Control<D>) {
         let Some(dir) = self.dir.clone() else { return };
+        if self.writer().conns_pending.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
         let t0 = std::time::Instant::now();
         let snap = snapshot(ctl);
         self.last_count = snap.conns.len();
-        let r = save_conns(&dir, &snap);
-        self.report(r);
+        let path = dir.join(CONNS_FILE);
+        match serde_json::to_vec(&snap) {
+            Ok(bytes) => self.writer().write(path, bytes, None, true),
+            Err(e) => {
+                eprintln!("lvsnic daemon: saving the state: {}: {e}", path.display());
+                self.writer().conns_pending.store(false, std::sync::atomic::Ordering::Release);
+            }
+        }
         self.last_snapshot = Some(std::time::Instant::now());
         self.last_cost = t0.elapsed();
+    }
+
+    /// Waits until everything queued is on disk (the daemon's exit); the
+    /// keeper writes no more.
+    pub fn finish(&mut self) {
+        drop(self.writer.take());
+    }
+
+    /// Files written and failed writes so far.
+    pub fn writes(&self) -> (u64, u64) {
+        self.writer.as_ref().map(Writer::counts).unwrap_or_default()
+    }
+
+    fn writer(&mut self) -> &Writer {
+        // A keeper with a directory has a writer until `finish`; after it,
+        // a thread-less writer runs the follow-ups at once and writes
+        // nothing.
+        self.writer.get_or_insert_with(|| Writer {
+            tx: None,
+            thread: None,
+            conns_pending: Default::default(),
+            written: Default::default(),
+            failed: Default::default(),
+        })
     }
 
     /// Every second (or ten times as long as the last snapshot took, so
@@ -663,6 +813,49 @@ mod tests {
             std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         assert_eq!(names, [CONNS_FILE, STATE_FILE]);
+    }
+
+    /// The writer thread takes the disk's time, not its caller's: writes
+    /// queued while it is held (as by an fsync on a busy disk) are all
+    /// accepted at once, then written in order, each follow-up (a client's
+    /// reply) run after its file is on disk; dropping the writer writes
+    /// what is queued.
+    #[test]
+    fn writer_never_makes_the_caller_wait() {
+        let d = tmp("writer");
+        let w = Writer::start().unwrap();
+        let (hold_tx, hold_rx) = std::sync::mpsc::channel::<()>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<(u32, Vec<u8>)>();
+        w.write(d.join("first"), b"x".to_vec(), Some(Box::new(move || drop(hold_rx.recv()))), false);
+        for i in 0..100u32 {
+            let (tx, path) = (done_tx.clone(), d.join(STATE_FILE));
+            let then: AfterWrite = Box::new(move || drop(tx.send((i, std::fs::read(&path).unwrap()))));
+            w.write(d.join(STATE_FILE), i.to_string().into_bytes(), Some(then), false);
+        }
+        // All queued while the thread is held: nothing written or answered.
+        assert!(done_rx.try_recv().is_err());
+        assert!(!d.join(STATE_FILE).exists());
+        hold_tx.send(()).unwrap();
+        for i in 0..100u32 {
+            let (n, on_disk) = done_rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
+            assert_eq!((n, on_disk), (i, i.to_string().into_bytes()), "in order, each answered once on disk");
+        }
+        w.write(d.join(CONNS_FILE), b"last".to_vec(), None, true);
+        assert_eq!(w.counts(), (101, 0));
+        drop(w);
+        assert_eq!(std::fs::read(d.join(CONNS_FILE)).unwrap(), b"last");
+    }
+
+    /// A write that fails is counted and its follow-up still runs (the
+    /// client gets its reply; the error was printed).
+    #[test]
+    fn writer_counts_failures() {
+        let d = tmp("writer-fail");
+        let w = Writer::start().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        w.write(d.join("no-such-dir").join(STATE_FILE), b"x".to_vec(), Some(Box::new(move || drop(tx.send(())))), false);
+        rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
+        assert_eq!(w.counts(), (0, 1));
     }
 
     #[test]

@@ -195,11 +195,28 @@ fn ha_pair_failover_with_keepalived_vrrp() {
     println!("ha: drill 2 (SIGKILL of the master's keepalived): {r2}, VRRP takeover {takeover:.2} s");
     let _ = writeln!(report, "keepalived killed: takeover {takeover:.2} s, {r2}");
     drop(cap);
+    // From here on every frame on the hub is kept too, so that a failed GET
+    // can be explained from the wire.
+    let cap = Capture::start(&hub);
+    // A GET may take a SYN retransmission or two on a loaded machine (the
+    // test command builds the ECP5 bitstream beside it): CLIENT_TIMEOUT is
+    // a liveness bound; the slowest GET is printed.
+    let slowest = std::cell::Cell::new(0.0f64);
+    let get = |what: &str| -> (u16, String, Vec<u8>) {
+        let t = Instant::now();
+        let r = http_get_within(&cl, vip80, "/", CLIENT_TIMEOUT).unwrap_or_else(|e| {
+            let pcap = dir.join("drill3.pcap");
+            write_pcap(&pcap, &cap.frames().iter().map(|f| (f.t_ns, f.bytes.clone())).collect::<Vec<_>>());
+            panic!("{what}: {e} (frames in {})\n{}{}--- A status\n{}\n", pcap.display(), a.listings(), b.listings(), a.d().status())
+        });
+        slowest.set(slowest.get().max(t.elapsed().as_secs_f64()));
+        r
+    };
     // The client now talks to A: B's data plane (still holding the VIP, its
     // keepalived died without a notify) sees none of the new traffic.
     let (a0, b0) = (a.inpkts(), b.inpkts());
     for _ in 0..4 {
-        http_get(&cl, vip80, "/");
+        get("GET through A after drill 2");
     }
     assert!(a.inpkts() >= a0 + 4 * 3 && b.inpkts() == b0, "A {a0} -> {}, B {b0} -> {}", a.inpkts(), b.inpkts());
 
@@ -210,17 +227,20 @@ fn ha_pair_failover_with_keepalived_vrrp() {
     assert!(wait_for(LIMIT, || a.pool() == ["192.168.10.2:80"]), "rs1 never left A's pool: {:?}", a.pool());
     let gone = t_fail.elapsed().as_secs_f64();
     for _ in 0..4 {
-        let (_, server, _) = http_get(&cl, vip80, "/");
+        let (_, server, _) = get("GET with rs1 out of the pool");
         assert_eq!(server, "rs2", "new connections avoid the failed server");
     }
     let t_back = Instant::now();
     rs1 = Some(Server::start(&rsns[0], 80, "rs1", none.clone()));
     assert!(wait_for(LIMIT, || a.pool() == ["192.168.10.1:80", "192.168.10.2:80"]), "rs1 never came back: {:?}", a.pool());
     let back = t_back.elapsed().as_secs_f64();
-    let mut seen: Vec<String> = (0..4).map(|_| http_get(&cl, vip80, "/").1).collect();
+    let mut seen: Vec<String> = (0..4).map(|_| get("GET with rs1 back").1).collect();
     seen.sort();
     assert_eq!(seen, ["rs1", "rs1", "rs2", "rs2"], "rs1 serves again");
-    println!("ha: drill 3: rs1 left the pool {gone:.2} s after it failed, came back {back:.2} s after it restarted");
+    println!(
+        "ha: drill 3: rs1 left the pool {gone:.2} s after it failed, came back {back:.2} s after it restarted; slowest GET {:.3} s",
+        slowest.get()
+    );
     let _ = writeln!(report, "real server failed: out of the pool after {gone:.2} s, back {back:.2} s after restart");
     let checkers = a.d().stdout(&["checkers"]);
     assert!(checkers.contains("TCP_CHECK 192.168.10.1:80 up"), "{checkers}");

@@ -362,6 +362,7 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
     d.flush()?;
     d.keeper.save(&d.ctl);
     d.keeper.save_conns(&mut d.ctl);
+    d.keeper.finish();
     drop(sock);
     let c = d.ctl.counters;
     Ok(format!(
@@ -461,10 +462,7 @@ impl<D: Device> Daemon<D> {
                 let done = match &mut work {
                     Work::Restore(r) => match self.ctl.restore_step(r, Some(until)) {
                         Some(out) => {
-                            // Saved before the reply: a client that sees it
-                            // may count on the change surviving a crash.
-                            self.changed(true);
-                            let _ = tx.send(Part::Done(out));
+                            self.answer(true, tx.clone(), out);
                             true
                         }
                         None => false,
@@ -522,19 +520,23 @@ impl<D: Device> Daemon<D> {
             }
             other => self.request(other),
         };
-        self.changed(changes);
-        let _ = reply.send(Part::Done(r));
+        self.answer(changes, reply, r);
     }
 
-    /// After a request was applied: the running configuration is saved
-    /// (`changes`: a request that may change it), and `--vips host`
-    /// follows services that came or went.
-    fn changed(&mut self, changes: bool) {
-        if changes {
-            self.keeper.save(&self.ctl);
-        }
+    /// After a request was applied: `--vips host` follows services that
+    /// came or went, and the reply goes to the client. A request that may
+    /// have changed the running configuration (`changes`) is answered once
+    /// the configuration is on disk (a client that sees the reply may count
+    /// on the change surviving a crash); the state's writer thread sends
+    /// it, so forwarding does not wait for the disk.
+    fn answer(&mut self, changes: bool, tx: std::sync::mpsc::Sender<Part>, out: Output) {
         if self.addr_watch.is_some() {
             self.follow_host_addrs(); // services may have come or gone
+        }
+        if changes {
+            self.keeper.save_then(&self.ctl, Some(Box::new(move || drop(tx.send(Part::Done(out))))));
+        } else {
+            let _ = tx.send(Part::Done(out));
         }
     }
 
