@@ -16,17 +16,17 @@
 //! cargo test --release -p lvsnic --test daemon_latency -- --ignored --nocapture
 //! LVSNIC_LATENCY_CONNS=2000000 cargo test ...   (the table's size; default 500,000)
 //! ```
-// `unsafe` allowed in this test (the workspace denies it): AF_PACKET sockets through libc.
-#![allow(unsafe_code)]
-
 #[path = "daemon_harness.rs"]
 mod harness;
 #[path = "netns_harness.rs"]
 mod netns;
+#[path = "packet_socket.rs"]
+mod packet_socket;
 
 use harness::*;
 use lvsnic_fixtures::*;
 use netns::{in_netns, must, unavailable, Namespaces};
+use packet_socket::{arp_reply_to, arp_request, PacketSocket};
 use std::io::{Read, Write};
 use std::net::Ipv4Addr;
 use std::os::unix::net::UnixStream;
@@ -37,82 +37,14 @@ use std::time::{Duration, Instant};
 const TAP: &str = "lvlat0";
 const MAX_PROBES: usize = 65536;
 
-/// An AF_PACKET socket bound to the TAP (in the daemon's namespace).
-struct PacketSocket(i32);
-
-impl PacketSocket {
-    fn open(ifname: &str) -> PacketSocket {
-        let name = std::ffi::CString::new(ifname).unwrap();
-        // SAFETY: `name` is a NUL-terminated string alive for the call;
-        // `sll`, `tv` and `buf` are plain data that outlive the calls,
-        // passed with their exact sizes.
-        unsafe {
-            let idx = libc::if_nametoindex(name.as_ptr());
-            assert!(idx != 0, "no interface {ifname}");
-            let proto = (libc::ETH_P_ALL as u16).to_be() as i32;
-            let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW, proto);
-            assert!(fd >= 0, "packet socket: {}", std::io::Error::last_os_error());
-            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-            sll.sll_family = libc::AF_PACKET as u16;
-            sll.sll_protocol = proto as u16;
-            sll.sll_ifindex = idx as i32;
-            let rc = libc::bind(fd, &sll as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as u32);
-            assert_eq!(rc, 0, "bind: {}", std::io::Error::last_os_error());
-            let tv = libc::timeval { tv_sec: 0, tv_usec: 20_000 };
-            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv as *const _ as *const libc::c_void, 16);
-            let buf: libc::c_int = 64 << 20;
-            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &buf as *const _ as *const libc::c_void, 4);
-            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &buf as *const _ as *const libc::c_void, 4);
-            PacketSocket(fd)
-        }
-    }
-
-    fn send(&self, frame: &[u8]) -> bool {
-        // SAFETY: `frame` is a live slice of `frame.len()` bytes.
-        let n = unsafe { libc::send(self.0, frame.as_ptr() as *const libc::c_void, frame.len(), 0) };
-        n == frame.len() as isize
-    }
-
-    /// One received (not outgoing) frame into `buf`, or None after the timeout.
-    fn recv(&self, buf: &mut [u8]) -> Option<usize> {
-        // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
-        let mut from: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        let mut len = std::mem::size_of::<libc::sockaddr_ll>() as u32;
-        // SAFETY: `buf` is writable for `buf.len()` bytes and `from` for
-        // `len` bytes, both alive for the call.
-        let n = unsafe {
-            libc::recvfrom(self.0, buf.as_mut_ptr() as *mut libc::c_void, buf.len(), 0, &mut from as *mut _ as *mut libc::sockaddr, &mut len)
-        };
-        (n > 0 && from.sll_pkttype != libc::PACKET_OUTGOING).then_some(n as usize)
-    }
-}
-
-impl Drop for PacketSocket {
-    fn drop(&mut self) {
-        // SAFETY: closes the descriptor this socket owns, once.
-        unsafe {
-            libc::close(self.0);
-        }
-    }
-}
-
 /// An ARP request for `VIP`; the probe's number is its sender address.
 fn arp_probe(seq: u16) -> Vec<u8> {
-    let mut f = Vec::with_capacity(42);
-    f.extend_from_slice(&[0xff; 6]);
-    f.extend_from_slice(&GATEWAY_MAC.0);
-    f.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1]);
-    f.extend_from_slice(&GATEWAY_MAC.0);
-    f.extend_from_slice(&[100, 64, (seq >> 8) as u8, seq as u8]);
-    f.extend_from_slice(&[0; 6]);
-    f.extend_from_slice(&VIP.octets());
-    f
+    arp_request([100, 64, (seq >> 8) as u8, seq as u8])
 }
 
 /// The probe an ARP reply answers.
 fn reply_seq(f: &[u8]) -> Option<u16> {
-    let is_reply = f.len() >= 42 && f[12..14] == [0x08, 0x06] && f[20..22] == [0, 2] && f[28..32] == VIP.octets();
-    (is_reply && f[38..40] == [100, 64]).then(|| u16::from_be_bytes([f[40], f[41]]))
+    arp_reply_to(f).filter(|a| a[..2] == [100, 64]).map(|a| u16::from_be_bytes([a[2], a[3]]))
 }
 
 /// Latencies of the probes of one phase.
@@ -176,7 +108,7 @@ fn probe_during<R>(sock: &Arc<PacketSocket>, f: impl FnOnce() -> R) -> (Latency,
                     std::thread::sleep(next - now);
                 }
                 sent[n].store(base.elapsed().as_nanos().max(1) as u64, Ordering::Relaxed);
-                assert!(sock.send(&arp_probe(n as u16)), "sending probe {n}: {}", std::io::Error::last_os_error());
+                sock.try_send(&arp_probe(n as u16)).unwrap_or_else(|e| panic!("sending probe {n}: {e}"));
                 n += 1;
                 next += Duration::from_millis(1);
             }
@@ -233,7 +165,7 @@ fn forwarding_latency_beside_the_control_plane() {
         &["--backend", "model", "--rules", rules.to_str().unwrap(), "--wire", &format!("tap:{TAP}")],
     );
     must(&["ip", "-n", &ns, "link", "set", TAP, "txqueuelen", "100000"]);
-    let sock = Arc::new(in_netns(&ns, || PacketSocket::open(TAP)));
+    let sock = Arc::new(in_netns(&ns, || PacketSocket::open(TAP, Duration::from_millis(20), Some(64 << 20))));
     let mut report = Vec::new();
 
     // 1. No client.
@@ -285,7 +217,7 @@ fn forwarding_latency_beside_the_control_plane() {
         for i in sent..sent + batch {
             let c = Ipv4Addr::from(0xac10_0000u32 + i);
             let f = udp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1024 + (i % 60_000) as u16, 53, b"x", false);
-            assert!(sock.send(&f), "{}", std::io::Error::last_os_error());
+            sock.send(&f);
         }
         sent += batch;
         // Let the daemon keep up (the TAP's queue holds 100,000 frames).

@@ -5,97 +5,20 @@
 //! `#[ignore]`d in a plain `cargo test`; `scripts/test.sh` runs it when it
 //! runs as root and lists it as not run otherwise. Run by hand without root
 //! or `/dev/net/tun` it fails and says so.
-// `unsafe` allowed in this test (the workspace denies it): AF_PACKET sockets and geteuid(2) through libc.
+// `unsafe` allowed in this test (the workspace denies it): geteuid(2) through libc.
 #![allow(unsafe_code)]
 
 #[path = "daemon_harness.rs"]
 mod harness;
+#[path = "packet_socket.rs"]
+mod packet_socket;
 
 use harness::*;
 use lvsnic_model::wire::TCP_SYN;
 use lvsnic_fixtures::*;
 use std::net::Ipv4Addr;
-use std::time::{Duration, Instant};
-
-/// An AF_PACKET socket bound to one interface.
-struct PacketSocket(i32);
-
-impl PacketSocket {
-    fn open(ifname: &str) -> PacketSocket {
-        let name = std::ffi::CString::new(ifname).unwrap();
-        // SAFETY: `name` is a NUL-terminated string alive for the call;
-        // `sll` and `tv` are plain-old-data structs (all-zero is valid) that
-        // outlive the bind/setsockopt calls, passed with their exact sizes.
-        unsafe {
-            let idx = libc::if_nametoindex(name.as_ptr());
-            assert!(idx != 0, "no interface {ifname}");
-            let proto = (libc::ETH_P_ALL as u16).to_be() as i32;
-            let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW, proto);
-            assert!(fd >= 0, "packet socket: {}", std::io::Error::last_os_error());
-            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-            sll.sll_family = libc::AF_PACKET as u16;
-            sll.sll_protocol = proto as u16;
-            sll.sll_ifindex = idx as i32;
-            let rc = libc::bind(
-                fd,
-                &sll as *const _ as *const libc::sockaddr,
-                std::mem::size_of::<libc::sockaddr_ll>() as u32,
-            );
-            assert_eq!(rc, 0, "bind: {}", std::io::Error::last_os_error());
-            let tv = libc::timeval { tv_sec: 0, tv_usec: 200_000 };
-            libc::setsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                &tv as *const _ as *const libc::c_void,
-                std::mem::size_of::<libc::timeval>() as u32,
-            );
-            PacketSocket(fd)
-        }
-    }
-
-    fn send(&self, frame: &[u8]) {
-        // SAFETY: `frame` is a live slice of `frame.len()` bytes.
-        let n = unsafe { libc::send(self.0, frame.as_ptr() as *const libc::c_void, frame.len(), 0) };
-        assert_eq!(n, frame.len() as isize, "send: {}", std::io::Error::last_os_error());
-    }
-
-    /// Waits up to 5 s for a received (not outgoing) frame equal to `want`.
-    fn expect(&self, want: &[u8]) -> bool {
-        let t0 = Instant::now();
-        let mut buf = vec![0u8; 65536];
-        while t0.elapsed() < Duration::from_secs(5) {
-            // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
-            let mut from: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-            let mut len = std::mem::size_of::<libc::sockaddr_ll>() as u32;
-            // SAFETY: `buf` is writable for `buf.len()` bytes and `from` for
-            // `len` bytes, both alive for the call.
-            let n = unsafe {
-                libc::recvfrom(
-                    self.0,
-                    buf.as_mut_ptr() as *mut libc::c_void,
-                    buf.len(),
-                    0,
-                    &mut from as *mut _ as *mut libc::sockaddr,
-                    &mut len,
-                )
-            };
-            if n > 0 && from.sll_pkttype != libc::PACKET_OUTGOING && &buf[..n as usize] == want {
-                return true;
-            }
-        }
-        false
-    }
-}
-
-impl Drop for PacketSocket {
-    fn drop(&mut self) {
-        // SAFETY: closes the descriptor this socket owns, once.
-        unsafe {
-            libc::close(self.0);
-        }
-    }
-}
+use packet_socket::PacketSocket;
+use std::time::Duration;
 
 #[test]
 #[ignore = "needs root and /dev/net/tun (scripts/test.sh runs it as root)"]
@@ -116,8 +39,8 @@ fn tap_wire_end_to_end() {
     for i in [&wire_if, &host_if] {
         let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{i}/disable_ipv6"), "1");
     }
-    let w = PacketSocket::open(&wire_if);
-    let h = PacketSocket::open(&host_if);
+    let w = PacketSocket::open(&wire_if, Duration::from_millis(200), None);
+    let h = PacketSocket::open(&host_if, Duration::from_millis(200), None);
     let c = Ipv4Addr::new(198, 51, 100, 7);
     // A new connection: scheduled, NATed to rs1, back out of the wire.
     let syn = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 40000, 80, TCP_SYN, 1, 0, b"");

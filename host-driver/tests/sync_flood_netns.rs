@@ -23,101 +23,22 @@
 //! `cargo test`. Run: `cargo test --release -p lvsnic --test
 //! sync_flood_netns -- --ignored --nocapture` (`LVSNIC_FLOOD_SECS` sets
 //! the length of a phase, default 8 s).
-// `unsafe` allowed in this test (the workspace denies it): AF_PACKET sockets through libc.
-#![allow(unsafe_code)]
-
 #[path = "daemon_harness.rs"]
 mod harness;
 #[path = "netns_harness.rs"]
 mod netns;
+#[path = "packet_socket.rs"]
+mod packet_socket;
 
 use harness::*;
-use lvsnic_fixtures::{director_toml, rs, GATEWAY_MAC, VIP};
+use lvsnic_fixtures::{director_toml, rs, VIP};
+use packet_socket::{arp_reply_to, arp_request, PacketSocket};
 use lvsnic_model::sync::{encode_v1, SyncConn};
 use netns::*;
 use std::net::{Ipv4Addr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// An AF_PACKET socket bound to one interface, 50 ms receive timeout.
-struct PacketSocket(i32);
-
-impl PacketSocket {
-    fn open(ifname: &str) -> PacketSocket {
-        let name = std::ffi::CString::new(ifname).unwrap();
-        // SAFETY: `name` is a NUL-terminated string alive for the call;
-        // `sll` and `tv` are plain-old-data structs (all-zero is valid) that
-        // outlive the bind/setsockopt calls, passed with their exact sizes.
-        unsafe {
-            let idx = libc::if_nametoindex(name.as_ptr());
-            assert!(idx != 0, "no interface {ifname}");
-            let proto = (libc::ETH_P_ALL as u16).to_be() as i32;
-            let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW, proto);
-            assert!(fd >= 0, "packet socket: {}", std::io::Error::last_os_error());
-            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-            sll.sll_family = libc::AF_PACKET as u16;
-            sll.sll_protocol = proto as u16;
-            sll.sll_ifindex = idx as i32;
-            let rc = libc::bind(fd, &sll as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as u32);
-            assert_eq!(rc, 0, "bind: {}", std::io::Error::last_os_error());
-            let tv = libc::timeval { tv_sec: 0, tv_usec: 50_000 };
-            libc::setsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                &tv as *const _ as *const libc::c_void,
-                std::mem::size_of::<libc::timeval>() as u32,
-            );
-            PacketSocket(fd)
-        }
-    }
-
-    fn send(&self, frame: &[u8]) {
-        // SAFETY: `frame` is a live slice of `frame.len()` bytes.
-        let n = unsafe { libc::send(self.0, frame.as_ptr() as *const libc::c_void, frame.len(), 0) };
-        assert_eq!(n, frame.len() as isize, "send: {}", std::io::Error::last_os_error());
-    }
-
-    /// A received (not outgoing) frame, or None after the timeout.
-    fn recv(&self, buf: &mut [u8]) -> Option<usize> {
-        // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
-        let mut from: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        let mut len = std::mem::size_of::<libc::sockaddr_ll>() as u32;
-        // SAFETY: `buf` is writable for `buf.len()` bytes and `from` for
-        // `len` bytes, both alive for the call.
-        let n = unsafe {
-            libc::recvfrom(self.0, buf.as_mut_ptr() as *mut libc::c_void, buf.len(), 0, &mut from as *mut _ as *mut libc::sockaddr, &mut len)
-        };
-        (n > 0 && from.sll_pkttype != libc::PACKET_OUTGOING).then_some(n as usize)
-    }
-}
-
-impl Drop for PacketSocket {
-    fn drop(&mut self) {
-        // SAFETY: closes the descriptor this socket owns, once.
-        unsafe {
-            libc::close(self.0);
-        }
-    }
-}
-
-/// ARP request from the gateway (sender 198.51.100.`n`) for the VIP.
-fn arp_request(n: u8) -> Vec<u8> {
-    let mut f = vec![0xff; 6];
-    f.extend_from_slice(&GATEWAY_MAC.0);
-    f.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1]);
-    f.extend_from_slice(&GATEWAY_MAC.0);
-    f.extend_from_slice(&[198, 51, 100, n]);
-    f.extend_from_slice(&[0; 6]);
-    f.extend_from_slice(&VIP.octets());
-    f
-}
-
-/// Whether `f` is an ARP reply to [`arp_request`]`(n)`.
-fn is_reply(f: &[u8], n: u8) -> bool {
-    f.len() >= 42 && f[12..14] == [0x08, 0x06] && f[20..22] == [0, 2] && f[38..42] == [198, 51, 100, n]
-}
 
 /// Probes until `stop`: one request at a time, 20 ms apart, a reply
 /// awaited for up to 1 s. Reply times in µs, and the number lost.
@@ -128,13 +49,13 @@ fn probe(p: &PacketSocket, stop: &AtomicBool) -> (Vec<u64>, u64) {
     while !stop.load(Ordering::Relaxed) {
         n = n % 250 + 1;
         let t0 = Instant::now();
-        p.send(&arp_request(n));
+        p.send(&arp_request([198, 51, 100, n]));
         let got = loop {
             if t0.elapsed() > Duration::from_secs(1) {
                 break false;
             }
             if let Some(k) = p.recv(&mut buf) {
-                if is_reply(&buf[..k], n) {
+                if arp_reply_to(&buf[..k]) == Some([198, 51, 100, n]) {
                     break true;
                 }
             }
@@ -243,7 +164,7 @@ fn sync_flood_arp_latency_and_counters() {
     let port = 20000 + (id % 20000) as u16;
     d.ok(&["--start-daemon", "backup", "--mcast-interface", "lo", "--mcast-port", &port.to_string()]);
     let tap2 = tap.clone();
-    let p = in_netns(&ns, move || PacketSocket::open(&tap2));
+    let p = in_netns(&ns, move || PacketSocket::open(&tap2, Duration::from_millis(50), None));
     let tx = in_netns(&ns, || UdpSocket::bind("0.0.0.0:0")).unwrap();
     tx.set_multicast_loop_v4(false).unwrap();
     let next = Arc::new(AtomicU64::new(0));
