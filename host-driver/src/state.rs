@@ -826,7 +826,9 @@ mod tests {
         let w = Writer::start().unwrap();
         let (hold_tx, hold_rx) = std::sync::mpsc::channel::<()>();
         let (done_tx, done_rx) = std::sync::mpsc::channel::<(u32, Vec<u8>)>();
-        w.write(d.join("first"), b"x".to_vec(), Some(Box::new(move || drop(hold_rx.recv()))), false);
+        w.write(d.join("first"), b"x".to_vec(), Some(Box::new(move || {
+            let _ = hold_rx.recv();
+        })), false);
         for i in 0..100u32 {
             let (tx, path) = (done_tx.clone(), d.join(STATE_FILE));
             let then: AfterWrite = Box::new(move || drop(tx.send((i, std::fs::read(&path).unwrap()))));
@@ -853,7 +855,9 @@ mod tests {
         let d = tmp("writer-fail");
         let w = Writer::start().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
-        w.write(d.join("no-such-dir").join(STATE_FILE), b"x".to_vec(), Some(Box::new(move || drop(tx.send(())))), false);
+        w.write(d.join("no-such-dir").join(STATE_FILE), b"x".to_vec(), Some(Box::new(move || {
+            let _ = tx.send(());
+        })), false);
         rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
         assert_eq!(w.counts(), (0, 1));
     }

@@ -400,63 +400,57 @@ pub struct UserEntry {
     pub gid: u32,
 }
 
-/// Room getpwnam_r/getgrnam_r may use for their strings (grown on ERANGE).
-fn nss_buf() -> Vec<libc::c_char> {
-    vec![0; 4096]
-}
-
 fn c_name(name: &str) -> io::Result<std::ffi::CString> {
     std::ffi::CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in a user or group name"))
 }
 
+/// The calling convention of getpwnam_r(3)/getgrnam_r(3): `call` looks up
+/// the NUL-terminated name with `buf` as room for the entry's strings and
+/// returns the call's status and the entry if found; the room grows (up to
+/// 1 MiB) while the status is ERANGE.
+fn nss_lookup<T>(
+    name: &str,
+    mut call: impl FnMut(&std::ffi::CStr, &mut [libc::c_char]) -> (libc::c_int, Option<T>),
+) -> io::Result<Option<T>> {
+    let cname = c_name(name)?;
+    let mut buf: Vec<libc::c_char> = vec![0; 4096];
+    loop {
+        let (rc, found) = call(&cname, &mut buf);
+        if rc == libc::ERANGE && buf.len() < 1 << 20 {
+            buf.resize(buf.len() * 4, 0);
+            continue;
+        }
+        if rc != 0 {
+            return Err(io::Error::from_raw_os_error(rc));
+        }
+        return Ok(found);
+    }
+}
+
 /// The user named `name`, or None when there is none (getpwnam_r(3)).
 pub fn user_by_name(name: &str) -> io::Result<Option<UserEntry>> {
-    let cname = c_name(name)?;
-    let mut buf = nss_buf();
-    loop {
+    nss_lookup(name, |cname, buf| {
         // SAFETY: passwd is plain data (pointers and integers); all-zero is valid before getpwnam_r fills it.
         let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
         let mut res: *mut libc::passwd = std::ptr::null_mut();
         // SAFETY: getpwnam_r reads the NUL-terminated `cname` and writes `pw`,
         // at most `buf.len()` bytes of `buf`, and `res`; all live across the call.
         let rc = unsafe { libc::getpwnam_r(cname.as_ptr(), &mut pw, buf.as_mut_ptr(), buf.len(), &mut res) };
-        if rc == libc::ERANGE && buf.len() < 1 << 20 {
-            buf.resize(buf.len() * 4, 0);
-            continue;
-        }
-        if rc != 0 {
-            return Err(io::Error::from_raw_os_error(rc));
-        }
-        if res.is_null() {
-            return Ok(None);
-        }
-        return Ok(Some(UserEntry { name: name.to_string(), uid: pw.pw_uid, gid: pw.pw_gid }));
-    }
+        (rc, (!res.is_null()).then(|| UserEntry { name: name.to_string(), uid: pw.pw_uid, gid: pw.pw_gid }))
+    })
 }
 
 /// The id of the group named `name`, or None when there is none (getgrnam_r(3)).
 pub fn group_by_name(name: &str) -> io::Result<Option<u32>> {
-    let cname = c_name(name)?;
-    let mut buf = nss_buf();
-    loop {
+    nss_lookup(name, |cname, buf| {
         // SAFETY: group is plain data (pointers and integers); all-zero is valid before getgrnam_r fills it.
         let mut gr: libc::group = unsafe { std::mem::zeroed() };
         let mut res: *mut libc::group = std::ptr::null_mut();
         // SAFETY: getgrnam_r reads the NUL-terminated `cname` and writes `gr`,
         // at most `buf.len()` bytes of `buf`, and `res`; all live across the call.
         let rc = unsafe { libc::getgrnam_r(cname.as_ptr(), &mut gr, buf.as_mut_ptr(), buf.len(), &mut res) };
-        if rc == libc::ERANGE && buf.len() < 1 << 20 {
-            buf.resize(buf.len() * 4, 0);
-            continue;
-        }
-        if rc != 0 {
-            return Err(io::Error::from_raw_os_error(rc));
-        }
-        if res.is_null() {
-            return Ok(None);
-        }
-        return Ok(Some(gr.gr_gid));
-    }
+        (rc, (!res.is_null()).then_some(gr.gr_gid))
+    })
 }
 
 /// Sends SIGKILL to process group `pgid` (a script started in a group of
@@ -474,4 +468,22 @@ pub fn kill_process_group(pgid: u32) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The name service lookups: users and groups every Linux system has,
+    /// names none has, and a NUL refused before the call.
+    #[test]
+    fn users_and_groups_by_name() {
+        let root = user_by_name("root").unwrap().expect("root");
+        assert_eq!((root.name.as_str(), root.uid, root.gid), ("root", 0, 0));
+        assert_eq!(group_by_name("root").unwrap(), Some(0));
+        assert_eq!(user_by_name("lvsnic-no-such-user").unwrap().map(|u| u.uid), None);
+        assert_eq!(group_by_name("lvsnic-no-such-group").unwrap(), None);
+        assert_eq!(user_by_name("ro\0ot").unwrap_err().kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(group_by_name("ro\0ot").unwrap_err().kind(), io::ErrorKind::InvalidInput);
+    }
 }
