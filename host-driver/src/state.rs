@@ -186,11 +186,23 @@ fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), StateError> {
 /// client whose change it saved).
 pub type AfterWrite = Box<dyn FnOnce() + Send>;
 
+/// What a [`WriteJob`] writes: bytes, or a connection snapshot the writer
+/// serializes itself (hundreds of megabytes for millions of connections:
+/// not the forwarding loop's work).
+enum Payload {
+    /// Bytes as they are (the writer's own tests).
+    #[cfg(test)]
+    Bytes(Vec<u8>),
+    Conns(ConnSnapshot),
+    /// The running state and its rules, formatted by the writer.
+    State(Box<RunningState>, lvsnic_model::rules::RuleSet),
+}
+
 /// One file for the [`Writer`]: its bytes, and what to run once it is
 /// on disk (or the write failed: the error is printed either way).
 struct WriteJob {
     path: PathBuf,
-    bytes: Vec<u8>,
+    bytes: Payload,
     then: Option<AfterWrite>,
     /// A connection snapshot: clears [`Writer::conns_pending`] when done.
     conns: bool,
@@ -213,6 +225,8 @@ pub struct Writer {
     /// Files written and failures, for `status` and tests.
     written: std::sync::Arc<std::sync::atomic::AtomicU64>,
     failed: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// How long the last connection snapshot took the writer (ns).
+    conns_write_ns: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Writer {
@@ -224,13 +238,24 @@ impl Writer {
         let conns_pending = Arc::new(AtomicBool::new(false));
         let written = Arc::new(AtomicU64::new(0));
         let failed = Arc::new(AtomicU64::new(0));
-        let (p, w, f) = (conns_pending.clone(), written.clone(), failed.clone());
+        let conns_write_ns = Arc::new(AtomicU64::new(0));
+        let (p, w, f, c) = (conns_pending.clone(), written.clone(), failed.clone(), conns_write_ns.clone());
         let thread = std::thread::Builder::new().name("lvsnic-state".into()).spawn(move || {
             // The last error printed, so that a failing disk is one line,
             // not one a second.
             let mut failing = false;
             for job in rx {
-                match write_atomic(&job.path, &job.bytes) {
+                let t0 = std::time::Instant::now();
+                let bytes = match job.bytes {
+                    #[cfg(test)]
+                    Payload::Bytes(b) => Ok(b),
+                    Payload::Conns(s) => serde_json::to_vec(&s).map_err(std::io::Error::other),
+                    Payload::State(mut st, rules) => {
+                        st.rules = crate::reload::rules_text(&rules);
+                        serde_json::to_vec(&st).map_err(std::io::Error::other)
+                    }
+                };
+                match bytes.and_then(|b| write_atomic(&job.path, &b)) {
                     Ok(()) => {
                         failing = false;
                         w.fetch_add(1, Ordering::Relaxed);
@@ -244,6 +269,7 @@ impl Writer {
                     }
                 }
                 if job.conns {
+                    c.store(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     p.store(false, Ordering::Release);
                 }
                 if let Some(then) = job.then {
@@ -251,13 +277,22 @@ impl Writer {
                 }
             }
         })?;
-        Ok(Writer { tx: Some(tx), thread: Some(thread), conns_pending, written, failed })
+        Ok(Writer { tx: Some(tx), thread: Some(thread), conns_pending, written, failed, conns_write_ns })
     }
 
     /// Queues `bytes` for `path`; `then` runs once it is written. A writer
     /// whose thread is gone runs `then` at once.
+    #[cfg(test)]
     fn write(&self, path: PathBuf, bytes: Vec<u8>, then: Option<AfterWrite>, conns: bool) {
-        let job = WriteJob { path, bytes, then, conns };
+        self.send(WriteJob { path, bytes: Payload::Bytes(bytes), then, conns });
+    }
+
+    /// Queues a connection snapshot for `path` (serialized by the writer).
+    fn write_conns(&self, path: PathBuf, snap: ConnSnapshot) {
+        self.send(WriteJob { path, bytes: Payload::Conns(snap), then: None, conns: true });
+    }
+
+    fn send(&self, job: WriteJob) {
         let Some(tx) = &self.tx else {
             if let Some(t) = job.then {
                 t();
@@ -316,6 +351,15 @@ pub fn save_conns(dir: &Path, s: &ConnSnapshot) -> Result<(), StateError> {
 
 /// The running configuration of `ctl` (`health`: the checkers' config).
 pub fn capture<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> RunningState {
+    let (mut st, rules) = capture_parts(ctl, health);
+    st.rules = crate::reload::rules_text(&rules);
+    st
+}
+
+/// [`capture`] without the rules' text: the running state with `rules`
+/// empty, and the rules to write there. Formatting 10,000 services takes
+/// tens of milliseconds, so the daemon leaves it to the writer thread.
+fn capture_parts<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> (RunningState, lvsnic_model::rules::RuleSet) {
     let d = &ctl.sp.director;
     let mut vips: Vec<(Ipv4Addr, bool)> = d.vip_states().collect();
     vips.sort_unstable();
@@ -340,51 +384,100 @@ pub fn capture<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> Ru
             a
         })
         .collect();
-    RunningState {
+    let st = RunningState {
         version: STATE_VERSION,
-        rules: crate::reload::rules_text(&d.services.to_rules()),
+        rules: String::new(),
         timeouts: d.cfg.timeouts.get(),
         vips,
         sync_daemons,
         health: health.cloned(),
         keepalived_services: Vec::new(),
-    }
+    };
+    (st, d.services.to_rules())
 }
 
 /// The connection table of `ctl` now: every live connection and template
 /// with the time it has left (an offloaded connection's last use on the
 /// card re-arms it, as `ipvsadm -L -c` shows).
 pub fn snapshot<D: Device>(ctl: &mut Control<D>) -> ConnSnapshot {
-    ctl.sp.settle();
-    let sp = &mut ctl.sp;
-    let d = &sp.director;
-    let now = d.now();
-    let mut view = crate::flows::OffloadView { flows: &mut sp.flows, hw: &mut sp.dp, removed: Vec::new() };
-    let mut conns = Vec::with_capacity(d.conns.len());
-    for (id, c) in d.conns.iter() {
-        let mut exp = c.expires;
-        if let Some(t) = view.last_use(id, c) {
-            exp = exp.max(t + c.timeout());
-        }
-        let left = exp.saturating_sub(now);
-        if left == 0 {
-            continue;
-        }
-        conns.push(SavedConn {
-            proto: c.proto,
-            caddr: Ipv4Addr::from(c.caddr),
-            cport: c.cport,
-            vaddr: Ipv4Addr::from(c.vaddr),
-            vport: c.vport,
-            daddr: Ipv4Addr::from(c.daddr),
-            dport: c.dport,
-            flags: c.flags,
-            state: c.state,
-            timeout_ms: c.timeout_ms,
-            left_ms: left.div_ceil(MSEC),
-        });
+    let mut s = Snapshot::begin(ctl);
+    while !s.step(ctl, None) {}
+    s.into_snapshot()
+}
+
+/// A connection snapshot taken a slice of the table at a time, so that a
+/// big table does not hold the forwarding loop ([`Keeper::tick`]): as
+/// `ipvsadm -L -c` reads the table, it is not one instant's copy (each
+/// connection's time left is that of the moment its slice was taken).
+pub struct Snapshot {
+    next: u32,
+    taken_ns: Time,
+    conns: Vec<SavedConn>,
+    /// Time the loop spent on it.
+    cost: std::time::Duration,
+}
+
+impl Snapshot {
+    /// Begins a snapshot of `ctl`'s table (the card's counters credited).
+    pub fn begin<D: Device>(ctl: &mut Control<D>) -> Snapshot {
+        let t0 = std::time::Instant::now();
+        ctl.sp.settle();
+        let d = &ctl.sp.director;
+        Snapshot { next: 0, taken_ns: d.now(), conns: Vec::with_capacity(d.conns.len()), cost: t0.elapsed() }
     }
-    ConnSnapshot { version: STATE_VERSION, taken_ns: now, conns }
+
+    /// Takes connections until `until` (if given) has passed or the table
+    /// has been read to its end; whether it has.
+    pub fn step<D: Device>(&mut self, ctl: &mut Control<D>, until: Option<std::time::Instant>) -> bool {
+        let t0 = std::time::Instant::now();
+        let sp = &mut ctl.sp;
+        let d = &sp.director;
+        let now = d.now();
+        let bound = d.conns.id_bound();
+        let mut view = crate::flows::OffloadView { flows: &mut sp.flows, hw: &mut sp.dp, removed: Vec::new() };
+        let mut n = 0u32;
+        while self.next < bound {
+            let id = lvsnic_model::conn::ConnId(self.next);
+            self.next += 1;
+            n += 1;
+            if n % 256 == 0 && until.is_some_and(|u| std::time::Instant::now() >= u) {
+                self.next -= 1;
+                break;
+            }
+            if !d.conns.is_live(id) {
+                continue;
+            }
+            let c = d.conns.get(id);
+            let mut exp = c.expires;
+            if let Some(t) = view.last_use(id, c) {
+                exp = exp.max(t + c.timeout());
+            }
+            let left = exp.saturating_sub(now);
+            if left == 0 {
+                continue;
+            }
+            self.conns.push(SavedConn {
+                proto: c.proto,
+                caddr: Ipv4Addr::from(c.caddr),
+                cport: c.cport,
+                vaddr: Ipv4Addr::from(c.vaddr),
+                vport: c.vport,
+                daddr: Ipv4Addr::from(c.daddr),
+                dport: c.dport,
+                flags: c.flags,
+                state: c.state,
+                timeout_ms: c.timeout_ms,
+                left_ms: left.div_ceil(MSEC),
+            });
+        }
+        self.cost += t0.elapsed();
+        self.next >= bound
+    }
+
+    /// The snapshot taken.
+    pub fn into_snapshot(self) -> ConnSnapshot {
+        ConnSnapshot { version: STATE_VERSION, taken_ns: self.taken_ns, conns: self.conns }
+    }
 }
 
 /// What [`restore_conns`] did.
@@ -484,8 +577,10 @@ pub struct Keeper {
     last_snapshot: Option<std::time::Instant>,
     /// Connections in the last snapshot written.
     last_count: usize,
-    /// How long the last snapshot took the loop (taking and serializing it).
+    /// How long the last snapshot took the loop (its slices together).
     last_cost: std::time::Duration,
+    /// The snapshot being taken, a slice per loop iteration.
+    taking: Option<Snapshot>,
     /// Writes the files off the loop (`None`: disabled, or written inline
     /// by a keeper without a thread).
     writer: Option<Writer>,
@@ -504,6 +599,7 @@ impl Keeper {
             last_snapshot: None,
             last_count: 0,
             last_cost: std::time::Duration::ZERO,
+            taking: None,
             writer: None,
         }
     }
@@ -591,18 +687,10 @@ impl Keeper {
             }
             return;
         };
-        let mut st = capture(ctl, self.health.as_ref());
+        let (mut st, rules) = capture_parts(ctl, self.health.as_ref());
         st.keepalived_services = self.ka_services.clone();
-        let path = dir.join(STATE_FILE);
-        match serde_json::to_vec(&st) {
-            Ok(bytes) => self.writer().write(path, bytes, then, false),
-            Err(e) => {
-                eprintln!("lvsnic daemon: saving the state: {}: {e}", path.display());
-                if let Some(t) = then {
-                    t();
-                }
-            }
-        }
+        let job = WriteJob { path: dir.join(STATE_FILE), bytes: Payload::State(Box::new(st), rules), then, conns: false };
+        self.writer().send(job);
     }
 
     /// Writes the running configuration (after a change).
@@ -610,26 +698,27 @@ impl Keeper {
         self.save_then(ctl, None);
     }
 
-    /// Writes the connection table now (skipped while the last snapshot is
-    /// still being written).
+    /// Writes the connection table now, whole (the daemon's exit: queued
+    /// behind a snapshot still being written, if there is one).
     pub fn save_conns<D: Device>(&mut self, ctl: &mut Control<D>) {
-        let Some(dir) = self.dir.clone() else { return };
-        if self.writer().conns_pending.swap(true, std::sync::atomic::Ordering::AcqRel) {
+        if self.dir.is_none() {
             return;
         }
-        let t0 = std::time::Instant::now();
-        let snap = snapshot(ctl);
+        self.taking = None;
+        self.writer().conns_pending.store(true, std::sync::atomic::Ordering::Release);
+        let mut s = Snapshot::begin(ctl);
+        while !s.step(ctl, None) {}
+        self.written(s);
+    }
+
+    /// A snapshot taken: to the writer.
+    fn written(&mut self, s: Snapshot) {
+        let Some(dir) = self.dir.clone() else { return };
+        self.last_cost = s.cost;
+        let snap = s.into_snapshot();
         self.last_count = snap.conns.len();
-        let path = dir.join(CONNS_FILE);
-        match serde_json::to_vec(&snap) {
-            Ok(bytes) => self.writer().write(path, bytes, None, true),
-            Err(e) => {
-                eprintln!("lvsnic daemon: saving the state: {}: {e}", path.display());
-                self.writer().conns_pending.store(false, std::sync::atomic::Ordering::Release);
-            }
-        }
+        self.writer().write_conns(dir.join(CONNS_FILE), snap);
         self.last_snapshot = Some(std::time::Instant::now());
-        self.last_cost = t0.elapsed();
     }
 
     /// Waits until everything queued is on disk (the daemon's exit); the
@@ -653,23 +742,46 @@ impl Keeper {
             conns_pending: Default::default(),
             written: Default::default(),
             failed: Default::default(),
+            conns_write_ns: Default::default(),
         })
     }
 
-    /// Every second (or ten times as long as the last snapshot took, so
-    /// that snapshots of a big table take at most a tenth of the loop's
-    /// time): the connection table, while it is not empty (and once more
-    /// when it has become empty).
-    pub fn tick<D: Device>(&mut self, ctl: &mut Control<D>) {
-        let every = std::time::Duration::from_secs(1).max(self.last_cost * 10);
-        if self.dir.is_none() || self.last_snapshot.is_some_and(|t| t.elapsed() < every) {
+    /// Every second (or less often for a big table: ten times as long as
+    /// the last snapshot took the loop, four times as long as the writer
+    /// took to write it): the connection table, while it is not empty (and
+    /// once more when it has become empty). The snapshot is taken a slice
+    /// at a time, until `until` in each call ([`Snapshot`]), and written by
+    /// the writer thread.
+    pub fn tick<D: Device>(&mut self, ctl: &mut Control<D>, until: std::time::Instant) {
+        if self.dir.is_none() {
+            return;
+        }
+        if let Some(mut s) = self.taking.take() {
+            if s.step(ctl, Some(until)) {
+                self.written(s);
+            } else {
+                self.taking = Some(s);
+            }
+            return;
+        }
+        let writer_ns = self.writer().conns_write_ns.load(std::sync::atomic::Ordering::Relaxed);
+        let every = std::time::Duration::from_secs(1).max(self.last_cost * 10).max(std::time::Duration::from_nanos(writer_ns) * 4);
+        if self.last_snapshot.is_some_and(|t| t.elapsed() < every) {
             return;
         }
         if ctl.sp.director.conns.len() == 0 && self.last_count == 0 {
             self.last_snapshot = Some(std::time::Instant::now());
             return;
         }
-        self.save_conns(ctl);
+        if self.writer().conns_pending.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return; // the last one is still being written
+        }
+        self.taking = Some(Snapshot::begin(ctl));
+    }
+
+    /// Whether a snapshot is being taken (the loop should not sleep).
+    pub fn busy(&self) -> bool {
+        self.taking.is_some()
     }
 
     /// `lvsnic keepalived FILE --load` into a running daemon, a reload:

@@ -78,6 +78,13 @@ impl Latency {
 
 /// Sends a probe every millisecond while `f` runs; the latencies.
 fn probe_during<R>(sock: &Arc<PacketSocket>, f: impl FnOnce() -> R) -> (Latency, R) {
+    // What the daemon sent in an earlier phase (a table's fill: hundreds of
+    // thousands of forwarded datagrams) is still queued on the socket; the
+    // replies must not wait behind it.
+    let stale = sock.drain();
+    if stale > 0 {
+        println!("  ({stale} frames of the last phase discarded before probing)");
+    }
     let base = Instant::now();
     let sent: Arc<Vec<AtomicU64>> = Arc::new((0..MAX_PROBES).map(|_| AtomicU64::new(0)).collect());
     let got: Arc<Vec<AtomicU64>> = Arc::new((0..MAX_PROBES).map(|_| AtomicU64::new(0)).collect());

@@ -84,6 +84,25 @@ impl PacketSocket {
         (n > 0 && from.sll_pkttype != libc::PACKET_OUTGOING).then_some(n as usize)
     }
 
+    /// Discards every frame already queued on the socket (without
+    /// waiting); how many there were. A probe that times replies must not
+    /// count the time it takes to read past frames of an earlier phase.
+    pub fn drain(&self) -> usize {
+        let mut buf = vec![0u8; 65536];
+        let mut n = 0;
+        loop {
+            // SAFETY: `buf` is writable for `buf.len()` bytes and alive for
+            // the call; no source address is asked for.
+            let r = unsafe {
+                libc::recvfrom(self.0, buf.as_mut_ptr() as *mut libc::c_void, buf.len(), libc::MSG_DONTWAIT, std::ptr::null_mut(), std::ptr::null_mut())
+            };
+            if r < 0 {
+                return n;
+            }
+            n += 1;
+        }
+    }
+
     /// Whether a received frame equal to `want` arrives within 5 s.
     pub fn expect(&self, want: &[u8]) -> bool {
         let t0 = Instant::now();

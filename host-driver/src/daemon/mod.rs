@@ -418,7 +418,7 @@ impl<D: Device> Daemon<D> {
             if self.ctl.sync.master_pending() {
                 timeout = timeout.min(100);
             }
-            if self.backlog || self.current.is_some() {
+            if self.backlog || self.current.is_some() || self.keeper.busy() {
                 timeout = 0;
             }
             sys::poll_readable(&fds, timeout).map_err(io_err("poll"))?;
@@ -448,7 +448,7 @@ impl<D: Device> Daemon<D> {
                 eprint!("{}", r.stderr);
                 self.keeper.save(&self.ctl);
             }
-            self.keeper.tick(&mut self.ctl);
+            self.keeper.tick(&mut self.ctl, Instant::now() + CONTROL_BUDGET);
         }
         Ok(())
     }
