@@ -990,6 +990,104 @@ mod tests {
         }
     }
 
+    use crate::device::model::{ModelDevice, MODEL_PARAMS};
+    use crate::device::rings::RingConfig;
+    use lvsnic_fixtures::{director, rs, tcp, Ip, DIRECTOR_MAC, GATEWAY_MAC, MIXED_RULES, T0, VIP};
+    use lvsnic_model::rules::ipvsadm::parse_command;
+    use lvsnic_model::wire::TCP_SYN;
+
+    /// The daemon's control plane over the card model, MIXED_RULES.
+    fn control() -> Control<ModelDevice> {
+        let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).unwrap();
+        let sp = SlowPath::new(director(MIXED_RULES, ""), dev, MODEL_PARAMS).unwrap();
+        Control::new(sp, MODEL_PARAMS.vip_count, Limits::default())
+    }
+
+    fn cmd(line: &str) -> Command {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        parse_command(&words).unwrap()
+    }
+
+    /// SYNs of clients 1..=n to VIP:80 (NAT, wlc over rs1 and rs2).
+    fn syns(ctl: &mut Control<ModelDevice>, n: u32) {
+        for i in 1..=n {
+            let c = std::net::Ipv4Addr::new(198, 51, 100, i as u8);
+            let f = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 40000, 80, TCP_SYN, 1, 0, &[]);
+            ctl.frame(T0 + u64::from(i), &f).unwrap();
+        }
+    }
+
+    #[test]
+    fn apply_returns_the_kernels_refusals_typed_with_ipvsadms_text() {
+        let mut ctl = control();
+        let e = ctl.apply(cmd("-A -t 10.0.0.100:80 -s rr")).unwrap_err();
+        assert!(matches!(e, KernelError::ServiceExists), "{e:?}");
+        assert_eq!(e.to_string(), "Service already exists");
+        let e = ctl.apply(cmd("-d -t 10.0.0.100:80 -r 192.168.10.7:8080")).unwrap_err();
+        assert!(matches!(e, KernelError::NoSuchDest), "{e:?}");
+        assert_eq!(e.to_string(), "No such destination");
+        let e = ctl.apply(cmd("-a -t 10.0.0.99:80 -r 192.168.10.1:80")).unwrap_err();
+        assert!(matches!(e, KernelError::ServiceNotDefined), "{e:?}");
+        let e = ctl.apply(cmd("-E -t 10.0.0.99:80 -s rr")).unwrap_err();
+        assert!(matches!(e, KernelError::NoSuchService), "{e:?}");
+        let e = ctl.apply(cmd("-a -t 10.0.0.100:80 -r 192.168.10.1:8080 -m")).unwrap_err();
+        assert!(matches!(e, KernelError::DestExists), "{e:?}");
+        let e = ctl.apply(cmd("-A -t 10.0.0.99:80 -s nosuch")).unwrap_err();
+        assert!(matches!(e, KernelError::SchedulerNotFound), "{e:?}");
+        let e = ctl.apply(cmd("-e -t 10.0.0.100:80 -r 192.168.10.1:8080 -m -x 10 -y 20")).unwrap_err();
+        assert!(matches!(e, KernelError::OutOfRange), "{e:?}");
+        assert_eq!(e.to_string(), "Numerical result out of range");
+        let e = ctl.apply(cmd("-A -f 1 -s rr")).unwrap_err();
+        assert!(matches!(e, KernelError::Unsupported(_)), "{e:?}");
+        let e = ctl.apply(cmd("--stop-daemon master")).unwrap_err();
+        assert!(matches!(e, KernelError::Sync(crate::sync::SyncError::NotRunning)), "{e:?}");
+        let e = ctl.apply(cmd("-L -n")).unwrap_err();
+        assert!(matches!(e, KernelError::NotAChange(_)), "{e:?}");
+        // The text layer prints the same error, status 255.
+        let out = ctl.ipvsadm("ipvsadm", &["-A".into(), "-t".into(), "10.0.0.100:80".into()], None);
+        assert_eq!((out.stderr.as_str(), out.exit), ("Service already exists\n", EXIT_ERR));
+        // Nothing was changed by the refusals; a change is applied.
+        assert_eq!(ctl.service_keys().len(), 5);
+        ctl.apply(cmd("-A -t 10.0.0.99:80 -s rr")).unwrap();
+        assert_eq!(ctl.service_keys().len(), 6);
+    }
+
+    #[test]
+    fn apply_delete_dest_removes_its_offloaded_flows() {
+        let mut ctl = control();
+        syns(&mut ctl, 40);
+        let of = |ctl: &Control<ModelDevice>, n: u8| {
+            let d = &ctl.sp.director;
+            ctl.sp.flows.offloaded().into_iter().filter(|&id| d.conns.get(id).daddr == u32::from(rs(n))).count()
+        };
+        let (one, two) = (of(&ctl, 1), of(&ctl, 2));
+        assert!(one > 0 && two > 0, "offloaded: rs1 {one}, rs2 {two}");
+        let before = ctl.sp.flows.len();
+        ctl.apply(cmd("-d -t 10.0.0.100:80 -r 192.168.10.1:8080")).unwrap();
+        assert_eq!(of(&ctl, 1), 0, "rs1's flows left the card");
+        assert_eq!(of(&ctl, 2), two, "rs2's flows stay");
+        assert!(ctl.sp.flows.len() < before, "{} flows of {before}", ctl.sp.flows.len());
+        // -D takes the rest of the service's flows.
+        ctl.apply(cmd("-D -t 10.0.0.100:80")).unwrap();
+        assert_eq!(of(&ctl, 2), 0);
+    }
+
+    #[test]
+    fn command_line_is_the_save_spelling() {
+        for line in [
+            "-A -t 10.0.0.100:80 -s wlc",
+            "-E -t 10.0.0.100:443 -s sh -p 120",
+            "-a -t 10.0.0.100:80 -r 192.168.10.1:8080 -m -w 3",
+            "-e -t 10.0.0.100:80 -r 192.168.10.1:8080 -m -w 3 -x 100 -y 50",
+            "-d -t 10.0.0.100:80 -r 192.168.10.1:8080",
+            "-D -u 10.0.0.101:53",
+            "-C",
+            "--set 10 20 30",
+        ] {
+            assert_eq!(command_line(&cmd(line)), line);
+        }
+    }
+
     #[test]
     fn first_option_detection() {
         assert!(first_option_fails(&["-Q"]));

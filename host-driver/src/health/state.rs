@@ -376,6 +376,76 @@ mod tests {
         assert_eq!(st.desired().0, [None, Some(1), Some(1), Some(1)]);
     }
 
+    /// A checker that finds a server down makes typed commands that the
+    /// control plane applies: `-d` of a server, `-e -w 0` of an inhibited
+    /// one; the same `-d` once more is refused, typed.
+    #[test]
+    fn typed_changes_reach_the_control_plane() {
+        use crate::control::{Control, KernelError};
+        use crate::device::model::{ModelDevice, MODEL_PARAMS};
+        use crate::device::rings::RingConfig;
+        use crate::slowpath::SlowPath;
+        use lvsnic_fixtures::{director, MIXED_RULES};
+        let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).unwrap();
+        let sp = SlowPath::new(director(MIXED_RULES, ""), dev, MODEL_PARAMS).unwrap();
+        let mut ctl = Control::new(sp, MODEL_PARAMS.vip_count, Default::default());
+        let cfg = VsHealth {
+            service: s(&["-t", "10.0.0.100:80"]),
+            quorum: 1,
+            hysteresis: 0,
+            sorry: None,
+            reals: vec![rs("192.168.10.1:8080", 3, false, false), rs("192.168.10.2:8080", 1, true, false)],
+            quorum_up: None,
+            quorum_down: None,
+        };
+        let mut v = VsState::initial(&cfg);
+        let weights = |ctl: &Control<ModelDevice>| -> Vec<(String, u32)> {
+            let r = ctl.sp.director.services.to_rules();
+            let svc = r.services.iter().find(|x| x.key.to_string() == "-t 10.0.0.100:80").unwrap();
+            svc.dests.iter().map(|d| (format!("{}:{}", d.addr, d.port), d.weight)).collect()
+        };
+        assert_eq!(weights(&ctl), [("192.168.10.1:8080".to_string(), 3), ("192.168.10.2:8080".to_string(), 1)]);
+        let d0 = v.desired();
+        v.checker_changed(0, false);
+        v.checker_changed(1, false);
+        let cmds = v.changes(&d0, &v.desired());
+        let key = lvsnic_model::rules::ServiceKey::Addr {
+            proto: lvsnic_model::rules::Protocol::Tcp,
+            addr: "10.0.0.100".parse().unwrap(),
+            port: 80,
+        };
+        assert_eq!(cmds[0], Command::DeleteDest(key, "192.168.10.1".parse().unwrap(), 8080));
+        assert!(matches!(&cmds[1], Command::EditDest(k, d) if *k == key && d.weight == 0 && d.port == 8080), "{cmds:?}");
+        for c in &cmds {
+            ctl.apply(c.clone()).unwrap();
+        }
+        assert_eq!(weights(&ctl), [("192.168.10.2:8080".to_string(), 0)]);
+        let e = ctl.apply(cmds[0].clone()).unwrap_err();
+        assert!(matches!(e, KernelError::NoSuchDest), "{e:?}");
+    }
+
+    #[test]
+    fn a_server_that_does_not_read_is_refused_at_start() {
+        let mut bad = rs("192.168.10.1:8080", 1, false, false);
+        bad.dest.dest = s(&["-r", "nosuchhost:80", "-m"]);
+        let cfg = VsHealth {
+            service: s(&["-t", "10.0.0.100:80"]),
+            quorum: 1,
+            hysteresis: 0,
+            sorry: None,
+            reals: vec![bad],
+            quorum_up: None,
+            quorum_down: None,
+        };
+        let v = VsState::initial(&cfg);
+        let e = v.typed.as_ref().unwrap_err();
+        assert!(e.starts_with("`-a -t 10.0.0.100:80 -r nosuchhost:80 -m`: "), "{e}");
+        assert!(v.changes(&(vec![Some(1)], None), &(vec![None], None)).is_empty());
+        let h = super::super::Health::start(super::super::config::HealthConfig { services: vec![cfg], ..Default::default() });
+        let e = h.err().expect("refused").to_string();
+        assert!(e.starts_with("health check of `-a -t 10.0.0.100:80"), "{e}");
+    }
+
     #[test]
     fn sorry_server_and_hysteresis() {
         let cfg = VsHealth {
