@@ -29,6 +29,13 @@
 //!   restore with "Try `PROG -h' ..." and status 255, as in ipvsadm 1.31
 //!   (seen in the VM; `parse_rules`, for rules files, skips such lines).
 //!
+//! [`Control::apply`] is the typed API under the text: it applies one
+//! parsed [`Command`] with all its side effects and returns a
+//! [`KernelError`] (whose `Display` is what ipvsadm prints) on refusal.
+//! Health checkers, reloads and the state restore use it directly, so no
+//! ipvsadm argument list is built to be parsed again; [`command_line`]
+//! spells a change as `ipvsadm -S` does, for what they print.
+//!
 //! Heavy operations run a slice at a time, so that the daemon can forward
 //! frames between slices ([`Control::ipvsadm_begin`]): `-R` a slice of
 //! lines at a time ([`Control::restore_step`]; the kernel's ipvsadm also
