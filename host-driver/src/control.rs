@@ -29,6 +29,13 @@
 //!   restore with "Try `PROG -h' ..." and status 255, as in ipvsadm 1.31
 //!   (seen in the VM; `parse_rules`, for rules files, skips such lines).
 //!
+//! [`Control::apply`] is the typed API under the text: it applies one
+//! parsed [`Command`] with all its side effects and returns a
+//! [`KernelError`] (whose `Display` is what ipvsadm prints) on refusal.
+//! Health checkers, reloads and the state restore use it directly, so no
+//! ipvsadm argument list is built to be parsed again; [`command_line`]
+//! spells a change as `ipvsadm -S` does, for what they print.
+//!
 //! Heavy operations run a slice at a time, so that the daemon can forward
 //! frames between slices ([`Control::ipvsadm_begin`]): `-R` a slice of
 //! lines at a time ([`Control::restore_step`]; the kernel's ipvsadm also
@@ -284,10 +291,142 @@ fn first_option_fails(words: &[&str]) -> bool {
     true
 }
 
-fn dir_err_line(e: &DirectorError) -> String {
-    match e {
-        DirectorError::Rule { error: RuleError::Unsupported(m), .. } => m.clone(),
-        other => other.to_string(),
+/// Why the director (as the kernel would) refused a change. `Display` is
+/// the line ipvsadm prints for it (libipvs `ipvs_strerror()`, or
+/// `strerror()` where libipvs has no text of its own), byte for byte.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    /// `-A` of a service that exists (EEXIST).
+    #[error("Service already exists")]
+    ServiceExists,
+    /// `-E`, `-D`, `-Z` of a missing service (ESRCH).
+    #[error("No such service")]
+    NoSuchService,
+    /// `-a`, `-e`, `-d` in a missing service (ESRCH on a dest command).
+    #[error("Service not defined")]
+    ServiceNotDefined,
+    /// `-a` of a real server the service has (EEXIST on a dest command).
+    #[error("Destination already exists")]
+    DestExists,
+    /// `-e`, `-d` of a real server the service does not have (ENOENT).
+    #[error("No such destination")]
+    NoSuchDest,
+    /// `-A`, `-E` with an unknown scheduler or persistence engine (ENOENT).
+    #[error("Scheduler or persistence engine not found")]
+    SchedulerNotFound,
+    /// Thresholds the kernel refuses (`-x` below `-y`: ERANGE, left to strerror()).
+    #[error("Numerical result out of range")]
+    OutOfRange,
+    /// `--start-daemon`/`--stop-daemon` refused.
+    #[error("{0}")]
+    Sync(crate::sync::SyncError),
+    /// What the lvsnic director does not carry out (fwmark, IPv6, SCTP, ...).
+    #[error("{0}")]
+    Unsupported(String),
+    /// Any other refusal (a real server with no `[neighbors]` entry, ...).
+    #[error("{0}")]
+    Other(String),
+    /// A listing, `-S`, `-R`, `-h` or `-v` given to [`Control::apply`].
+    #[error("`{0}` is not a change of the rules")]
+    NotAChange(String),
+}
+
+impl KernelError {
+    /// A refusal of a service command (`-A`, `-E`, `-D`).
+    fn of_service(e: &DirectorError) -> Self {
+        match e {
+            DirectorError::Rule { error: RuleError::UnknownScheduler(_), .. } => KernelError::SchedulerNotFound,
+            other => Self::other(other),
+        }
+    }
+
+    /// A refusal of a real server command (`-a`, `-e`, `-d`).
+    fn of_dest(e: &DirectorError) -> Self {
+        match e {
+            DirectorError::Rule { error: RuleError::NoSuchService, .. } => KernelError::ServiceNotDefined,
+            DirectorError::Rule { error: RuleError::DestExists, .. } => KernelError::DestExists,
+            DirectorError::Rule { error: RuleError::NoSuchDest, .. } => KernelError::NoSuchDest,
+            // ip_vs_add_dest/ip_vs_edit_dest: -ERANGE, which libipvs leaves to strerror().
+            DirectorError::Rule { error: RuleError::Thresholds, .. } => KernelError::OutOfRange,
+            other => Self::other(other),
+        }
+    }
+
+    fn other(e: &DirectorError) -> Self {
+        match e {
+            DirectorError::Rule { error: RuleError::Unsupported(m), .. } => KernelError::Unsupported(m.clone()),
+            other => KernelError::Other(other.to_string()),
+        }
+    }
+}
+
+/// One change as the ipvsadm arguments that ask for it (no program name),
+/// in `ipvsadm -S -n`'s spelling: `-a -t 10.0.0.1:80 -r 10.0.1.1:80 -m -w 1`,
+/// thresholds (which `-S` leaves out) after the weight as `-x U -y L`;
+/// `-d -t 10.0.0.1:80 -r 10.0.1.1:80`. What reloads print and health
+/// checkers report.
+pub fn command_line(cmd: &Command) -> String {
+    use lvsnic_model::rules::ipvsadm::DaemonState;
+    use lvsnic_model::rules::RuleSet;
+    let service = |op: &str, r: &ServiceRule| {
+        let mut svc = r.clone();
+        svc.dests.clear();
+        let text = format_save(&RuleSet { services: vec![svc] });
+        let line = text.lines().next().unwrap_or_default();
+        format!("{op}{}", line.strip_prefix("-A").unwrap_or(line))
+    };
+    let dest = |op: &str, key: &ServiceKey, d: &lvsnic_model::rules::DestRule| {
+        let mut svc = ServiceRule::new(*key);
+        svc.dests = vec![d.clone()];
+        let text = format_save(&RuleSet { services: vec![svc] });
+        let line = text.lines().nth(1).unwrap_or_default();
+        let mut l = format!("{op}{}", line.strip_prefix("-a").unwrap_or(line));
+        if d.u_threshold != 0 {
+            l.push_str(&format!(" -x {}", d.u_threshold));
+        }
+        if d.l_threshold != 0 {
+            l.push_str(&format!(" -y {}", d.l_threshold));
+        }
+        l
+    };
+    let role = |s: DaemonState| match s {
+        DaemonState::Master => "master",
+        DaemonState::Backup => "backup",
+    };
+    match cmd {
+        Command::AddService(r) => service("-A", r),
+        Command::EditService(r) => service("-E", r),
+        Command::DeleteService(k) => format!("-D {k}"),
+        Command::Clear => "-C".into(),
+        Command::AddDest(k, d) => dest("-a", k, d),
+        Command::EditDest(k, d) => dest("-e", k, d),
+        Command::DeleteDest(k, IpAddr::V4(a), p) => format!("-d {k} -r {a}:{p}"),
+        Command::DeleteDest(k, IpAddr::V6(a), p) => format!("-d {k} -r [{a}]:{p}"),
+        Command::Zero(None) => "-Z".into(),
+        Command::Zero(Some(k)) => format!("-Z {k}"),
+        Command::SetTimeouts { tcp, tcpfin, udp } => format!("--set {tcp} {tcpfin} {udp}"),
+        Command::StartDaemon(d) => {
+            let mut l = format!("--start-daemon {} --mcast-interface {} --syncid {}", role(d.state), d.mcast_ifn, d.syncid);
+            if let Some(g) = d.mcast_group {
+                l.push_str(&format!(" --mcast-group {g}"));
+            }
+            if let Some(p) = d.mcast_port {
+                l.push_str(&format!(" --mcast-port {p}"));
+            }
+            if let Some(t) = d.mcast_ttl {
+                l.push_str(&format!(" --mcast-ttl {t}"));
+            }
+            if let Some(m) = d.sync_maxlen {
+                l.push_str(&format!(" --sync-maxlen {m}"));
+            }
+            l
+        }
+        Command::StopDaemon(d) => format!("--stop-daemon {}", role(d.state)),
+        Command::List(_) => "-L -n".into(),
+        Command::Save { .. } => "-S -n".into(),
+        Command::Restore => "-R".into(),
+        Command::Help => "-h".into(),
+        Command::Version => "-v".into(),
     }
 }
 
@@ -564,13 +703,9 @@ impl<D: Device> Control<D> {
                 return Done::Exit(EXIT_FAIL);
             }
         };
-        let r = self.execute(prog, cmd, stdin, reading_stdin, out);
-        // A restore writes the VIP table once per slice of lines
-        // ([`restore_step`](Self::restore_step)), not once per line.
-        if !reading_stdin {
-            self.sp.sync_vips(self.vip_count);
-        }
-        r
+        // A change writes the VIP table ([`apply`](Self::apply)); a restore
+        // once per slice of lines ([`restore_step`](Self::restore_step)).
+        self.execute(prog, cmd, stdin, reading_stdin, out)
     }
 
     fn kernel_err(out: &mut Output, msg: impl std::fmt::Display) -> Done {
@@ -578,6 +713,10 @@ impl<D: Device> Control<D> {
         Done::Ret(EXIT_ERR)
     }
 
+    /// The text layer over [`apply`](Self::apply): listings, `-S`, `-R`,
+    /// `-h` and `-v` print; a change is applied and a refusal printed as
+    /// ipvsadm prints it (status 255). In a restore (`reading_stdin`) the
+    /// VIP table is written once per slice, by the caller.
     fn execute(&mut self, prog: &str, cmd: Command, stdin: &str, reading_stdin: bool, out: &mut Output) -> Done {
         match cmd {
             Command::List(opts) => {
@@ -608,138 +747,122 @@ impl<D: Device> Control<D> {
                 out.stdout.push_str(&version(prog));
                 Done::Exit(0)
             }
-            Command::StartDaemon(d) => match self.sync.start(&d) {
-                Ok(()) => Done::Ret(0),
-                Err(e) => Self::kernel_err(out, e),
-            },
-            Command::StopDaemon(d) => match self.sync.stop(d.state) {
-                Ok(()) => Done::Ret(0),
-                Err(e) => Self::kernel_err(out, e),
-            },
+            change => {
+                let r = if reading_stdin { self.apply_change(change) } else { self.apply(change) };
+                match r {
+                    Ok(()) => Done::Ret(0),
+                    Err(e) => Self::kernel_err(out, e),
+                }
+            }
+        }
+    }
+
+    /// Applies one change to the running director, with every side effect:
+    /// the golden model's rules (the kernel's checks in the kernel's
+    /// order), the offloaded flows of deleted real servers removed from the
+    /// data plane (`-d`, and `-D`/`-C` for every server of the services),
+    /// the data plane's VIP table, the sync daemons (`--start-daemon`,
+    /// `--stop-daemon`), `--set` and `-Z`. A refusal changes nothing; its
+    /// `Display` is what ipvsadm prints for it. Listings, `-S`, `-R`, `-h`
+    /// and `-v` are not changes: [`KernelError::NotAChange`].
+    pub fn apply(&mut self, cmd: Command) -> Result<(), KernelError> {
+        let changes = !matches!(
+            cmd,
+            Command::List(_) | Command::Save { .. } | Command::Restore | Command::Help | Command::Version
+        );
+        let r = self.apply_change(cmd);
+        if changes {
+            self.sp.sync_vips(self.vip_count);
+        }
+        r
+    }
+
+    /// [`apply`](Self::apply) without writing the VIP table (a restore
+    /// writes it once per slice of lines).
+    fn apply_change(&mut self, cmd: Command) -> Result<(), KernelError> {
+        match cmd {
+            Command::List(_) | Command::Save { .. } | Command::Restore | Command::Help | Command::Version => {
+                Err(KernelError::NotAChange(command_line(&cmd)))
+            }
+            Command::StartDaemon(d) => self.sync.start(&d).map_err(KernelError::Sync),
+            Command::StopDaemon(d) => self.sync.stop(d.state).map_err(KernelError::Sync),
             Command::SetTimeouts { tcp, tcpfin, udp } => {
                 self.sp.director.cfg.timeouts.set(tcp, tcpfin, udp);
-                Done::Ret(0)
+                Ok(())
             }
             Command::Zero(key) => {
                 self.sp.settle();
-                let d = &mut self.sp.director;
-                match d.zero_stats(key.as_ref()) {
-                    Ok(()) => Done::Ret(0),
-                    Err(_) => Self::kernel_err(out, "No such service"),
-                }
+                self.sp.director.zero_stats(key.as_ref()).map_err(|_| KernelError::NoSuchService)
             }
             Command::Clear => {
                 let dests: Vec<DestId> =
                     self.sp.director.services.live_services().flat_map(|s| s.order.iter().copied()).collect();
                 self.sp.director.clear();
                 self.drop_flows(&dests);
-                Done::Ret(0)
+                Ok(())
             }
             Command::AddService(rule) => {
                 if self.sp.director.services.lookup_key(&rule.key).is_some() {
-                    return Self::kernel_err(out, "Service already exists");
+                    return Err(KernelError::ServiceExists);
                 }
-                if let Some(e) = Self::check_sched(&rule) {
-                    return Self::kernel_err(out, e);
-                }
-                match self.sp.director.add_service(&rule) {
-                    Ok(_) => Done::Ret(0),
-                    Err(DirectorError::Rule { error: RuleError::UnknownScheduler(_), .. }) => {
-                        Self::kernel_err(out, "Scheduler or persistence engine not found")
-                    }
-                    Err(e) => Self::kernel_err(out, dir_err_line(&e)),
-                }
+                Self::check_sched(&rule)?;
+                self.sp.director.add_service(&rule).map(|_| ()).map_err(|e| KernelError::of_service(&e))
             }
             Command::EditService(rule) => {
                 if self.sp.director.services.lookup_key(&rule.key).is_none() {
-                    return Self::kernel_err(out, "No such service");
+                    return Err(KernelError::NoSuchService);
                 }
-                if let Some(e) = Self::check_sched(&rule) {
-                    return Self::kernel_err(out, e);
-                }
-                match self.sp.director.edit_service(&rule) {
-                    Ok(()) => Done::Ret(0),
-                    Err(DirectorError::Rule { error: RuleError::UnknownScheduler(_), .. }) => {
-                        Self::kernel_err(out, "Scheduler or persistence engine not found")
-                    }
-                    Err(e) => Self::kernel_err(out, dir_err_line(&e)),
-                }
+                Self::check_sched(&rule)?;
+                self.sp.director.edit_service(&rule).map_err(|e| KernelError::of_service(&e))
             }
             Command::DeleteService(key) => {
                 let Some(id) = self.sp.director.services.lookup_key(&key) else {
-                    return Self::kernel_err(out, "No such service");
+                    return Err(KernelError::NoSuchService);
                 };
                 let dests = self.sp.director.services.service(id).order.clone();
-                match self.sp.director.del_service(&key) {
-                    Ok(()) => {
-                        self.drop_flows(&dests);
-                        Done::Ret(0)
-                    }
-                    Err(e) => Self::kernel_err(out, dir_err_line(&e)),
-                }
+                self.sp.director.del_service(&key).map_err(|e| KernelError::of_service(&e))?;
+                self.drop_flows(&dests);
+                Ok(())
             }
             Command::AddDest(key, dest) => {
                 if self.sp.director.services.lookup_key(&key).is_none() {
-                    return Self::kernel_err(out, "Service not defined");
+                    return Err(KernelError::ServiceNotDefined);
                 }
-                match self.sp.director.add_dest(&key, &dest) {
-                    Ok(_) => Done::Ret(0),
-                    Err(e) => Self::dest_err(out, &e),
-                }
+                self.sp.director.add_dest(&key, &dest).map(|_| ()).map_err(|e| KernelError::of_dest(&e))
             }
             Command::EditDest(key, dest) => {
                 if self.sp.director.services.lookup_key(&key).is_none() {
-                    return Self::kernel_err(out, "Service not defined");
+                    return Err(KernelError::ServiceNotDefined);
                 }
-                match self.sp.director.edit_dest(&key, &dest) {
-                    Ok(()) => Done::Ret(0),
-                    Err(e) => Self::dest_err(out, &e),
-                }
+                self.sp.director.edit_dest(&key, &dest).map_err(|e| KernelError::of_dest(&e))
             }
             Command::DeleteDest(key, addr, port) => {
                 let Some(id) = self.sp.director.services.lookup_key(&key) else {
-                    return Self::kernel_err(out, "Service not defined");
+                    return Err(KernelError::ServiceNotDefined);
                 };
                 let IpAddr::V4(a) = addr else {
-                    return Self::kernel_err(out, "No such destination");
+                    return Err(KernelError::NoSuchDest);
                 };
                 let d = &self.sp.director.services;
                 let Some(dest) =
                     d.service(id).order.iter().copied().find(|&x| d.dest(x).addr == a && d.dest(x).port == port)
                 else {
-                    return Self::kernel_err(out, "No such destination");
+                    return Err(KernelError::NoSuchDest);
                 };
-                match self.sp.director.del_dest(&key, a, port) {
-                    Ok(()) => {
-                        self.drop_flows(&[dest]);
-                        Done::Ret(0)
-                    }
-                    Err(e) => Self::dest_err(out, &e),
-                }
+                self.sp.director.del_dest(&key, a, port).map_err(|e| KernelError::of_dest(&e))?;
+                self.drop_flows(&[dest]);
+                Ok(())
             }
         }
     }
 
     /// The kernel's ENOENT for an unknown scheduler or persistence engine.
-    fn check_sched(rule: &ServiceRule) -> Option<&'static str> {
+    fn check_sched(rule: &ServiceRule) -> Result<(), KernelError> {
         let unknown_pe = rule.pe.as_ref().is_some_and(|p| !KNOWN_PES.contains(&p.as_str()));
-        (!KNOWN_SCHEDULERS.contains(&rule.scheduler.as_str()) || unknown_pe)
-            .then_some("Scheduler or persistence engine not found")
-    }
-
-    fn dest_err(out: &mut Output, e: &DirectorError) -> Done {
-        let msg = match e {
-            DirectorError::Rule { error, .. } => match error {
-                RuleError::NoSuchService => "Service not defined".to_string(),
-                RuleError::DestExists => "Destination already exists".to_string(),
-                RuleError::NoSuchDest => "No such destination".to_string(),
-                // ip_vs_add_dest/ip_vs_edit_dest: -ERANGE, which libipvs leaves to strerror().
-                RuleError::Thresholds => "Numerical result out of range".to_string(),
-                _ => dir_err_line(e),
-            },
-            other => dir_err_line(other),
-        };
-        Self::kernel_err(out, msg)
+        if !KNOWN_SCHEDULERS.contains(&rule.scheduler.as_str()) || unknown_pe {
+            return Err(KernelError::SchedulerNotFound);
+        }
+        Ok(())
     }
 
     /// Removes the offloaded flows of deleted real servers.
@@ -871,6 +994,104 @@ mod tests {
                 assert_eq!(t.finish(persistent), whole, "slices at {cut:?}");
             }
             assert_eq!(ConnText::default().finish(persistent), format_connections(&[], persistent));
+        }
+    }
+
+    use crate::device::model::{ModelDevice, MODEL_PARAMS};
+    use crate::device::rings::RingConfig;
+    use lvsnic_fixtures::{director, rs, tcp, Ip, DIRECTOR_MAC, GATEWAY_MAC, MIXED_RULES, T0, VIP};
+    use lvsnic_model::rules::ipvsadm::parse_command;
+    use lvsnic_model::wire::TCP_SYN;
+
+    /// The daemon's control plane over the card model, MIXED_RULES.
+    fn control() -> Control<ModelDevice> {
+        let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).unwrap();
+        let sp = SlowPath::new(director(MIXED_RULES, ""), dev, MODEL_PARAMS).unwrap();
+        Control::new(sp, MODEL_PARAMS.vip_count, Limits::default())
+    }
+
+    fn cmd(line: &str) -> Command {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        parse_command(&words).unwrap()
+    }
+
+    /// SYNs of clients 1..=n to VIP:80 (NAT, wlc over rs1 and rs2).
+    fn syns(ctl: &mut Control<ModelDevice>, n: u32) {
+        for i in 1..=n {
+            let c = std::net::Ipv4Addr::new(198, 51, 100, i as u8);
+            let f = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 40000, 80, TCP_SYN, 1, 0, &[]);
+            ctl.frame(T0 + u64::from(i), &f).unwrap();
+        }
+    }
+
+    #[test]
+    fn apply_returns_the_kernels_refusals_typed_with_ipvsadms_text() {
+        let mut ctl = control();
+        let e = ctl.apply(cmd("-A -t 10.0.0.100:80 -s rr")).unwrap_err();
+        assert!(matches!(e, KernelError::ServiceExists), "{e:?}");
+        assert_eq!(e.to_string(), "Service already exists");
+        let e = ctl.apply(cmd("-d -t 10.0.0.100:80 -r 192.168.10.7:8080")).unwrap_err();
+        assert!(matches!(e, KernelError::NoSuchDest), "{e:?}");
+        assert_eq!(e.to_string(), "No such destination");
+        let e = ctl.apply(cmd("-a -t 10.0.0.99:80 -r 192.168.10.1:80")).unwrap_err();
+        assert!(matches!(e, KernelError::ServiceNotDefined), "{e:?}");
+        let e = ctl.apply(cmd("-E -t 10.0.0.99:80 -s rr")).unwrap_err();
+        assert!(matches!(e, KernelError::NoSuchService), "{e:?}");
+        let e = ctl.apply(cmd("-a -t 10.0.0.100:80 -r 192.168.10.1:8080 -m")).unwrap_err();
+        assert!(matches!(e, KernelError::DestExists), "{e:?}");
+        let e = ctl.apply(cmd("-A -t 10.0.0.99:80 -s nosuch")).unwrap_err();
+        assert!(matches!(e, KernelError::SchedulerNotFound), "{e:?}");
+        let e = ctl.apply(cmd("-e -t 10.0.0.100:80 -r 192.168.10.1:8080 -m -x 10 -y 20")).unwrap_err();
+        assert!(matches!(e, KernelError::OutOfRange), "{e:?}");
+        assert_eq!(e.to_string(), "Numerical result out of range");
+        let e = ctl.apply(cmd("-A -f 1 -s rr")).unwrap_err();
+        assert!(matches!(e, KernelError::Unsupported(_)), "{e:?}");
+        let e = ctl.apply(cmd("--stop-daemon master")).unwrap_err();
+        assert!(matches!(e, KernelError::Sync(crate::sync::SyncError::NotRunning)), "{e:?}");
+        let e = ctl.apply(cmd("-L -n")).unwrap_err();
+        assert!(matches!(e, KernelError::NotAChange(_)), "{e:?}");
+        // The text layer prints the same error, status 255.
+        let out = ctl.ipvsadm("ipvsadm", &["-A".into(), "-t".into(), "10.0.0.100:80".into()], None);
+        assert_eq!((out.stderr.as_str(), out.exit), ("Service already exists\n", EXIT_ERR));
+        // Nothing was changed by the refusals; a change is applied.
+        assert_eq!(ctl.service_keys().len(), 5);
+        ctl.apply(cmd("-A -t 10.0.0.99:80 -s rr")).unwrap();
+        assert_eq!(ctl.service_keys().len(), 6);
+    }
+
+    #[test]
+    fn apply_delete_dest_removes_its_offloaded_flows() {
+        let mut ctl = control();
+        syns(&mut ctl, 40);
+        let of = |ctl: &Control<ModelDevice>, n: u8| {
+            let d = &ctl.sp.director;
+            ctl.sp.flows.offloaded().into_iter().filter(|&id| d.conns.get(id).daddr == u32::from(rs(n))).count()
+        };
+        let (one, two) = (of(&ctl, 1), of(&ctl, 2));
+        assert!(one > 0 && two > 0, "offloaded: rs1 {one}, rs2 {two}");
+        let before = ctl.sp.flows.len();
+        ctl.apply(cmd("-d -t 10.0.0.100:80 -r 192.168.10.1:8080")).unwrap();
+        assert_eq!(of(&ctl, 1), 0, "rs1's flows left the card");
+        assert_eq!(of(&ctl, 2), two, "rs2's flows stay");
+        assert!(ctl.sp.flows.len() < before, "{} flows of {before}", ctl.sp.flows.len());
+        // -D takes the rest of the service's flows.
+        ctl.apply(cmd("-D -t 10.0.0.100:80")).unwrap();
+        assert_eq!(of(&ctl, 2), 0);
+    }
+
+    #[test]
+    fn command_line_is_the_save_spelling() {
+        for line in [
+            "-A -t 10.0.0.100:80 -s wlc",
+            "-E -t 10.0.0.100:443 -s sh -p 120",
+            "-a -t 10.0.0.100:80 -r 192.168.10.1:8080 -m -w 3",
+            "-e -t 10.0.0.100:80 -r 192.168.10.1:8080 -m -w 3 -x 100 -y 50",
+            "-d -t 10.0.0.100:80 -r 192.168.10.1:8080",
+            "-D -u 10.0.0.101:53",
+            "-C",
+            "--set 10 20 30",
+        ] {
+            assert_eq!(command_line(&cmd(line)), line);
         }
     }
 

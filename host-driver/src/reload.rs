@@ -8,7 +8,7 @@
 //!
 //! "The same" is decided on the `ipvsadm -S -n` lines both print
 //! ([`format_save`]), so two ways of writing one rule never count as a
-//! change. The commands go through [`Control::ipvsadm`], with the kernel's
+//! change. The commands go through [`Control::apply`], with the kernel's
 //! checks; when one is refused, the ones already applied are undone (the
 //! difference back to the rules before) and the reload fails: a reload
 //! applies all of the file or nothing.
@@ -19,13 +19,13 @@
 //! MAC, `[sysctl]`, `[clock]`, `[limits]`) is refused with a message naming it, and
 //! nothing is applied.
 
-use crate::control::Control;
+use crate::control::{command_line, Control};
 use crate::device::Device;
 use crate::invocation::Output;
 use crate::limits::Limits;
 use lvsnic_model::config::DirectorConfig;
-use lvsnic_model::rules::ipvsadm::{format_save, parse_rules_full, split_line};
-use lvsnic_model::rules::{RuleSet, ServiceRule};
+use lvsnic_model::rules::ipvsadm::{format_save, parse_rules_full, split_line, Command};
+use lvsnic_model::rules::{DestRule, FwdMethod, RuleSet, ServiceRule};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -78,37 +78,44 @@ fn words(line: &str) -> Vec<String> {
     split_line(line).into_iter().map(str::to_string).collect()
 }
 
-/// `line` with its first word (the command) replaced by `cmd`.
-fn as_cmd(line: &str, cmd: &str) -> Vec<String> {
-    let mut w = words(line);
-    if let Some(f) = w.first_mut() {
-        *f = cmd.into();
-    }
-    w
-}
-
 /// The service part (`-t VIP:PORT`) of an `-A` or `-a` line.
 fn service_words(line: &str) -> Vec<String> {
     words(line).into_iter().skip(1).take(2).collect()
 }
 
-/// The ipvsadm commands (argument lists) that turn `from` into `to`.
-pub fn diff(from: &RuleSet, to: &RuleSet) -> Vec<Vec<String>> {
-    let old: BTreeMap<String, (String, Vec<(String, String)>)> = from
+/// `s` without its real servers (what `-A`/`-E` carries).
+fn bare(s: &ServiceRule) -> ServiceRule {
+    ServiceRule { dests: Vec::new(), ..s.clone() }
+}
+
+/// `d` as `-a`/`-e` gives it: a Local server (the kernel's choice for a
+/// local address) is saved, and so asked for, as `-g`.
+fn asked(d: &DestRule) -> DestRule {
+    let mut d = d.clone();
+    if d.fwd == FwdMethod::Local {
+        d.fwd = FwdMethod::Route;
+    }
+    d
+}
+
+/// The ipvsadm commands that turn `from` into `to`: `-D` of the services
+/// `to` has not, then per service of `to` in its order `-A` and its `-a`,
+/// or `-E` if it changed, `-d` of the servers it lost, `-e` of the changed
+/// ones and `-a` of the new ones.
+pub fn diff(from: &RuleSet, to: &RuleSet) -> Vec<Command> {
+    let old: BTreeMap<String, (&ServiceRule, String, Vec<(String, String)>)> = from
         .services
         .iter()
         .map(|s| {
             let (h, d) = save_lines(s);
-            (service_words(&h).join(" "), (h, d))
+            (service_words(&h).join(" "), (s, h, d))
         })
         .collect();
     let mut cmds = Vec::new();
     let new_keys: Vec<String> = to.services.iter().map(|s| service_words(&save_lines(s).0).join(" ")).collect();
-    for (k, (h, _)) in &old {
+    for (k, (s, _, _)) in &old {
         if !new_keys.contains(k) {
-            let mut c = vec!["-D".to_string()];
-            c.extend(service_words(h));
-            cmds.push(c);
+            cmds.push(Command::DeleteService(s.key));
         }
     }
     for s in &to.services {
@@ -116,24 +123,22 @@ pub fn diff(from: &RuleSet, to: &RuleSet) -> Vec<Vec<String>> {
         let k = service_words(&h).join(" ");
         match old.get(&k) {
             None => {
-                cmds.push(as_cmd(&h, "-A"));
-                cmds.extend(dests.iter().map(|(_, l)| as_cmd(l, "-a")));
+                cmds.push(Command::AddService(bare(s)));
+                cmds.extend(s.dests.iter().map(|d| Command::AddDest(s.key, asked(d))));
             }
-            Some((oh, od)) => {
+            Some((os, oh, od)) => {
                 if *oh != h {
-                    cmds.push(as_cmd(&h, "-E"));
+                    cmds.push(Command::EditService(bare(s)));
                 }
-                for (rs, ol) in od {
+                for ((rs, _), d) in od.iter().zip(&os.dests) {
                     if !dests.iter().any(|(r, _)| r == rs) {
-                        let mut c = vec!["-d".to_string()];
-                        c.extend(words(ol).into_iter().skip(1).take(4));
-                        cmds.push(c);
+                        cmds.push(Command::DeleteDest(os.key, d.addr, d.port));
                     }
                 }
-                for (rs, l) in &dests {
+                for ((rs, l), d) in dests.iter().zip(&s.dests) {
                     match od.iter().find(|(r, _)| r == rs) {
-                        None => cmds.push(as_cmd(l, "-a")),
-                        Some((_, ol)) if ol != l => cmds.push(as_cmd(l, "-e")),
+                        None => cmds.push(Command::AddDest(s.key, asked(d))),
+                        Some((_, ol)) if ol != l => cmds.push(Command::EditDest(s.key, asked(d))),
                         Some(_) => {}
                     }
                 }
@@ -144,24 +149,18 @@ pub fn diff(from: &RuleSet, to: &RuleSet) -> Vec<Vec<String>> {
 }
 
 /// Makes the director run `to`: the difference from its rules, applied in
-/// order; on a refusal, what was applied is undone and the error returned.
-/// `Ok` carries the commands applied.
-pub fn converge<D: Device>(ctl: &mut Control<D>, to: &RuleSet) -> Result<Vec<Vec<String>>, String> {
+/// order ([`Control::apply`]); on a refusal, what was applied is undone
+/// and the error returned. `Ok` carries the commands applied.
+pub fn converge<D: Device>(ctl: &mut Control<D>, to: &RuleSet) -> Result<Vec<Command>, String> {
     let before = ctl.sp.director.services.to_rules();
     let cmds = diff(&before, to);
     for (i, c) in cmds.iter().enumerate() {
-        let out = ctl.ipvsadm("lvsnic", c, None);
-        if out.exit != 0 {
+        if let Err(e) = ctl.apply(c.clone()) {
             let undo = diff(&ctl.sp.director.services.to_rules(), &before);
-            for u in &undo {
-                let _ = ctl.ipvsadm("lvsnic", u, None);
+            for u in undo {
+                let _ = ctl.apply(u);
             }
-            return Err(format!(
-                "`{}` refused: {} ({} change(s) undone, nothing applied)",
-                c.join(" "),
-                out.stderr.trim(),
-                i
-            ));
+            return Err(format!("`{}` refused: {} ({} change(s) undone, nothing applied)", command_line(c), e, i));
         }
     }
     Ok(cmds)
@@ -295,8 +294,8 @@ pub fn reload<D: Device>(
         }
         match converge(ctl, &s.rules) {
             Ok(cmds) => {
-                for c in cmds {
-                    out.stdout.push_str(&format!("lvsnic {}\n", c.join(" ")));
+                for c in &cmds {
+                    out.stdout.push_str(&format!("lvsnic {}\n", command_line(c)));
                 }
             }
             Err(e) => {
@@ -328,8 +327,8 @@ mod tests {
         parse_rules(t).unwrap()
     }
 
-    fn lines(c: &[Vec<String>]) -> Vec<String> {
-        c.iter().map(|w| w.join(" ")).collect()
+    fn lines(c: &[Command]) -> Vec<String> {
+        c.iter().map(command_line).collect()
     }
 
     #[test]

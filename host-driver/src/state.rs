@@ -658,10 +658,18 @@ impl Keeper {
                     ctl.sp.set_vip_owned(v, owned);
                 }
             }
+            // state.json keeps each daemon as its `--start-daemon` arguments.
             for argv in &st.sync_daemons {
-                let out = ctl.ipvsadm("lvsnic", argv, None);
-                if out.exit != 0 {
-                    eprintln!("lvsnic daemon: restoring `{}`: {}", argv.join(" "), out.stderr.trim());
+                let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+                let r = match lvsnic_model::rules::ipvsadm::parse_command(&words) {
+                    Ok(cmd @ lvsnic_model::rules::ipvsadm::Command::StartDaemon(_)) => {
+                        ctl.apply(cmd).map_err(|e| e.to_string())
+                    }
+                    Ok(_) => Err("not a --start-daemon".to_string()),
+                    Err(e) => Err(e.to_string()),
+                };
+                if let Err(e) = r {
+                    eprintln!("lvsnic daemon: restoring `{}`: {}", argv.join(" "), e);
                 }
             }
             self.health = st.health.clone();
@@ -826,8 +834,8 @@ impl Keeper {
         };
         *running = None;
         let mut out = crate::invocation::Output::default();
-        for c in cmds {
-            out.stdout.push_str(&format!("lvsnic {}\n", c.join(" ")));
+        for c in &cmds {
+            out.stdout.push_str(&format!("lvsnic {}\n", crate::control::command_line(c)));
         }
         match crate::health::Health::start(started) {
             Ok(h) => {

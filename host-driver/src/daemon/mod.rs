@@ -550,10 +550,9 @@ impl<D: Device> Daemon<D> {
         if self.live {
             self.ctl.advance(sys::realtime_ns());
         }
-        for argv in cmds {
-            let out = self.ctl.ipvsadm("lvsnic", &argv, None);
-            if out.exit != 0 {
-                h.refused(&argv, &out.stderr);
+        for cmd in cmds {
+            if let Err(e) = self.ctl.apply(cmd.clone()) {
+                h.refused(&cmd, &e.to_string());
             }
         }
     }

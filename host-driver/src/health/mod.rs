@@ -12,9 +12,10 @@
 //!   over TLS), [`misc`]: the checks.
 //!
 //! [`Health`] is what the daemon holds: it drains the results between
-//! frames ([`Health::poll`]) and returns ipvsadm commands (`-a`, `-e -w`,
-//! `-d`), which the daemon runs through the same control path as
-//! `lvsnic -a/-e/-d`; [`Health::listing`] is `lvsnic checkers`, and
+//! frames ([`Health::poll`]) and returns typed commands (`-a`, `-e -w`,
+//! `-d`), which the daemon applies with
+//! [`Control::apply`](crate::control::Control::apply), as `lvsnic -a/-e/-d`
+//! are applied; [`Health::listing`] is `lvsnic checkers`, and
 //! [`Health::counters`] goes into `lvsnic status`.
 
 pub mod config;
@@ -27,6 +28,7 @@ pub mod state;
 pub mod tcp;
 
 use config::HealthConfig;
+use lvsnic_model::rules::ipvsadm::Command;
 use runner::{Event, Stop};
 use serde::Serialize;
 use state::{Holding, VsState};
@@ -140,6 +142,10 @@ impl Health {
         h.counters.scripts_refused = h.script_notes.iter().filter(|n| n.ends_with(": not run")).count() as u64;
         for (vi, vs) in cfg.services.iter().enumerate() {
             let st = VsState::initial(vs);
+            if let Err(e) = &st.typed {
+                // Checkers whose changes could not be applied are not started.
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("health check of {e}")));
+            }
             h.held.push(st.desired());
             h.vss.push(st);
             let mut rviews = Vec::new();
@@ -167,9 +173,9 @@ impl Health {
         Ok(h)
     }
 
-    /// Takes the results that arrived; returns the ipvsadm commands that
-    /// bring IPVS to the new state.
-    pub fn poll(&mut self) -> Vec<Vec<String>> {
+    /// Takes the results that arrived; returns the commands that bring
+    /// IPVS to the new state.
+    pub fn poll(&mut self) -> Vec<Command> {
         let mut touched = vec![false; self.vss.len()];
         while let Ok(e) = self.rx.try_recv() {
             let (vi, ri, ci) = e.at;
@@ -227,10 +233,10 @@ impl Health {
         cmds
     }
 
-    /// The control plane refused `argv` with `why`.
-    pub fn refused(&mut self, argv: &[String], why: &str) {
+    /// The control plane refused `cmd` with `why`.
+    pub fn refused(&mut self, cmd: &Command, why: &str) {
         self.counters.command_errors += 1;
-        self.last_error = Some(format!("lvsnic {}: {}", argv.join(" "), why.trim()));
+        self.last_error = Some(format!("lvsnic {}: {}", crate::control::command_line(cmd), why.trim()));
     }
 
     /// `lvsnic checkers`: every service, real server and checker.

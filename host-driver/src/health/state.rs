@@ -16,9 +16,12 @@
 //!   0 under `inhibit_on_failure`.
 //!
 //! [`VsState::desired`] is what IPVS should hold; [`VsState::changes`] the
-//! ipvsadm commands (`-a`, `-e`, `-d`) from one holding to the next.
+//! typed commands (`-a`, `-e`, `-d`) from one holding to the next, which
+//! the daemon applies with [`Control::apply`](crate::control::Control::apply).
 
-use super::config::{DestHealth, VsHealth};
+use super::config::VsHealth;
+use lvsnic_model::rules::ipvsadm::{parse_command, Command};
+use lvsnic_model::rules::{DestRule, ServiceKey};
 use std::time::Duration;
 
 /// IPVS's largest weight.
@@ -96,6 +99,43 @@ pub struct VsState {
     pub rs: Vec<RsState>,
     /// Whether the quorum is up.
     pub quorum_up: bool,
+    /// The service and its real servers (the sorry server last) as typed
+    /// rules, read once from `cfg`'s ipvsadm words; why not, if they do
+    /// not read ([`Health::start`](super::Health::start) refuses that).
+    pub typed: Result<(ServiceKey, Vec<DestRule>), String>,
+}
+
+/// The service key and real server rules of `cfg` (real servers in order,
+/// then the sorry server), from its `-t VIP:PORT` and `-r ...` words.
+fn typed(cfg: &VsHealth) -> Result<(ServiceKey, Vec<DestRule>), String> {
+    let mut key = None;
+    let mut dests = Vec::new();
+    for d in cfg.reals.iter().map(|r| &r.dest).chain(cfg.sorry.iter()) {
+        let mut words = vec!["-a"];
+        words.extend(cfg.service.iter().map(String::as_str));
+        words.extend(d.dest.iter().map(String::as_str));
+        match parse_command(&words) {
+            Ok(Command::AddDest(k, rule)) => {
+                key = Some(k);
+                dests.push(rule);
+            }
+            Ok(_) => return Err(format!("`{}` is not a real server", words.join(" "))),
+            Err(e) => return Err(format!("`{}`: {e}", words.join(" "))),
+        }
+    }
+    match key {
+        Some(k) => Ok((k, dests)),
+        // No server to check: the service alone must read.
+        None => {
+            let mut words = vec!["-D"];
+            words.extend(cfg.service.iter().map(String::as_str));
+            match parse_command(&words) {
+                Ok(Command::DeleteService(k)) => Ok((k, dests)),
+                Ok(_) => Err(format!("`{}` is not a service", cfg.service.join(" "))),
+                Err(e) => Err(format!("`{}`: {e}", cfg.service.join(" "))),
+            }
+        }
+    }
 }
 
 impl VsState {
@@ -107,7 +147,7 @@ impl VsState {
             .iter()
             .map(|r| RsState { failed: r.checkers.iter().filter(|c| c.alpha).count(), weight: r.dest.weight })
             .collect();
-        let mut v = VsState { cfg: cfg.clone(), rs, quorum_up: false };
+        let mut v = VsState { cfg: cfg.clone(), rs, quorum_up: false, typed: typed(cfg) };
         // A total weight of 0 keeps the quorum down whatever `quorum` says
         // (keepalived 2.2.7, seen in the VM).
         let total: u64 = cfg.reals.iter().map(|r| r.dest.weight.min(IPVS_WEIGHT_MAX) as u64).sum();
@@ -187,43 +227,24 @@ impl VsState {
         true
     }
 
-    /// The ipvsadm commands that take IPVS from `from` to `to`
-    /// (servers removed first, then the rest).
-    pub fn changes(&self, from: &(Vec<Holding>, Holding), to: &(Vec<Holding>, Holding)) -> Vec<Vec<String>> {
+    /// The commands that take IPVS from `from` to `to` (servers removed
+    /// first, then the rest); none if `cfg` did not read ([`Self::typed`]).
+    pub fn changes(&self, from: &(Vec<Holding>, Holding), to: &(Vec<Holding>, Holding)) -> Vec<Command> {
+        let Ok((key, dests)) = &self.typed else { return Vec::new() };
         let mut dels = Vec::new();
         let mut rest = Vec::new();
-        let pairs = self
-            .cfg
-            .reals
-            .iter()
-            .map(|r| &r.dest)
-            .zip(from.0.iter().zip(&to.0))
-            .chain(self.cfg.sorry.iter().map(|s| (s, (&from.1, &to.1))));
-        for (d, (a, b)) in pairs {
+        let pairs = from.0.iter().zip(&to.0).chain(self.cfg.sorry.iter().map(|_| (&from.1, &to.1)));
+        for (d, (a, b)) in dests.iter().zip(pairs) {
+            let at = |w: u32| DestRule { weight: w, ..d.clone() };
             match (a, b) {
-                (Some(_), None) => dels.push(self.command("-d", d, None)),
-                (None, Some(w)) => rest.push(self.command("-a", d, Some(*w))),
-                (Some(x), Some(w)) if x != w => rest.push(self.command("-e", d, Some(*w))),
+                (Some(_), None) => dels.push(Command::DeleteDest(*key, d.addr, d.port)),
+                (None, Some(w)) => rest.push(Command::AddDest(*key, at(*w))),
+                (Some(x), Some(w)) if x != w => rest.push(Command::EditDest(*key, at(*w))),
                 _ => {}
             }
         }
         dels.extend(rest);
         dels
-    }
-
-    fn command(&self, op: &str, d: &DestHealth, weight: Option<u32>) -> Vec<String> {
-        let mut v = vec![op.to_string()];
-        v.extend(self.cfg.service.iter().cloned());
-        match weight {
-            // `-d` takes the address only.
-            None => v.extend(d.dest.iter().take(2).cloned()),
-            Some(w) => {
-                v.extend(d.dest.iter().cloned());
-                v.push("-w".into());
-                v.push(w.to_string());
-            }
-        }
-        v
     }
 }
 
@@ -267,7 +288,7 @@ pub fn carry_over(new: &mut super::config::HealthConfig, old: &super::config::He
 
 #[cfg(test)]
 mod tests {
-    use super::super::config::{CheckKind, CheckerConfig, RsHealth, Target};
+    use super::super::config::{CheckKind, CheckerConfig, DestHealth, RsHealth, Target};
     use super::*;
 
     fn ms(n: u64) -> Duration {
@@ -355,6 +376,76 @@ mod tests {
         assert_eq!(st.desired().0, [None, Some(1), Some(1), Some(1)]);
     }
 
+    /// A checker that finds a server down makes typed commands that the
+    /// control plane applies: `-d` of a server, `-e -w 0` of an inhibited
+    /// one; the same `-d` once more is refused, typed.
+    #[test]
+    fn typed_changes_reach_the_control_plane() {
+        use crate::control::{Control, KernelError};
+        use crate::device::model::{ModelDevice, MODEL_PARAMS};
+        use crate::device::rings::RingConfig;
+        use crate::slowpath::SlowPath;
+        use lvsnic_fixtures::{director, MIXED_RULES};
+        let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).unwrap();
+        let sp = SlowPath::new(director(MIXED_RULES, ""), dev, MODEL_PARAMS).unwrap();
+        let mut ctl = Control::new(sp, MODEL_PARAMS.vip_count, Default::default());
+        let cfg = VsHealth {
+            service: s(&["-t", "10.0.0.100:80"]),
+            quorum: 1,
+            hysteresis: 0,
+            sorry: None,
+            reals: vec![rs("192.168.10.1:8080", 3, false, false), rs("192.168.10.2:8080", 1, true, false)],
+            quorum_up: None,
+            quorum_down: None,
+        };
+        let mut v = VsState::initial(&cfg);
+        let weights = |ctl: &Control<ModelDevice>| -> Vec<(String, u32)> {
+            let r = ctl.sp.director.services.to_rules();
+            let svc = r.services.iter().find(|x| x.key.to_string() == "-t 10.0.0.100:80").unwrap();
+            svc.dests.iter().map(|d| (format!("{}:{}", d.addr, d.port), d.weight)).collect()
+        };
+        assert_eq!(weights(&ctl), [("192.168.10.1:8080".to_string(), 3), ("192.168.10.2:8080".to_string(), 1)]);
+        let d0 = v.desired();
+        v.checker_changed(0, false);
+        v.checker_changed(1, false);
+        let cmds = v.changes(&d0, &v.desired());
+        let key = lvsnic_model::rules::ServiceKey::Addr {
+            proto: lvsnic_model::rules::Protocol::Tcp,
+            addr: "10.0.0.100".parse().unwrap(),
+            port: 80,
+        };
+        assert_eq!(cmds[0], Command::DeleteDest(key, "192.168.10.1".parse().unwrap(), 8080));
+        assert!(matches!(&cmds[1], Command::EditDest(k, d) if *k == key && d.weight == 0 && d.port == 8080), "{cmds:?}");
+        for c in &cmds {
+            ctl.apply(c.clone()).unwrap();
+        }
+        assert_eq!(weights(&ctl), [("192.168.10.2:8080".to_string(), 0)]);
+        let e = ctl.apply(cmds[0].clone()).unwrap_err();
+        assert!(matches!(e, KernelError::NoSuchDest), "{e:?}");
+    }
+
+    #[test]
+    fn a_server_that_does_not_read_is_refused_at_start() {
+        let mut bad = rs("192.168.10.1:8080", 1, false, false);
+        bad.dest.dest = s(&["-r", "nosuchhost:80", "-m"]);
+        let cfg = VsHealth {
+            service: s(&["-t", "10.0.0.100:80"]),
+            quorum: 1,
+            hysteresis: 0,
+            sorry: None,
+            reals: vec![bad],
+            quorum_up: None,
+            quorum_down: None,
+        };
+        let v = VsState::initial(&cfg);
+        let e = v.typed.as_ref().unwrap_err();
+        assert!(e.starts_with("`-a -t 10.0.0.100:80 -r nosuchhost:80 -m`: "), "{e}");
+        assert!(v.changes(&(vec![Some(1)], None), &(vec![None], None)).is_empty());
+        let h = super::super::Health::start(super::super::config::HealthConfig { services: vec![cfg], ..Default::default() });
+        let e = h.err().expect("refused").to_string();
+        assert!(e.starts_with("health check of `-a -t 10.0.0.100:80"), "{e}");
+    }
+
     #[test]
     fn sorry_server_and_hysteresis() {
         let cfg = VsHealth {
@@ -376,12 +467,13 @@ mod tests {
         assert!(v.quorum_up);
         let d1 = v.desired();
         assert_eq!(d1, (vec![Some(2), Some(2)], None));
+        let lines: Vec<String> = v.changes(&d0, &d1).iter().map(crate::control::command_line).collect();
         assert_eq!(
-            v.changes(&d0, &d1),
+            lines,
             vec![
-                s(&["-d", "-t", "10.0.0.1:80", "-r", "10.9.9.9:80"]),
-                s(&["-a", "-t", "10.0.0.1:80", "-r", "10.1.0.1:80", "-m", "-w", "2"]),
-                s(&["-e", "-t", "10.0.0.1:80", "-r", "10.1.0.2:80", "-m", "-w", "2"]),
+                "-d -t 10.0.0.1:80 -r 10.9.9.9:80",
+                "-a -t 10.0.0.1:80 -r 10.1.0.1:80 -m -w 2",
+                "-e -t 10.0.0.1:80 -r 10.1.0.2:80 -m -w 2",
             ]
         );
         // 2 >= 3 - 1: hysteresis keeps the quorum.
