@@ -14,7 +14,12 @@
 //!
 //! Both are written atomically ([`write_atomic`]: a temporary file in the
 //! same directory, fsync, rename, fsync of the directory), so a crash
-//! leaves the old file or the new one, never half of one. Each has a
+//! leaves the old file or the new one, never half of one. They are written
+//! by a thread of their own ([`Writer`]), never by the forwarding loop: the
+//! loop takes a copy (the connection table a slice per loop turn,
+//! [`Snapshot`]), the writer formats and writes it, and the reply to a
+//! control request that changed the configuration is sent by the writer
+//! once the file is on disk. Each has a
 //! `version`; a file of another version, or one that does not parse, is a
 //! one-line error naming the file and the daemon does not start (never a
 //! silent fresh start that would forget the configuration).
