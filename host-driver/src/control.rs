@@ -867,9 +867,7 @@ impl<D: Device> Control<D> {
 
     /// Removes the offloaded flows of deleted real servers.
     fn drop_flows(&mut self, dests: &[DestId]) {
-        for &d in dests {
-            self.sp.flows.drop_dest(&mut self.sp.dp, &mut self.sp.director, d);
-        }
+        self.sp.flows.drop_dests(&mut self.sp.dp, &mut self.sp.director, dests);
     }
 
     /// `list_conn` / `list_service` / `list_timeout` / `list_daemon` / `list_all`.

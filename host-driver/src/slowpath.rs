@@ -216,9 +216,7 @@ impl<D: Device> SlowPath<D> {
             .map(|svc| self.director.services.service(svc).order.clone())
             .unwrap_or_default();
         self.director.del_service(key)?;
-        for d in dests {
-            self.flows.drop_dest(&mut self.dp, &mut self.director, d);
-        }
+        self.flows.drop_dests(&mut self.dp, &mut self.director, &dests);
         let n = self.dp.read32(CAPS1) >> 16 & 0xff;
         self.sync_vips(n);
         Ok(())
