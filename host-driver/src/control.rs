@@ -91,6 +91,50 @@ pub struct LoopCounters {
     pub dropped_on_receive: lvsnic_model::stats::ReceiveDrops,
 }
 
+/// The director's state as `lvsnic status` shows it
+/// ([`Control::status`]); the daemon adds its own sections beside these.
+#[derive(Clone, Debug, Serialize)]
+pub struct Status {
+    /// The director's clock (model time, ns).
+    pub now_ns: Time,
+    /// The director report, as `lvsnic replay --stats` writes it
+    /// (`director.total.inpkts`, `director.connections.created`, ...).
+    pub director: Report,
+    /// The exception loop's counters (`exception_loop.frames`,
+    /// `exception_loop.dropped_on_receive`, ...).
+    pub exception_loop: LoopCounters,
+    /// The data plane's flow table.
+    pub offload: OffloadStatus,
+    /// The new-connection rate limit (`[limits]`).
+    pub limits: LimitsStatus,
+    /// The connection sync daemons.
+    pub sync: crate::sync::SyncStatus,
+}
+
+/// The data plane's flow table, in [`Status`].
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct OffloadStatus {
+    /// Connections offloaded to the card now.
+    pub connections: usize,
+    /// Flows that did not fit in the card's table (their connection stays in software).
+    pub table_full: u64,
+    /// Table commands that found the device busy for too long.
+    pub busy_timeouts: u64,
+}
+
+/// The new-connection rate limit, in [`Status`].
+#[derive(Clone, Debug, Serialize)]
+pub struct LimitsStatus {
+    /// `[limits] new_conn_per_sec` (none: no limit).
+    pub new_conn_per_sec: Option<u64>,
+    /// The bucket's depth (`[limits] burst`, or its default).
+    pub burst: u64,
+    /// Frames dropped by any service's bucket.
+    pub limited: u64,
+    /// Each service's bucket counters, by service name.
+    pub services: std::collections::BTreeMap<String, limits::BucketCounters>,
+}
+
 /// How an ipvsadm run ended: `process_options` returned, or `exit()` was called.
 enum Done {
     Ret(i32),
@@ -342,53 +386,29 @@ impl<D: Device> Control<D> {
         Ok(())
     }
 
-    /// The daemon's state as JSON (`lvsnic status`): the director report
-    /// (as `replay --stats` writes it), the loop counters, the rate limit
-    /// and the offload state.
-    pub fn status_json(&mut self) -> String {
+    /// The director's state (`lvsnic status`): the director report (as
+    /// `replay --stats` writes it), the loop counters, the rate limit, the
+    /// offload state and the sync daemons. Runs the flow manager's pending
+    /// work first, so that the counters include it.
+    pub fn status(&mut self) -> Status {
         self.sp.settle();
-        let report = Report::of(&self.sp.director);
-        #[derive(Serialize)]
-        struct Offload {
-            connections: usize,
-            table_full: u64,
-            /// Table commands that found the device busy for too long.
-            busy_timeouts: u64,
-        }
-        #[derive(Serialize)]
-        struct LimitsView {
-            new_conn_per_sec: Option<u64>,
-            burst: u64,
-            limited: u64,
-            services: std::collections::BTreeMap<String, limits::BucketCounters>,
-        }
-        #[derive(Serialize)]
-        struct Status<'a> {
-            now_ns: Time,
-            director: &'a Report,
-            exception_loop: LoopCounters,
-            offload: Offload,
-            limits: LimitsView,
-            sync: crate::sync::SyncStatus,
-        }
-        let s = Status {
+        Status {
             now_ns: self.sp.director.now(),
-            director: &report,
+            director: Report::of(&self.sp.director),
             exception_loop: self.counters,
-            offload: Offload {
+            offload: OffloadStatus {
                 connections: self.sp.flows.len(),
                 table_full: self.sp.flows.table_full,
                 busy_timeouts: crate::flows::BUSY_TIMEOUTS.load(std::sync::atomic::Ordering::Relaxed),
             },
-            limits: LimitsView {
+            limits: LimitsStatus {
                 new_conn_per_sec: self.limiter.limits.new_conn_per_sec,
                 burst: self.limiter.limits.burst(),
                 limited: self.limiter.limited_total,
                 services: self.limiter.counters(),
             },
             sync: self.sync.status(),
-        };
-        serde_json::to_string_pretty(&s).unwrap_or_default() + "\n"
+        }
     }
 
     /// One ipvsadm invocation: `prog` is the program name ipvsadm would
@@ -872,6 +892,50 @@ mod tests {
             }
             assert_eq!(ConnText::default().finish(persistent), format_connections(&[], persistent));
         }
+    }
+
+    /// `status` reports what the frames did: the loop's counters, the
+    /// director's, the rate limit's and the flow table's.
+    #[test]
+    fn status_counts_what_the_frames_did() {
+        use crate::device::model::{ModelDevice, MODEL_PARAMS};
+        use crate::device::rings::RingConfig;
+        use lvsnic_fixtures::{director, tcp, Ip, DIRECTOR_MAC, GATEWAY_MAC, T0, VIP};
+        use lvsnic_model::wire::{TCP_ACK, TCP_SYN};
+        let d = director("-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:8080 -m -w 1\n", "");
+        let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).unwrap();
+        let sp = SlowPath::new(d, dev, MODEL_PARAMS).unwrap();
+        let limits = Limits { new_conn_per_sec: Some(1), burst: Some(1) };
+        let mut ctl = Control::new(sp, MODEL_PARAMS.vip_count, limits);
+        let client = |n: u8| std::net::Ipv4Addr::new(198, 51, 100, n);
+        let syn = |n: u8| tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(client(n), VIP), 40000, 80, TCP_SYN, 1, 0, b"");
+        let ack = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(client(1), VIP), 40000, 80, TCP_ACK, 2, 1, b"");
+        let ms = lvsnic_model::time::MSEC;
+        ctl.frame(T0, &syn(1)).unwrap(); // admitted: the bucket's one token
+        ctl.frame(T0 + ms, &syn(2)).unwrap(); // refused by the rate limit
+        ctl.frame(T0 + 2 * ms, &ack).unwrap();
+        ctl.frame(T0 + 3 * ms, &[0u8; 5]).unwrap(); // a runt
+        let s = ctl.status();
+        assert_eq!(s.now_ns, T0 + 2 * ms, "the last frame the director saw (not the runt)");
+        let l = s.exception_loop;
+        assert_eq!((l.frames, l.rate_limited, l.dropped_on_receive.runt), (4, 1, 1));
+        assert_eq!(l.in_hardware + l.exceptions, 3);
+        assert_eq!(l.transmitted, 2, "the SYN and the ACK, NATed");
+        assert_eq!(s.director.connections.created, 1);
+        assert_eq!(s.director.total.inpkts, 2);
+        assert_eq!(s.director.services.len(), 1);
+        assert_eq!((s.limits.new_conn_per_sec, s.limits.burst, s.limits.limited), (Some(1), 1, 1));
+        let b = s.limits.services["TCP 10.0.0.100:80"];
+        assert_eq!((b.admitted, b.limited), (1, 1));
+        assert_eq!(s.offload.connections, 1, "the connection's flows are on the card");
+        assert!(s.sync.master.is_none() && s.sync.backup.is_none());
+        // The JSON names `lvsnic status` prints.
+        let j = serde_json::to_value(&s).unwrap();
+        assert_eq!(j["director"]["total"]["inpkts"], 2);
+        assert_eq!(j["exception_loop"]["dropped_on_receive"]["runt"], 1);
+        assert_eq!(j["limits"]["services"]["TCP 10.0.0.100:80"]["limited"], 1);
+        assert_eq!(j["offload"]["connections"], 1);
+        assert_eq!(j["now_ns"], T0 + 2 * ms);
     }
 
     #[test]

@@ -159,6 +159,41 @@ enum Work {
     Conns(ConnList),
 }
 
+/// What `lvsnic status` prints: [`Control::status`] and, beside its
+/// sections, the daemon's own.
+#[derive(serde::Serialize)]
+struct DaemonStatus {
+    /// `now_ns`, `director`, `exception_loop`, `offload`, `limits`, `sync`.
+    #[serde(flatten)]
+    director: crate::control::Status,
+    /// Frames for the host stack dropped (no `--host-tap`) or not written.
+    host_dropped: u64,
+    /// Frames the TAP could not take.
+    tx_dropped: u64,
+    /// `--vips`.
+    vips: &'static str,
+    /// The control clients' counters (absent without a control socket).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    control: Option<ControlStatus>,
+    /// Requests [`socket::authorize`] refused.
+    control_refused: u64,
+    /// The health checkers' counters, when they run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    health: Option<serde_json::Value>,
+    /// Frames of a pcap wire not yet played.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pcap_frames_left: Option<u64>,
+}
+
+/// `status` → `control`.
+#[derive(serde::Serialize)]
+struct ControlStatus {
+    #[serde(flatten)]
+    clients: client::ClientCounters,
+    /// The longest time one iteration spent on control work (µs).
+    longest_control_us: u64,
+}
+
 /// The daemon's whole state.
 struct Daemon<D: Device> {
     ctl: Control<D>,
@@ -540,6 +575,26 @@ impl<D: Device> Daemon<D> {
         }
     }
 
+    /// `lvsnic status`: the director's state and the daemon's own sections.
+    fn status(&mut self) -> DaemonStatus {
+        DaemonStatus {
+            director: self.ctl.status(),
+            host_dropped: self.host_dropped,
+            tx_dropped: self.tx_dropped,
+            vips: self.vips.name(),
+            control: self
+                .clients
+                .as_ref()
+                .map(|c| ControlStatus { clients: c.counters(), longest_control_us: self.longest_control_us }),
+            control_refused: socket::refused_requests(),
+            health: self.health.as_ref().map(|h| h.counters()),
+            pcap_frames_left: match &self.wire {
+                Wire::Pcap(w) => Some((w.records.len() - w.next) as u64),
+                _ => None,
+            },
+        }
+    }
+
     /// Applies what the health checkers found since the last call.
     fn run_health(&mut self) {
         let Some(h) = &mut self.health else { return };
@@ -565,26 +620,8 @@ impl<D: Device> Daemon<D> {
                 self.ctl.ipvsadm(prog.as_deref().unwrap_or("lvsnic"), &argv, stdin.as_deref())
             }
             Request::Status => {
-                let mut j: serde_json::Value =
-                    serde_json::from_str(&self.ctl.status_json()).unwrap_or(serde_json::Value::Null);
-                if let Some(o) = j.as_object_mut() {
-                    o.insert("host_dropped".into(), self.host_dropped.into());
-                    o.insert("tx_dropped".into(), self.tx_dropped.into());
-                    o.insert("vips".into(), self.vips.name().into());
-                    if let Some(c) = &self.clients {
-                        let mut j = c.json();
-                        j["longest_control_us"] = self.longest_control_us.into();
-                        o.insert("control".into(), j);
-                    }
-                    o.insert("control_refused".into(), socket::refused_requests().into());
-                    if let Some(h) = &self.health {
-                        o.insert("health".into(), h.counters());
-                    }
-                    if let Wire::Pcap(w) = &self.wire {
-                        o.insert("pcap_frames_left".into(), ((w.records.len() - w.next) as u64).into());
-                    }
-                }
-                Output { stdout: serde_json::to_string_pretty(&j).unwrap_or_default() + "\n", ..Default::default() }
+                let st = self.status();
+                Output { stdout: serde_json::to_string_pretty(&st).unwrap_or_default() + "\n", ..Default::default() }
             }
             Request::Wire { frames, until_ns } => match &mut self.wire {
                 Wire::Pcap(w) if w.pace == Pace::Step => {
