@@ -58,6 +58,7 @@ use lvsnic_model::rules::ipvsadm::{
     format_connections, format_daemon, format_list, format_save, format_timeout, parse_command, Command, CommandError,
     ConnListing, ListOptions, KNOWN_PES, KNOWN_SCHEDULERS,
 };
+use lvsnic_model::rules::ipvsadm::first_option_fails;
 use lvsnic_model::rules::{ServiceKey, ServiceRule};
 use lvsnic_model::stats::{connection_listing, listings, Report};
 use lvsnic_model::time::Time;
@@ -228,104 +229,6 @@ pub struct Control<D: Device> {
     pub counters: LoopCounters,
     /// The connection sync daemons (`--start-daemon`).
     pub sync: crate::sync::SyncDaemons,
-}
-
-const SHORT_NOARG: &str = "AEDCLlZaedhvRSmigncX6o";
-const SHORT_ARG: &str = "tufsMrwxyb";
-const LONG_NOARG: &[&str] = &[
-    "add-service",
-    "edit-service",
-    "delete-service",
-    "clear",
-    "list",
-    "zero",
-    "add-server",
-    "edit-server",
-    "delete-server",
-    "set",
-    "help",
-    "version",
-    "restore",
-    "save",
-    "masquerading",
-    "ipip",
-    "gatewaying",
-    "numeric",
-    "connection",
-    "timeout",
-    "daemon",
-    "stats",
-    "rate",
-    "thresholds",
-    "persistent-conn",
-    "nosort",
-    "sort",
-    "exact",
-    "ipv6",
-    "ops",
-    "tun-info",
-    "tun-nocsum",
-    "tun-csum",
-    "tun-remcsum",
-    "persistent",
-];
-const LONG_ARG: &[&str] = &[
-    "start-daemon",
-    "stop-daemon",
-    "tcp-service",
-    "udp-service",
-    "sctp-service",
-    "fwmark-service",
-    "scheduler",
-    "netmask",
-    "real-server",
-    "weight",
-    "u-threshold",
-    "l-threshold",
-    "mcast-interface",
-    "syncid",
-    "pe",
-    "sched-flags",
-    "mcast-group",
-    "mcast-port",
-    "mcast-ttl",
-    "sync-maxlen",
-    "tun-type",
-    "tun-port",
-];
-
-/// Whether popt fails on the very first option of `words` (ipvsadm then
-/// answers with "Try ..." only, `tryhelp_exit`).
-fn first_option_fails(words: &[&str]) -> bool {
-    let mut i = 0;
-    while i < words.len() {
-        let w = words[i];
-        if w == "--" {
-            return true;
-        }
-        if !w.starts_with('-') || w == "-" {
-            i += 1;
-            continue;
-        }
-        let has_next = i + 1 < words.len();
-        if let Some(body) = w.strip_prefix("--") {
-            let (name, arg) = match body.split_once('=') {
-                Some((n, _)) => (n, true),
-                None => (body, false),
-            };
-            if LONG_ARG.contains(&name) {
-                return !arg && !has_next;
-            }
-            return !LONG_NOARG.contains(&name);
-        }
-        let mut chars = w[1..].chars();
-        let c = chars.next().unwrap_or(' ');
-        if SHORT_ARG.contains(c) {
-            return chars.as_str().is_empty() && !has_next;
-        }
-        return !(SHORT_NOARG.contains(c) || c == 'p');
-    }
-    true
 }
 
 fn dir_err_line(e: &DirectorError) -> String {
@@ -936,18 +839,5 @@ mod tests {
         assert_eq!(j["limits"]["services"]["TCP 10.0.0.100:80"]["limited"], 1);
         assert_eq!(j["offload"]["connections"], 1);
         assert_eq!(j["now_ns"], T0 + 2 * ms);
-    }
-
-    #[test]
-    fn first_option_detection() {
-        assert!(first_option_fails(&["-Q"]));
-        assert!(first_option_fails(&["--bogus"]));
-        assert!(first_option_fails(&["-t"]));
-        assert!(first_option_fails(&["--start-daemon"]));
-        assert!(!first_option_fails(&["-A", "-Q"]));
-        assert!(!first_option_fails(&["-t", "1.2.3.4:80"]));
-        assert!(!first_option_fails(&["--tcp-service=1.2.3.4:80"]));
-        assert!(!first_option_fails(&["-Ln"]));
-        assert!(!first_option_fails(&["-p"]));
     }
 }
