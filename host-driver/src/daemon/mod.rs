@@ -146,6 +146,9 @@ pub enum DaemonError {
     /// The state directory or a file in it.
     #[error("{0}")]
     State(#[from] crate::state::StateError),
+    /// DIRECTOR.toml or the rules file.
+    #[error("{0}")]
+    Load(#[from] crate::setup::LoadError),
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
@@ -241,20 +244,8 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
     if args.backend == DaemonBackend::Sim {
         return Err(DaemonError::Device(crate::NO_SIM_BACKEND.into()));
     }
-    let (mut cfg, limits) = limits::load_director(&args.director)?;
-    let rules = match &args.rules {
-        None => Default::default(),
-        Some(p) => {
-            let ps = p.display().to_string();
-            let text = std::fs::read_to_string(p).map_err(io_err(ps.clone()))?;
-            let script = lvsnic_model::rules::ipvsadm::parse_rules_full(&text)
-                .map_err(|e| DaemonError::Rules { path: ps, msg: e.to_string() })?;
-            if let Some(t) = script.timeouts {
-                cfg.timeouts.set(t.tcp, t.tcpfin, t.udp);
-            }
-            script.rules
-        }
-    };
+    let crate::setup::Loaded { cfg, limits, rules, .. } =
+        crate::setup::load_director_and_rules(&args.director, args.rules.as_deref())?;
     // The wire first: its first frame sets the model's start time.
     if let Some(WireSpec::Pcap { input, output, host }) = &args.wire {
         // Before anything is opened for writing: `pcap:a.pcap,a.pcap` would
