@@ -58,7 +58,10 @@ use lvsnic_model::rules::ipvsadm::{
     format_connections, format_daemon, format_list, format_save, format_timeout, parse_command, Command, CommandError,
     ConnListing, ListOptions, KNOWN_PES, KNOWN_SCHEDULERS,
 };
+use lvsnic_model::config::DirectorConfig;
+use lvsnic_model::director::Director;
 use lvsnic_model::rules::ipvsadm::first_option_fails;
+use lvsnic_model::rules::ipvsadm::SyncDaemon;
 use lvsnic_model::rules::{ServiceKey, ServiceRule};
 use lvsnic_model::stats::{connection_listing, listings, Report};
 use lvsnic_model::time::Time;
@@ -217,18 +220,21 @@ impl ConnText {
     }
 }
 
-/// The director as the daemon runs it.
+/// The director as the daemon runs it. Its parts are private: rule
+/// changes go through [`Control::ipvsadm`], everything else through the
+/// named methods below (the state keeper's snapshots reach the slow path
+/// through [`Control::slow_path_mut`], crate-private).
 pub struct Control<D: Device> {
     /// The golden model and flow manager in front of the card.
-    pub sp: SlowPath<D>,
+    sp: SlowPath<D>,
     /// VIP table entries of the data plane.
-    pub vip_count: u32,
+    vip_count: u32,
     /// The per-service new-connection rate limit.
-    pub limiter: Limiter,
+    limiter: Limiter,
     /// The exception loop's counters.
-    pub counters: LoopCounters,
+    counters: LoopCounters,
     /// The connection sync daemons (`--start-daemon`).
-    pub sync: crate::sync::SyncDaemons,
+    sync: crate::sync::SyncDaemons,
 }
 
 fn dir_err_line(e: &DirectorError) -> String {
@@ -245,6 +251,71 @@ impl<D: Device> Control<D> {
         let mut sync = crate::sync::SyncDaemons::new(sp.director.cfg.sysctl.sync);
         sync.set_limits(limits); // a backup's entries obey `[limits]` too
         Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default(), sync }
+    }
+
+    /// The golden model (read only: rules change through [`ipvsadm`](Self::ipvsadm)).
+    pub fn director(&self) -> &Director {
+        &self.sp.director
+    }
+
+    /// The exception loop's counters.
+    pub fn counters(&self) -> LoopCounters {
+        self.counters
+    }
+
+    /// Connections whose flows are on the card now.
+    pub fn offloaded(&self) -> usize {
+        self.sp.flows.len()
+    }
+
+    /// Connections whose flows did not fit in the card's tables.
+    pub fn table_full(&self) -> u64 {
+        self.sp.flows.table_full
+    }
+
+    /// Credits the data plane's counters to the director's statistics and
+    /// runs the flow manager's pending work (before reading them).
+    pub fn settle(&mut self) {
+        self.sp.settle();
+    }
+
+    /// `ipvsadm --set tcp tcpfin udp` (0 keeps a value).
+    pub fn set_timeouts(&mut self, tcp: u32, tcpfin: u32, udp: u32) {
+        self.sp.director.cfg.timeouts.set(tcp, tcpfin, udp);
+    }
+
+    /// Takes `vip` (VRRP master) or releases it (backup, fault), in the
+    /// golden model and on the card; whether that changed anything.
+    pub fn set_vip_owned(&mut self, vip: std::net::Ipv4Addr, owned: bool) -> bool {
+        self.sp.set_vip_owned(vip, owned)
+    }
+
+    /// The director's configuration, for what a reload changes at run time
+    /// (neighbors, timeouts); rules change through [`ipvsadm`](Self::ipvsadm).
+    pub fn config_mut(&mut self) -> &mut DirectorConfig {
+        &mut self.sp.director.cfg
+    }
+
+    /// The connection sync daemons.
+    pub fn sync_daemons(&self) -> &crate::sync::SyncDaemons {
+        &self.sync
+    }
+
+    /// Starts a sync daemon, or restarts it with another configuration
+    /// (`lvsnic sync`, keepalived's `lvs_sync_daemon`).
+    pub fn ensure_sync(&mut self, d: &SyncDaemon) -> Result<crate::sync::Ensured, crate::sync::SyncError> {
+        self.sync.ensure(d)
+    }
+
+    /// Runs the sync daemons: what the backup received, what the master sends.
+    pub fn run_sync(&mut self) {
+        self.sync.run(&mut self.sp);
+    }
+
+    /// The slow path itself, for the state keeper's connection snapshots
+    /// and their restore ([`crate::state`]).
+    pub(crate) fn slow_path_mut(&mut self) -> &mut SlowPath<D> {
+        &mut self.sp
     }
 
     /// Runs the director's timers up to `ts` (frames do it themselves; the

@@ -147,12 +147,12 @@ pub fn diff(from: &RuleSet, to: &RuleSet) -> Vec<Vec<String>> {
 /// order; on a refusal, what was applied is undone and the error returned.
 /// `Ok` carries the commands applied.
 pub fn converge<D: Device>(ctl: &mut Control<D>, to: &RuleSet) -> Result<Vec<Vec<String>>, String> {
-    let before = ctl.sp.director.services.to_rules();
+    let before = ctl.director().services.to_rules();
     let cmds = diff(&before, to);
     for (i, c) in cmds.iter().enumerate() {
         let out = ctl.ipvsadm("lvsnic", c, None);
         if out.exit != 0 {
-            let undo = diff(&ctl.sp.director.services.to_rules(), &before);
+            let undo = diff(&ctl.director().services.to_rules(), &before);
             for u in &undo {
                 let _ = ctl.ipvsadm("lvsnic", u, None);
             }
@@ -271,14 +271,14 @@ pub fn reload<D: Device>(
         },
     };
     let notes = match (&file, loaded.as_ref()) {
-        (Some(f), Some(l)) => match director_changes(&ctl.sp.director.cfg, l, f) {
+        (Some(f), Some(l)) => match director_changes(&ctl.director().cfg, l, f) {
             Ok(n) => n,
             Err(e) => return fail(format!("{}: {e}", director.map(|p| p.display().to_string()).unwrap_or_default())),
         },
         _ => Vec::new(),
     };
     let mut out = Output::default();
-    let cfg = &mut ctl.sp.director.cfg;
+    let cfg = ctl.config_mut();
     let (prev_neighbors, prev_timeouts) = (cfg.neighbors.clone(), cfg.timeouts.get());
     if let Some(f) = &file {
         for (ip, mac) in &f.0.neighbors {
@@ -291,7 +291,7 @@ pub fn reload<D: Device>(
     }
     if let Some(s) = &script {
         if let Some(t) = s.timeouts {
-            ctl.sp.director.cfg.timeouts.set(t.tcp, t.tcpfin, t.udp);
+            ctl.set_timeouts(t.tcp, t.tcpfin, t.udp);
         }
         match converge(ctl, &s.rules) {
             Ok(cmds) => {
@@ -300,7 +300,7 @@ pub fn reload<D: Device>(
                 }
             }
             Err(e) => {
-                let cfg = &mut ctl.sp.director.cfg;
+                let cfg = ctl.config_mut();
                 cfg.neighbors = prev_neighbors;
                 cfg.timeouts.set(prev_timeouts.0, prev_timeouts.1, prev_timeouts.2);
                 return fail(e);

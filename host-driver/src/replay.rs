@@ -242,10 +242,10 @@ pub fn run_split_changes<D: Device + Wire>(
             host.push(PcapRecord { ts_ns: r.ts_ns, orig_len: f.len() as u32, data: f });
         }
     }
-    ctl.sp.settle();
-    let mut out = finish(&ctl.sp.director, tx, host)?;
+    ctl.settle();
+    let mut out = finish(ctl.director(), tx, host)?;
     out.in_hardware = in_hw;
-    out.table_full = ctl.sp.flows.table_full;
+    out.table_full = ctl.table_full();
     out.report.intake = Some(intake);
     Ok(out)
 }

@@ -316,11 +316,11 @@ pub fn save_conns(dir: &Path, s: &ConnSnapshot) -> Result<(), StateError> {
 
 /// The running configuration of `ctl` (`health`: the checkers' config).
 pub fn capture<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> RunningState {
-    let d = &ctl.sp.director;
+    let d = ctl.director();
     let mut vips: Vec<(Ipv4Addr, bool)> = d.vip_states().collect();
     vips.sort_unstable();
     let sync_daemons = ctl
-        .sync
+        .sync_daemons()
         .listing()
         .iter()
         .map(|l| {
@@ -355,8 +355,8 @@ pub fn capture<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> Ru
 /// with the time it has left (an offloaded connection's last use on the
 /// card re-arms it, as `ipvsadm -L -c` shows).
 pub fn snapshot<D: Device>(ctl: &mut Control<D>) -> ConnSnapshot {
-    ctl.sp.settle();
-    let sp = &mut ctl.sp;
+    ctl.settle();
+    let sp = ctl.slow_path_mut();
     let d = &sp.director;
     let now = d.now();
     let mut view = crate::flows::OffloadView { flows: &mut sp.flows, hw: &mut sp.dp, removed: Vec::new() };
@@ -404,7 +404,7 @@ pub struct Restored {
 /// sync path. An entry already in the table is updated, not duplicated.
 pub fn restore_conns<D: Device>(ctl: &mut Control<D>, snap: &ConnSnapshot) -> Restored {
     let mut r = Restored::default();
-    let sp = &mut ctl.sp;
+    let sp = ctl.slow_path_mut();
     for s in &snap.conns {
         let sc = SyncConn {
             protocol: s.proto,
@@ -556,10 +556,10 @@ impl Keeper {
                 msg: e,
             })?;
             let (t, f, u) = st.timeouts;
-            ctl.sp.director.cfg.timeouts.set(t, f, u);
+            ctl.set_timeouts(t, f, u);
             if vips {
                 for &(v, owned) in &st.vips {
-                    ctl.sp.set_vip_owned(v, owned);
+                    ctl.set_vip_owned(v, owned);
                 }
             }
             for argv in &st.sync_daemons {
@@ -665,7 +665,7 @@ impl Keeper {
         if self.dir.is_none() || self.last_snapshot.is_some_and(|t| t.elapsed() < every) {
             return;
         }
-        if ctl.sp.director.conns.len() == 0 && self.last_count == 0 {
+        if ctl.director().conns.len() == 0 && self.last_count == 0 {
             self.last_snapshot = Some(std::time::Instant::now());
             return;
         }
@@ -702,7 +702,7 @@ impl Keeper {
             Err(e) => return fail(format!("rules: {e}")),
         };
         let ids = crate::reload::service_ids(&file);
-        let mut target = ctl.sp.director.services.to_rules();
+        let mut target = ctl.director().services.to_rules();
         let current = crate::reload::service_ids(&target);
         let keep: Vec<bool> = current.iter().map(|k| !ids.contains(k) && !self.ka_services.contains(k)).collect();
         let mut it = keep.iter();

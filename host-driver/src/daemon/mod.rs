@@ -390,7 +390,7 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
     d.keeper.save_conns(&mut d.ctl);
     d.keeper.finish();
     drop(sock);
-    let c = d.ctl.counters;
+    let c = d.ctl.counters();
     Ok(format!(
         "lvsnic daemon: stopped; {} frames in ({} in hardware), {} transmitted, {} to host, {} rate limited",
         c.frames, c.in_hardware, c.transmitted, c.to_host, c.rate_limited
@@ -439,9 +439,9 @@ impl<D: Device> Daemon<D> {
             if let Some(h) = &self.host_tap {
                 fds.push(h.fd());
             }
-            fds.extend(self.ctl.sync.fds());
+            fds.extend(self.ctl.sync_daemons().fds());
             let mut timeout = self.wire.poll_timeout(self.polls_card);
-            if self.ctl.sync.master_pending() {
+            if self.ctl.sync_daemons().master_pending() {
                 timeout = timeout.min(100);
             }
             if self.backlog || self.current.is_some() {
@@ -463,7 +463,7 @@ impl<D: Device> Daemon<D> {
             // A real card's exceptions arrive on its receive ring (polled).
             self.ctl.poll_device(256).map_err(|e| DaemonError::Device(e.to_string()))?;
             // Connection sync: what the backup received, what the master sends.
-            self.ctl.sync.run(&mut self.ctl.sp);
+            self.ctl.run_sync();
             if self.live && last_tick.elapsed() >= Duration::from_millis(100) {
                 self.ctl.advance(sys::realtime_ns());
                 last_tick = Instant::now();
@@ -678,7 +678,7 @@ impl<D: Device> Daemon<D> {
                         mcast_port: spec.port,
                         mcast_ttl: spec.ttl,
                     };
-                    match self.ctl.sync.ensure(&d) {
+                    match self.ctl.ensure_sync(&d) {
                         Ok(e) => out.stdout.push_str(&format!("{name} {}\n", e.name())),
                         Err(e) => {
                             out.stderr = format!("{name}: {e}\n");
