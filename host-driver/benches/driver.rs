@@ -52,7 +52,7 @@ fn bench_exception_loop(c: &mut Criterion) {
             while left > 0 {
                 let batch = left.min(20_000);
                 left -= batch;
-                if ctl.sp.flows.len() > 150_000 {
+                if ctl.offloaded() > 150_000 {
                     // Keep the tables well below full: start over (untimed).
                     ctl = make();
                     t = T0;

@@ -65,6 +65,10 @@ use lvsnic_model::rules::ipvsadm::{
     format_connections, format_daemon, format_list, format_save, format_timeout, parse_command, Command, CommandError,
     ConnListing, ListOptions, KNOWN_PES, KNOWN_SCHEDULERS,
 };
+use lvsnic_model::config::DirectorConfig;
+use lvsnic_model::director::Director;
+use lvsnic_model::rules::ipvsadm::first_option_fails;
+use lvsnic_model::rules::ipvsadm::SyncDaemon;
 use lvsnic_model::rules::{ServiceKey, ServiceRule};
 use lvsnic_model::stats::{connection_listing, listings, Report};
 use lvsnic_model::time::Time;
@@ -96,6 +100,50 @@ pub struct LoopCounters {
     pub to_host: u64,
     /// Frames dropped on receive (empty, runt, oversize, receive ring), by reason.
     pub dropped_on_receive: lvsnic_model::stats::ReceiveDrops,
+}
+
+/// The director's state as `lvsnic status` shows it
+/// ([`Control::status`]); the daemon adds its own sections beside these.
+#[derive(Clone, Debug, Serialize)]
+pub struct Status {
+    /// The director's clock (model time, ns).
+    pub now_ns: Time,
+    /// The director report, as `lvsnic replay --stats` writes it
+    /// (`director.total.inpkts`, `director.connections.created`, ...).
+    pub director: Report,
+    /// The exception loop's counters (`exception_loop.frames`,
+    /// `exception_loop.dropped_on_receive`, ...).
+    pub exception_loop: LoopCounters,
+    /// The data plane's flow table.
+    pub offload: OffloadStatus,
+    /// The new-connection rate limit (`[limits]`).
+    pub limits: LimitsStatus,
+    /// The connection sync daemons.
+    pub sync: crate::sync::SyncStatus,
+}
+
+/// The data plane's flow table, in [`Status`].
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct OffloadStatus {
+    /// Connections offloaded to the card now.
+    pub connections: usize,
+    /// Flows that did not fit in the card's table (their connection stays in software).
+    pub table_full: u64,
+    /// Table commands that found the device busy for too long.
+    pub busy_timeouts: u64,
+}
+
+/// The new-connection rate limit, in [`Status`].
+#[derive(Clone, Debug, Serialize)]
+pub struct LimitsStatus {
+    /// `[limits] new_conn_per_sec` (none: no limit).
+    pub new_conn_per_sec: Option<u64>,
+    /// The bucket's depth (`[limits] burst`, or its default).
+    pub burst: u64,
+    /// Frames dropped by any service's bucket.
+    pub limited: u64,
+    /// Each service's bucket counters, by service name.
+    pub services: std::collections::BTreeMap<String, limits::BucketCounters>,
 }
 
 /// How an ipvsadm run ended: `process_options` returned, or `exit()` was called.
@@ -179,116 +227,21 @@ impl ConnText {
     }
 }
 
-/// The director as the daemon runs it.
+/// The director as the daemon runs it. Its parts are private: rule
+/// changes go through [`Control::ipvsadm`], everything else through the
+/// named methods below (the state keeper's snapshots reach the slow path
+/// through [`Control::slow_path_mut`], crate-private).
 pub struct Control<D: Device> {
     /// The golden model and flow manager in front of the card.
-    pub sp: SlowPath<D>,
+    sp: SlowPath<D>,
     /// VIP table entries of the data plane.
-    pub vip_count: u32,
+    vip_count: u32,
     /// The per-service new-connection rate limit.
-    pub limiter: Limiter,
+    limiter: Limiter,
     /// The exception loop's counters.
-    pub counters: LoopCounters,
+    counters: LoopCounters,
     /// The connection sync daemons (`--start-daemon`).
-    pub sync: crate::sync::SyncDaemons,
-}
-
-const SHORT_NOARG: &str = "AEDCLlZaedhvRSmigncX6o";
-const SHORT_ARG: &str = "tufsMrwxyb";
-const LONG_NOARG: &[&str] = &[
-    "add-service",
-    "edit-service",
-    "delete-service",
-    "clear",
-    "list",
-    "zero",
-    "add-server",
-    "edit-server",
-    "delete-server",
-    "set",
-    "help",
-    "version",
-    "restore",
-    "save",
-    "masquerading",
-    "ipip",
-    "gatewaying",
-    "numeric",
-    "connection",
-    "timeout",
-    "daemon",
-    "stats",
-    "rate",
-    "thresholds",
-    "persistent-conn",
-    "nosort",
-    "sort",
-    "exact",
-    "ipv6",
-    "ops",
-    "tun-info",
-    "tun-nocsum",
-    "tun-csum",
-    "tun-remcsum",
-    "persistent",
-];
-const LONG_ARG: &[&str] = &[
-    "start-daemon",
-    "stop-daemon",
-    "tcp-service",
-    "udp-service",
-    "sctp-service",
-    "fwmark-service",
-    "scheduler",
-    "netmask",
-    "real-server",
-    "weight",
-    "u-threshold",
-    "l-threshold",
-    "mcast-interface",
-    "syncid",
-    "pe",
-    "sched-flags",
-    "mcast-group",
-    "mcast-port",
-    "mcast-ttl",
-    "sync-maxlen",
-    "tun-type",
-    "tun-port",
-];
-
-/// Whether popt fails on the very first option of `words` (ipvsadm then
-/// answers with "Try ..." only, `tryhelp_exit`).
-fn first_option_fails(words: &[&str]) -> bool {
-    let mut i = 0;
-    while i < words.len() {
-        let w = words[i];
-        if w == "--" {
-            return true;
-        }
-        if !w.starts_with('-') || w == "-" {
-            i += 1;
-            continue;
-        }
-        let has_next = i + 1 < words.len();
-        if let Some(body) = w.strip_prefix("--") {
-            let (name, arg) = match body.split_once('=') {
-                Some((n, _)) => (n, true),
-                None => (body, false),
-            };
-            if LONG_ARG.contains(&name) {
-                return !arg && !has_next;
-            }
-            return !LONG_NOARG.contains(&name);
-        }
-        let mut chars = w[1..].chars();
-        let c = chars.next().unwrap_or(' ');
-        if SHORT_ARG.contains(c) {
-            return chars.as_str().is_empty() && !has_next;
-        }
-        return !(SHORT_NOARG.contains(c) || c == 'p');
-    }
-    true
+    sync: crate::sync::SyncDaemons,
 }
 
 /// Why the director (as the kernel would) refused a change. `Display` is
@@ -439,6 +392,71 @@ impl<D: Device> Control<D> {
         Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default(), sync }
     }
 
+    /// The golden model (read only: rules change through [`ipvsadm`](Self::ipvsadm)).
+    pub fn director(&self) -> &Director {
+        &self.sp.director
+    }
+
+    /// The exception loop's counters.
+    pub fn counters(&self) -> LoopCounters {
+        self.counters
+    }
+
+    /// Connections whose flows are on the card now.
+    pub fn offloaded(&self) -> usize {
+        self.sp.flows.len()
+    }
+
+    /// Connections whose flows did not fit in the card's tables.
+    pub fn table_full(&self) -> u64 {
+        self.sp.flows.table_full
+    }
+
+    /// Credits the data plane's counters to the director's statistics and
+    /// runs the flow manager's pending work (before reading them).
+    pub fn settle(&mut self) {
+        self.sp.settle();
+    }
+
+    /// `ipvsadm --set tcp tcpfin udp` (0 keeps a value).
+    pub fn set_timeouts(&mut self, tcp: u32, tcpfin: u32, udp: u32) {
+        self.sp.director.cfg.timeouts.set(tcp, tcpfin, udp);
+    }
+
+    /// Takes `vip` (VRRP master) or releases it (backup, fault), in the
+    /// golden model and on the card; whether that changed anything.
+    pub fn set_vip_owned(&mut self, vip: std::net::Ipv4Addr, owned: bool) -> bool {
+        self.sp.set_vip_owned(vip, owned)
+    }
+
+    /// The director's configuration, for what a reload changes at run time
+    /// (neighbors, timeouts); rules change through [`ipvsadm`](Self::ipvsadm).
+    pub fn config_mut(&mut self) -> &mut DirectorConfig {
+        &mut self.sp.director.cfg
+    }
+
+    /// The connection sync daemons.
+    pub fn sync_daemons(&self) -> &crate::sync::SyncDaemons {
+        &self.sync
+    }
+
+    /// Starts a sync daemon, or restarts it with another configuration
+    /// (`lvsnic sync`, keepalived's `lvs_sync_daemon`).
+    pub fn ensure_sync(&mut self, d: &SyncDaemon) -> Result<crate::sync::Ensured, crate::sync::SyncError> {
+        self.sync.ensure(d)
+    }
+
+    /// Runs the sync daemons: what the backup received, what the master sends.
+    pub fn run_sync(&mut self) {
+        self.sync.run(&mut self.sp);
+    }
+
+    /// The slow path itself, for the state keeper's connection snapshots
+    /// and their restore ([`crate::state`]).
+    pub(crate) fn slow_path_mut(&mut self) -> &mut SlowPath<D> {
+        &mut self.sp
+    }
+
     /// Runs the director's timers up to `ts` (frames do it themselves; the
     /// daemon calls it when idle in live mode and before requests).
     pub fn advance(&mut self, ts: Time) {
@@ -481,53 +499,29 @@ impl<D: Device> Control<D> {
         Ok(())
     }
 
-    /// The daemon's state as JSON (`lvsnic status`): the director report
-    /// (as `replay --stats` writes it), the loop counters, the rate limit
-    /// and the offload state.
-    pub fn status_json(&mut self) -> String {
+    /// The director's state (`lvsnic status`): the director report (as
+    /// `replay --stats` writes it), the loop counters, the rate limit, the
+    /// offload state and the sync daemons. Runs the flow manager's pending
+    /// work first, so that the counters include it.
+    pub fn status(&mut self) -> Status {
         self.sp.settle();
-        let report = Report::of(&self.sp.director);
-        #[derive(Serialize)]
-        struct Offload {
-            connections: usize,
-            table_full: u64,
-            /// Table commands that found the device busy for too long.
-            busy_timeouts: u64,
-        }
-        #[derive(Serialize)]
-        struct LimitsView {
-            new_conn_per_sec: Option<u64>,
-            burst: u64,
-            limited: u64,
-            services: std::collections::BTreeMap<String, limits::BucketCounters>,
-        }
-        #[derive(Serialize)]
-        struct Status<'a> {
-            now_ns: Time,
-            director: &'a Report,
-            exception_loop: LoopCounters,
-            offload: Offload,
-            limits: LimitsView,
-            sync: crate::sync::SyncStatus,
-        }
-        let s = Status {
+        Status {
             now_ns: self.sp.director.now(),
-            director: &report,
+            director: Report::of(&self.sp.director),
             exception_loop: self.counters,
-            offload: Offload {
+            offload: OffloadStatus {
                 connections: self.sp.flows.len(),
                 table_full: self.sp.flows.table_full,
                 busy_timeouts: crate::flows::BUSY_TIMEOUTS.load(std::sync::atomic::Ordering::Relaxed),
             },
-            limits: LimitsView {
+            limits: LimitsStatus {
                 new_conn_per_sec: self.limiter.limits.new_conn_per_sec,
                 burst: self.limiter.limits.burst(),
                 limited: self.limiter.limited_total,
                 services: self.limiter.counters(),
             },
             sync: self.sync.status(),
-        };
-        serde_json::to_string_pretty(&s).unwrap_or_default() + "\n"
+        }
     }
 
     /// One ipvsadm invocation: `prog` is the program name ipvsadm would
@@ -1093,16 +1087,47 @@ mod tests {
         }
     }
 
+    /// `status` reports what the frames did: the loop's counters, the
+    /// director's, the rate limit's and the flow table's.
     #[test]
-    fn first_option_detection() {
-        assert!(first_option_fails(&["-Q"]));
-        assert!(first_option_fails(&["--bogus"]));
-        assert!(first_option_fails(&["-t"]));
-        assert!(first_option_fails(&["--start-daemon"]));
-        assert!(!first_option_fails(&["-A", "-Q"]));
-        assert!(!first_option_fails(&["-t", "1.2.3.4:80"]));
-        assert!(!first_option_fails(&["--tcp-service=1.2.3.4:80"]));
-        assert!(!first_option_fails(&["-Ln"]));
-        assert!(!first_option_fails(&["-p"]));
+    fn status_counts_what_the_frames_did() {
+        use crate::device::model::{ModelDevice, MODEL_PARAMS};
+        use crate::device::rings::RingConfig;
+        use lvsnic_fixtures::{director, tcp, Ip, DIRECTOR_MAC, GATEWAY_MAC, T0, VIP};
+        use lvsnic_model::wire::{TCP_ACK, TCP_SYN};
+        let d = director("-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:8080 -m -w 1\n", "");
+        let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).unwrap();
+        let sp = SlowPath::new(d, dev, MODEL_PARAMS).unwrap();
+        let limits = Limits { new_conn_per_sec: Some(1), burst: Some(1) };
+        let mut ctl = Control::new(sp, MODEL_PARAMS.vip_count, limits);
+        let client = |n: u8| std::net::Ipv4Addr::new(198, 51, 100, n);
+        let syn = |n: u8| tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(client(n), VIP), 40000, 80, TCP_SYN, 1, 0, b"");
+        let ack = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(client(1), VIP), 40000, 80, TCP_ACK, 2, 1, b"");
+        let ms = lvsnic_model::time::MSEC;
+        ctl.frame(T0, &syn(1)).unwrap(); // admitted: the bucket's one token
+        ctl.frame(T0 + ms, &syn(2)).unwrap(); // refused by the rate limit
+        ctl.frame(T0 + 2 * ms, &ack).unwrap();
+        ctl.frame(T0 + 3 * ms, &[0u8; 5]).unwrap(); // a runt
+        let s = ctl.status();
+        assert_eq!(s.now_ns, T0 + 2 * ms, "the last frame the director saw (not the runt)");
+        let l = s.exception_loop;
+        assert_eq!((l.frames, l.rate_limited, l.dropped_on_receive.runt), (4, 1, 1));
+        assert_eq!(l.in_hardware + l.exceptions, 3);
+        assert_eq!(l.transmitted, 2, "the SYN and the ACK, NATed");
+        assert_eq!(s.director.connections.created, 1);
+        assert_eq!(s.director.total.inpkts, 2);
+        assert_eq!(s.director.services.len(), 1);
+        assert_eq!((s.limits.new_conn_per_sec, s.limits.burst, s.limits.limited), (Some(1), 1, 1));
+        let b = s.limits.services["TCP 10.0.0.100:80"];
+        assert_eq!((b.admitted, b.limited), (1, 1));
+        assert_eq!(s.offload.connections, 1, "the connection's flows are on the card");
+        assert!(s.sync.master.is_none() && s.sync.backup.is_none());
+        // The JSON names `lvsnic status` prints.
+        let j = serde_json::to_value(&s).unwrap();
+        assert_eq!(j["director"]["total"]["inpkts"], 2);
+        assert_eq!(j["exception_loop"]["dropped_on_receive"]["runt"], 1);
+        assert_eq!(j["limits"]["services"]["TCP 10.0.0.100:80"]["limited"], 1);
+        assert_eq!(j["offload"]["connections"], 1);
+        assert_eq!(j["now_ns"], T0 + 2 * ms);
     }
 }

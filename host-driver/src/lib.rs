@@ -34,6 +34,7 @@ pub mod limits;
 pub mod outfile;
 pub mod reload;
 pub mod replay;
+pub mod setup;
 #[cfg(feature = "sim")]
 pub mod sim_bench;
 pub mod slowpath;

@@ -152,11 +152,11 @@ pub fn diff(from: &RuleSet, to: &RuleSet) -> Vec<Command> {
 /// order ([`Control::apply`]); on a refusal, what was applied is undone
 /// and the error returned. `Ok` carries the commands applied.
 pub fn converge<D: Device>(ctl: &mut Control<D>, to: &RuleSet) -> Result<Vec<Command>, String> {
-    let before = ctl.sp.director.services.to_rules();
+    let before = ctl.director().services.to_rules();
     let cmds = diff(&before, to);
     for (i, c) in cmds.iter().enumerate() {
         if let Err(e) = ctl.apply(c.clone()) {
-            let undo = diff(&ctl.sp.director.services.to_rules(), &before);
+            let undo = diff(&ctl.director().services.to_rules(), &before);
             for u in undo {
                 let _ = ctl.apply(u);
             }
@@ -270,14 +270,14 @@ pub fn reload<D: Device>(
         },
     };
     let notes = match (&file, loaded.as_ref()) {
-        (Some(f), Some(l)) => match director_changes(&ctl.sp.director.cfg, l, f) {
+        (Some(f), Some(l)) => match director_changes(&ctl.director().cfg, l, f) {
             Ok(n) => n,
             Err(e) => return fail(format!("{}: {e}", director.map(|p| p.display().to_string()).unwrap_or_default())),
         },
         _ => Vec::new(),
     };
     let mut out = Output::default();
-    let cfg = &mut ctl.sp.director.cfg;
+    let cfg = ctl.config_mut();
     let (prev_neighbors, prev_timeouts) = (cfg.neighbors.clone(), cfg.timeouts.get());
     if let Some(f) = &file {
         for (ip, mac) in &f.0.neighbors {
@@ -290,7 +290,7 @@ pub fn reload<D: Device>(
     }
     if let Some(s) = &script {
         if let Some(t) = s.timeouts {
-            ctl.sp.director.cfg.timeouts.set(t.tcp, t.tcpfin, t.udp);
+            ctl.set_timeouts(t.tcp, t.tcpfin, t.udp);
         }
         match converge(ctl, &s.rules) {
             Ok(cmds) => {
@@ -299,7 +299,7 @@ pub fn reload<D: Device>(
                 }
             }
             Err(e) => {
-                let cfg = &mut ctl.sp.director.cfg;
+                let cfg = ctl.config_mut();
                 cfg.neighbors = prev_neighbors;
                 cfg.timeouts.set(prev_timeouts.0, prev_timeouts.1, prev_timeouts.2);
                 return fail(e);

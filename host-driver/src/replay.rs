@@ -17,6 +17,7 @@ use crate::device::model::{ModelDevice, MODEL_PARAMS};
 use crate::device::rings::RingConfig;
 use crate::device::{Device, Wire};
 use crate::limits::Limits;
+use crate::setup::{load_director_and_rules, Loaded};
 use lvsnic_model::hw::HwParams;
 use lvsnic_model::pcap::{self, PcapRecord};
 use lvsnic_model::rules::ipvsadm;
@@ -104,6 +105,9 @@ pub enum ReplayError {
     /// A `--changes` line is not valid or could not be applied.
     #[error("{0}")]
     Changes(#[from] crate::changes::ChangeError),
+    /// DIRECTOR.toml or the rules file.
+    #[error("{0}")]
+    Load(#[from] crate::setup::LoadError),
 }
 
 /// What a replay produced. `report.intake` says what became of every
@@ -122,17 +126,6 @@ pub struct ReplayOutcome {
     pub in_hardware: u64,
     /// Connections whose flows did not fit in the hardware tables.
     pub table_full: u64,
-}
-
-/// The rules and the `--set` timeouts of a rules file (ipvsadm -R applies
-/// `--set` lines too: `ip_vs_set_timeout`).
-fn read_rules(path: &Path) -> Result<ipvsadm::RestoreScript, ReplayError> {
-    let p = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ReplayError::Io { path: p.clone(), source: e })?;
-    if let Some(n) = first_comment_line(&text) {
-        eprintln!("lvsnic: warning: {p}: line {n} is a `#` comment: lvsnic skips it, the real `ipvsadm -R` rejects the file");
-    }
-    ipvsadm::parse_rules_full(&text).map_err(|e| ReplayError::Rules { path: p, msg: e.to_string() })
 }
 
 /// Runs `records` through a fresh director on `backend` (the simulated
@@ -249,10 +242,10 @@ pub fn run_split_changes<D: Device + Wire>(
             host.push(PcapRecord { ts_ns: r.ts_ns, orig_len: f.len() as u32, data: f });
         }
     }
-    ctl.sp.settle();
-    let mut out = finish(&ctl.sp.director, tx, host)?;
+    ctl.settle();
+    let mut out = finish(ctl.director(), tx, host)?;
     out.in_hardware = in_hw;
-    out.table_full = ctl.sp.flows.table_full;
+    out.table_full = ctl.table_full();
     out.report.intake = Some(intake);
     Ok(out)
 }
@@ -364,12 +357,11 @@ pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
     }
     refuse_overlaps(&inputs, &outputs).map_err(ReplayError::Output)?;
     // DIRECTOR.toml as the daemon reads it, [limits] included.
-    let (mut cfg, limits) = crate::limits::load_director(&args.director)?;
-    let script = read_rules(&args.rules)?;
-    if let Some(t) = script.timeouts {
-        cfg.timeouts.set(t.tcp, t.tcpfin, t.udp);
+    let Loaded { cfg, limits, rules, rules_text } = load_director_and_rules(&args.director, Some(&args.rules))?;
+    if let Some(n) = first_comment_line(&rules_text) {
+        let p = args.rules.display();
+        eprintln!("lvsnic: warning: {p}: line {n} is a `#` comment: lvsnic skips it, the real `ipvsadm -R` rejects the file");
     }
-    let rules = script.rules;
     let inp = args.input.display().to_string();
     let records = pcap::read_file(&args.input).map_err(|e| ReplayError::Pcap { path: inp.clone(), msg: e.to_string() })?;
     let changes = match &args.changes {

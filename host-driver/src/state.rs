@@ -365,11 +365,11 @@ pub fn capture<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> Ru
 /// empty, and the rules to write there. Formatting 10,000 services takes
 /// tens of milliseconds, so the daemon leaves it to the writer thread.
 fn capture_parts<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> (RunningState, lvsnic_model::rules::RuleSet) {
-    let d = &ctl.sp.director;
+    let d = ctl.director();
     let mut vips: Vec<(Ipv4Addr, bool)> = d.vip_states().collect();
     vips.sort_unstable();
     let sync_daemons = ctl
-        .sync
+        .sync_daemons()
         .listing()
         .iter()
         .map(|l| {
@@ -426,8 +426,8 @@ impl Snapshot {
     /// Begins a snapshot of `ctl`'s table (the card's counters credited).
     pub fn begin<D: Device>(ctl: &mut Control<D>) -> Snapshot {
         let t0 = std::time::Instant::now();
-        ctl.sp.settle();
-        let d = &ctl.sp.director;
+        ctl.settle();
+        let d = ctl.director();
         Snapshot { next: 0, taken_ns: d.now(), conns: Vec::with_capacity(d.conns.len()), cost: t0.elapsed() }
     }
 
@@ -435,7 +435,7 @@ impl Snapshot {
     /// has been read to its end; whether it has.
     pub fn step<D: Device>(&mut self, ctl: &mut Control<D>, until: Option<std::time::Instant>) -> bool {
         let t0 = std::time::Instant::now();
-        let sp = &mut ctl.sp;
+        let sp = ctl.slow_path_mut();
         let d = &sp.director;
         let now = d.now();
         let bound = d.conns.id_bound();
@@ -502,7 +502,7 @@ pub struct Restored {
 /// sync path. An entry already in the table is updated, not duplicated.
 pub fn restore_conns<D: Device>(ctl: &mut Control<D>, snap: &ConnSnapshot) -> Restored {
     let mut r = Restored::default();
-    let sp = &mut ctl.sp;
+    let sp = ctl.slow_path_mut();
     for s in &snap.conns {
         let sc = SyncConn {
             protocol: s.proto,
@@ -657,10 +657,10 @@ impl Keeper {
                 msg: e,
             })?;
             let (t, f, u) = st.timeouts;
-            ctl.sp.director.cfg.timeouts.set(t, f, u);
+            ctl.set_timeouts(t, f, u);
             if vips {
                 for &(v, owned) in &st.vips {
-                    ctl.sp.set_vip_owned(v, owned);
+                    ctl.set_vip_owned(v, owned);
                 }
             }
             // state.json keeps each daemon as its `--start-daemon` arguments.
@@ -782,7 +782,7 @@ impl Keeper {
         if self.last_snapshot.is_some_and(|t| t.elapsed() < every) {
             return;
         }
-        if ctl.sp.director.conns.len() == 0 && self.last_count == 0 {
+        if ctl.director().conns.len() == 0 && self.last_count == 0 {
             self.last_snapshot = Some(std::time::Instant::now());
             return;
         }
@@ -827,7 +827,7 @@ impl Keeper {
             Err(e) => return fail(format!("rules: {e}")),
         };
         let ids = crate::reload::service_ids(&file);
-        let mut target = ctl.sp.director.services.to_rules();
+        let mut target = ctl.director().services.to_rules();
         let current = crate::reload::service_ids(&target);
         let keep: Vec<bool> = current.iter().map(|k| !ids.contains(k) && !self.ka_services.contains(k)).collect();
         let mut it = keep.iter();

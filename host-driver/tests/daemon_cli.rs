@@ -361,3 +361,92 @@ fn bad_configuration_is_one_line() {
     assert_eq!(c, Some(1));
     assert!(e.contains("new_conn_per_sec") && e.lines().count() == 1, "{e}");
 }
+
+/// `lvsnic status` keeps the sections and counters that the tests and
+/// docs read (docs/user-guide.md: `exception_loop.dropped_on_receive`,
+/// `exception_loop.in_hardware`, `control_refused`; e2e_ha:
+/// `director.total.inpkts`; ...), with the director's and the daemon's
+/// sections side by side at the top level.
+#[test]
+fn status_keeps_the_keys_tests_and_docs_read() {
+    let dir = tmpdir("statuskeys");
+    let rules = write(&dir, "rules", RULES);
+    let cfg = director_toml() + "[limits]\nnew_conn_per_sec = 1000\n";
+    // `lvsnic traffic` takes no `[limits]`.
+    let dcfg = write(&dir, "d.toml", &director_toml());
+    let (r, c) = (rules.to_str().unwrap(), dcfg.to_str().unwrap());
+    let inp = dir.join("in.pcap");
+    let o = std::process::Command::new(LVSNIC)
+        .args(["traffic", "--rules", r, "--director", c, "--output", inp.to_str().unwrap(), "--seed", "3", "--connections", "20"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let w = format!("pcap:{},{}", inp.display(), dir.join("out.pcap").display());
+    let d = Daemon::start(&dir, &cfg, &["--rules", r, "--wire", &w, "--pace", "step"]);
+    d.stdout(&["wire", "--socket", d.sock.to_str().unwrap()]);
+    let st = d.status();
+    let top: Vec<&str> = st.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut want = vec![
+        "control",
+        "control_refused",
+        "director",
+        "exception_loop",
+        "host_dropped",
+        "limits",
+        "now_ns",
+        "offload",
+        "pcap_frames_left",
+        "sync",
+        "tx_dropped",
+        "vips",
+    ];
+    want.sort();
+    assert_eq!(top, want, "{st}");
+    let num = |path: &[&str]| {
+        let v = path.iter().fold(&st, |v, k| &v[*k]);
+        v.as_u64().unwrap_or_else(|| panic!("status {} is not a count: {v}", path.join(".")))
+    };
+    for path in [
+        &["now_ns"][..],
+        &["director", "total", "inpkts"],
+        &["director", "total", "outpkts"],
+        &["director", "connections", "created"],
+        &["director", "connections", "live"],
+        &["director", "frames", "input"],
+        &["director", "reassembly", "held"],
+        &["exception_loop", "frames"],
+        &["exception_loop", "in_hardware"],
+        &["exception_loop", "exceptions"],
+        &["exception_loop", "rate_limited"],
+        &["exception_loop", "transmitted"],
+        &["exception_loop", "to_host"],
+        &["exception_loop", "dropped_on_receive", "empty"],
+        &["exception_loop", "dropped_on_receive", "runt"],
+        &["exception_loop", "dropped_on_receive", "oversize"],
+        &["exception_loop", "dropped_on_receive", "ring"],
+        &["offload", "connections"],
+        &["offload", "table_full"],
+        &["offload", "busy_timeouts"],
+        &["limits", "new_conn_per_sec"],
+        &["limits", "burst"],
+        &["limits", "limited"],
+        &["limits", "services", "TCP 10.0.0.100:80", "admitted"],
+        &["limits", "services", "TCP 10.0.0.100:80", "limited"],
+        &["host_dropped"],
+        &["tx_dropped"],
+        &["control", "accepted"],
+        &["control", "deadline_cut"],
+        &["control", "too_large"],
+        &["control", "longest_control_us"],
+        &["control_refused"],
+        &["pcap_frames_left"],
+    ] {
+        num(path);
+    }
+    assert!(num(&["exception_loop", "frames"]) > 50 && num(&["director", "total", "inpkts"]) > 0, "{st}");
+    assert_eq!(num(&["pcap_frames_left"]), 0);
+    assert_eq!(num(&["limits", "new_conn_per_sec"]), 1000);
+    assert!(st["director"]["services"].is_array() && st["director"]["dropped"].is_object(), "{st}");
+    assert!(st["sync"].is_object() && st["sync"]["master"].is_null() && st["sync"]["backup"].is_null(), "{st}");
+    assert_eq!(st["vips"], "master", "{st}");
+}

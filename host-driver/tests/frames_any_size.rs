@@ -290,11 +290,11 @@ fn frames_daemon_loop_counts_drops_in_status() {
     for r in odd_capture() {
         ctl.frame(r.ts_ns, &r.data).unwrap_or_else(|e| panic!("{} bytes: {e}", r.data.len()));
     }
-    let c = ctl.counters;
+    let c = ctl.counters();
     assert_eq!(c.frames, 9);
     assert_eq!(c.dropped_on_receive, ReceiveDrops { empty: 1, runt: 1, oversize: 3, ring: 0 });
     assert_eq!(c.exceptions + c.in_hardware + c.dropped_on_receive.total(), 9);
-    let j: serde_json::Value = serde_json::from_str(&ctl.status_json()).unwrap();
+    let j = serde_json::to_value(ctl.status()).unwrap();
     let d = &j["exception_loop"]["dropped_on_receive"];
     assert_eq!((d["empty"].as_u64(), d["runt"].as_u64(), d["oversize"].as_u64()), (Some(1), Some(1), Some(3)), "{j}");
 }

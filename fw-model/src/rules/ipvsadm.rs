@@ -33,7 +33,8 @@ pub use format::{
     RateView, ServiceListing, StatsView, DEFAULT_CONN_TAB_SIZE, IP_VS_VERSION_CODE,
 };
 pub use parse::{
-    parse_command, Command, CommandError, DaemonState, ListOptions, SyncDaemon, DEFAULT_SCHEDULER, MAX_TIMEOUT,
+    first_option_fails, parse_command, Command, CommandError, DaemonState, ListOptions, SyncDaemon, DEFAULT_SCHEDULER,
+    MAX_TIMEOUT,
 };
 pub use restore::{
     apply_command, find_nul, parse_rules, parse_rules_full, split_line, ApplyError, RestoreScript, RulesError,

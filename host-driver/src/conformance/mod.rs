@@ -26,6 +26,9 @@ pub enum ConformanceError {
     /// Loading the director, the rules or the input for lvsnic's side failed.
     #[error("{0}")]
     Replay(#[from] replay::ReplayError),
+    /// DIRECTOR.toml or the rules file.
+    #[error("{0}")]
+    Load(#[from] crate::setup::LoadError),
     /// The `--changes` file is unreadable or invalid, or lvsnic refused one
     /// of its changes.
     #[error("{0}")]
@@ -130,16 +133,14 @@ pub fn run(args: &ConformanceArgs) -> Result<Option<compare::Summary>, Conforman
     if args.stage != Stage::All && args.keep.is_none() {
         return Err(ConformanceError::Vm("--stage prepare|compare needs --keep DIR".into()));
     }
-    let (mut cfg, _limits) = crate::limits::load_director(&args.director).map_err(replay::ReplayError::from)?;
-    let rules_text = std::fs::read(&args.rules).map_err(io(&args.rules))?;
-    let script = lvsnic_model::rules::ipvsadm::parse_rules_full(&String::from_utf8_lossy(&rules_text)).map_err(|e| {
-        replay::ReplayError::Rules { path: args.rules.display().to_string(), msg: format!("lvsnic refuses the rules: {e}") }
-    })?;
     // `--set` lines in RULES: the real ipvsadm -R applies them after DIRECTOR.toml's.
-    if let Some(t) = script.timeouts {
-        cfg.timeouts.set(t.tcp, t.tcpfin, t.udp);
-    }
-    let rules = script.rules;
+    let crate::setup::Loaded { cfg, rules, rules_text, .. } =
+        crate::setup::load_director_and_rules(&args.director, Some(&args.rules)).map_err(|e| match e {
+            crate::setup::LoadError::Rules { path, msg } => {
+                crate::setup::LoadError::Rules { path, msg: format!("lvsnic refuses the rules: {msg}") }
+            }
+            e => e,
+        })?;
     let input = read_pcap(&args.input)?;
     let changes = match &args.changes {
         Some(p) => Changes::load(p)?,
@@ -160,7 +161,7 @@ pub fn run(args: &ConformanceArgs) -> Result<Option<compare::Summary>, Conforman
     }
     if args.stage != Stage::Compare {
         put("director.env", vm::director_env(&cfg, &local).as_bytes())?;
-        put("rules.txt", &rules_text)?;
+        put("rules.txt", rules_text.as_bytes())?;
         put("in.pcap", &std::fs::read(&args.input).map_err(io(&args.input))?)?;
         put("changes.txt", vm::changes_txt(&changes).as_bytes())?;
         // The golden model on the capture's own clock: bad input fails here, before the slow VM.

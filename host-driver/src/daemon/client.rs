@@ -103,20 +103,41 @@ pub struct ClientStats {
 }
 
 impl ClientStats {
-    /// The counters as JSON.
-    pub fn json(&self) -> serde_json::Value {
+    /// The counters now.
+    pub fn counters(&self) -> ClientCounters {
         let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        serde_json::json!({
-            "accepted": g(&self.accepted),
-            "refused_busy": g(&self.refused_busy),
-            "deadline_cut": g(&self.deadline_cut),
-            "too_large": g(&self.too_large),
-            "bad_request": g(&self.bad_request),
-            "unauthorized": g(&self.unauthorized),
-            "queue_full": g(&self.queue_full),
-            "active": self.active.load(Ordering::Relaxed),
-        })
+        ClientCounters {
+            accepted: g(&self.accepted),
+            refused_busy: g(&self.refused_busy),
+            deadline_cut: g(&self.deadline_cut),
+            too_large: g(&self.too_large),
+            bad_request: g(&self.bad_request),
+            unauthorized: g(&self.unauthorized),
+            queue_full: g(&self.queue_full),
+            active: self.active.load(Ordering::Relaxed),
+        }
     }
+}
+
+/// [`ClientStats`] read at one instant (`status` → `control`).
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct ClientCounters {
+    /// Connections accepted.
+    pub accepted: u64,
+    /// Connections refused because [`ClientLimits::max_clients`] were being served.
+    pub refused_busy: u64,
+    /// Clients cut at the request deadline.
+    pub deadline_cut: u64,
+    /// Requests refused as too large.
+    pub too_large: u64,
+    /// Requests that were not one JSON request.
+    pub bad_request: u64,
+    /// Requests refused by [`super::socket::authorize`].
+    pub unauthorized: u64,
+    /// Requests refused because the queue to the forwarding loop was full.
+    pub queue_full: u64,
+    /// Clients being served now.
+    pub active: usize,
 }
 
 /// The forwarding loop's end of the control queue.

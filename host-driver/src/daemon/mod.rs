@@ -146,6 +146,9 @@ pub enum DaemonError {
     /// The state directory or a file in it.
     #[error("{0}")]
     State(#[from] crate::state::StateError),
+    /// DIRECTOR.toml or the rules file.
+    #[error("{0}")]
+    Load(#[from] crate::setup::LoadError),
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
@@ -157,6 +160,41 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError
 enum Work {
     Restore(Restore),
     Conns(ConnList),
+}
+
+/// What `lvsnic status` prints: [`Control::status`] and, beside its
+/// sections, the daemon's own.
+#[derive(serde::Serialize)]
+struct DaemonStatus {
+    /// `now_ns`, `director`, `exception_loop`, `offload`, `limits`, `sync`.
+    #[serde(flatten)]
+    director: crate::control::Status,
+    /// Frames for the host stack dropped (no `--host-tap`) or not written.
+    host_dropped: u64,
+    /// Frames the TAP could not take.
+    tx_dropped: u64,
+    /// `--vips`.
+    vips: &'static str,
+    /// The control clients' counters (absent without a control socket).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    control: Option<ControlStatus>,
+    /// Requests [`socket::authorize`] refused.
+    control_refused: u64,
+    /// The health checkers' counters, when they run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    health: Option<serde_json::Value>,
+    /// Frames of a pcap wire not yet played.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pcap_frames_left: Option<u64>,
+}
+
+/// `status` → `control`.
+#[derive(serde::Serialize)]
+struct ControlStatus {
+    #[serde(flatten)]
+    clients: client::ClientCounters,
+    /// The longest time one iteration spent on control work (µs).
+    longest_control_us: u64,
 }
 
 /// The daemon's whole state.
@@ -206,20 +244,8 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
     if args.backend == DaemonBackend::Sim {
         return Err(DaemonError::Device(crate::NO_SIM_BACKEND.into()));
     }
-    let (mut cfg, limits) = limits::load_director(&args.director)?;
-    let rules = match &args.rules {
-        None => Default::default(),
-        Some(p) => {
-            let ps = p.display().to_string();
-            let text = std::fs::read_to_string(p).map_err(io_err(ps.clone()))?;
-            let script = lvsnic_model::rules::ipvsadm::parse_rules_full(&text)
-                .map_err(|e| DaemonError::Rules { path: ps, msg: e.to_string() })?;
-            if let Some(t) = script.timeouts {
-                cfg.timeouts.set(t.tcp, t.tcpfin, t.udp);
-            }
-            script.rules
-        }
-    };
+    let crate::setup::Loaded { cfg, limits, rules, .. } =
+        crate::setup::load_director_and_rules(&args.director, args.rules.as_deref())?;
     // The wire first: its first frame sets the model's start time.
     if let Some(WireSpec::Pcap { input, output, host }) = &args.wire {
         // Before anything is opened for writing: `pcap:a.pcap,a.pcap` would
@@ -364,7 +390,7 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
     d.keeper.save_conns(&mut d.ctl);
     d.keeper.finish();
     drop(sock);
-    let c = d.ctl.counters;
+    let c = d.ctl.counters();
     Ok(format!(
         "lvsnic daemon: stopped; {} frames in ({} in hardware), {} transmitted, {} to host, {} rate limited",
         c.frames, c.in_hardware, c.transmitted, c.to_host, c.rate_limited
@@ -413,9 +439,9 @@ impl<D: Device> Daemon<D> {
             if let Some(h) = &self.host_tap {
                 fds.push(h.fd());
             }
-            fds.extend(self.ctl.sync.fds());
+            fds.extend(self.ctl.sync_daemons().fds());
             let mut timeout = self.wire.poll_timeout(self.polls_card);
-            if self.ctl.sync.master_pending() {
+            if self.ctl.sync_daemons().master_pending() {
                 timeout = timeout.min(100);
             }
             if self.backlog || self.current.is_some() || self.keeper.busy() {
@@ -437,7 +463,7 @@ impl<D: Device> Daemon<D> {
             // A real card's exceptions arrive on its receive ring (polled).
             self.ctl.poll_device(256).map_err(|e| DaemonError::Device(e.to_string()))?;
             // Connection sync: what the backup received, what the master sends.
-            self.ctl.sync.run(&mut self.ctl.sp);
+            self.ctl.run_sync();
             if self.live && last_tick.elapsed() >= Duration::from_millis(100) {
                 self.ctl.advance(sys::realtime_ns());
                 last_tick = Instant::now();
@@ -540,6 +566,26 @@ impl<D: Device> Daemon<D> {
         }
     }
 
+    /// `lvsnic status`: the director's state and the daemon's own sections.
+    fn status(&mut self) -> DaemonStatus {
+        DaemonStatus {
+            director: self.ctl.status(),
+            host_dropped: self.host_dropped,
+            tx_dropped: self.tx_dropped,
+            vips: self.vips.name(),
+            control: self
+                .clients
+                .as_ref()
+                .map(|c| ControlStatus { clients: c.counters(), longest_control_us: self.longest_control_us }),
+            control_refused: socket::refused_requests(),
+            health: self.health.as_ref().map(|h| h.counters()),
+            pcap_frames_left: match &self.wire {
+                Wire::Pcap(w) => Some((w.records.len() - w.next) as u64),
+                _ => None,
+            },
+        }
+    }
+
     /// Applies what the health checkers found since the last call.
     fn run_health(&mut self) {
         let Some(h) = &mut self.health else { return };
@@ -564,26 +610,8 @@ impl<D: Device> Daemon<D> {
                 self.ctl.ipvsadm(prog.as_deref().unwrap_or("lvsnic"), &argv, stdin.as_deref())
             }
             Request::Status => {
-                let mut j: serde_json::Value =
-                    serde_json::from_str(&self.ctl.status_json()).unwrap_or(serde_json::Value::Null);
-                if let Some(o) = j.as_object_mut() {
-                    o.insert("host_dropped".into(), self.host_dropped.into());
-                    o.insert("tx_dropped".into(), self.tx_dropped.into());
-                    o.insert("vips".into(), self.vips.name().into());
-                    if let Some(c) = &self.clients {
-                        let mut j = c.json();
-                        j["longest_control_us"] = self.longest_control_us.into();
-                        o.insert("control".into(), j);
-                    }
-                    o.insert("control_refused".into(), socket::refused_requests().into());
-                    if let Some(h) = &self.health {
-                        o.insert("health".into(), h.counters());
-                    }
-                    if let Wire::Pcap(w) = &self.wire {
-                        o.insert("pcap_frames_left".into(), ((w.records.len() - w.next) as u64).into());
-                    }
-                }
-                Output { stdout: serde_json::to_string_pretty(&j).unwrap_or_default() + "\n", ..Default::default() }
+                let st = self.status();
+                Output { stdout: serde_json::to_string_pretty(&st).unwrap_or_default() + "\n", ..Default::default() }
             }
             Request::Wire { frames, until_ns } => match &mut self.wire {
                 Wire::Pcap(w) if w.pace == Pace::Step => {
@@ -649,7 +677,7 @@ impl<D: Device> Daemon<D> {
                         mcast_port: spec.port,
                         mcast_ttl: spec.ttl,
                     };
-                    match self.ctl.sync.ensure(&d) {
+                    match self.ctl.ensure_sync(&d) {
                         Ok(e) => out.stdout.push_str(&format!("{name} {}\n", e.name())),
                         Err(e) => {
                             out.stderr = format!("{name}: {e}\n");

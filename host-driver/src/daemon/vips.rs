@@ -31,7 +31,7 @@ impl<D: Device> Daemon<D> {
     /// [`GARP_MASTER_DELAY_NS`] later), as keepalived's defaults do.
     pub(super) fn vip(&mut self, state: Option<proto::VrrpState>, vips: &[std::net::Ipv4Addr]) -> Reply {
         let Some(state) = state else {
-            let d = &self.ctl.sp.director;
+            let d = self.ctl.director();
             let stdout = known_vips(d)
                 .iter()
                 .map(|&a| format!("{a} {}\n", if d.vip_owned(a) { "master" } else { "backup" }))
@@ -45,11 +45,11 @@ impl<D: Device> Daemon<D> {
             return bad("vip: the VIPs follow the director's own addresses (--vips host); keepalived's virtual_ipaddress moves them".into());
         }
         let master = state == proto::VrrpState::Master;
-        let now = self.ctl.sp.director.now();
+        let now = self.ctl.director().now();
         for &v in vips {
-            self.ctl.sp.set_vip_owned(v, master);
+            self.ctl.set_vip_owned(v, master);
             if master {
-                let f = lvsnic_model::xmit::gratuitous_arp(self.ctl.sp.director.cfg.mac, v);
+                let f = lvsnic_model::xmit::gratuitous_arp(self.ctl.director().cfg.mac, v);
                 for due in [now, now + GARP_MASTER_DELAY_NS] {
                     self.garps.extend(std::iter::repeat_n((due, f.clone()), GARP_MASTER_REPEAT));
                 }
@@ -71,17 +71,17 @@ impl<D: Device> Daemon<D> {
     /// `--vips host`: every VIP (of a service, or named before) is ours
     /// exactly while it is one of the stack's addresses.
     pub(super) fn follow_host_addrs(&mut self) {
-        for v in known_vips(&self.ctl.sp.director) {
+        for v in known_vips(self.ctl.director()) {
             let ours = self.host_addrs.contains(&v);
-            if self.ctl.sp.director.vip_owned(v) != ours {
-                self.ctl.sp.set_vip_owned(v, ours);
+            if self.ctl.director().vip_owned(v) != ours {
+                self.ctl.set_vip_owned(v, ours);
             }
         }
     }
 
     /// The queued gratuitous ARPs due by the director's current time.
     pub(super) fn due_garps(&mut self) -> Vec<Vec<u8>> {
-        let now = self.ctl.sp.director.now();
+        let now = self.ctl.director().now();
         let (due, later) = std::mem::take(&mut self.garps).into_iter().partition(|(t, _)| *t <= now);
         self.garps = later;
         due.into_iter().map(|(_, f): (Time, Vec<u8>)| f).collect()

@@ -228,7 +228,7 @@ impl<D: Device + SimulatedWire> Daemon<D> {
             self.flush()?;
         }
         if done {
-            eprintln!("lvsnic daemon: capture done ({} frames)", self.ctl.counters.frames);
+            eprintln!("lvsnic daemon: capture done ({} frames)", self.ctl.counters().frames);
         }
         Ok(())
     }
@@ -280,7 +280,7 @@ impl<D: Device + SimulatedWire> Daemon<D> {
                 }
             }
             Wire::Pcap(w) => {
-                let ts = self.ctl.sp.director.now();
+                let ts = self.ctl.director().now();
                 w.out.write_record(ts, &f).map_err(|e| DaemonError::Pcap { path: "output".into(), msg: e.to_string() })?;
             }
             Wire::None => self.tx_dropped += 1,

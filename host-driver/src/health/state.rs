@@ -400,7 +400,7 @@ mod tests {
         };
         let mut v = VsState::initial(&cfg);
         let weights = |ctl: &Control<ModelDevice>| -> Vec<(String, u32)> {
-            let r = ctl.sp.director.services.to_rules();
+            let r = ctl.director().services.to_rules();
             let svc = r.services.iter().find(|x| x.key.to_string() == "-t 10.0.0.100:80").unwrap();
             svc.dests.iter().map(|d| (format!("{}:{}", d.addr, d.port), d.weight)).collect()
         };

@@ -18,6 +18,7 @@ use std::net::IpAddr;
 use super::libc::c_str;
 use crate::rules::{DestRule, SchedFlags, ServiceKey, ServiceRule};
 use options::{First, Scan};
+pub use popt::first_option_fails;
 use popt::Popt;
 
 /// Largest persistence / `--set` timeout ipvsadm accepts (`MAX_TIMEOUT`, 31 days).

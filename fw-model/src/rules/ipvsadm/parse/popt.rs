@@ -263,6 +263,15 @@ impl<'a> Popt<'a> {
     }
 }
 
+/// Whether popt fails on the very first option of `words` (an unknown
+/// option, a missing argument) or finds no option at all. ipvsadm then
+/// answers with "Try `PROG -h' or 'PROG --help' for more information."
+/// only (`tryhelp_exit`), where a bad option after the first one is
+/// printed as `OPTION: reason` ([`CommandError::BadOption`]).
+pub fn first_option_fails(words: &[&str]) -> bool {
+    !matches!(Popt::new(words).next_opt(), Event::Opt(..))
+}
+
 impl<'a> Popt<'a> {
     /// The next option and its argument, `None` after the last; popt's
     /// errors (unknown option, missing argument) as a [`CommandError`].
@@ -272,6 +281,35 @@ impl<'a> Popt<'a> {
             Event::BadOpt => Err(CommandError::BadOption { option: self.bad_option(), reason: "unknown option" }),
             Event::NoArg => Err(CommandError::BadOption { option: self.bad_option(), reason: "missing argument" }),
             Event::Opt(t, a) => Ok(Some((t, a))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_option_fails;
+
+    #[test]
+    fn first_option_detection() {
+        // Unknown, or missing its argument, or no option at all.
+        let fails = [&["-Q"][..], &["--bogus"], &["--bogus=1"], &["-t"], &["--start-daemon"], &["--"], &["--", "-A"], &[]];
+        for w in fails {
+            assert!(first_option_fails(w), "{w:?}");
+        }
+        assert!(first_option_fails(&["x", "-Q"]), "words before the first option are skipped");
+        // A good first option, whatever follows.
+        for w in [
+            &["-A", "-Q"][..],
+            &["-t", "1.2.3.4:80"],
+            &["-t1.2.3.4:80"],
+            &["--tcp-service=1.2.3.4:80"],
+            &["-Ln"],
+            &["-p"],
+            &["--persistent"],
+            &["--set", "1", "2", "3"],
+            &["x", "-L"],
+        ] {
+            assert!(!first_option_fails(w), "{w:?}");
         }
     }
 }
