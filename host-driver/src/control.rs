@@ -160,7 +160,14 @@ pub enum Step {
     Restore(Restore),
     /// `-L -c`: take the table's rows with [`Control::conns_step`].
     Conns(ConnList),
+    /// A listing or `-S` taken from the tables (a copy), to be formatted
+    /// away from the forwarding loop: 10,000 services take tens of
+    /// milliseconds to format.
+    Later(Later),
 }
+
+/// What formats a reply from a copy of the tables, on another thread.
+pub type Later = Box<dyn FnOnce() -> Output + Send>;
 
 /// A `-R` being applied a slice of lines at a time.
 pub struct Restore {
@@ -545,6 +552,7 @@ impl<D: Device> Control<D> {
                     }
                 }
             }
+            Step::Later(f) => f(),
         }
     }
 
@@ -580,6 +588,22 @@ impl<D: Device> Control<D> {
             Ok(Command::List(opts)) if opts.connections => {
                 self.sp.settle();
                 return Step::Conns(ConnList { next: 0, persistent: opts.persistent_conn });
+            }
+            // The service listings (`-L`, `-L -t VIP:PORT`, with `--stats`,
+            // `--rate`...): the loop copies the tables, the caller formats.
+            Ok(Command::List(opts)) if !opts.timeout && !opts.daemon => {
+                if let Some(key) = &opts.service {
+                    if self.sp.director.services.lookup_key(key).is_none() {
+                        return Step::Done(Output { stderr: "No such service\n".into(), exit: EXIT_LIST, ..Default::default() });
+                    }
+                }
+                self.sp.settle();
+                let (h, s) = listings(&self.sp.director);
+                return Step::Later(Box::new(move || Output { stdout: format_list(&h, &s, &opts), ..Default::default() }));
+            }
+            Ok(Command::Save { .. }) => {
+                let rules = self.sp.director.services.to_rules();
+                return Step::Later(Box::new(move || Output { stdout: format_save(&rules), ..Default::default() }));
             }
             _ => {}
         }
@@ -1000,6 +1024,30 @@ mod tests {
         let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).unwrap();
         let sp = SlowPath::new(director(MIXED_RULES, ""), dev, MODEL_PARAMS).unwrap();
         Control::new(sp, MODEL_PARAMS.vip_count, Limits::default())
+    }
+
+    /// `-L` and `-S` are taken from a copy of the tables in the loop and
+    /// formatted later by whoever asked (the client's thread): what comes
+    /// out is the table as it was when asked, even if it changed since;
+    /// a missing service is still refused at once.
+    #[test]
+    fn listings_and_save_are_formatted_later_from_a_copy() {
+        let mut ctl = control();
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+        let before = ctl.ipvsadm("ipvsadm", &a(&["-L", "-n", "--stats"]), None);
+        let Step::Later(list) = ctl.ipvsadm_begin("ipvsadm", &a(&["-L", "-n", "--stats"]), None) else {
+            panic!("-L -n is formatted later")
+        };
+        let Step::Later(save) = ctl.ipvsadm_begin("ipvsadm", &a(&["-S", "-n"]), None) else { panic!("-S is formatted later") };
+        ctl.apply(cmd("-A -t 10.0.0.99:80 -s rr")).unwrap();
+        let (list, save) = std::thread::spawn(move || (list(), save())).join().unwrap();
+        assert_eq!(list, before, "the listing as it was when asked");
+        assert!(save.stdout.contains("-A -t 10.0.0.100:80") && !save.stdout.contains("10.0.0.99"), "{}", save.stdout);
+        assert!(ctl.ipvsadm("ipvsadm", &a(&["-S", "-n"]), None).stdout.contains("-A -t 10.0.0.99:80"));
+        let Step::Done(o) = ctl.ipvsadm_begin("ipvsadm", &a(&["-L", "-n", "-t", "10.0.0.98:80"]), None) else {
+            panic!("a missing service is answered at once")
+        };
+        assert_eq!((o.stdout.as_str(), o.stderr.as_str(), o.exit), ("", "No such service\n", EXIT_LIST));
     }
 
     fn cmd(line: &str) -> Command {

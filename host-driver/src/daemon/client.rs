@@ -69,6 +69,9 @@ pub enum Part {
     Conns(Vec<ConnListing>, bool),
     /// The reply; the last part.
     Done(Reply),
+    /// The reply, made by the client's thread from a copy of the tables
+    /// (a listing, `-S`, `status`); the last part.
+    Later(Box<dyn FnOnce() -> Reply + Send>),
 }
 
 /// One request for the forwarding loop, with where its reply goes.
@@ -420,7 +423,7 @@ fn exchange(ctx: &Ctx, req: Request, s: &UnixStream) {
         let j = serde_json::to_string(t).unwrap_or_default();
         j[1..j.len() - 1].to_string()
     };
-    loop {
+    let r = loop {
         match rx.recv() {
             Ok(Part::Conns(rows, persistent)) => {
                 let chunk = text.chunk(&rows, persistent);
@@ -434,16 +437,8 @@ fn exchange(ctx: &Ctx, req: Request, s: &UnixStream) {
                     return;
                 }
             }
-            Ok(Part::Done(r)) => {
-                if !started {
-                    write_reply(s, &r, ctx.limits.write_deadline);
-                    return;
-                }
-                let stderr = serde_json::to_string(&r.stderr).unwrap_or_default();
-                let tail = format!("{}\",\"stderr\":{stderr},\"exit\":{}}}\n", escaped(&r.stdout), r.exit);
-                out.write(tail.as_bytes());
-                return;
-            }
+            Ok(Part::Done(r)) => break r,
+            Ok(Part::Later(f)) => break f(),
             Err(_) => {
                 let r = bad("the daemon stopped before replying".into());
                 if started {
@@ -455,7 +450,14 @@ fn exchange(ctx: &Ctx, req: Request, s: &UnixStream) {
                 return;
             }
         }
+    };
+    if !started {
+        write_reply(s, &r, ctx.limits.write_deadline);
+        return;
     }
+    let stderr = serde_json::to_string(&r.stderr).unwrap_or_default();
+    let tail = format!("{}\",\"stderr\":{stderr},\"exit\":{}}}\n", escaped(&r.stdout), r.exit);
+    out.write(tail.as_bytes());
 }
 
 /// A reply written in pieces, under one write deadline from its first piece.

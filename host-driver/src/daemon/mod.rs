@@ -542,7 +542,18 @@ impl<D: Device> Daemon<D> {
                         self.current = Some((reply, Work::Conns(l)));
                         return;
                     }
+                    Step::Later(f) => {
+                        let _ = reply.send(Part::Later(f));
+                        return;
+                    }
                 }
+            }
+            // `status`: taken here, serialized by the client's thread.
+            Request::Status => {
+                let st = self.status();
+                let f = move || Output { stdout: serde_json::to_string_pretty(&st).unwrap_or_default() + "\n", ..Default::default() };
+                let _ = reply.send(Part::Later(Box::new(f)));
+                return;
             }
             other => self.request(other),
         };
