@@ -178,7 +178,14 @@ pub struct Restore {
     /// The status of the last line run.
     result: i32,
     out: Output,
+    /// When the data plane's VIP table was last written during it.
+    vips_written: Option<Instant>,
 }
+
+/// How often a `-R` in progress rewrites the data plane's VIP table (and
+/// once more when it ends): computing it takes a scan of every service
+/// (about a millisecond for 10,000), too much for every slice of lines.
+const RESTORE_VIP_WRITE_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl Restore {
     /// Lines of `text` not yet run (for progress reports).
@@ -583,6 +590,7 @@ impl<D: Device> Control<D> {
                     pos: 0,
                     result: 0,
                     out: Output::default(),
+                    vips_written: None,
                 })
             }
             Ok(Command::List(opts)) if opts.connections => {
@@ -612,7 +620,8 @@ impl<D: Device> Control<D> {
 
     /// Runs lines of a `-R` until `until` (if given) has passed or the
     /// restore has ended; its output and status once it has ended. The
-    /// data plane's VIP table is written once per call.
+    /// data plane's VIP table is written at the first slice, then every
+    /// [`RESTORE_VIP_WRITE_EVERY`], and when the restore ends.
     pub fn restore_step(&mut self, r: &mut Restore, until: Option<Instant>) -> Option<Output> {
         let mut ended = None;
         while r.pos <= r.text.len() {
@@ -636,9 +645,12 @@ impl<D: Device> Control<D> {
                 break;
             }
         }
-        self.sp.sync_vips(self.vip_count);
         if ended.is_none() && r.pos > r.text.len() {
             ended = Some(r.result);
+        }
+        if ended.is_some() || r.vips_written.is_none_or(|t| t.elapsed() >= RESTORE_VIP_WRITE_EVERY) {
+            self.sp.sync_vips(self.vip_count);
+            r.vips_written = Some(Instant::now());
         }
         let code = ended?;
         let mut out = std::mem::take(&mut r.out);
@@ -722,7 +734,7 @@ impl<D: Device> Control<D> {
             }
         };
         // A change writes the VIP table ([`apply`](Self::apply)); a restore
-        // once per slice of lines ([`restore_step`](Self::restore_step)).
+        // now and then ([`restore_step`](Self::restore_step)).
         self.execute(prog, cmd, stdin, reading_stdin, out)
     }
 
@@ -734,7 +746,7 @@ impl<D: Device> Control<D> {
     /// The text layer over [`apply`](Self::apply): listings, `-S`, `-R`,
     /// `-h` and `-v` print; a change is applied and a refusal printed as
     /// ipvsadm prints it (status 255). In a restore (`reading_stdin`) the
-    /// VIP table is written once per slice, by the caller.
+    /// VIP table is written by the caller ([`restore_step`](Self::restore_step)).
     fn execute(&mut self, prog: &str, cmd: Command, stdin: &str, reading_stdin: bool, out: &mut Output) -> Done {
         match cmd {
             Command::List(opts) => {
@@ -796,7 +808,7 @@ impl<D: Device> Control<D> {
     }
 
     /// [`apply`](Self::apply) without writing the VIP table (a restore
-    /// writes it once per slice of lines).
+    /// writes it now and then: [`restore_step`](Self::restore_step)).
     fn apply_change(&mut self, cmd: Command) -> Result<(), KernelError> {
         match cmd {
             Command::List(_) | Command::Save { .. } | Command::Restore | Command::Help | Command::Version => {
@@ -918,7 +930,7 @@ impl<D: Device> Control<D> {
 
     /// `restore_table()`: each line of `text` as one ipvsadm command.
     fn restore(&mut self, prog: &str, text: &str, out: &mut Output) -> Done {
-        let mut r = Restore { prog: prog.to_string(), text: text.to_string(), pos: 0, result: 0, out: Output::default() };
+        let mut r = Restore { prog: prog.to_string(), text: text.to_string(), pos: 0, result: 0, out: Output::default(), vips_written: None };
         let o = loop {
             if let Some(o) = self.restore_step(&mut r, None) {
                 break o;
