@@ -95,6 +95,33 @@ fn services_timeouts_and_vips_survive_sigterm_and_kill9() {
     d.stop();
 }
 
+/// A state file that cannot be written (here `state.json` has become a
+/// directory, so the rename over it fails): the change is still applied
+/// and answered, the failure is counted in `status` (`state.failed`) and
+/// logged once; once the disk is back, the next change is written.
+#[test]
+fn a_state_file_that_cannot_be_written_is_counted_not_fatal() {
+    let dir = tmpdir("restart-unwritable");
+    let rules = write(&dir, "rules", RULES);
+    let d = start(&dir, &["--rules", rules.to_str().unwrap()]);
+    let state = std::path::PathBuf::from(format!("{}.state", d.sock.display()));
+    let count = |k: &str| d.status()["state"][k].as_u64().unwrap_or_else(|| panic!("status state.{k}: {}", d.status()));
+    let failed = count("failed");
+    let _ = std::fs::remove_file(state.join("state.json"));
+    std::fs::create_dir_all(state.join("state.json").join("x")).unwrap();
+    d.ok(&["-A", "-t", "10.0.0.101:443", "-s", "wlc"]);
+    assert_eq!(count("failed"), failed + 1, "the failed write is counted before the reply");
+    assert!(d.stdout(&["-S", "-n"]).contains("-A -t 10.0.0.101:443"), "the change is applied all the same");
+    std::fs::remove_dir_all(state.join("state.json")).unwrap();
+    let written = count("written");
+    d.ok(&["-D", "-t", "10.0.0.101:443"]);
+    assert_eq!(count("written"), written + 1);
+    assert!(!std::fs::read_to_string(state.join("state.json")).unwrap().contains("10.0.0.101"));
+    let (code, log) = d.stop();
+    assert_eq!(code, 0, "{log}");
+    assert_eq!(log.matches("saving the state").count(), 1, "one line for the failure: {log}");
+}
+
 #[test]
 fn corrupt_state_file_stops_the_start_with_one_line() {
     let dir = tmpdir("restart-corrupt");

@@ -186,6 +186,17 @@ struct DaemonStatus {
     /// Frames of a pcap wire not yet played.
     #[serde(skip_serializing_if = "Option::is_none")]
     pcap_frames_left: Option<u64>,
+    /// The state directory's writes (absent when no state is kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state: Option<StateStatus>,
+}
+
+/// `status` → `state`: files of the state directory written, and writes
+/// that failed (each failure is also logged, once until a write succeeds).
+#[derive(serde::Serialize)]
+struct StateStatus {
+    written: u64,
+    failed: u64,
 }
 
 /// `status` → `control`.
@@ -594,6 +605,10 @@ impl<D: Device> Daemon<D> {
                 Wire::Pcap(w) => Some((w.records.len() - w.next) as u64),
                 _ => None,
             },
+            state: self.keeper.dir().map(|_| {
+                let (written, failed) = self.keeper.writes();
+                StateStatus { written, failed }
+            }),
         }
     }
 
