@@ -255,3 +255,29 @@ pub fn counter(st: &serde_json::Value, path: &[&str]) -> u64 {
     }
     v.as_u64().unwrap_or_else(|| panic!("no counter {path:?} in {st}"))
 }
+
+/// `lvsnic wire --socket SOCK ARGS...` against `d` (a pcap wire in step
+/// mode: play frames); what it printed.
+pub fn wire(d: &Daemon, args: &[&str]) -> String {
+    let mut a = vec!["wire", "--socket", d.sock.to_str().unwrap()];
+    a.extend_from_slice(args);
+    d.stdout(&a)
+}
+
+/// The connections a master daemon `d` sent in sync messages to `s`
+/// (decoded by the model), until as many have come as it counted
+/// (`sync.master.conns_synced`) or 10 s have passed.
+pub fn sync_received(s: &std::net::UdpSocket, d: &Daemon) -> Vec<lvsnic_model::sync::SyncConn> {
+    let t0 = Instant::now();
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    loop {
+        let want = d.status()["sync"]["master"]["conns_synced"].as_u64().unwrap_or(0) as usize;
+        if let Ok(n) = s.recv(&mut buf) {
+            got.extend(lvsnic_model::sync::decode(&buf[..n], 0).conns);
+        }
+        if (want > 0 && got.len() >= want) || t0.elapsed() > Duration::from_secs(10) {
+            return got;
+        }
+    }
+}

@@ -42,11 +42,6 @@ fn stats_line(name: &str, v: [u64; 5]) -> String {
     s + "\n"
 }
 
-fn wire(d: &Daemon, args: &[&str]) -> String {
-    let mut a = vec!["wire", "--socket", d.sock.to_str().unwrap()];
-    a.extend_from_slice(args);
-    d.stdout(&a)
-}
 
 #[test]
 fn rule_changes_mid_capture_keep_established_connections_and_deleted_servers_leave_the_hardware() {

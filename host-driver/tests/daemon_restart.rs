@@ -26,11 +26,6 @@ fn from_client(n: u8, flags: u8, seq: u32, payload: &[u8]) -> Vec<u8> {
     tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(client(n), VIP), 1000 * n as u16, 80, flags, seq, 1, payload)
 }
 
-fn wire(d: &Daemon, args: &[&str]) -> String {
-    let mut a = vec!["wire", "--socket", d.sock.to_str().unwrap()];
-    a.extend_from_slice(args);
-    d.stdout(&a)
-}
 
 fn start(dir: &Path, args: &[&str]) -> Daemon {
     Daemon::start(dir, &director_toml(), args)
@@ -155,15 +150,23 @@ fn five_connections() -> Vec<(u64, Vec<u8>)> {
     frames
 }
 
-#[test]
-fn connections_survive_kill9_and_keep_their_real_servers() {
-    let dir = tmpdir("restart-conns");
-    let rules = write(&dir, "rules", RULES);
+/// A daemon in `dir` with RULES and a pcap wire in step mode that has
+/// played [`five_connections`]: the daemon, the rules file and the output
+/// capture.
+fn five_connections_daemon(dir: &Path) -> (Daemon, std::path::PathBuf, std::path::PathBuf) {
+    let rules = write(dir, "rules", RULES);
     let (inp, out) = (dir.join("in.pcap"), dir.join("out.pcap"));
     write_pcap(&inp, &five_connections());
     let w = format!("pcap:{},{}", inp.display(), out.display());
-    let d = start(&dir, &["--rules", rules.to_str().unwrap(), "--wire", &w, "--pace", "step"]);
+    let d = start(dir, &["--rules", rules.to_str().unwrap(), "--wire", &w, "--pace", "step"]);
     wire(&d, &[]);
+    (d, rules, out)
+}
+
+#[test]
+fn connections_survive_kill9_and_keep_their_real_servers() {
+    let dir = tmpdir("restart-conns");
+    let (d, rules, out) = five_connections_daemon(&dir);
     let before = conns(&d);
     assert_eq!(before.len(), 5, "{before:?}");
     // Client n's server, as the first daemon chose it.
@@ -272,12 +275,7 @@ fn sighup_applies_only_the_rules_files_difference_and_keeps_running() {
 #[test]
 fn drain_sets_weight_zero_waits_then_removes() {
     let dir = tmpdir("restart-drain");
-    let rules = write(&dir, "rules", RULES);
-    let (inp, out) = (dir.join("in.pcap"), dir.join("out.pcap"));
-    write_pcap(&inp, &five_connections());
-    let w = format!("pcap:{},{}", inp.display(), out.display());
-    let d = start(&dir, &["--rules", rules.to_str().unwrap(), "--wire", &w, "--pace", "step"]);
-    wire(&d, &[]);
+    let (d, _, _) = five_connections_daemon(&dir);
     let sock = d.sock.to_str().unwrap().to_string();
     // rs1 has connections that do not end: the timeout removes it.
     let t0 = Instant::now();
@@ -410,11 +408,7 @@ fn e2e_long_lived_tcp_survives_kill9_and_restart() {
     }
     let p = format!("lvsnic-rst-{}", std::process::id());
     let mut nss = Namespaces::default();
-    let hub = nss.add(format!("{p}-hub"));
-    let cl = nss.add(format!("{p}-cl"));
-    let rsns: Vec<String> = (1..=2).map(|n| nss.add(format!("{p}-rs{n}"))).collect();
-    must(&["ip", "-n", &hub, "link", "add", "br0", "type", "bridge"]);
-    must(&["ip", "-n", &hub, "link", "set", "br0", "up"]);
+    let Segment { hub, cl, rsns } = nss.segment(&p, 2);
     must(&["ip", "-n", &hub, "tuntap", "add", "mode", "tap", "name", "lvs0"]);
     must(&["ip", "-n", &hub, "link", "set", "lvs0", "master", "br0", "up"]);
     let client_ip = Ipv4Addr::new(198, 51, 100, 10);

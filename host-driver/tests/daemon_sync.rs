@@ -213,18 +213,7 @@ fn listener(port: u16) -> std::net::UdpSocket {
 /// The entries (cport, template?, state) received on `s` until as many as
 /// the master counted have come (or 10 s).
 fn received(s: &std::net::UdpSocket, d: &Daemon) -> Vec<(u16, bool, u16)> {
-    let t0 = Instant::now();
-    let mut got = Vec::new();
-    let mut buf = vec![0u8; 65536];
-    loop {
-        let want = d.status()["sync"]["master"]["conns_synced"].as_u64().unwrap_or(0) as usize;
-        if let Ok(n) = s.recv(&mut buf) {
-            got.extend(lvsnic_model::sync::decode(&buf[..n], 0).conns.iter().map(|c| (c.cport, c.is_template(), c.state)));
-        }
-        if (want > 0 && got.len() >= want) || t0.elapsed() > Duration::from_secs(10) {
-            return got;
-        }
-    }
+    sync_received(s, d).iter().map(|c| (c.cport, c.is_template(), c.state)).collect()
 }
 
 /// `[sysctl] sync_threshold` and `sync_persist_mode` of DIRECTOR.toml reach

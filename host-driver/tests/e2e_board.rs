@@ -104,14 +104,10 @@ fn e2e_board_sim() {
     let pid = std::process::id();
     let p = format!("lvsnic-e2eb-{pid}");
     let mut nss = Namespaces::default();
-    let hub = nss.add(format!("{p}-hub"));
-    let cl = nss.add(format!("{p}-cl"));
-    let rsns: Vec<String> = (1..=3).map(|n| nss.add(format!("{p}-rs{n}"))).collect();
+    let Segment { hub, cl, rsns } = nss.segment(&p, 3);
 
-    // The segment: a bridge, the board's data tap, veths.
+    // The board's data tap on the bridge, then veths.
     let (data_tap, mgmt_tap) = (format!("lvd{pid}"), format!("lvm{pid}"));
-    must(&["ip", "-n", &hub, "link", "add", "br0", "type", "bridge"]);
-    must(&["ip", "-n", &hub, "link", "set", "br0", "up"]);
     must(&["ip", "-n", &hub, "tuntap", "add", "mode", "tap", "name", &data_tap]);
     // Off the bridge until the daemon runs the board: frames from before
     // would go up as DISABLED exceptions nobody takes.

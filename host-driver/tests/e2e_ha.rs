@@ -94,11 +94,7 @@ fn ha_pair_failover_with_keepalived_vrrp() {
     }
     let p = format!("lvsnic-ha-{}", std::process::id());
     let mut nss = Namespaces::default();
-    let hub = nss.add(format!("{p}-hub"));
-    let cl = nss.add(format!("{p}-cl"));
-    let rsns: Vec<String> = (1..=2).map(|n| nss.add(format!("{p}-rs{n}"))).collect();
-    must(&["ip", "-n", &hub, "link", "add", "br0", "type", "bridge"]);
-    must(&["ip", "-n", &hub, "link", "set", "br0", "up"]);
+    let Segment { hub, cl, rsns } = nss.segment(&p, 2);
     let leaf = |ns: &str, veth: &str, mac: &str, addr: &str| leaf(&hub, ns, veth, mac, addr);
     leaf(&cl, "vcl", CLIENT_MAC, &format!("{CLIENT}/24"));
     must(&["ip", "-n", &cl, "route", "add", &format!("{VIP}/32"), "dev", "eth0"]);

@@ -155,13 +155,9 @@ fn run(tag: &str, backend: &[&str]) {
     let t0 = Instant::now();
     let p = format!("lvsnic-e2e-{}-{tag}", std::process::id());
     let mut nss = Namespaces::default();
-    let hub = nss.add(format!("{p}-hub"));
-    let cl = nss.add(format!("{p}-cl"));
-    let rsns: Vec<String> = (1..=3).map(|n| nss.add(format!("{p}-rs{n}"))).collect();
+    let Segment { hub, cl, rsns } = nss.segment(&p, 3);
 
-    // The segment: a bridge, the director's TAP (attached to by the daemon), veths.
-    must(&["ip", "-n", &hub, "link", "add", "br0", "type", "bridge"]);
-    must(&["ip", "-n", &hub, "link", "set", "br0", "up"]);
+    // The director's TAP on the bridge (attached to by the daemon), then veths.
     must(&["ip", "-n", &hub, "tuntap", "add", "mode", "tap", "name", "lvs0"]);
     must(&["ip", "-n", &hub, "link", "set", "lvs0", "master", "br0", "up"]);
     let leaf = |ns: &str, veth: &str, mac: String, addr: String| leaf(&hub, ns, veth, &mac, &addr);

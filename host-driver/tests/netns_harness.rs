@@ -78,6 +78,30 @@ impl Namespaces {
     }
 }
 
+/// The namespaces of an end-to-end segment ([`Namespaces::segment`]).
+pub struct Segment {
+    /// `P-hub`, with the bridge `br0` up: every other end joins it.
+    pub hub: String,
+    /// `P-cl`, the client's.
+    pub cl: String,
+    /// `P-rs1`, `P-rs2`, ...: the real servers'.
+    pub rsns: Vec<String>,
+}
+
+impl Namespaces {
+    /// The namespaces of a segment named `p`: a hub with bridge `br0` up,
+    /// a client and `servers` real servers (joined to the hub with
+    /// [`leaf`] by the test, which knows their addresses).
+    pub fn segment(&mut self, p: &str, servers: usize) -> Segment {
+        let hub = self.add(format!("{p}-hub"));
+        let cl = self.add(format!("{p}-cl"));
+        let rsns = (1..=servers).map(|n| self.add(format!("{p}-rs{n}"))).collect();
+        must(&["ip", "-n", &hub, "link", "add", "br0", "type", "bridge"]);
+        must(&["ip", "-n", &hub, "link", "set", "br0", "up"]);
+        Segment { hub, cl, rsns }
+    }
+}
+
 impl Drop for Namespaces {
     fn drop(&mut self) {
         for n in self.0.iter().rev() {

@@ -15,7 +15,7 @@ use lvsnic_fixtures::*;
 use lvsnic_model::pcap::{self, PcapRecord, Resolution};
 use lvsnic_model::wire::{TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN};
 use std::net::Ipv4Addr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const MS: u64 = 1_000_000;
 const RULES: &str = "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -g -w 1\n";
@@ -23,18 +23,7 @@ const RULES: &str = "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.1
 /// What the master sent, as (client port, state), until it has sent as
 /// many entries as it counted (or 10 s).
 fn received(s: &std::net::UdpSocket, d: &Daemon) -> Vec<(u16, u16)> {
-    let t0 = Instant::now();
-    let mut got = Vec::new();
-    let mut buf = vec![0u8; 65536];
-    loop {
-        let want = d.status()["sync"]["master"]["conns_synced"].as_u64().unwrap_or(0) as usize;
-        if let Ok(n) = s.recv(&mut buf) {
-            got.extend(lvsnic_model::sync::decode(&buf[..n], 0).conns.iter().map(|c| (c.cport, c.state)));
-        }
-        if (want > 0 && got.len() >= want) || t0.elapsed() > Duration::from_secs(10) {
-            return got;
-        }
-    }
+    sync_received(s, d).iter().map(|c| (c.cport, c.state)).collect()
 }
 
 /// Port 40001: SYN, ACK (ESTABLISHED, offloaded), FIN (FIN_WAIT), then a
