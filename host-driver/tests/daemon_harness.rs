@@ -281,3 +281,15 @@ pub fn sync_received(s: &std::net::UdpSocket, d: &Daemon) -> Vec<lvsnic_model::s
         }
     }
 }
+
+/// Client `n` of the fixtures' client network (198.51.100.`n`).
+pub fn client(n: u8) -> std::net::Ipv4Addr {
+    std::net::Ipv4Addr::new(198, 51, 100, n)
+}
+
+/// A TCP segment from client `n` (port 1000 × `n`) to the fixtures' VIP:80,
+/// on the wire from the gateway to the director.
+pub fn from_client(n: u8, flags: u8, seq: u32, payload: &[u8]) -> Vec<u8> {
+    use lvsnic_fixtures::{tcp, Ip, DIRECTOR_MAC, GATEWAY_MAC, VIP};
+    tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(client(n), VIP), 1000 * n as u16, 80, flags, seq, 1, payload)
+}

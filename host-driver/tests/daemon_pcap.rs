@@ -15,14 +15,7 @@ use std::net::Ipv4Addr;
 
 const MS: u64 = 1_000_000;
 
-fn client(n: u8) -> Ipv4Addr {
-    Ipv4Addr::new(198, 51, 100, n)
-}
 
-/// Client `n` (port 1000*n) to the VIP.
-fn from_client(n: u8, flags: u8, seq: u32, payload: &[u8]) -> Vec<u8> {
-    tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(client(n), VIP), 1000 * n as u16, 80, flags, seq, 1, payload)
-}
 
 /// Real server `r` back to client `n` (NAT reply).
 fn to_client(r: u8, n: u8, flags: u8) -> Vec<u8> {

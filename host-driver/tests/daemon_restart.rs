@@ -18,13 +18,7 @@ use std::time::{Duration, Instant};
 
 const MS: u64 = 1_000_000;
 
-fn client(n: u8) -> Ipv4Addr {
-    Ipv4Addr::new(198, 51, 100, n)
-}
 
-fn from_client(n: u8, flags: u8, seq: u32, payload: &[u8]) -> Vec<u8> {
-    tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(client(n), VIP), 1000 * n as u16, 80, flags, seq, 1, payload)
-}
 
 
 fn start(dir: &Path, args: &[&str]) -> Daemon {
