@@ -127,6 +127,10 @@ pub struct Status {
 pub struct OffloadStatus {
     /// Connections offloaded to the card now.
     pub connections: usize,
+    /// Queued for removal: connections of deleted real servers whose
+    /// frames already go to the host (their actions' `host` bit); those
+    /// still offloaded are counted in `connections` too.
+    pub diverted: usize,
     /// Flows that did not fit in the card's table (their connection stays in software).
     pub table_full: u64,
     /// Table commands that found the device busy for too long.
@@ -525,6 +529,7 @@ impl<D: Device> Control<D> {
             exception_loop: self.counters,
             offload: OffloadStatus {
                 connections: self.sp.flows.len(),
+                diverted: self.sp.flows.diverted_pending(),
                 table_full: self.sp.flows.table_full,
                 busy_timeouts: crate::flows::BUSY_TIMEOUTS.load(std::sync::atomic::Ordering::Relaxed),
             },
@@ -1029,7 +1034,8 @@ mod tests {
     use crate::device::rings::RingConfig;
     use lvsnic_fixtures::{director, rs, tcp, Ip, DIRECTOR_MAC, GATEWAY_MAC, MIXED_RULES, T0, VIP};
     use lvsnic_model::rules::ipvsadm::parse_command;
-    use lvsnic_model::wire::TCP_SYN;
+    use lvsnic_model::conn::ConnId;
+    use lvsnic_model::wire::{TCP_ACK, TCP_SYN};
 
     /// The daemon's control plane over the card model, MIXED_RULES.
     fn control() -> Control<ModelDevice> {
@@ -1113,22 +1119,49 @@ mod tests {
 
     #[test]
     fn apply_delete_dest_removes_its_offloaded_flows() {
+        use lvsnic_model::hw::{HwOutput, Reason};
         let mut ctl = control();
         syns(&mut ctl, 40);
-        let of = |ctl: &Control<ModelDevice>, n: u8| {
+        let of = |ctl: &Control<ModelDevice>, n: u8| -> Vec<ConnId> {
             let d = &ctl.sp.director;
-            ctl.sp.flows.offloaded().into_iter().filter(|&id| d.conns.get(id).daddr == u32::from(rs(n))).count()
+            ctl.sp.flows.offloaded().into_iter().filter(|&id| d.conns.get(id).daddr == u32::from(rs(n))).collect()
+        };
+        // What the card does with an ACK of connection `id`.
+        let reason = |ctl: &mut Control<ModelDevice>, id: ConnId| {
+            let c = ctl.sp.director.conns.get(id).clone();
+            let ip = Ip::new(std::net::Ipv4Addr::from(c.caddr), std::net::Ipv4Addr::from(c.vaddr));
+            let f = tcp(GATEWAY_MAC, DIRECTOR_MAC, ip, c.cport, c.vport, TCP_ACK, 2, 1, &[]);
+            match crate::device::offer(&mut ctl.sp.dp, &f, T0 + 100, 1).unwrap() {
+                HwOutput::ToHost { meta, .. } => meta.reason,
+                o => panic!("forwarded {o:?}"),
+            }
         };
         let (one, two) = (of(&ctl, 1), of(&ctl, 2));
-        assert!(one > 0 && two > 0, "offloaded: rs1 {one}, rs2 {two}");
+        assert!(!one.is_empty() && !two.is_empty(), "offloaded: rs1 {}, rs2 {}", one.len(), two.len());
+        // Half-open: their ACKs come up as TCP_CONTROL (ack_fast clear).
+        assert_eq!(reason(&mut ctl, one[0]), Reason::TcpControl);
         let before = ctl.sp.flows.len();
         ctl.apply(cmd("-d -t 10.0.0.100:80 -r 192.168.10.1:8080")).unwrap();
-        assert_eq!(of(&ctl, 1), 0, "rs1's flows left the card");
+        // At once, every rs1 flow sends its frames to the host: the host
+        // bit of rs1's action, one write, not one per flow.
+        for &id in &one {
+            assert_eq!(reason(&mut ctl, id), Reason::ActionHost, "conn {id:?}");
+        }
+        assert_eq!(reason(&mut ctl, two[0]), Reason::TcpControl, "rs2's flows are untouched");
+        assert_eq!(ctl.sp.flows.diverted_pending(), one.len(), "rs1's entries wait for removal");
+        assert!(!ctl.sp.remove_diverted_until(std::time::Instant::now() + std::time::Duration::from_secs(60)));
+        assert_eq!(of(&ctl, 1), vec![], "rs1's flows left the card");
         assert_eq!(of(&ctl, 2), two, "rs2's flows stay");
-        assert!(ctl.sp.flows.len() < before, "{} flows of {before}", ctl.sp.flows.len());
+        assert_eq!(ctl.sp.flows.len(), before - one.len());
+        assert_eq!(reason(&mut ctl, one[0]), Reason::MissVip, "removed from the table");
         // -D takes the rest of the service's flows.
         ctl.apply(cmd("-D -t 10.0.0.100:80")).unwrap();
-        assert_eq!(of(&ctl, 2), 0);
+        for &id in &two {
+            assert_eq!(reason(&mut ctl, id), Reason::ActionHost, "conn {id:?}");
+        }
+        ctl.sp.remove_diverted_until(std::time::Instant::now() + std::time::Duration::from_secs(60));
+        assert_eq!(of(&ctl, 2), vec![]);
+        assert_eq!(ctl.sp.flows.diverted_pending(), 0);
     }
 
     #[test]

@@ -62,6 +62,7 @@ pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
         cf::MASQ => {
             let a = ActionEntry {
                 op: ActionOp::NatDnat,
+                host: false,
                 mac,
                 addr: c.daddr,
                 port: c.dport,
@@ -70,6 +71,7 @@ pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
             let rk = FlowKey { proto: c.proto, saddr: c.daddr, daddr: c.caddr, sport: c.dport, dport: c.cport };
             let ra = ActionEntry {
                 op: ActionOp::NatSnat,
+                host: false,
                 mac: d.cfg.next_hop_mac(Ipv4Addr::from(c.caddr)),
                 addr: c.vaddr,
                 port: c.vport,
@@ -77,8 +79,8 @@ pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
             };
             (a, Some((rk, ra, ack_stable(c, Direction::Output, secure))))
         }
-        cf::DROUTE => (ActionEntry { op: ActionOp::Route, mac, addr: 0, port: 0, l4_delta: 0 }, None),
-        cf::TUNNEL => (ActionEntry { op: ActionOp::Tunnel, mac, addr: c.daddr, port: 0, l4_delta: 0 }, None),
+        cf::DROUTE => (ActionEntry { op: ActionOp::Route, host: false, mac, addr: 0, port: 0, l4_delta: 0 }, None),
+        cf::TUNNEL => (ActionEntry { op: ActionOp::Tunnel, host: false, mac, addr: c.daddr, port: 0, l4_delta: 0 }, None),
         _ => return None,
     };
     if Ipv4Addr::from(c.daddr) == d.cfg.ip {
@@ -102,6 +104,10 @@ struct ActionSlot {
     refs: u32,
     /// Counters already credited to the statistics.
     credited: (u64, u64),
+    /// The entry's `host` bit is set: its real server was deleted, its
+    /// flows wait in [`FlowManager::diverted`] for removal, and no new
+    /// flow may point here.
+    diverted: bool,
 }
 
 /// Hardware flow state of the host.
@@ -114,6 +120,13 @@ pub struct FlowManager {
     free_actions: Vec<u16>,
     /// Activity saved from slots rewritten by cuckoo moves.
     moved_hits: HashMap<FlowKey, Time>,
+    /// Connections whose request action is diverted (its real server was
+    /// deleted), with that action: their frames already go to the host;
+    /// their flow entries leave the table a few at a time
+    /// ([`FlowManager::remove_diverted`]) so that a `-d` or `-C` costs one
+    /// action write per real server on the forwarding path, not one table
+    /// write per flow.
+    diverted: std::collections::VecDeque<(ConnId, u16)>,
     /// Flows that did not fit (the connection stays in software).
     pub table_full: u64,
     /// Frames the hardware forwarded, credited so far (`CNT_FWD`).
@@ -135,6 +148,7 @@ impl FlowManager {
             // Index 0 stays unused so an all-zero entry never points at a live action.
             free_actions: (1..n as u16).rev().collect(),
             moved_hits: HashMap::default(),
+            diverted: Default::default(),
             table_full: 0,
             forwarded_credited: 0,
             slots: params.flow_slots(),
@@ -186,6 +200,14 @@ impl FlowManager {
         (r(hw, ACT_PKTS_LO, ACT_PKTS_HI), r(hw, ACT_BYTES_LO, ACT_BYTES_HI))
     }
 
+    fn write_action(hw: &mut dyn Csr, i: u16, b: u128) {
+        for k in 0..4 {
+            hw.write32(ACT_DATA + 4 * k, (b >> (32 * k)) as u32);
+        }
+        hw.write32(ACT_INDEX, i as u32);
+        command(hw, ACT_STATUS, ACT_CMD, CMD_WRITE);
+    }
+
     fn acquire_action(&mut self, hw: &mut dyn Csr, dest: DestId, reply: bool, a: ActionEntry) -> Option<u16> {
         let key = (dest, reply, a.to_bits());
         if let Some(&i) = self.action_index.get(&key) {
@@ -195,13 +217,8 @@ impl FlowManager {
             return Some(i);
         }
         let i = self.free_actions.pop()?;
-        let b = a.to_bits();
-        for k in 0..4 {
-            hw.write32(ACT_DATA + 4 * k, (b >> (32 * k)) as u32);
-        }
-        hw.write32(ACT_INDEX, i as u32);
-        command(hw, ACT_STATUS, ACT_CMD, CMD_WRITE);
-        self.actions[i as usize] = Some(ActionSlot { key, refs: 1, credited: (0, 0) });
+        Self::write_action(hw, i, key.2);
+        self.actions[i as usize] = Some(ActionSlot { key, refs: 1, credited: (0, 0), diverted: false });
         self.action_index.insert(key, i);
         Some(i)
     }
@@ -212,7 +229,9 @@ impl FlowManager {
         if s.refs == 0 {
             self.credit_action(hw, d, i);
             if let Some(s) = self.actions[i as usize].take() {
-                self.action_index.remove(&s.key);
+                if !s.diverted {
+                    self.action_index.remove(&s.key);
+                }
             }
             self.free_actions.push(i);
         }
@@ -404,25 +423,65 @@ impl FlowManager {
         self.conns.keys().copied().collect()
     }
 
-    /// Removes every offloaded connection of real server `dest` (deleted).
+    /// Takes every offloaded connection of real server `dest` (deleted)
+    /// off the card.
     pub fn drop_dest(&mut self, hw: &mut dyn Csr, d: &mut Director, dest: DestId) {
         self.drop_dests(hw, d, &[dest]);
     }
 
-    /// Removes every offloaded connection of the real servers `dests`
-    /// (deleted), in one pass over the offloaded connections whatever the
-    /// number of servers (`-C` of 10,000 services: one pass, not 10,000).
+    /// Takes every offloaded connection of the real servers `dests`
+    /// (deleted) off the card: one write per action sets its `host` bit,
+    /// so from then on their frames come to the host (reason
+    /// `ACTION_HOST`) as if their flows were gone, and the flows wait in a
+    /// queue for [`remove_diverted`](Self::remove_diverted). One pass over
+    /// the offloaded connections whatever the number of servers (`-C` of
+    /// 10,000 services: one pass, not 10,000).
     pub fn drop_dests(&mut self, hw: &mut dyn Csr, d: &mut Director, dests: &[DestId]) {
         if dests.is_empty() {
             return;
         }
         let gone: std::collections::HashSet<DestId> = dests.iter().copied().collect();
-        let ids: Vec<ConnId> = self.conns.iter().filter(|(_, h)| gone.contains(&h.wanted.dest)).map(|(&id, _)| id).collect();
-        for id in ids {
-            if let Some(h) = self.conns.get(&id).copied() {
-                self.uninstall(hw, d, id, h);
+        for i in 0..self.actions.len() as u16 {
+            let Some(s) = self.actions[i as usize] else { continue };
+            if s.diverted || !gone.contains(&s.key.0) {
+                continue;
+            }
+            // What it forwarded until now belongs to the deleted server;
+            // with `host` set it forwards nothing more.
+            self.credit_action(hw, d, i);
+            Self::write_action(hw, i, s.key.2 | 1 << lvsnic_regmap::action_word0::HOST_LSB);
+            self.action_index.remove(&s.key);
+            if let Some(s) = self.actions[i as usize].as_mut() {
+                s.diverted = true;
             }
         }
+        let q = &mut self.diverted;
+        q.extend(self.conns.iter().filter(|(_, h)| gone.contains(&h.wanted.dest)).map(|(&id, h)| (id, h.req_action)));
+    }
+
+    /// Flows of deleted real servers still in the table (their frames
+    /// already go to the host).
+    pub fn diverted_pending(&self) -> usize {
+        self.diverted.len()
+    }
+
+    /// Removes up to `max` queued flows of deleted real servers; returns
+    /// how many connections left the card.
+    pub fn remove_diverted(&mut self, hw: &mut dyn Csr, d: &mut Director, max: usize) -> usize {
+        let mut n = 0;
+        while n < max {
+            let Some((id, act)) = self.diverted.pop_front() else { break };
+            // Already gone (its frame reached the host and the slow path
+            // took it off, or it expired), or the id now names a newer
+            // connection: nothing to do.
+            let Some(h) = self.conns.get(&id).copied() else { continue };
+            if h.req_action != act || !self.actions[act as usize].is_some_and(|s| s.diverted) {
+                continue;
+            }
+            self.uninstall(hw, d, id, h);
+            n += 1;
+        }
+        n
     }
 }
 

@@ -109,6 +109,7 @@ fn program(core: &mut SimCore, mode: BenchMode, flows: usize) -> Result<Vec<Flow
     };
     let action = ActionEntry {
         op,
+        host: false,
         mac: MacAddr([0x02, 0, 0, 0, 0x10, 0x01]),
         addr,
         port,

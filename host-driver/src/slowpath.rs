@@ -20,6 +20,10 @@ use lvsnic_model::hw::{HwOutput, HwParams};
 use lvsnic_model::stats::ReceiveDrop;
 use lvsnic_model::time::Time;
 
+/// Flows of deleted real servers removed per [`SlowPath::advance`] (per
+/// frame), so a replay or a test that never idles still empties the queue.
+const DIVERTED_PER_ADVANCE: usize = 8;
+
 /// What the director did with one received frame.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FrameResult {
@@ -103,6 +107,16 @@ impl<D: Device> SlowPath<D> {
         self.director.advance_with(ts, &mut view);
         let removed = std::mem::take(&mut view.removed);
         self.flows.forget(&mut self.dp, &mut self.director, &removed);
+        self.flows.remove_diverted(&mut self.dp, &mut self.director, DIVERTED_PER_ADVANCE);
+    }
+
+    /// Removes flows of deleted real servers (already diverted to the
+    /// host) until `until` or none is left; returns whether some are left.
+    pub fn remove_diverted_until(&mut self, until: std::time::Instant) -> bool {
+        while self.flows.diverted_pending() > 0 && std::time::Instant::now() < until {
+            self.flows.remove_diverted(&mut self.dp, &mut self.director, 16);
+        }
+        self.flows.diverted_pending() > 0
     }
 
     /// Sends a frame from the director's own stack down the card's

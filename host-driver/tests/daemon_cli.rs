@@ -426,6 +426,7 @@ fn status_keeps_the_keys_tests_and_docs_read() {
         &["exception_loop", "dropped_on_receive", "oversize"],
         &["exception_loop", "dropped_on_receive", "ring"],
         &["offload", "connections"],
+        &["offload", "diverted"],
         &["offload", "table_full"],
         &["offload", "busy_timeouts"],
         &["limits", "new_conn_per_sec"],

@@ -8,6 +8,7 @@
 #![allow(unsafe_code, dead_code)]
 
 use lvsnic_fixtures::{GATEWAY_MAC, VIP};
+use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
 /// An AF_PACKET socket bound to one interface.
@@ -128,6 +129,11 @@ impl Drop for PacketSocket {
 /// A broadcast ARP request from the gateway's MAC for the fixtures' VIP,
 /// with sender protocol address `sender` (a probe's number).
 pub fn arp_request(sender: [u8; 4]) -> Vec<u8> {
+    arp_request_for(sender, VIP)
+}
+
+/// An ARP request from the gateway's MAC and `sender` for `target`.
+pub fn arp_request_for(sender: [u8; 4], target: Ipv4Addr) -> Vec<u8> {
     let mut f = Vec::with_capacity(42);
     f.extend_from_slice(&[0xff; 6]);
     f.extend_from_slice(&GATEWAY_MAC.0);
@@ -135,13 +141,18 @@ pub fn arp_request(sender: [u8; 4]) -> Vec<u8> {
     f.extend_from_slice(&GATEWAY_MAC.0);
     f.extend_from_slice(&sender);
     f.extend_from_slice(&[0; 6]);
-    f.extend_from_slice(&VIP.octets());
+    f.extend_from_slice(&target.octets());
     f
 }
 
 /// The target protocol address of `f` if it is an ARP reply for the VIP
 /// (the sender of the [`arp_request`] it answers).
 pub fn arp_reply_to(f: &[u8]) -> Option<[u8; 4]> {
-    let is_reply = f.len() >= 42 && f[12..14] == [0x08, 0x06] && f[20..22] == [0, 2] && f[28..32] == VIP.octets();
+    arp_reply_from(f, VIP)
+}
+
+/// The target protocol address of `f` if it is an ARP reply for `target`.
+pub fn arp_reply_from(f: &[u8], target: Ipv4Addr) -> Option<[u8; 4]> {
+    let is_reply = f.len() >= 42 && f[12..14] == [0x08, 0x06] && f[20..22] == [0, 2] && f[28..32] == target.octets();
     is_reply.then(|| [f[38], f[39], f[40], f[41]])
 }

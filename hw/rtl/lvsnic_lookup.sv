@@ -16,7 +16,7 @@
 //       binary priority-mux tree
 //   S6  hit / action index -> action RAM read address
 //   S7  action RAM output latch
-//   S8  action RAM output register; rows 13..18, DISABLED; build the
+//   S8  action RAM output register; rows 13..19, DISABLED; build the
 //       rewritten header (checksum fields pending), the outer IPIP header;
 //       start the inner/outer IPv4 checksums and the L4 update
 //   S9..S10  checksum pipelines; trim/realignment numbers
@@ -605,9 +605,10 @@ module lvsnic_lookup #(
     end
 
     // ------------------------------------------------------------------
-    // S8: rows 13..18 and the rewrite
+    // S8: rows 13..19 and the rewrite
     // ------------------------------------------------------------------
-    wire [1:0]  a_op    = s8_actd[1:0];
+    wire [1:0]  a_op    = s8_actd[LVSNIC_ACTION_WORD0_OP_LSB +: LVSNIC_ACTION_WORD0_OP_WIDTH];
+    wire        a_host  = s8_actd[LVSNIC_ACTION_WORD0_HOST_LSB];
     wire [47:0] a_mac   = s8_actd[63:16];
     wire [31:0] a_addr  = s8_actd[95:64];
     wire [15:0] a_port  = s8_actd[111:96];
@@ -622,6 +623,7 @@ module lvsnic_lookup #(
         else if (s8_pre != LVSNIC_REASON_FORWARDED)    s8_reason = s8_pre;
         else if (!s8_hit)                              s8_reason = s8_vip ? LVSNIC_REASON_MISS_VIP
                                                                  : (s8_local ? LVSNIC_REASON_MISS_LOCAL : LVSNIC_REASON_MISS);
+        else if (a_host)                               s8_reason = LVSNIC_REASON_ACTION_HOST;
         else if (s8_tcp && (s8_ctl || !s8_ackf))       s8_reason = LVSNIC_REASON_TCP_CONTROL;
         else if (s8_udp && s8_udp0 && (a_dnat || a_snat)) s8_reason = LVSNIC_REASON_UDP_ZERO_CSUM;
         else if (a_tun ? s8_big_t : s8_big_n)          s8_reason = LVSNIC_REASON_TOO_BIG;

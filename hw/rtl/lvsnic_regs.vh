@@ -129,7 +129,7 @@ localparam [1:0] LVSNIC_TABLE_CMD_READ = 2'd2;  // Read the entry and its activi
 
 // lvsnic_reason: values of `lvsnic_host_meta.reason`.
 localparam integer LVSNIC_REASON_BITS = 5;
-localparam integer LVSNIC_REASON_COUNT = 20;
+localparam integer LVSNIC_REASON_COUNT = 21;
 localparam [4:0] LVSNIC_REASON_FORWARDED = 5'd0;  // Forwarded (never seen on the host port).
 localparam [4:0] LVSNIC_REASON_MALFORMED = 5'd1;  // Shorter than 14 bytes, or a malformed IPv4 header.
 localparam [4:0] LVSNIC_REASON_L2_MULTICAST = 5'd2;  // Group bit set in the destination MAC.
@@ -150,6 +150,7 @@ localparam [4:0] LVSNIC_REASON_UDP_ZERO_CSUM = 5'd16;  // UDP checksum 0 on a NA
 localparam [4:0] LVSNIC_REASON_TOO_BIG = 5'd17;  // Larger than the MTU after rewrite.
 localparam [4:0] LVSNIC_REASON_DISABLED = 5'd18;  // `CTRL.enable` = 0.
 localparam [4:0] LVSNIC_REASON_TRUNCATED = 5'd19;  // Forwarding decided, but the frame ended early (also aborted on tx).
+localparam [4:0] LVSNIC_REASON_ACTION_HOST = 5'd20;  // A flow entry matched, and its action has `host` set.
 
 // lvsnic_action_op: values of `lvsnic_action_word0.op`.
 localparam integer LVSNIC_ACTION_OP_BITS = 2;
@@ -176,5 +177,7 @@ localparam integer LVSNIC_HOST_META_TS_WIDTH = 64;
 // lvsnic_action_word0: Action entry word 0, bit positions.
 localparam integer LVSNIC_ACTION_WORD0_OP_LSB = 0;
 localparam integer LVSNIC_ACTION_WORD0_OP_WIDTH = 2;
+localparam integer LVSNIC_ACTION_WORD0_HOST_LSB = 2;
+localparam integer LVSNIC_ACTION_WORD0_HOST_WIDTH = 1;
 localparam integer LVSNIC_ACTION_WORD0_MAC_LO_LSB = 16;
 localparam integer LVSNIC_ACTION_WORD0_MAC_LO_WIDTH = 16;

@@ -108,7 +108,7 @@ mod tests {
         assert_eq!(HostMeta::from_words(w), Some(m));
         let plain = HostMeta { reason: Reason::Miss, hit: false, vip: false, hash0: 0, seq: 0, ts: 0 };
         assert_eq!(plain.to_words(), [14, 0, 0, 0, 0]);
-        for bad in [[1 << 10, 0, 0, 0, 0], [1 << 31, 0, 0, 0, 0], [20, 0, 0, 0, 0], [0xFF, 0, 0, 0, 0]] {
+        for bad in [[1 << 10, 0, 0, 0, 0], [1 << 31, 0, 0, 0, 0], [21, 0, 0, 0, 0], [0xFF, 0, 0, 0, 0]] {
             assert_eq!(HostMeta::from_words(bad), None, "{bad:x?}: reserved bits or no such reason");
         }
     }

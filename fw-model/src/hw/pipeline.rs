@@ -234,6 +234,9 @@ impl HwPipeline {
             return info(self, r, false);
         };
         let action = ActionEntry::from_bits(self.actions[entry.action as usize & (self.params.actions() - 1)]);
+        if action.host {
+            return info(self, Reason::ActionHost, true);
+        }
         if proto == IPPROTO_TCP {
             let flags = TcpPacket::new_unchecked(&f[L4..]).flags();
             if flags & (TCP_FIN | TCP_SYN | TCP_RST) != 0 || flags & TCP_ACK == 0 || !entry.ack_fast {

@@ -105,6 +105,9 @@ pub use lvsnic_regmap::ActionOp;
 pub struct ActionEntry {
     /// Bits 1:0: the rewrite (`ROUTE`, `NAT_DNAT`, `NAT_SNAT`, `TUNNEL`).
     pub op: ActionOp,
+    /// Bit 2: frames of the flows pointing here go to the host (reason
+    /// `ACTION_HOST`) instead of being rewritten.
+    pub host: bool,
     /// Bits 63:16: destination MAC written into the frame (byte 0 in bits
     /// 63:56).
     pub mac: MacAddr,
@@ -124,7 +127,7 @@ impl ActionEntry {
     /// 31:0.
     pub fn to_bits(&self) -> u128 {
         let mac = self.mac.0.iter().fold(0u128, |a, &b| a << 8 | b as u128);
-        (self.op as u128) | mac << 16 | (self.addr as u128) << 64 | (self.port as u128) << 96 | (self.l4_delta as u128) << 112
+        (self.op as u128) | (self.host as u128) << 2 | mac << 16 | (self.addr as u128) << 64 | (self.port as u128) << 96 | (self.l4_delta as u128) << 112
     }
 
     /// Decodes an entry (reserved bits ignored, as the hardware does).
@@ -135,7 +138,7 @@ impl ActionEntry {
         for (i, x) in mac.iter_mut().enumerate() {
             *x = (m >> (40 - 8 * i)) as u8;
         }
-        ActionEntry { op, mac: MacAddr(mac), addr: (b >> 64) as u32, port: (b >> 96) as u16, l4_delta: (b >> 112) as u16 }
+        ActionEntry { op, host: b >> 2 & 1 != 0, mac: MacAddr(mac), addr: (b >> 64) as u32, port: (b >> 96) as u16, l4_delta: (b >> 112) as u16 }
     }
 
     /// The folded L4 checksum delta for rewriting `(old_addr, old_port)`
@@ -175,10 +178,12 @@ mod tests {
         assert_eq!((b >> 16) as u32, 0xC0A80001);
         assert_eq!((b >> 112) as u16, 0x1234);
         assert_eq!(FlowEntry::from_bits(b), f);
-        let a = ActionEntry { op: ActionOp::Tunnel, mac: MacAddr([0x02, 0x11, 0x22, 0x33, 0x44, 0x55]), addr: 0xC0A80A05, port: 8080, l4_delta: 0xBEEF };
+        let a = ActionEntry { op: ActionOp::Tunnel, host: true, mac: MacAddr([0x02, 0x11, 0x22, 0x33, 0x44, 0x55]), addr: 0xC0A80A05, port: 8080, l4_delta: 0xBEEF };
         let b = a.to_bits();
         assert_eq!((b >> 56) as u8, 0x02, "MAC byte 0 in bits 63:56");
         assert_eq!((b >> 16) as u8, 0x55);
+        assert_eq!(b & 0xffff, 3 | 1 << 2, "op in bits 1:0, host in bit 2");
+        assert_eq!(ActionEntry::from_bits(b & !(1 << 2)), ActionEntry { host: false, ..a });
         assert_eq!(ActionEntry::from_bits(b), a);
     }
 

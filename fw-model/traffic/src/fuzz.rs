@@ -56,6 +56,8 @@ impl FuzzWorld {
             let op = [ActionOp::Route, ActionOp::NatDnat, ActionOp::NatSnat, ActionOp::Tunnel][i % 4];
             actions.push(ActionEntry {
                 op,
+                // One action in eight diverts its flows to the host.
+                host: i % 8 == 7,
                 mac: MacAddr([0x02, 0, 0, 0, 0x10, i as u8]),
                 addr: 0xC0A8_0A00 + i as u32,
                 port: rng.below(65536) as u16,

@@ -74,11 +74,13 @@ pub enum Reason {
     Disabled = 18,
     /// Forwarding decided, but the frame ended early (also aborted on tx).
     Truncated = 19,
+    /// A flow entry matched, and its action has `host` set.
+    ActionHost = 20,
 }
 
 impl Reason {
     /// Number of codes (their values are 0 to `COUNT` - 1).
-    pub const COUNT: usize = 20;
+    pub const COUNT: usize = 21;
     /// The code of value `v`, if there is one.
     pub const fn from_u8(v: u8) -> Option<Reason> {
         match v {
@@ -102,6 +104,7 @@ impl Reason {
             17 => Some(Reason::TooBig),
             18 => Some(Reason::Disabled),
             19 => Some(Reason::Truncated),
+            20 => Some(Reason::ActionHost),
             _ => None,
         }
     }
@@ -128,6 +131,7 @@ impl Reason {
             Reason::TooBig => "too_big",
             Reason::Disabled => "disabled",
             Reason::Truncated => "truncated",
+            Reason::ActionHost => "action_host",
         }
     }
 }
@@ -217,6 +221,10 @@ pub mod action_word0 {
     pub const OP_LSB: u32 = 0;
     /// `op`: width in bits.
     pub const OP_WIDTH: u32 = 2;
+    /// `host`: Send the frames of every flow that points here to the host (reason ACTION_HOST) instead of rewriting them: the driver takes a deleted real server's flows off the card in one write, and removes their flow entries afterwards.
+    pub const HOST_LSB: u32 = 2;
+    /// `host`: width in bits.
+    pub const HOST_WIDTH: u32 = 1;
     /// `mac_lo`: Destination MAC bytes 4 and 5 (byte 4 in bits 31:24).
     pub const MAC_LO_LSB: u32 = 16;
     /// `mac_lo`: width in bits.
@@ -224,5 +232,5 @@ pub mod action_word0 {
     /// 32-bit words.
     pub const WORDS: usize = 1;
     /// The defined bits of each word; the others are reserved, 0.
-    pub const DEFINED: [u32; WORDS] = [0xFFFF0003];
+    pub const DEFINED: [u32; WORDS] = [0xFFFF0007];
 }

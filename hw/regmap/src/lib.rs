@@ -29,6 +29,7 @@ mod tests {
         let reasons = [
             Forwarded, Malformed, L2Multicast, L2OtherHost, Vlan, NonIpv4, IpChecksum, IpOptions, Fragment, NotTcpUdp,
             L4Truncated, Ttl, MissVip, MissLocal, Miss, TcpControl, UdpZeroCsum, TooBig, Disabled, Truncated,
+            ActionHost,
         ];
         assert_eq!(reasons.len(), Reason::COUNT);
         for (v, r) in reasons.into_iter().enumerate() {
@@ -56,5 +57,6 @@ mod tests {
         assert_eq!(fields, [(32, 32), (64, 32), (96, 64)]);
         assert_eq!(DEFINED, [0x3FF, !0, !0, !0, !0]);
         assert_eq!((action_word0::OP_LSB, action_word0::OP_WIDTH), (0, 2));
+        assert_eq!((action_word0::HOST_LSB, action_word0::HOST_WIDTH), (2, 1));
     }
 }

@@ -165,6 +165,8 @@ class Ref:
         ack_fast = (entry >> 1) & 1
         a = self.actions.get(act_idx, 0)
         op = a & 3
+        if (a >> L.ACTION_WORD0_HOST_LSB) & 1:
+            return (Reason.ACTION_HOST, 1, vip, hash0, 0, 0)
         if proto == 6:
             flags = h[47]
             if (flags & 0x07) or not (flags & 0x10) or not ack_fast:

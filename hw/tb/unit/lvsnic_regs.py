@@ -133,6 +133,7 @@ class Reason(enum.IntEnum):
     TOO_BIG = 17  # Larger than the MTU after rewrite.
     DISABLED = 18  # `CTRL.enable` = 0.
     TRUNCATED = 19  # Forwarding decided, but the frame ended early (also aborted on tx).
+    ACTION_HOST = 20  # A flow entry matched, and its action has `host` set.
 
 
 class ActionOp(enum.IntEnum):
@@ -161,5 +162,7 @@ HOST_META_TS_WIDTH = 64
 # lvsnic_action_word0: Action entry word 0, bit positions
 ACTION_WORD0_OP_LSB = 0
 ACTION_WORD0_OP_WIDTH = 2
+ACTION_WORD0_HOST_LSB = 2
+ACTION_WORD0_HOST_WIDTH = 1
 ACTION_WORD0_MAC_LO_LSB = 16
 ACTION_WORD0_MAC_LO_WIDTH = 16

@@ -342,6 +342,9 @@ async def install_services(tb):
     slots["snat_tcp"] = await tb.install(6, RS, CLIENT, 8080, 40000, 5)
     slots["noack"] = await tb.install(6, CLIENT, VIP, 40003, 80, 1, ack_fast=False)
     slots["dnat_udp"] = await tb.install(17, CLIENT, VIP, 5000, 53, 6)
+    # action 7: DR to the real server, its flows diverted to the host (`host` bit)
+    await tb.write_action(7, R.action_entry(R.OP_ROUTE, RS_MAC) | 1 << R.L.ACTION_WORD0_HOST_LSB)
+    slots["diverted"] = await tb.install(6, CLIENT, VIP, 40005, 443, 7)
     # way 1 placement
     slots["dr_w1"] = await tb.install(6, CLIENT, VIP, 40004, 443, 3, way=1, slot=2)
     return slots
@@ -416,6 +419,7 @@ async def smoke(dut):
     frames.append(tcp_frame(CLIENT, VIP, 40000, 80, flags="FA"))                          # TCP_CONTROL FIN
     frames.append(tcp_frame(CLIENT, VIP, 40000, 80, flags="P"))                           # TCP_CONTROL no ACK
     frames.append(udp_frame(CLIENT, VIP, 5000, 53, payload=b"x", zero_csum=True))         # UDP_ZERO_CSUM
+    frames.append(tcp_frame(CLIENT, VIP, 40005, 443, payload=pay[:10]))                   # ACTION_HOST
     frames.append(tcp_frame(CLIENT, VIP, 40000, 80, payload=pay[:1500 - 40 + 1]))         # TOO_BIG
     frames.append(tcp_frame(CLIENT, VIP, 40002, 80, payload=pay[:1500 - 40 - 19]))        # TOO_BIG (TUN +20)
     frames.append(tcp_frame(CLIENT, VIP, 40000, 80, ttl=1))                                # TTL
@@ -458,13 +462,13 @@ async def smoke(dut):
 
     # every exception reason seen
     seen = sorted({(g.tuser[0] if isinstance(g.tuser, list) else g.tuser) & 0xFF for g in host})
-    assert seen == list(range(1, 18)) + [19], str(seen)
+    assert seen == list(range(1, 18)) + [19, 20], str(seen)
     for g in fwd:
         d = bytes(g.tdata)
         check_l3l4(d, tun=d[23] == 4)
 
     # counters
-    for idx in (1, 2, 3, 4, 5, 6):
+    for idx in (1, 2, 3, 4, 5, 6, 7):
         e, pk, by = await tb.read_action(idx)
         assert e == tb.ref.actions[idx]
         assert (pk, by) == (tb.ref.pkts.get(idx, 0), tb.ref.bytes.get(idx, 0)), (idx, pk, by)

@@ -1,7 +1,7 @@
 """lvsnic_lookup: the decision pipeline (docs/hardware.md §3, §4),
 DATA_WIDTH 64 and 512, FLOW_BUCKETS_LOG2 4, ACTION_LOG2 4, VIP_COUNT 4.
 
-Reference: ``lvsnic_ref.lookup_decision`` (classification rows 1..18 and
+Reference: ``lvsnic_ref.lookup_decision`` (classification rows 1..19 and
 DISABLED, bucketed two-way cuckoo exact match on the 5-tuple with the two
 Toeplitz keys, first valid matching slot, hit/vip/hash_0, action rewrite
 of the 54/74-byte head) on the same tables and configuration, which the
