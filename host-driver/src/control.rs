@@ -1164,6 +1164,64 @@ mod tests {
         assert_eq!(ctl.sp.flows.diverted_pending(), 0);
     }
 
+    /// A deleted server's connections wait on the card with their frames
+    /// diverted; one that sends meanwhile meets IPVS's rule for a deleted
+    /// destination in software (dropped, `expire_nodest_conn` = 0) and
+    /// leaves the card then; the server added back gets a fresh action,
+    /// whose new connections are forwarded and never taken for the old
+    /// ones.
+    #[test]
+    fn diverted_flows_meet_the_deleted_servers_rule_and_spare_the_server_added_back() {
+        use lvsnic_model::hw::{HwOutput, Reason};
+        let mut ctl = control();
+        syns(&mut ctl, 240);
+        let on = |ctl: &Control<ModelDevice>, n: u8| -> Vec<ConnId> {
+            let d = &ctl.sp.director;
+            let mut v: Vec<ConnId> =
+                ctl.sp.flows.offloaded().into_iter().filter(|&id| d.conns.get(id).daddr == u32::from(rs(n))).collect();
+            v.sort_by_key(|id| d.conns.get(*id).caddr);
+            v
+        };
+        let ack = |ctl: &Control<ModelDevice>, id: ConnId| {
+            let c = ctl.sp.director.conns.get(id).clone();
+            let ip = Ip::new(std::net::Ipv4Addr::from(c.caddr), std::net::Ipv4Addr::from(c.vaddr));
+            tcp(GATEWAY_MAC, DIRECTOR_MAC, ip, c.cport, c.vport, TCP_ACK, 2, 1, &[])
+        };
+        let old = on(&ctl, 1);
+        assert!(old.len() >= 2, "{old:?}");
+        ctl.apply(cmd("-d -t 10.0.0.100:80 -r 192.168.10.1:8080")).unwrap();
+        // One of them sends: dropped in software, as Linux drops it, and
+        // its flows leave the card at once.
+        let unavailable = lvsnic_model::director::DropReason::DestUnavailable as usize;
+        let dropped = ctl.sp.director.counters.drop[unavailable];
+        let r = ctl.frame(T0 + 200, &ack(&ctl, old[0])).unwrap();
+        assert!(r.tx.is_empty() && !r.in_hardware, "{r:?}");
+        assert_eq!(ctl.sp.director.counters.drop[unavailable], dropped + 1);
+        assert!(!ctl.sp.flows.is_offloaded(old[0]));
+        // (Each frame also removes a few waiting flows: SlowPath::advance.)
+        assert!(ctl.sp.flows.diverted_pending() < old.len() - 1);
+        // The server comes back; new clients reach it through the card.
+        // (Weight 100: its old connections still count for wlc.)
+        ctl.apply(cmd("-a -t 10.0.0.100:80 -r 192.168.10.1:8080 -m -w 100")).unwrap();
+        for i in 1..=6u32 {
+            let c = std::net::Ipv4Addr::new(198, 51, 101, i as u8);
+            let f = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 41000, 80, TCP_SYN, 1, 0, &[]);
+            ctl.frame(T0 + 300 + u64::from(i), &f).unwrap();
+        }
+        let fresh: Vec<ConnId> = on(&ctl, 1).into_iter().filter(|id| !old.contains(id)).collect();
+        assert!(!fresh.is_empty());
+        assert!(ctl.sp.flows.diverted_pending() > 0, "old flows still wait beside the new ones");
+        let f = ack(&ctl, fresh[0]);
+        match crate::device::offer(&mut ctl.sp.dp, &f, T0 + 400, 1).unwrap() {
+            HwOutput::ToHost { meta, .. } => assert_eq!(meta.reason, Reason::TcpControl, "a live action, not diverted"),
+            o => panic!("{o:?}"),
+        }
+        assert!(!ctl.sp.remove_diverted_until(std::time::Instant::now() + std::time::Duration::from_secs(60)));
+        assert_eq!(ctl.sp.flows.diverted_pending(), 0);
+        assert!(old.iter().all(|&id| !ctl.sp.flows.is_offloaded(id)), "the deleted server's flows are gone");
+        assert!(fresh.iter().all(|&id| ctl.sp.flows.is_offloaded(id)), "the new ones stay");
+    }
+
     #[test]
     fn command_line_is_the_save_spelling() {
         for line in [

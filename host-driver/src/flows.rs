@@ -96,6 +96,9 @@ struct Installed {
     rep_action: Option<u16>,
     /// Latest `last_hit` seen for the connection's flows (0: none).
     last_use: Time,
+    /// Where the connection is in its request action's
+    /// [`FlowManager::members`].
+    member_at: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -105,8 +108,8 @@ struct ActionSlot {
     /// Counters already credited to the statistics.
     credited: (u64, u64),
     /// The entry's `host` bit is set: its real server was deleted, its
-    /// flows wait in [`FlowManager::diverted`] for removal, and no new
-    /// flow may point here.
+    /// connections wait in [`FlowManager::members`] for removal, and no
+    /// new flow may point here.
     diverted: bool,
 }
 
@@ -120,13 +123,16 @@ pub struct FlowManager {
     free_actions: Vec<u16>,
     /// Activity saved from slots rewritten by cuckoo moves.
     moved_hits: HashMap<FlowKey, Time>,
-    /// Connections whose request action is diverted (its real server was
-    /// deleted), with that action: their frames already go to the host;
-    /// their flow entries leave the table a few at a time
+    /// The connections whose request action is each action (by index),
+    /// in no particular order.
+    members: Vec<Vec<ConnId>>,
+    /// Diverted actions (their real server was deleted) whose connections
+    /// are still installed: their frames already go to the host; their
+    /// flow entries leave the table a few at a time
     /// ([`FlowManager::remove_diverted`]) so that a `-d` or `-C` costs one
-    /// action write per real server on the forwarding path, not one table
-    /// write per flow.
-    diverted: std::collections::VecDeque<(ConnId, u16)>,
+    /// action write per real server where forwarding waits, not one table
+    /// write per flow, nor a scan of the flows.
+    diverted: std::collections::VecDeque<u16>,
     /// Flows that did not fit (the connection stays in software).
     pub table_full: u64,
     /// Frames the hardware forwarded, credited so far (`CNT_FWD`).
@@ -144,6 +150,7 @@ impl FlowManager {
             conns: HashMap::default(),
             by_key: HashMap::default(),
             actions: vec![None; n],
+            members: vec![Vec::new(); n],
             action_index: HashMap::default(),
             // Index 0 stays unused so an all-zero entry never points at a live action.
             free_actions: (1..n as u16).rev().collect(),
@@ -375,7 +382,9 @@ impl FlowManager {
                 return;
             }
         }
-        self.conns.insert(id, Installed { wanted: w, req_action: ra, rep_action, last_use: 0 });
+        let member_at = self.members[ra as usize].len() as u32;
+        self.members[ra as usize].push(id);
+        self.conns.insert(id, Installed { wanted: w, req_action: ra, rep_action, last_use: 0, member_at });
     }
 
     fn uninstall(&mut self, hw: &mut dyn Csr, d: &mut Director, id: ConnId, h: Installed) {
@@ -386,6 +395,17 @@ impl FlowManager {
             }
             self.by_key.remove(&k);
             self.moved_hits.remove(&k);
+        }
+        // Out of its action's members: the last member takes its place.
+        let m = &mut self.members[h.req_action as usize];
+        let at = h.member_at as usize;
+        if m.get(at) == Some(&id) {
+            m.swap_remove(at);
+            if let Some(&moved) = m.get(at) {
+                if let Some(x) = self.conns.get_mut(&moved) {
+                    x.member_at = at as u32;
+                }
+            }
         }
         self.release_action(hw, d, h.req_action);
         if let Some(x) = h.rep_action {
@@ -434,8 +454,7 @@ impl FlowManager {
     /// so from then on their frames come to the host (reason
     /// `ACTION_HOST`) as if their flows were gone, and the flows wait in a
     /// queue for [`remove_diverted`](Self::remove_diverted). One pass over
-    /// the offloaded connections whatever the number of servers (`-C` of
-    /// 10,000 services: one pass, not 10,000).
+    /// the card's actions whatever the number of servers or flows.
     pub fn drop_dests(&mut self, hw: &mut dyn Csr, d: &mut Director, dests: &[DestId]) {
         if dests.is_empty() {
             return;
@@ -454,15 +473,25 @@ impl FlowManager {
             if let Some(s) = self.actions[i as usize].as_mut() {
                 s.diverted = true;
             }
+            if !self.members[i as usize].is_empty() {
+                self.diverted.push_back(i);
+            }
         }
-        let q = &mut self.diverted;
-        q.extend(self.conns.iter().filter(|(_, h)| gone.contains(&h.wanted.dest)).map(|(&id, h)| (id, h.req_action)));
     }
 
-    /// Flows of deleted real servers still in the table (their frames
-    /// already go to the host).
+    /// Connections of deleted real servers still in the table (their
+    /// frames already go to the host).
     pub fn diverted_pending(&self) -> usize {
-        self.diverted.len()
+        self.diverted.iter().filter(|&&a| self.is_diverted(a)).map(|&a| self.members[a as usize].len()).sum()
+    }
+
+    /// Whether connections of deleted real servers are still in the table.
+    pub fn has_diverted(&self) -> bool {
+        self.diverted.iter().any(|&a| self.is_diverted(a) && !self.members[a as usize].is_empty())
+    }
+
+    fn is_diverted(&self, a: u16) -> bool {
+        self.actions[a as usize].is_some_and(|s| s.diverted)
     }
 
     /// Removes up to `max` queued flows of deleted real servers; returns
@@ -470,15 +499,21 @@ impl FlowManager {
     pub fn remove_diverted(&mut self, hw: &mut dyn Csr, d: &mut Director, max: usize) -> usize {
         let mut n = 0;
         while n < max {
-            let Some((id, act)) = self.diverted.pop_front() else { break };
-            // Already gone (its frame reached the host and the slow path
-            // took it off, or it expired), or the id now names a newer
-            // connection: nothing to do.
-            let Some(h) = self.conns.get(&id).copied() else { continue };
-            if h.req_action != act || !self.actions[act as usize].is_some_and(|s| s.diverted) {
+            let Some(&a) = self.diverted.front() else { break };
+            // Emptied (its last connection left: the action was freed and
+            // may already serve a new server) or done: next action.
+            let last = if self.is_diverted(a) { self.members[a as usize].last().copied() } else { None };
+            let Some(id) = last else {
+                self.diverted.pop_front();
                 continue;
+            };
+            match self.conns.get(&id).copied() {
+                Some(h) => self.uninstall(hw, d, id, h),
+                // Not installed (cannot happen: uninstall unlinks it).
+                None => {
+                    self.members[a as usize].pop();
+                }
             }
-            self.uninstall(hw, d, id, h);
             n += 1;
         }
         n

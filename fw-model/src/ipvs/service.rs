@@ -106,7 +106,7 @@ pub struct ServiceTable {
     ftpsvc_counter: u32,
     nullsvc_counter: u32,
     /// Deleted servers, most recently deleted first (`ipvs->dest_trash`).
-    trash: Vec<DestId>,
+    trash: std::collections::VecDeque<DestId>,
     /// `idle_start` per trashed dest (0 = not yet seen idle by the timer).
     idle_start: HashMap<DestId, Time>,
     /// When the trash timer fires next, if armed.
@@ -313,6 +313,9 @@ impl ServiceTable {
     /// `ip_vs_flush`: delete every service.
     pub fn clear(&mut self, now: Time) {
         let keys: Vec<ServiceKey> = self.live_services().map(|s| s.rule.key).collect();
+        // Every VIP goes: emptied at once, not one sorted removal per
+        // service (10,000 services: 5 ms of moves).
+        self.vips.clear();
         for k in keys {
             let _ = self.del_service(&k, now);
         }
@@ -345,9 +348,8 @@ impl ServiceTable {
             let old = &self.services[td.svc.0 as usize];
             td.addr == addr && td.port == d.port && old.proto == proto && old.vaddr == vaddr && old.vport == vport
         });
-        let id = match revived {
-            Some(pos) => {
-                let id = self.trash.remove(pos);
+        let id = match revived.and_then(|pos| self.trash.remove(pos)) {
+            Some(id) => {
                 self.idle_start.remove(&id);
                 if self.dests[id.index()].svc != svc {
                     // Bound to a new service incarnation: stats restart.
@@ -426,7 +428,7 @@ impl ServiceTable {
         if self.trash.is_empty() {
             self.trash_timer = Some(now + DEST_TRASH_PERIOD / 2);
         }
-        self.trash.insert(0, id);
+        self.trash.push_front(id);
         self.idle_start.insert(id, 0);
     }
 
@@ -437,21 +439,21 @@ impl ServiceTable {
             if at > now {
                 break;
             }
-            let mut keep = Vec::with_capacity(self.trash.len());
+            let mut keep = std::collections::VecDeque::with_capacity(self.trash.len());
             for &d in &self.trash {
                 if self.refs[d.index()] > 0 {
-                    keep.push(d);
+                    keep.push_back(d);
                     continue;
                 }
                 let idle = self.idle_start.get(&d).copied().unwrap_or(0);
                 if idle != 0 {
                     if at < idle + DEST_TRASH_PERIOD {
-                        keep.push(d);
+                        keep.push_back(d);
                         continue;
                     }
                 } else {
                     self.idle_start.insert(d, at.max(1));
-                    keep.push(d);
+                    keep.push_back(d);
                     continue;
                 }
                 self.idle_start.remove(&d);

@@ -458,8 +458,14 @@ impl<D: Device> Daemon<D> {
             if self.ctl.sync_daemons().master_pending() {
                 timeout = timeout.min(100);
             }
-            if self.backlog || self.current.is_some() || self.keeper.busy() || self.flows_to_remove {
+            if self.backlog || self.current.is_some() || self.keeper.busy() {
                 timeout = 0;
+            } else if self.flows_to_remove {
+                // Background work that nobody waits for: a slice a
+                // millisecond, sleeping in poll(2) between slices, so that
+                // the loop stays a thread that wakes for its frames rather
+                // than one the scheduler sees as busy and makes wait.
+                timeout = timeout.min(1);
             }
             sys::poll_readable(&fds, timeout).map_err(io_err("poll"))?;
             // `--vips host`: address changes first, so that a frame for a VIP
@@ -492,7 +498,7 @@ impl<D: Device> Daemon<D> {
             // Flows of deleted real servers: their frames already come up
             // (the `host` bit of their actions); the entries leave the
             // table a slice per iteration.
-            if self.flows_to_remove || self.ctl.slow_path_mut().flows.diverted_pending() > 0 {
+            if self.flows_to_remove || self.ctl.slow_path_mut().flows.has_diverted() {
                 let t = Instant::now();
                 self.flows_to_remove = self.ctl.slow_path_mut().remove_diverted_until(t + CONTROL_BUDGET);
                 let us = t.elapsed().as_micros() as u64;
