@@ -63,7 +63,7 @@ use lvsnic_model::director::DirectorError;
 use lvsnic_model::ipvs::{DestId, RuleError};
 use lvsnic_model::rules::ipvsadm::{
     format_connections, format_daemon, format_list, format_save, format_timeout, parse_command, Command, CommandError,
-    ConnListing, ListOptions, KNOWN_PES, KNOWN_SCHEDULERS,
+    check_scheduler, ApplyError, ConnListing, ListOptions,
 };
 use lvsnic_model::config::DirectorConfig;
 use lvsnic_model::director::Director;
@@ -267,27 +267,11 @@ pub struct Control<D: Device> {
 /// `strerror()` where libipvs has no text of its own), byte for byte.
 #[derive(Debug, thiserror::Error)]
 pub enum KernelError {
-    /// `-A` of a service that exists (EEXIST).
-    #[error("Service already exists")]
-    ServiceExists,
-    /// `-E`, `-D`, `-Z` of a missing service (ESRCH).
-    #[error("No such service")]
-    NoSuchService,
-    /// `-a`, `-e`, `-d` in a missing service (ESRCH on a dest command).
-    #[error("Service not defined")]
-    ServiceNotDefined,
-    /// `-a` of a real server the service has (EEXIST on a dest command).
-    #[error("Destination already exists")]
-    DestExists,
-    /// `-e`, `-d` of a real server the service does not have (ENOENT).
-    #[error("No such destination")]
-    NoSuchDest,
-    /// `-A`, `-E` with an unknown scheduler or persistence engine (ENOENT).
-    #[error("Scheduler or persistence engine not found")]
-    SchedulerNotFound,
-    /// Thresholds the kernel refuses (`-x` below `-y`: ERANGE, left to strerror()).
-    #[error("Numerical result out of range")]
-    OutOfRange,
+    /// A refusal of the kernel's own (EEXIST, ESRCH, ENOENT, ERANGE), the
+    /// same [`ApplyError`] a rules file gets from the model (which adds
+    /// what was refused to its text; ipvsadm prints libipvs' line alone).
+    #[error("{}", .0.ipvsadm_text())]
+    Refused(ApplyError),
     /// `--start-daemon`/`--stop-daemon` refused.
     #[error("{0}")]
     Sync(crate::sync::SyncError),
@@ -306,19 +290,24 @@ impl KernelError {
     /// A refusal of a service command (`-A`, `-E`, `-D`).
     fn of_service(e: &DirectorError) -> Self {
         match e {
-            DirectorError::Rule { error: RuleError::UnknownScheduler(_), .. } => KernelError::SchedulerNotFound,
+            DirectorError::Rule { error: RuleError::UnknownScheduler(s), .. } => {
+                KernelError::Refused(ApplyError::SchedulerNotFound(s.clone()))
+            }
             other => Self::other(other),
         }
     }
 
     /// A refusal of a real server command (`-a`, `-e`, `-d`).
-    fn of_dest(e: &DirectorError) -> Self {
+    /// `thresholds`: the command's `-y` and `-x` (an ERANGE names them).
+    fn of_dest(e: &DirectorError, (lower, upper): (u32, u32)) -> Self {
         match e {
-            DirectorError::Rule { error: RuleError::NoSuchService, .. } => KernelError::ServiceNotDefined,
-            DirectorError::Rule { error: RuleError::DestExists, .. } => KernelError::DestExists,
-            DirectorError::Rule { error: RuleError::NoSuchDest, .. } => KernelError::NoSuchDest,
+            DirectorError::Rule { error: RuleError::NoSuchService, .. } => KernelError::Refused(ApplyError::ServiceNotDefined),
+            DirectorError::Rule { error: RuleError::DestExists, .. } => KernelError::Refused(ApplyError::DestExists),
+            DirectorError::Rule { error: RuleError::NoSuchDest, .. } => KernelError::Refused(ApplyError::NoSuchDest),
             // ip_vs_add_dest/ip_vs_edit_dest: -ERANGE, which libipvs leaves to strerror().
-            DirectorError::Rule { error: RuleError::Thresholds, .. } => KernelError::OutOfRange,
+            DirectorError::Rule { error: RuleError::Thresholds, .. } => {
+                KernelError::Refused(ApplyError::ThresholdRange { lower, upper })
+            }
             other => Self::other(other),
         }
     }
@@ -827,7 +816,7 @@ impl<D: Device> Control<D> {
             }
             Command::Zero(key) => {
                 self.sp.settle();
-                self.sp.director.zero_stats(key.as_ref()).map_err(|_| KernelError::NoSuchService)
+                self.sp.director.zero_stats(key.as_ref()).map_err(|_| KernelError::Refused(ApplyError::NoSuchService))
             }
             Command::Clear => {
                 let dests: Vec<DestId> =
@@ -838,21 +827,21 @@ impl<D: Device> Control<D> {
             }
             Command::AddService(rule) => {
                 if self.sp.director.services.lookup_key(&rule.key).is_some() {
-                    return Err(KernelError::ServiceExists);
+                    return Err(KernelError::Refused(ApplyError::ServiceExists));
                 }
-                Self::check_sched(&rule)?;
+                check_scheduler(&rule).map_err(KernelError::Refused)?;
                 self.sp.director.add_service(&rule).map(|_| ()).map_err(|e| KernelError::of_service(&e))
             }
             Command::EditService(rule) => {
                 if self.sp.director.services.lookup_key(&rule.key).is_none() {
-                    return Err(KernelError::NoSuchService);
+                    return Err(KernelError::Refused(ApplyError::NoSuchService));
                 }
-                Self::check_sched(&rule)?;
+                check_scheduler(&rule).map_err(KernelError::Refused)?;
                 self.sp.director.edit_service(&rule).map_err(|e| KernelError::of_service(&e))
             }
             Command::DeleteService(key) => {
                 let Some(id) = self.sp.director.services.lookup_key(&key) else {
-                    return Err(KernelError::NoSuchService);
+                    return Err(KernelError::Refused(ApplyError::NoSuchService));
                 };
                 let dests = self.sp.director.services.service(id).order.clone();
                 self.sp.director.del_service(&key).map_err(|e| KernelError::of_service(&e))?;
@@ -861,43 +850,34 @@ impl<D: Device> Control<D> {
             }
             Command::AddDest(key, dest) => {
                 if self.sp.director.services.lookup_key(&key).is_none() {
-                    return Err(KernelError::ServiceNotDefined);
+                    return Err(KernelError::Refused(ApplyError::ServiceNotDefined));
                 }
-                self.sp.director.add_dest(&key, &dest).map(|_| ()).map_err(|e| KernelError::of_dest(&e))
+                self.sp.director.add_dest(&key, &dest).map(|_| ()).map_err(|e| KernelError::of_dest(&e, (dest.l_threshold, dest.u_threshold)))
             }
             Command::EditDest(key, dest) => {
                 if self.sp.director.services.lookup_key(&key).is_none() {
-                    return Err(KernelError::ServiceNotDefined);
+                    return Err(KernelError::Refused(ApplyError::ServiceNotDefined));
                 }
-                self.sp.director.edit_dest(&key, &dest).map_err(|e| KernelError::of_dest(&e))
+                self.sp.director.edit_dest(&key, &dest).map_err(|e| KernelError::of_dest(&e, (dest.l_threshold, dest.u_threshold)))
             }
             Command::DeleteDest(key, addr, port) => {
                 let Some(id) = self.sp.director.services.lookup_key(&key) else {
-                    return Err(KernelError::ServiceNotDefined);
+                    return Err(KernelError::Refused(ApplyError::ServiceNotDefined));
                 };
                 let IpAddr::V4(a) = addr else {
-                    return Err(KernelError::NoSuchDest);
+                    return Err(KernelError::Refused(ApplyError::NoSuchDest));
                 };
                 let d = &self.sp.director.services;
                 let Some(dest) =
                     d.service(id).order.iter().copied().find(|&x| d.dest(x).addr == a && d.dest(x).port == port)
                 else {
-                    return Err(KernelError::NoSuchDest);
+                    return Err(KernelError::Refused(ApplyError::NoSuchDest));
                 };
-                self.sp.director.del_dest(&key, a, port).map_err(|e| KernelError::of_dest(&e))?;
+                self.sp.director.del_dest(&key, a, port).map_err(|e| KernelError::of_dest(&e, (0, 0)))?;
                 self.drop_flows(&[dest]);
                 Ok(())
             }
         }
-    }
-
-    /// The kernel's ENOENT for an unknown scheduler or persistence engine.
-    fn check_sched(rule: &ServiceRule) -> Result<(), KernelError> {
-        let unknown_pe = rule.pe.as_ref().is_some_and(|p| !KNOWN_PES.contains(&p.as_str()));
-        if !KNOWN_SCHEDULERS.contains(&rule.scheduler.as_str()) || unknown_pe {
-            return Err(KernelError::SchedulerNotFound);
-        }
-        Ok(())
     }
 
     /// Removes the offloaded flows of deleted real servers.
@@ -1086,21 +1066,21 @@ mod tests {
     fn apply_returns_the_kernels_refusals_typed_with_ipvsadms_text() {
         let mut ctl = control();
         let e = ctl.apply(cmd("-A -t 10.0.0.100:80 -s rr")).unwrap_err();
-        assert!(matches!(e, KernelError::ServiceExists), "{e:?}");
+        assert!(matches!(e, KernelError::Refused(ApplyError::ServiceExists)), "{e:?}");
         assert_eq!(e.to_string(), "Service already exists");
         let e = ctl.apply(cmd("-d -t 10.0.0.100:80 -r 192.168.10.7:8080")).unwrap_err();
-        assert!(matches!(e, KernelError::NoSuchDest), "{e:?}");
+        assert!(matches!(e, KernelError::Refused(ApplyError::NoSuchDest)), "{e:?}");
         assert_eq!(e.to_string(), "No such destination");
         let e = ctl.apply(cmd("-a -t 10.0.0.99:80 -r 192.168.10.1:80")).unwrap_err();
-        assert!(matches!(e, KernelError::ServiceNotDefined), "{e:?}");
+        assert!(matches!(e, KernelError::Refused(ApplyError::ServiceNotDefined)), "{e:?}");
         let e = ctl.apply(cmd("-E -t 10.0.0.99:80 -s rr")).unwrap_err();
-        assert!(matches!(e, KernelError::NoSuchService), "{e:?}");
+        assert!(matches!(e, KernelError::Refused(ApplyError::NoSuchService)), "{e:?}");
         let e = ctl.apply(cmd("-a -t 10.0.0.100:80 -r 192.168.10.1:8080 -m")).unwrap_err();
-        assert!(matches!(e, KernelError::DestExists), "{e:?}");
+        assert!(matches!(e, KernelError::Refused(ApplyError::DestExists)), "{e:?}");
         let e = ctl.apply(cmd("-A -t 10.0.0.99:80 -s nosuch")).unwrap_err();
-        assert!(matches!(e, KernelError::SchedulerNotFound), "{e:?}");
+        assert!(matches!(e, KernelError::Refused(ApplyError::SchedulerNotFound(_))), "{e:?}");
         let e = ctl.apply(cmd("-e -t 10.0.0.100:80 -r 192.168.10.1:8080 -m -x 10 -y 20")).unwrap_err();
-        assert!(matches!(e, KernelError::OutOfRange), "{e:?}");
+        assert!(matches!(e, KernelError::Refused(ApplyError::ThresholdRange { .. })), "{e:?}");
         assert_eq!(e.to_string(), "Numerical result out of range");
         let e = ctl.apply(cmd("-A -f 1 -s rr")).unwrap_err();
         assert!(matches!(e, KernelError::Unsupported(_)), "{e:?}");

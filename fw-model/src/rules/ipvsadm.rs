@@ -37,6 +37,6 @@ pub use parse::{
     MAX_TIMEOUT,
 };
 pub use restore::{
-    apply_command, find_nul, parse_rules, parse_rules_full, split_line, ApplyError, RestoreScript, RulesError,
+    apply_command, check_scheduler, find_nul, parse_rules, parse_rules_full, split_line, ApplyError, RestoreScript, RulesError,
     RulesErrorKind, Timeouts, KNOWN_PES, KNOWN_SCHEDULERS,
 };

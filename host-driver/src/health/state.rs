@@ -421,7 +421,7 @@ mod tests {
         }
         assert_eq!(weights(&ctl), [("192.168.10.2:8080".to_string(), 0)]);
         let e = ctl.apply(cmds[0].clone()).unwrap_err();
-        assert!(matches!(e, KernelError::NoSuchDest), "{e:?}");
+        assert!(matches!(e, KernelError::Refused(lvsnic_model::rules::ipvsadm::ApplyError::NoSuchDest)), "{e:?}");
     }
 
     #[test]

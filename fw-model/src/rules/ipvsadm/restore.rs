@@ -57,6 +57,33 @@ pub enum ApplyError {
     NotARule(&'static str),
 }
 
+impl ApplyError {
+    /// The line ipvsadm prints for this refusal, byte for byte: libipvs'
+    /// `ipvs_strerror()` text, or `strerror()` where libipvs has none (the
+    /// `Display` text adds what was refused, for a rules file's errors).
+    pub fn ipvsadm_text(&self) -> String {
+        match self {
+            ApplyError::SchedulerNotFound(_) | ApplyError::PeNotFound(_) => "Scheduler or persistence engine not found".into(),
+            ApplyError::ThresholdRange { .. } => "Numerical result out of range".into(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// The kernel's ENOENT for a scheduler or persistence engine it has no
+/// module for (`ip_vs_add_service`/`ip_vs_edit_service`).
+pub fn check_scheduler(rule: &crate::rules::ServiceRule) -> Result<(), ApplyError> {
+    if !KNOWN_SCHEDULERS.contains(&rule.scheduler.as_str()) {
+        return Err(ApplyError::SchedulerNotFound(rule.scheduler.clone()));
+    }
+    if let Some(pe) = &rule.pe {
+        if !KNOWN_PES.contains(&pe.as_str()) {
+            return Err(ApplyError::PeNotFound(pe.clone()));
+        }
+    }
+    Ok(())
+}
+
 /// Apply one parsed command to `rules` as the kernel would.
 ///
 /// Rule commands (`-A -E -D -C -a -e -d -Z`) change `rules` or fail with the
@@ -67,30 +94,19 @@ pub fn apply_command(rules: &mut RuleSet, cmd: &Command) -> Result<(), ApplyErro
     fn svc_index(rules: &RuleSet, key: &ServiceKey) -> Option<usize> {
         rules.services.iter().position(|s| s.key == *key)
     }
-    fn check_sched(rule: &crate::rules::ServiceRule) -> Result<(), ApplyError> {
-        if !KNOWN_SCHEDULERS.contains(&rule.scheduler.as_str()) {
-            return Err(ApplyError::SchedulerNotFound(rule.scheduler.clone()));
-        }
-        if let Some(pe) = &rule.pe {
-            if !KNOWN_PES.contains(&pe.as_str()) {
-                return Err(ApplyError::PeNotFound(pe.clone()));
-            }
-        }
-        Ok(())
-    }
     match cmd {
         Command::AddService(rule) => {
             if svc_index(rules, &rule.key).is_some() {
                 return Err(ApplyError::ServiceExists);
             }
-            check_sched(rule)?;
+            check_scheduler(rule)?;
             let mut r = rule.clone();
             r.dests.clear();
             rules.services.push(r);
         }
         Command::EditService(rule) => {
             let i = svc_index(rules, &rule.key).ok_or(ApplyError::NoSuchService)?;
-            check_sched(rule)?;
+            check_scheduler(rule)?;
             let s = &mut rules.services[i];
             s.scheduler = rule.scheduler.clone();
             s.flags = rule.flags;
