@@ -28,7 +28,7 @@ HEADER = "generated from hw/regmap/lvsnic.rdl by scripts/gen-regmap.py: do not e
 # The maps elaborated: BAR0 (the core at 0, the DMA engine), then the
 # in-band layouts.
 BAR0 = "lvsnic_bar0"
-LAYOUTS = ("lvsnic_host_meta", "lvsnic_action_word0")
+LAYOUTS = ("lvsnic_host_meta", "lvsnic_flow_entry", "lvsnic_action_entry")
 
 
 class Map:

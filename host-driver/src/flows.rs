@@ -468,7 +468,7 @@ impl FlowManager {
             // What it forwarded until now belongs to the deleted server;
             // with `host` set it forwards nothing more.
             self.credit_action(hw, d, i);
-            Self::write_action(hw, i, s.key.2 | 1 << lvsnic_regmap::action_word0::HOST_LSB);
+            Self::write_action(hw, i, s.key.2 | 1 << lvsnic_regmap::action_entry::HOST_LSB);
             self.action_index.remove(&s.key);
             if let Some(s) = self.actions[i as usize].as_mut() {
                 s.diverted = true;

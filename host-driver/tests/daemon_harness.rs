@@ -131,7 +131,10 @@ impl Daemon {
     fn wait_ready(&mut self) {
         let t0 = Instant::now();
         loop {
-            if std::os::unix::net::UnixStream::connect(&self.sock).is_ok() {
+            // Connectable (the socket is bound before the state is
+            // restored) and the start line written (after it).
+            let started = || std::fs::read_to_string(&self.log).is_ok_and(|l| l.contains(", listening on "));
+            if std::os::unix::net::UnixStream::connect(&self.sock).is_ok() && started() {
                 return;
             }
             if let Some(st) = self.child.as_mut().unwrap().try_wait().unwrap() {

@@ -114,6 +114,27 @@ module lvsnic_lookup #(
     localparam logic [319:0] KEY0 = 320'h6d5a56da_255b0ec2_4167253d_43a38fb0_d0ca2bcb_ae7b30b4_77cb2da3_8030f20c_6a42b73b_beac01fa;
     localparam logic [319:0] KEY1 = 320'hd0ca2bcb_ae7b30b4_77cb2da3_8030f20c_6a42b73b_beac01fa_6d5a56da_255b0ec2_4167253d_43a38fb0;
 
+    // The flow entry's key: its fields from proto to dport, contiguous and
+    // in that order (hw/regmap/lvsnic.rdl, lvsnic_flow_entry), compared as
+    // one in four chunks of 26 bits.
+    localparam integer ENTRY_W = 128;
+    localparam integer KEY_LSB = LVSNIC_FLOW_ENTRY_PROTO_LSB;
+    localparam integer KEY_W   = LVSNIC_FLOW_ENTRY_DPORT_LSB + LVSNIC_FLOW_ENTRY_DPORT_WIDTH - KEY_LSB;
+    localparam bit LAYOUT_OK =
+        LVSNIC_FLOW_ENTRY_SADDR_LSB == LVSNIC_FLOW_ENTRY_PROTO_LSB + LVSNIC_FLOW_ENTRY_PROTO_WIDTH
+        && LVSNIC_FLOW_ENTRY_DADDR_LSB == LVSNIC_FLOW_ENTRY_SADDR_LSB + LVSNIC_FLOW_ENTRY_SADDR_WIDTH
+        && LVSNIC_FLOW_ENTRY_SPORT_LSB == LVSNIC_FLOW_ENTRY_DADDR_LSB + LVSNIC_FLOW_ENTRY_DADDR_WIDTH
+        && LVSNIC_FLOW_ENTRY_DPORT_LSB == LVSNIC_FLOW_ENTRY_SPORT_LSB + LVSNIC_FLOW_ENTRY_SPORT_WIDTH
+        && KEY_W == 104 && LVSNIC_FLOW_ENTRY_ACTION_WIDTH >= A
+        && LVSNIC_FLOW_ENTRY_ACTION_LSB + LVSNIC_FLOW_ENTRY_ACTION_WIDTH <= ENTRY_W
+        && LVSNIC_ACTION_ENTRY_L4_DELTA_LSB + LVSNIC_ACTION_ENTRY_L4_DELTA_WIDTH <= ENTRY_W;
+    generate
+        if (!LAYOUT_OK) begin : g_layout_check
+            $error("lvsnic_lookup: the entry layouts of hw/rtl/lvsnic_regs.vh no longer fit the key compare");
+            lvsnic_lookup_layout_mismatch u_fail ();
+        end
+    endgenerate
+
     localparam logic [1:0] K_PKT = 2'd0;
     localparam logic [1:0] K_FTK = 2'd1;   // flow read token
     localparam logic [1:0] K_ATK = 2'd2;   // action read token
@@ -313,7 +334,7 @@ module lvsnic_lookup #(
     wire [B-1:0] s2_bkt1 = (s2_k == K_FTK) ? s2_tok[B+1:2] : s2_hash1[B-1:0];
 
     // flow RAMs: index n = way*4 + slot
-    logic [8*128-1:0] s4_ent;
+    logic [8*ENTRY_W-1:0] s4_ent;
     genvar gn;
     generate
         for (gn = 0; gn < 8; gn = gn + 1) begin : g_flow
@@ -325,7 +346,7 @@ module lvsnic_lookup #(
                 .clk(clk),
                 .we(we), .waddr(waddr), .wdata(wdata),
                 .re(ce), .raddr(gn < 4 ? s2_bkt0 : s2_bkt1), .oce(ce),
-                .rdata(s4_ent[gn*128 +: 128])
+                .rdata(s4_ent[gn*ENTRY_W +: ENTRY_W])
             );
         end
     endgenerate
@@ -411,19 +432,25 @@ module lvsnic_lookup #(
         end
     end
 
-    // packet key in entry layout: {dport, sport, dst, src, proto} = entry[111:8]
-    wire [103:0] s4_key = {s4_h[36*8 +: 8], s4_h[37*8 +: 8],                       // dport
-                           s4_h[34*8 +: 8], s4_h[35*8 +: 8],                       // sport
-                           s4_h[30*8 +: 8], s4_h[31*8 +: 8], s4_h[32*8 +: 8], s4_h[33*8 +: 8],  // dst
-                           s4_h[26*8 +: 8], s4_h[27*8 +: 8], s4_h[28*8 +: 8], s4_h[29*8 +: 8],  // src
-                           s4_h[23*8 +: 8]};                                       // proto
+    // packet key in entry layout (entry[KEY_LSB +: KEY_W])
+    logic [KEY_W-1:0] s4_key;
+    always_comb begin
+        s4_key = '0;
+        s4_key[LVSNIC_FLOW_ENTRY_PROTO_LSB - KEY_LSB +: 8] = s4_h[23*8 +: 8];
+        s4_key[LVSNIC_FLOW_ENTRY_SADDR_LSB - KEY_LSB +: 32] =
+            {s4_h[26*8 +: 8], s4_h[27*8 +: 8], s4_h[28*8 +: 8], s4_h[29*8 +: 8]};
+        s4_key[LVSNIC_FLOW_ENTRY_DADDR_LSB - KEY_LSB +: 32] =
+            {s4_h[30*8 +: 8], s4_h[31*8 +: 8], s4_h[32*8 +: 8], s4_h[33*8 +: 8]};
+        s4_key[LVSNIC_FLOW_ENTRY_SPORT_LSB - KEY_LSB +: 16] = {s4_h[34*8 +: 8], s4_h[35*8 +: 8]};
+        s4_key[LVSNIC_FLOW_ENTRY_DPORT_LSB - KEY_LSB +: 16] = {s4_h[36*8 +: 8], s4_h[37*8 +: 8]};
+    end
 
     // partial key compares: 4 chunks of 26 bits per slot (match in S5)
     logic [31:0] s4_eqp;
     always_comb begin
         for (int n = 0; n < 8; n++) begin
             for (int c = 0; c < 4; c++) begin
-                s4_eqp[n*4 + c] = (s4_ent[n*128 + 8 + 26*c +: 26] == s4_key[26*c +: 26]);
+                s4_eqp[n*4 + c] = (s4_ent[n*ENTRY_W + KEY_LSB + 26*c +: 26] == s4_key[26*c +: 26]);
             end
         end
     end
@@ -436,7 +463,7 @@ module lvsnic_lookup #(
         end else begin
             flow_rd_valid <= ce && s4_v && (s4_k == K_FTK);
         end
-        if (ce && s4_v && s4_k == K_FTK) flow_rd_data <= s4_ent[s4_tok_n*128 +: 128];
+        if (ce && s4_v && s4_k == K_FTK) flow_rd_data <= s4_ent[s4_tok_n*ENTRY_W +: ENTRY_W];
     end
 
     // ------------------------------------------------------------------
@@ -472,9 +499,9 @@ module lvsnic_lookup #(
             s5_bkt0 <= s4_bkt0; s5_bkt1 <= s4_bkt1;
             s5_eqp   <= s4_eqp;
             for (int n = 0; n < 8; n++) begin
-                s5_val[n]         <= s4_ent[n*128];
-                s5_acts[n*A +: A] <= s4_ent[n*128 + 112 +: A];
-                s5_ackf[n]        <= s4_ent[n*128 + 1];
+                s5_val[n]         <= s4_ent[n*ENTRY_W + LVSNIC_FLOW_ENTRY_VALID_LSB];
+                s5_acts[n*A +: A] <= s4_ent[n*ENTRY_W + LVSNIC_FLOW_ENTRY_ACTION_LSB +: A];
+                s5_ackf[n]        <= s4_ent[n*ENTRY_W + LVSNIC_FLOW_ENTRY_ACK_FAST_LSB];
             end
         end
     end
@@ -607,12 +634,12 @@ module lvsnic_lookup #(
     // ------------------------------------------------------------------
     // S8: rows 13..19 and the rewrite
     // ------------------------------------------------------------------
-    wire [1:0]  a_op    = s8_actd[LVSNIC_ACTION_WORD0_OP_LSB +: LVSNIC_ACTION_WORD0_OP_WIDTH];
-    wire        a_host  = s8_actd[LVSNIC_ACTION_WORD0_HOST_LSB];
-    wire [47:0] a_mac   = s8_actd[63:16];
-    wire [31:0] a_addr  = s8_actd[95:64];
-    wire [15:0] a_port  = s8_actd[111:96];
-    wire [15:0] a_delta = s8_actd[127:112];
+    wire [1:0]  a_op    = s8_actd[LVSNIC_ACTION_ENTRY_OP_LSB +: LVSNIC_ACTION_ENTRY_OP_WIDTH];
+    wire        a_host  = s8_actd[LVSNIC_ACTION_ENTRY_HOST_LSB];
+    wire [47:0] a_mac   = s8_actd[LVSNIC_ACTION_ENTRY_MAC_LSB +: LVSNIC_ACTION_ENTRY_MAC_WIDTH];
+    wire [31:0] a_addr  = s8_actd[LVSNIC_ACTION_ENTRY_ADDR_LSB +: LVSNIC_ACTION_ENTRY_ADDR_WIDTH];
+    wire [15:0] a_port  = s8_actd[LVSNIC_ACTION_ENTRY_PORT_LSB +: LVSNIC_ACTION_ENTRY_PORT_WIDTH];
+    wire [15:0] a_delta = s8_actd[LVSNIC_ACTION_ENTRY_L4_DELTA_LSB +: LVSNIC_ACTION_ENTRY_L4_DELTA_WIDTH];
     wire        a_dnat  = (a_op == LVSNIC_ACTION_OP_NAT_DNAT);
     wire        a_snat  = (a_op == LVSNIC_ACTION_OP_NAT_SNAT);
     wire        a_tun   = (a_op == LVSNIC_ACTION_OP_TUNNEL);

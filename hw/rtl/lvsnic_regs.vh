@@ -152,7 +152,7 @@ localparam [4:0] LVSNIC_REASON_DISABLED = 5'd18;  // `CTRL.enable` = 0.
 localparam [4:0] LVSNIC_REASON_TRUNCATED = 5'd19;  // Forwarding decided, but the frame ended early (also aborted on tx).
 localparam [4:0] LVSNIC_REASON_ACTION_HOST = 5'd20;  // A flow entry matched, and its action has `host` set.
 
-// lvsnic_action_op: values of `lvsnic_action_word0.op`.
+// lvsnic_action_op: values of `lvsnic_action_entry.op`.
 localparam integer LVSNIC_ACTION_OP_BITS = 2;
 localparam integer LVSNIC_ACTION_OP_COUNT = 4;
 localparam [1:0] LVSNIC_ACTION_OP_ROUTE = 2'd0;  // Direct routing: MAC rewrite.
@@ -174,10 +174,34 @@ localparam integer LVSNIC_HOST_META_SEQ_WIDTH = 32;
 localparam integer LVSNIC_HOST_META_TS_LSB = 96;
 localparam integer LVSNIC_HOST_META_TS_WIDTH = 64;
 
-// lvsnic_action_word0: Action entry word 0, bit positions.
-localparam integer LVSNIC_ACTION_WORD0_OP_LSB = 0;
-localparam integer LVSNIC_ACTION_WORD0_OP_WIDTH = 2;
-localparam integer LVSNIC_ACTION_WORD0_HOST_LSB = 2;
-localparam integer LVSNIC_ACTION_WORD0_HOST_WIDTH = 1;
-localparam integer LVSNIC_ACTION_WORD0_MAC_LO_LSB = 16;
-localparam integer LVSNIC_ACTION_WORD0_MAC_LO_WIDTH = 16;
+// lvsnic_flow_entry: Flow entry, bit positions.
+localparam integer LVSNIC_FLOW_ENTRY_VALID_LSB = 0;
+localparam integer LVSNIC_FLOW_ENTRY_VALID_WIDTH = 1;
+localparam integer LVSNIC_FLOW_ENTRY_ACK_FAST_LSB = 1;
+localparam integer LVSNIC_FLOW_ENTRY_ACK_FAST_WIDTH = 1;
+localparam integer LVSNIC_FLOW_ENTRY_PROTO_LSB = 8;
+localparam integer LVSNIC_FLOW_ENTRY_PROTO_WIDTH = 8;
+localparam integer LVSNIC_FLOW_ENTRY_SADDR_LSB = 16;
+localparam integer LVSNIC_FLOW_ENTRY_SADDR_WIDTH = 32;
+localparam integer LVSNIC_FLOW_ENTRY_DADDR_LSB = 48;
+localparam integer LVSNIC_FLOW_ENTRY_DADDR_WIDTH = 32;
+localparam integer LVSNIC_FLOW_ENTRY_SPORT_LSB = 80;
+localparam integer LVSNIC_FLOW_ENTRY_SPORT_WIDTH = 16;
+localparam integer LVSNIC_FLOW_ENTRY_DPORT_LSB = 96;
+localparam integer LVSNIC_FLOW_ENTRY_DPORT_WIDTH = 16;
+localparam integer LVSNIC_FLOW_ENTRY_ACTION_LSB = 112;
+localparam integer LVSNIC_FLOW_ENTRY_ACTION_WIDTH = 16;
+
+// lvsnic_action_entry: Action entry, bit positions.
+localparam integer LVSNIC_ACTION_ENTRY_OP_LSB = 0;
+localparam integer LVSNIC_ACTION_ENTRY_OP_WIDTH = 2;
+localparam integer LVSNIC_ACTION_ENTRY_HOST_LSB = 2;
+localparam integer LVSNIC_ACTION_ENTRY_HOST_WIDTH = 1;
+localparam integer LVSNIC_ACTION_ENTRY_MAC_LSB = 16;
+localparam integer LVSNIC_ACTION_ENTRY_MAC_WIDTH = 48;
+localparam integer LVSNIC_ACTION_ENTRY_ADDR_LSB = 64;
+localparam integer LVSNIC_ACTION_ENTRY_ADDR_WIDTH = 32;
+localparam integer LVSNIC_ACTION_ENTRY_PORT_LSB = 96;
+localparam integer LVSNIC_ACTION_ENTRY_PORT_WIDTH = 16;
+localparam integer LVSNIC_ACTION_ENTRY_L4_DELTA_LSB = 112;
+localparam integer LVSNIC_ACTION_ENTRY_L4_DELTA_WIDTH = 16;

@@ -1,7 +1,20 @@
 //! Flow and action table entries and their 128-bit layouts
-//! (docs/hardware.md §4).
+//! (docs/hardware.md §4). The bit positions are the register map's
+//! (`lvsnic_flow_entry`, `lvsnic_action_entry` in hw/regmap/lvsnic.rdl),
+//! the same the RTL and the cocotb reference are generated with.
 
 use crate::wire::MacAddr;
+use lvsnic_regmap::{action_entry as ae, flow_entry as fe};
+
+/// Field `lsb +: width` of an entry.
+fn get(b: u128, lsb: u32, width: u32) -> u128 {
+    b >> lsb & ((1u128 << width) - 1)
+}
+
+/// `v` placed in field `lsb +: width` (bits above the width dropped).
+fn put(v: u128, lsb: u32, width: u32) -> u128 {
+    (v & ((1u128 << width) - 1)) << lsb
+}
 
 /// The 5-tuple a flow entry matches (as the packet is received).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -72,27 +85,27 @@ impl FlowEntry {
     /// The 128-bit slot layout (reserved bits 0), `FLOW_DATA0` = bits
     /// 31:0.
     pub fn to_bits(&self) -> u128 {
-        (self.valid as u128)
-            | (self.ack_fast as u128) << 1
-            | (self.proto as u128) << 8
-            | (self.saddr as u128) << 16
-            | (self.daddr as u128) << 48
-            | (self.sport as u128) << 80
-            | (self.dport as u128) << 96
-            | (self.action as u128) << 112
+        put(self.valid as u128, fe::VALID_LSB, fe::VALID_WIDTH)
+            | put(self.ack_fast as u128, fe::ACK_FAST_LSB, fe::ACK_FAST_WIDTH)
+            | put(self.proto as u128, fe::PROTO_LSB, fe::PROTO_WIDTH)
+            | put(self.saddr as u128, fe::SADDR_LSB, fe::SADDR_WIDTH)
+            | put(self.daddr as u128, fe::DADDR_LSB, fe::DADDR_WIDTH)
+            | put(self.sport as u128, fe::SPORT_LSB, fe::SPORT_WIDTH)
+            | put(self.dport as u128, fe::DPORT_LSB, fe::DPORT_WIDTH)
+            | put(self.action as u128, fe::ACTION_LSB, fe::ACTION_WIDTH)
     }
 
     /// Decodes a slot (reserved bits ignored, as the hardware does).
     pub fn from_bits(b: u128) -> Self {
         FlowEntry {
-            valid: b & 1 != 0,
-            ack_fast: b >> 1 & 1 != 0,
-            proto: (b >> 8) as u8,
-            saddr: (b >> 16) as u32,
-            daddr: (b >> 48) as u32,
-            sport: (b >> 80) as u16,
-            dport: (b >> 96) as u16,
-            action: (b >> 112) as u16,
+            valid: get(b, fe::VALID_LSB, fe::VALID_WIDTH) != 0,
+            ack_fast: get(b, fe::ACK_FAST_LSB, fe::ACK_FAST_WIDTH) != 0,
+            proto: get(b, fe::PROTO_LSB, fe::PROTO_WIDTH) as u8,
+            saddr: get(b, fe::SADDR_LSB, fe::SADDR_WIDTH) as u32,
+            daddr: get(b, fe::DADDR_LSB, fe::DADDR_WIDTH) as u32,
+            sport: get(b, fe::SPORT_LSB, fe::SPORT_WIDTH) as u16,
+            dport: get(b, fe::DPORT_LSB, fe::DPORT_WIDTH) as u16,
+            action: get(b, fe::ACTION_LSB, fe::ACTION_WIDTH) as u16,
         }
     }
 }
@@ -127,18 +140,30 @@ impl ActionEntry {
     /// 31:0.
     pub fn to_bits(&self) -> u128 {
         let mac = self.mac.0.iter().fold(0u128, |a, &b| a << 8 | b as u128);
-        (self.op as u128) | (self.host as u128) << 2 | mac << 16 | (self.addr as u128) << 64 | (self.port as u128) << 96 | (self.l4_delta as u128) << 112
+        put(self.op as u128, ae::OP_LSB, ae::OP_WIDTH)
+            | put(self.host as u128, ae::HOST_LSB, ae::HOST_WIDTH)
+            | put(mac, ae::MAC_LSB, ae::MAC_WIDTH)
+            | put(self.addr as u128, ae::ADDR_LSB, ae::ADDR_WIDTH)
+            | put(self.port as u128, ae::PORT_LSB, ae::PORT_WIDTH)
+            | put(self.l4_delta as u128, ae::L4_DELTA_LSB, ae::L4_DELTA_WIDTH)
     }
 
     /// Decodes an entry (reserved bits ignored, as the hardware does).
     pub fn from_bits(b: u128) -> Self {
-        let op = ActionOp::from_field(b as u32);
-        let m = (b >> 16) as u64;
+        let op = ActionOp::from_field(get(b, ae::OP_LSB, ae::OP_WIDTH) as u32);
+        let m = get(b, ae::MAC_LSB, ae::MAC_WIDTH) as u64;
         let mut mac = [0u8; 6];
         for (i, x) in mac.iter_mut().enumerate() {
             *x = (m >> (40 - 8 * i)) as u8;
         }
-        ActionEntry { op, host: b >> 2 & 1 != 0, mac: MacAddr(mac), addr: (b >> 64) as u32, port: (b >> 96) as u16, l4_delta: (b >> 112) as u16 }
+        ActionEntry {
+            op,
+            host: get(b, ae::HOST_LSB, ae::HOST_WIDTH) != 0,
+            mac: MacAddr(mac),
+            addr: get(b, ae::ADDR_LSB, ae::ADDR_WIDTH) as u32,
+            port: get(b, ae::PORT_LSB, ae::PORT_WIDTH) as u16,
+            l4_delta: get(b, ae::L4_DELTA_LSB, ae::L4_DELTA_WIDTH) as u16,
+        }
     }
 
     /// The folded L4 checksum delta for rewriting `(old_addr, old_port)`

@@ -377,15 +377,14 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
         (Some(WireSpec::Tap(n)), _) => format!("tap {n}"),
         _ => "none".into(),
     };
-    eprintln!(
-        "lvsnic daemon: {:?} backend, {} services, wire {wire_desc}, listening on {}",
+    // One write: whoever sees the first line sees what was restored too.
+    let restored = restored.map(|line| format!("lvsnic daemon: {line}\n")).unwrap_or_default();
+    eprint!(
+        "lvsnic daemon: {:?} backend, {} services, wire {wire_desc}, listening on {}\n{restored}",
         args.backend,
         d.ctl.service_keys().len(),
         sock.path().display()
     );
-    if let Some(line) = restored {
-        eprintln!("lvsnic daemon: {line}");
-    }
     d.vips = args.vips;
     if args.vips == VipMode::Host {
         d.addr_watch = Some(sys::AddrWatch::open().map_err(io_err("watching the host's addresses (rtnetlink)"))?);

@@ -136,7 +136,7 @@ impl Reason {
     }
 }
 
-/// `lvsnic_action_op`: What the action does. Values of `lvsnic_action_word0.op`.
+/// `lvsnic_action_op`: What the action does. Values of `lvsnic_action_entry.op`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum ActionOp {
@@ -215,8 +215,48 @@ pub mod host_meta {
     pub const DEFINED: [u32; WORDS] = [0x000003FF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF];
 }
 
-/// `lvsnic_action_word0`: Action entry word 0, bit positions (bit 0 = bit 0 of 32-bit word 0).
-pub mod action_word0 {
+/// `lvsnic_flow_entry`: Flow entry, bit positions (bit 0 = bit 0 of 32-bit word 0).
+pub mod flow_entry {
+    /// `valid`: The slot holds an entry.
+    pub const VALID_LSB: u32 = 0;
+    /// `valid`: width in bits.
+    pub const VALID_WIDTH: u32 = 1;
+    /// `ack_fast`: TCP segments with only ACK (of SYN/FIN/RST/ACK) may be forwarded; otherwise every TCP segment goes to the host (TCP_CONTROL).
+    pub const ACK_FAST_LSB: u32 = 1;
+    /// `ack_fast`: width in bits.
+    pub const ACK_FAST_WIDTH: u32 = 1;
+    /// `proto`: IP protocol of the key (6 TCP, 17 UDP).
+    pub const PROTO_LSB: u32 = 8;
+    /// `proto`: width in bits.
+    pub const PROTO_WIDTH: u32 = 8;
+    /// `saddr`: IPv4 source address of the key, as received.
+    pub const SADDR_LSB: u32 = 16;
+    /// `saddr`: width in bits.
+    pub const SADDR_WIDTH: u32 = 32;
+    /// `daddr`: IPv4 destination address of the key, as received.
+    pub const DADDR_LSB: u32 = 48;
+    /// `daddr`: width in bits.
+    pub const DADDR_WIDTH: u32 = 32;
+    /// `sport`: L4 source port of the key.
+    pub const SPORT_LSB: u32 = 80;
+    /// `sport`: width in bits.
+    pub const SPORT_WIDTH: u32 = 16;
+    /// `dport`: L4 destination port of the key.
+    pub const DPORT_LSB: u32 = 96;
+    /// `dport`: width in bits.
+    pub const DPORT_WIDTH: u32 = 16;
+    /// `action`: Index of the action entry applied on a match (its low ACTION_LOG2 bits).
+    pub const ACTION_LSB: u32 = 112;
+    /// `action`: width in bits.
+    pub const ACTION_WIDTH: u32 = 16;
+    /// 32-bit words.
+    pub const WORDS: usize = 4;
+    /// The defined bits of each word; the others are reserved, 0.
+    pub const DEFINED: [u32; WORDS] = [0xFFFFFF03, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF];
+}
+
+/// `lvsnic_action_entry`: Action entry, bit positions (bit 0 = bit 0 of 32-bit word 0).
+pub mod action_entry {
     /// `op`: What the action does.
     pub const OP_LSB: u32 = 0;
     /// `op`: width in bits.
@@ -225,12 +265,24 @@ pub mod action_word0 {
     pub const HOST_LSB: u32 = 2;
     /// `host`: width in bits.
     pub const HOST_WIDTH: u32 = 1;
-    /// `mac_lo`: Destination MAC bytes 4 and 5 (byte 4 in bits 31:24).
-    pub const MAC_LO_LSB: u32 = 16;
-    /// `mac_lo`: width in bits.
-    pub const MAC_LO_WIDTH: u32 = 16;
+    /// `mac`: Destination MAC written into the frame (byte 0 of the address in the field's top 8 bits).
+    pub const MAC_LSB: u32 = 16;
+    /// `mac`: width in bits.
+    pub const MAC_WIDTH: u32 = 48;
+    /// `addr`: New destination (NAT_DNAT), new source (NAT_SNAT) or tunnel destination (TUNNEL) IPv4 address.
+    pub const ADDR_LSB: u32 = 64;
+    /// `addr`: width in bits.
+    pub const ADDR_WIDTH: u32 = 32;
+    /// `port`: New destination (NAT_DNAT) or source (NAT_SNAT) port.
+    pub const PORT_LSB: u32 = 96;
+    /// `port`: width in bits.
+    pub const PORT_WIDTH: u32 = 16;
+    /// `l4_delta`: The folded one's-complement L4 checksum delta of the NAT rewrite: ~old_addr_hi + ~old_addr_lo + new_addr_hi + new_addr_lo + ~old_port + new_port.
+    pub const L4_DELTA_LSB: u32 = 112;
+    /// `l4_delta`: width in bits.
+    pub const L4_DELTA_WIDTH: u32 = 16;
     /// 32-bit words.
-    pub const WORDS: usize = 1;
+    pub const WORDS: usize = 4;
     /// The defined bits of each word; the others are reserved, 0.
-    pub const DEFINED: [u32; WORDS] = [0xFFFF0007];
+    pub const DEFINED: [u32; WORDS] = [0xFFFF0007, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF];
 }

@@ -7,7 +7,7 @@
 //! * [`regs`]: addresses, fields and reset values of `lvsnic_core`'s registers.
 //! * [`dma`]: the DMA engine's registers in a card's BAR0.
 //! * [`Reason`], [`ActionOp`], [`TableCmd`]: the codes, and
-//!   [`host_meta`]/[`action_word0`] the bit positions of the in-band data
+//!   [`host_meta`]/[`flow_entry`]/[`action_entry`] the bit positions of the in-band data
 //!   that carries them.
 
 #![no_std]
@@ -56,7 +56,34 @@ mod tests {
         let fields = [(HASH_0_LSB, HASH_0_WIDTH), (SEQ_LSB, SEQ_WIDTH), (TS_LSB, TS_WIDTH)];
         assert_eq!(fields, [(32, 32), (64, 32), (96, 64)]);
         assert_eq!(DEFINED, [0x3FF, !0, !0, !0, !0]);
-        assert_eq!((action_word0::OP_LSB, action_word0::OP_WIDTH), (0, 2));
-        assert_eq!((action_word0::HOST_LSB, action_word0::HOST_WIDTH), (2, 1));
+    }
+
+    /// The flow and action entries as docs/hardware.md §4 lays them out.
+    #[test]
+    fn entry_layouts_are_the_contract() {
+        use flow_entry as f;
+        let fields = [
+            (f::VALID_LSB, f::VALID_WIDTH),
+            (f::ACK_FAST_LSB, f::ACK_FAST_WIDTH),
+            (f::PROTO_LSB, f::PROTO_WIDTH),
+            (f::SADDR_LSB, f::SADDR_WIDTH),
+            (f::DADDR_LSB, f::DADDR_WIDTH),
+            (f::SPORT_LSB, f::SPORT_WIDTH),
+            (f::DPORT_LSB, f::DPORT_WIDTH),
+            (f::ACTION_LSB, f::ACTION_WIDTH),
+        ];
+        assert_eq!(fields, [(0, 1), (1, 1), (8, 8), (16, 32), (48, 32), (80, 16), (96, 16), (112, 16)]);
+        assert_eq!((f::WORDS, f::DEFINED), (4, [0xFFFF_FF03, !0, !0, !0]));
+        use action_entry as a;
+        let fields = [
+            (a::OP_LSB, a::OP_WIDTH),
+            (a::HOST_LSB, a::HOST_WIDTH),
+            (a::MAC_LSB, a::MAC_WIDTH),
+            (a::ADDR_LSB, a::ADDR_WIDTH),
+            (a::PORT_LSB, a::PORT_WIDTH),
+            (a::L4_DELTA_LSB, a::L4_DELTA_WIDTH),
+        ];
+        assert_eq!(fields, [(0, 2), (2, 1), (16, 48), (64, 32), (96, 16), (112, 16)]);
+        assert_eq!((a::WORDS, a::DEFINED), (4, [0xFFFF_0007, !0, !0, !0]));
     }
 }

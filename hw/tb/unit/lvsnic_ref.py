@@ -58,13 +58,33 @@ def l4_delta(old_addr, new_addr, old_port, new_port):
     return fold(s)
 
 
+def put(value, name):
+    """`value` in field `name` of a layout (``L.<LAYOUT>_<FIELD>_LSB``/``_WIDTH``)."""
+    lsb, width = getattr(L, name + "_LSB"), getattr(L, name + "_WIDTH")
+    assert 0 <= value < 1 << width, (name, value)
+    return value << lsb
+
+
+def get(entry, name):
+    """Field `name` of a layout in `entry`."""
+    return entry >> getattr(L, name + "_LSB") & ((1 << getattr(L, name + "_WIDTH")) - 1)
+
+
 def flow_entry(proto, src, dst, sport, dport, action, ack_fast=True, valid=True):
-    return (int(valid) | int(ack_fast) << 1 | proto << 8 | src << 16 | dst << 48
-            | sport << 80 | dport << 96 | action << 112)
+    return (put(int(valid), "FLOW_ENTRY_VALID") | put(int(ack_fast), "FLOW_ENTRY_ACK_FAST")
+            | put(proto, "FLOW_ENTRY_PROTO") | put(src, "FLOW_ENTRY_SADDR") | put(dst, "FLOW_ENTRY_DADDR")
+            | put(sport, "FLOW_ENTRY_SPORT") | put(dport, "FLOW_ENTRY_DPORT") | put(action, "FLOW_ENTRY_ACTION"))
 
 
-def action_entry(op, mac, addr=0, port=0, delta=0):
-    return op | int.from_bytes(mac, "big") << 16 | addr << 64 | port << 96 | delta << 112
+def flow_key(entry):
+    """The key fields of a flow entry, as one comparable tuple."""
+    return tuple(get(entry, "FLOW_ENTRY_" + f) for f in ("PROTO", "SADDR", "DADDR", "SPORT", "DPORT"))
+
+
+def action_entry(op, mac, addr=0, port=0, delta=0, host=False):
+    return (put(op, "ACTION_ENTRY_OP") | put(int(host), "ACTION_ENTRY_HOST")
+            | put(int.from_bytes(mac, "big"), "ACTION_ENTRY_MAC") | put(addr, "ACTION_ENTRY_ADDR")
+            | put(port, "ACTION_ENTRY_PORT") | put(delta, "ACTION_ENTRY_L4_DELTA"))
 
 
 def meta(reason, hit, vip, hash0, seq, ts):
@@ -161,11 +181,11 @@ class Ref:
             r = Reason.MISS_VIP if vip else (Reason.MISS_LOCAL if dst == self.ip else Reason.MISS)
             return (r, 0, vip, hash0, 0, 0)
         entry, slot = found
-        act_idx = (entry >> 112) & ((1 << self.A) - 1)
-        ack_fast = (entry >> 1) & 1
+        act_idx = get(entry, "FLOW_ENTRY_ACTION") & ((1 << self.A) - 1)
+        ack_fast = get(entry, "FLOW_ENTRY_ACK_FAST")
         a = self.actions.get(act_idx, 0)
-        op = a & 3
-        if (a >> L.ACTION_WORD0_HOST_LSB) & 1:
+        op = get(a, "ACTION_ENTRY_OP")
+        if get(a, "ACTION_ENTRY_HOST"):
             return (Reason.ACTION_HOST, 1, vip, hash0, 0, 0)
         if proto == 6:
             flags = h[47]
@@ -181,21 +201,21 @@ class Ref:
         proto = h[23]
         src, dst = struct.unpack(">II", h[26:34])
         sport, dport = struct.unpack(">HH", h[34:38])
-        key = proto | src << 8 | dst << 40 | sport << 72 | dport << 88
+        key = (proto, src, dst, sport, dport)
         b0, b1 = self.buckets(src, dst, sport, dport)
         for way, b in ((0, b0), (1, b1)):
             for slot in range(4):
                 e = self.flows.get((way, b, slot), 0)
-                if e & 1 and (e >> 8) & ((1 << 104) - 1) == key:
+                if get(e, "FLOW_ENTRY_VALID") and flow_key(e) == key:
                     return e, self.slot_index(way, b, slot)
         return None
 
     def _rewrite(self, f, a):
-        op = a & 3
-        amac = ((a >> 16) & ((1 << 48) - 1)).to_bytes(6, "big")
-        addr = (a >> 64) & 0xFFFFFFFF
-        port = (a >> 96) & 0xFFFF
-        delta = (a >> 112) & 0xFFFF
+        op = get(a, "ACTION_ENTRY_OP")
+        amac = get(a, "ACTION_ENTRY_MAC").to_bytes(6, "big")
+        addr = get(a, "ACTION_ENTRY_ADDR")
+        port = get(a, "ACTION_ENTRY_PORT")
+        delta = get(a, "ACTION_ENTRY_L4_DELTA")
         f[0:6] = amac
         f[6:12] = self.mac
         f[22] = (f[22] - 1) & 0xFF

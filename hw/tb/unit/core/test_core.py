@@ -343,7 +343,7 @@ async def install_services(tb):
     slots["noack"] = await tb.install(6, CLIENT, VIP, 40003, 80, 1, ack_fast=False)
     slots["dnat_udp"] = await tb.install(17, CLIENT, VIP, 5000, 53, 6)
     # action 7: DR to the real server, its flows diverted to the host (`host` bit)
-    await tb.write_action(7, R.action_entry(R.OP_ROUTE, RS_MAC) | 1 << R.L.ACTION_WORD0_HOST_LSB)
+    await tb.write_action(7, R.action_entry(R.OP_ROUTE, RS_MAC, host=True))
     slots["diverted"] = await tb.install(6, CLIENT, VIP, 40005, 443, 7)
     # way 1 placement
     slots["dr_w1"] = await tb.install(6, CLIENT, VIP, 40004, 443, 3, way=1, slot=2)
