@@ -54,6 +54,8 @@ pub struct SlowPath<D: Device> {
     pub flows: FlowManager,
     /// The card.
     pub dp: D,
+    /// The card's parameters (its `CAPS0`/`CAPS1`).
+    params: HwParams,
     seq: u32,
 }
 
@@ -69,7 +71,7 @@ impl<D: Device> SlowPath<D> {
         for (reg, v) in identity_writes(cfg.mac, u32::from(cfg.ip), cfg.mtu) {
             dp.write32(reg, v);
         }
-        let mut s = SlowPath { director, flows: FlowManager::new(params), dp, seq: 0 };
+        let mut s = SlowPath { director, flows: FlowManager::new(params), dp, params, seq: 0 };
         s.sync_vips(params.vip_count);
         let pmtu = if s.director.cfg.sysctl.pmtu_disc { CTRL_PMTU_DISC } else { 0 };
         s.dp.write32(CTRL, CTRL_ENABLE | pmtu);
@@ -191,8 +193,7 @@ impl<D: Device> SlowPath<D> {
     /// `ipvsadm -A`.
     pub fn add_service(&mut self, rule: &ServiceRule) -> Result<(), DirectorError> {
         self.director.add_service(rule)?;
-        let n = self.dp.read32(CAPS1) >> 16 & 0xff;
-        self.sync_vips(n);
+        self.sync_vips(self.params.vip_count);
         Ok(())
     }
 
@@ -202,8 +203,7 @@ impl<D: Device> SlowPath<D> {
     /// which hands them to the host stack.
     pub fn set_vip_owned(&mut self, vip: std::net::Ipv4Addr, owned: bool) -> bool {
         let changed = self.director.set_vip_owned(vip, owned);
-        let n = self.dp.read32(CAPS1) >> 16 & 0xff;
-        self.sync_vips(n);
+        self.sync_vips(self.params.vip_count);
         if changed && !owned {
             // Offloaded connections of the VIP leave the card too: their
             // packets must reach the host stack like any other's (their
@@ -229,8 +229,7 @@ impl<D: Device> SlowPath<D> {
             .unwrap_or_default();
         self.director.del_service(key)?;
         self.flows.drop_dests(&mut self.dp, &mut self.director, &dests);
-        let n = self.dp.read32(CAPS1) >> 16 & 0xff;
-        self.sync_vips(n);
+        self.sync_vips(self.params.vip_count);
         Ok(())
     }
 

@@ -31,6 +31,43 @@ impl Default for HwParams {
 }
 
 impl HwParams {
+    /// Slots per bucket and ways, as every core reports them in `CAPS1`.
+    pub const SLOTS: u32 = 4;
+    /// See [`HwParams::SLOTS`].
+    pub const WAYS: u32 = 2;
+
+    /// The parameters `CAPS0` and `CAPS1` report (fields decoded with the
+    /// register map's masks; not range-checked: see the driver's identity
+    /// check).
+    pub fn from_caps(caps0: u32, caps1: u32) -> Self {
+        use lvsnic_regmap::regs::*;
+        HwParams {
+            data_width: (caps0 & CAPS0_DATA_WIDTH_MASK) >> CAPS0_DATA_WIDTH_SHIFT,
+            flow_buckets_log2: (caps0 & CAPS0_FLOW_BUCKETS_LOG2_MASK) >> CAPS0_FLOW_BUCKETS_LOG2_SHIFT,
+            action_log2: (caps0 & CAPS0_ACTION_LOG2_MASK) >> CAPS0_ACTION_LOG2_SHIFT,
+            vip_count: (caps1 & CAPS1_VIP_COUNT_MASK) >> CAPS1_VIP_COUNT_SHIFT,
+        }
+    }
+
+    /// `(CAPS0, CAPS1)` of a core elaborated with these parameters.
+    pub fn caps(&self) -> (u32, u32) {
+        use lvsnic_regmap::regs::*;
+        let caps0 = self.data_width << CAPS0_DATA_WIDTH_SHIFT & CAPS0_DATA_WIDTH_MASK
+            | self.flow_buckets_log2 << CAPS0_FLOW_BUCKETS_LOG2_SHIFT & CAPS0_FLOW_BUCKETS_LOG2_MASK
+            | self.action_log2 << CAPS0_ACTION_LOG2_SHIFT & CAPS0_ACTION_LOG2_MASK;
+        let caps1 = Self::SLOTS << CAPS1_SLOTS_SHIFT & CAPS1_SLOTS_MASK
+            | Self::WAYS << CAPS1_WAYS_SHIFT & CAPS1_WAYS_MASK
+            | self.vip_count << CAPS1_VIP_COUNT_SHIFT & CAPS1_VIP_COUNT_MASK;
+        (caps0, caps1)
+    }
+
+    /// Whether `CAPS1` reports the slots and ways this driver handles.
+    pub fn caps1_geometry_ok(caps1: u32) -> bool {
+        use lvsnic_regmap::regs::*;
+        (caps1 & CAPS1_SLOTS_MASK) >> CAPS1_SLOTS_SHIFT == Self::SLOTS
+            && (caps1 & CAPS1_WAYS_MASK) >> CAPS1_WAYS_SHIFT == Self::WAYS
+    }
+
     /// Flow table slots: 2 ways × buckets × 4.
     pub fn flow_slots(&self) -> usize {
         2 * 4 << self.flow_buckets_log2
@@ -441,8 +478,8 @@ impl Csr for HwPipeline {
         match addr {
             ID => ID_VALUE,
             VERSION => VERSION_VALUE,
-            CAPS0 => p.data_width | p.flow_buckets_log2 << 16 | p.action_log2 << 24,
-            CAPS1 => 4 | 2 << 8 | p.vip_count << 16,
+            CAPS0 => p.caps().0,
+            CAPS1 => p.caps().1,
             CTRL => self.ctrl,
             MAC_LO => u32::from_be_bytes([self.mac.0[2], self.mac.0[3], self.mac.0[4], self.mac.0[5]]),
             MAC_HI => (self.mac.0[0] as u32) << 8 | self.mac.0[1] as u32,
@@ -474,5 +511,24 @@ impl Csr for HwPipeline {
             }
             _ => 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HwParams;
+
+    /// `CAPS0`/`CAPS1` as docs/registers.md lays them out: data width in
+    /// 15:0, buckets log2 in 23:16, actions log2 in 31:24; slots 7:0, ways
+    /// 15:8, VIPs 23:16.
+    #[test]
+    fn caps_are_the_register_fields() {
+        let p = HwParams { data_width: 512, flow_buckets_log2: 16, action_log2: 12, vip_count: 32 };
+        let (c0, c1) = p.caps();
+        assert_eq!((c0, c1), (512 | 16 << 16 | 12 << 24, 4 | 2 << 8 | 32 << 16));
+        assert_eq!(HwParams::from_caps(c0, c1), p);
+        assert!(HwParams::caps1_geometry_ok(c1));
+        assert!(!HwParams::caps1_geometry_ok(c1 & !0xff | 8), "8 slots");
+        assert!(!HwParams::caps1_geometry_ok(c1 & !0xff00 | 4 << 8), "4 ways");
     }
 }

@@ -296,8 +296,8 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
             if !matches!(parts.wire, Wire::None) {
                 return Err(dev_err("--backend vfio takes its frames from the card's ports: no --wire".into()));
             }
-            let mut dev = VfioDevice::open(bdf, RingConfig::default()).map_err(|e| dev_err(e.to_string()))?;
-            let params = params_from_caps(&mut dev);
+            let dev = VfioDevice::open(bdf, RingConfig::default()).map_err(|e| dev_err(e.to_string()))?;
+            let params = dev.identity.params;
             serve(parts.daemon(dev, params, Daemon::run_host_tap, true)?, args)
         }
         DaemonBackend::Etherbone => {
@@ -341,20 +341,6 @@ impl Parts {
         Ok(d)
     }
 }
-
-/// The table sizes a core reports in `CAPS0`/`CAPS1`.
-fn params_from_caps(csr: &mut dyn lvsnic_model::hw::Csr) -> lvsnic_model::hw::HwParams {
-    use lvsnic_model::hw::regs::{CAPS0, CAPS1};
-    let c0 = csr.read32(CAPS0);
-    let c1 = csr.read32(CAPS1);
-    lvsnic_model::hw::HwParams {
-        data_width: c0 & 0xffff,
-        flow_buckets_log2: c0 >> 16 & 0xff,
-        action_log2: c0 >> 24,
-        vip_count: c1 >> 16 & 0xff,
-    }
-}
-
 
 fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, DaemonError> {
     let path = proto::socket_path(args.socket.as_deref());

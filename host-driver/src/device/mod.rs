@@ -216,19 +216,14 @@ pub fn check_core_identity<C: Csr + ?Sized>(csr: &mut C) -> Result<CoreIdentity,
     }
     let caps0 = csr.read32(CAPS0);
     let caps1 = csr.read32(CAPS1);
-    let params = HwParams {
-        data_width: caps0 & 0xFFFF,
-        flow_buckets_log2: caps0 >> 16 & 0xFF,
-        action_log2: caps0 >> 24,
-        vip_count: caps1 >> 16 & 0xFF,
-    };
+    let params = HwParams::from_caps(caps0, caps1);
     if ![64, 128, 256, 512].contains(&params.data_width) {
         return Err(IdentityError::Caps(format!("data width {} bits (CAPS0 = {caps0:#010x})", params.data_width)));
     }
     if !(4..=16).contains(&params.flow_buckets_log2) || !(4..=16).contains(&params.action_log2) {
         return Err(IdentityError::Caps(format!("table sizes out of range (CAPS0 = {caps0:#010x})")));
     }
-    if caps1 & 0xFFFF != 4 | 2 << 8 || !(1..=32).contains(&params.vip_count) {
+    if !HwParams::caps1_geometry_ok(caps1) || !(1..=32).contains(&params.vip_count) {
         return Err(IdentityError::Caps(format!("flow table geometry or VIP count (CAPS1 = {caps1:#010x})")));
     }
     Ok(CoreIdentity { version, params })

@@ -29,6 +29,7 @@ import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
+from lvsnic_regs import Reason
 from lvsnic_tb import REPO, cycles, seed, start
 
 DW, B, A, VIPS, AW = 64, 4, 4, 4, 16
@@ -330,7 +331,7 @@ async def counters(dut):
             n[1] += fw
             n[3] += inj
             n[2] += host
-            if host and 1 <= reason <= 19:
+            if host and 1 <= reason < len(Reason):
                 n[32 + reason] += 1
         await FallingEdge(dut.clk)
         dut.ev_rx.value = dut.ev_fwd.value = dut.ev_inj.value = dut.ev_host.value = 0
