@@ -20,7 +20,7 @@ from litex.tools.remote.etherbone import EtherbonePacket, EtherboneRecord
 from litex.tools.remote.etherbone import EtherboneReads, EtherboneWrites
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "hw", "tb", "unit"))
-import lvsnic_regs as L  # noqa: E402
+import lvsnic_ref as R  # noqa: E402
 
 ETHERBONE_PORT = 1234
 LVSNIC_UDP_PORT = 0x4C56          # 19542
@@ -123,24 +123,15 @@ def mac_int(mac):
     return int.from_bytes(bytes.fromhex(mac.replace(":", "")), "big")
 
 
-def _field(value, name):
-    """`value` in field `name` of an entry layout (hw/tb/unit/lvsnic_regs.py,
-    generated from hw/regmap/lvsnic.rdl)."""
-    return value << getattr(L, name + "_LSB")
-
-
 def flow_entry(proto, src, dst, sport, dport, action, ack_fast=False):
-    """128-bit flow entry (§4) as four 32-bit words, DATA0 first."""
-    v = (_field(1, "FLOW_ENTRY_VALID") | _field(int(ack_fast), "FLOW_ENTRY_ACK_FAST")
-         | _field(proto, "FLOW_ENTRY_PROTO") | _field(ip_int(src), "FLOW_ENTRY_SADDR")
-         | _field(ip_int(dst), "FLOW_ENTRY_DADDR") | _field(sport, "FLOW_ENTRY_SPORT")
-         | _field(dport, "FLOW_ENTRY_DPORT") | _field(action, "FLOW_ENTRY_ACTION"))
-    return _words(v)
+    """128-bit flow entry (§4) as four 32-bit words, DATA0 first (the
+    cocotb reference's layout, generated from hw/regmap/lvsnic.rdl)."""
+    return _words(R.flow_entry(proto, ip_int(src), ip_int(dst), sport, dport, action, ack_fast=ack_fast))
 
 
 def route_action(mac):
     """ROUTE (direct routing) action to the given MAC."""
-    return _words(_field(L.ActionOp.ROUTE, "ACTION_ENTRY_OP") | _field(mac_int(mac), "ACTION_ENTRY_MAC"))
+    return _words(R.action_entry(R.OP_ROUTE, mac_int(mac).to_bytes(6, "big")))
 
 
 def _command(eb, index_reg, index, cmd_reg, status_reg):

@@ -1062,6 +1062,37 @@ mod tests {
         }
     }
 
+    /// The offloaded connections to real server `rs(n)`, by client address.
+    fn offloaded_to(ctl: &Control<ModelDevice>, n: u8) -> Vec<ConnId> {
+        let d = &ctl.sp.director;
+        let mut v: Vec<ConnId> =
+            ctl.sp.flows.offloaded().into_iter().filter(|&id| d.conns.get(id).daddr == u32::from(rs(n))).collect();
+        v.sort_by_key(|id| d.conns.get(*id).caddr);
+        v
+    }
+
+    /// An ACK from connection `id`'s client.
+    fn ack_of(ctl: &Control<ModelDevice>, id: ConnId) -> Vec<u8> {
+        let c = ctl.sp.director.conns.get(id);
+        let ip = Ip::new(std::net::Ipv4Addr::from(c.caddr), std::net::Ipv4Addr::from(c.vaddr));
+        tcp(GATEWAY_MAC, DIRECTOR_MAC, ip, c.cport, c.vport, TCP_ACK, 2, 1, &[])
+    }
+
+    /// Why the card hands [`ack_of`] `id` to the host (it must not forward it).
+    fn card_reason(ctl: &mut Control<ModelDevice>, id: ConnId) -> lvsnic_model::hw::Reason {
+        let f = ack_of(ctl, id);
+        match crate::device::offer(&mut ctl.sp.dp, &f, T0 + 100, 1).unwrap() {
+            lvsnic_model::hw::HwOutput::ToHost { meta, .. } => meta.reason,
+            o => panic!("forwarded {o:?}"),
+        }
+    }
+
+    /// Removes every flow of deleted servers still on the card; whether
+    /// some were left (never, with a minute).
+    fn remove_all_diverted(ctl: &mut Control<ModelDevice>) -> bool {
+        ctl.sp.remove_diverted_until(std::time::Instant::now() + std::time::Duration::from_secs(60))
+    }
+
     #[test]
     fn apply_returns_the_kernels_refusals_typed_with_ipvsadms_text() {
         let mut ctl = control();
@@ -1099,23 +1130,10 @@ mod tests {
 
     #[test]
     fn apply_delete_dest_removes_its_offloaded_flows() {
-        use lvsnic_model::hw::{HwOutput, Reason};
+        use lvsnic_model::hw::Reason;
         let mut ctl = control();
         syns(&mut ctl, 40);
-        let of = |ctl: &Control<ModelDevice>, n: u8| -> Vec<ConnId> {
-            let d = &ctl.sp.director;
-            ctl.sp.flows.offloaded().into_iter().filter(|&id| d.conns.get(id).daddr == u32::from(rs(n))).collect()
-        };
-        // What the card does with an ACK of connection `id`.
-        let reason = |ctl: &mut Control<ModelDevice>, id: ConnId| {
-            let c = ctl.sp.director.conns.get(id).clone();
-            let ip = Ip::new(std::net::Ipv4Addr::from(c.caddr), std::net::Ipv4Addr::from(c.vaddr));
-            let f = tcp(GATEWAY_MAC, DIRECTOR_MAC, ip, c.cport, c.vport, TCP_ACK, 2, 1, &[]);
-            match crate::device::offer(&mut ctl.sp.dp, &f, T0 + 100, 1).unwrap() {
-                HwOutput::ToHost { meta, .. } => meta.reason,
-                o => panic!("forwarded {o:?}"),
-            }
-        };
+        let (of, reason) = (offloaded_to, card_reason);
         let (one, two) = (of(&ctl, 1), of(&ctl, 2));
         assert!(!one.is_empty() && !two.is_empty(), "offloaded: rs1 {}, rs2 {}", one.len(), two.len());
         // Half-open: their ACKs come up as TCP_CONTROL (ack_fast clear).
@@ -1129,7 +1147,7 @@ mod tests {
         }
         assert_eq!(reason(&mut ctl, two[0]), Reason::TcpControl, "rs2's flows are untouched");
         assert_eq!(ctl.sp.flows.diverted_pending(), one.len(), "rs1's entries wait for removal");
-        assert!(!ctl.sp.remove_diverted_until(std::time::Instant::now() + std::time::Duration::from_secs(60)));
+        assert!(!remove_all_diverted(&mut ctl));
         assert_eq!(of(&ctl, 1), vec![], "rs1's flows left the card");
         assert_eq!(of(&ctl, 2), two, "rs2's flows stay");
         assert_eq!(ctl.sp.flows.len(), before - one.len());
@@ -1139,7 +1157,7 @@ mod tests {
         for &id in &two {
             assert_eq!(reason(&mut ctl, id), Reason::ActionHost, "conn {id:?}");
         }
-        ctl.sp.remove_diverted_until(std::time::Instant::now() + std::time::Duration::from_secs(60));
+        remove_all_diverted(&mut ctl);
         assert_eq!(of(&ctl, 2), vec![]);
         assert_eq!(ctl.sp.flows.diverted_pending(), 0);
     }
@@ -1152,29 +1170,17 @@ mod tests {
     /// ones.
     #[test]
     fn diverted_flows_meet_the_deleted_servers_rule_and_spare_the_server_added_back() {
-        use lvsnic_model::hw::{HwOutput, Reason};
+        use lvsnic_model::hw::Reason;
         let mut ctl = control();
         syns(&mut ctl, 240);
-        let on = |ctl: &Control<ModelDevice>, n: u8| -> Vec<ConnId> {
-            let d = &ctl.sp.director;
-            let mut v: Vec<ConnId> =
-                ctl.sp.flows.offloaded().into_iter().filter(|&id| d.conns.get(id).daddr == u32::from(rs(n))).collect();
-            v.sort_by_key(|id| d.conns.get(*id).caddr);
-            v
-        };
-        let ack = |ctl: &Control<ModelDevice>, id: ConnId| {
-            let c = ctl.sp.director.conns.get(id).clone();
-            let ip = Ip::new(std::net::Ipv4Addr::from(c.caddr), std::net::Ipv4Addr::from(c.vaddr));
-            tcp(GATEWAY_MAC, DIRECTOR_MAC, ip, c.cport, c.vport, TCP_ACK, 2, 1, &[])
-        };
-        let old = on(&ctl, 1);
+        let old = offloaded_to(&ctl, 1);
         assert!(old.len() >= 2, "{old:?}");
         ctl.apply(cmd("-d -t 10.0.0.100:80 -r 192.168.10.1:8080")).unwrap();
         // One of them sends: dropped in software, as Linux drops it, and
         // its flows leave the card at once.
         let unavailable = lvsnic_model::director::DropReason::DestUnavailable as usize;
         let dropped = ctl.sp.director.counters.drop[unavailable];
-        let r = ctl.frame(T0 + 200, &ack(&ctl, old[0])).unwrap();
+        let r = ctl.frame(T0 + 200, &ack_of(&ctl, old[0])).unwrap();
         assert!(r.tx.is_empty() && !r.in_hardware, "{r:?}");
         assert_eq!(ctl.sp.director.counters.drop[unavailable], dropped + 1);
         assert!(!ctl.sp.flows.is_offloaded(old[0]));
@@ -1188,15 +1194,11 @@ mod tests {
             let f = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 41000, 80, TCP_SYN, 1, 0, &[]);
             ctl.frame(T0 + 300 + u64::from(i), &f).unwrap();
         }
-        let fresh: Vec<ConnId> = on(&ctl, 1).into_iter().filter(|id| !old.contains(id)).collect();
+        let fresh: Vec<ConnId> = offloaded_to(&ctl, 1).into_iter().filter(|id| !old.contains(id)).collect();
         assert!(!fresh.is_empty());
         assert!(ctl.sp.flows.diverted_pending() > 0, "old flows still wait beside the new ones");
-        let f = ack(&ctl, fresh[0]);
-        match crate::device::offer(&mut ctl.sp.dp, &f, T0 + 400, 1).unwrap() {
-            HwOutput::ToHost { meta, .. } => assert_eq!(meta.reason, Reason::TcpControl, "a live action, not diverted"),
-            o => panic!("{o:?}"),
-        }
-        assert!(!ctl.sp.remove_diverted_until(std::time::Instant::now() + std::time::Duration::from_secs(60)));
+        assert_eq!(card_reason(&mut ctl, fresh[0]), Reason::TcpControl, "a live action, not diverted");
+        assert!(!remove_all_diverted(&mut ctl));
         assert_eq!(ctl.sp.flows.diverted_pending(), 0);
         assert!(old.iter().all(|&id| !ctl.sp.flows.is_offloaded(id)), "the deleted server's flows are gone");
         assert!(fresh.iter().all(|&id| ctl.sp.flows.is_offloaded(id)), "the new ones stay");

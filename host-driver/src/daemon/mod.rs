@@ -240,8 +240,6 @@ struct Daemon<D: Device> {
     current: Option<(mpsc::Sender<Part>, Work)>,
     /// Control work is left for the next iteration (the budget ran out).
     backlog: bool,
-    /// Flows of deleted real servers wait for removal (next iteration).
-    flows_to_remove: bool,
     /// The control clients' counters (for `status`).
     clients: Option<std::sync::Arc<client::ClientStats>>,
     /// The longest time one iteration spent on control work (µs): what
@@ -413,7 +411,6 @@ impl<D: Device> Daemon<D> {
             host_addrs: Vec::new(),
             current: None,
             backlog: false,
-            flows_to_remove: false,
             clients: None,
             longest_control_us: 0,
             keeper: crate::state::Keeper::disabled(),
@@ -445,7 +442,7 @@ impl<D: Device> Daemon<D> {
             }
             if self.backlog || self.current.is_some() || self.keeper.busy() {
                 timeout = 0;
-            } else if self.flows_to_remove {
+            } else if self.ctl.slow_path_mut().flows.has_diverted() {
                 // Background work that nobody waits for: a slice a
                 // millisecond, sleeping in poll(2) between slices, so that
                 // the loop stays a thread that wakes for its frames rather
@@ -483,9 +480,9 @@ impl<D: Device> Daemon<D> {
             // Flows of deleted real servers: their frames already come up
             // (the `host` bit of their actions); the entries leave the
             // table a slice per iteration.
-            if self.flows_to_remove || self.ctl.slow_path_mut().flows.has_diverted() {
+            if self.ctl.slow_path_mut().flows.has_diverted() {
                 let t = Instant::now();
-                self.flows_to_remove = self.ctl.slow_path_mut().remove_diverted_until(t + CONTROL_BUDGET);
+                self.ctl.slow_path_mut().remove_diverted_until(t + CONTROL_BUDGET);
                 let us = t.elapsed().as_micros() as u64;
                 self.longest_control_us = self.longest_control_us.max(us);
             }
