@@ -28,7 +28,7 @@ HEADER = "generated from hw/regmap/lvsnic.rdl by scripts/gen-regmap.py: do not e
 # The maps elaborated: BAR0 (the core at 0, the DMA engine), then the
 # in-band layouts.
 BAR0 = "lvsnic_bar0"
-LAYOUTS = ("lvsnic_host_meta", "lvsnic_flow_entry", "lvsnic_action_entry")
+LAYOUTS = ("lvsnic_host_meta", "lvsnic_flow_entry", "lvsnic_flow6_entry", "lvsnic_action_entry")
 
 
 class Map:
@@ -53,9 +53,11 @@ class Map:
         return [(e, Fields(fs)) for e, fs in seen.items()]
 
     def layout_fields(self, name):
-        """(field, absolute bit position) of a layout, in bit order."""
+        """(field, absolute bit position) of a layout, in bit order; fields named
+        `rsvd` only give the layout its size (reserved, 0)."""
         top = self.layouts[name]
-        out = [(f, 8 * r.address_offset + f.low) for r in top.children() for f in r.fields()]
+        out = [(f, 8 * r.address_offset + f.low) for r in top.children() for f in r.fields()
+               if f.inst_name != "rsvd"]
         return sorted(out, key=lambda x: x[1])
 
 
@@ -216,6 +218,7 @@ def layout_consts(m):
         for f, lsb in m.layout_fields(name):
             fn = f.inst_name.upper()
             consts += [(f"{p}_{fn}_LSB", lsb), (f"{p}_{fn}_WIDTH", f.width)]
+        consts.append((f"{p}_WORDS", m.layouts[name].size // 4))
         out.append((name, m.layouts[name].get_property("name"), consts))
     return out
 

@@ -6,10 +6,12 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum TableCmd {
-    /// Write the staging entry (and zero its activity).
+    /// Write the staging entry (and zero its activity); a flow slot takes FLOW_DATA bits 159:0.
     Write = 1,
-    /// Read the entry and its activity.
+    /// Read the entry and its activity; FLOW_RDATA holds slot FLOW_INDEX in bits 159:0 and slot FLOW_INDEX ^ 1 in bits 319:160.
     Read = 2,
+    /// Flow table only: write the aligned slot pair of FLOW_INDEX (its low bit ignored) with FLOW_DATA bits 159:0 (even slot) and 319:160 (odd slot) in one cycle, and zero both activities; an IPv6 entry is written, and removed, this way. The action table ignores it.
+    WritePair = 3,
 }
 
 impl TableCmd {
@@ -18,6 +20,7 @@ impl TableCmd {
         match v {
             1 => Some(TableCmd::Write),
             2 => Some(TableCmd::Read),
+            3 => Some(TableCmd::WritePair),
             _ => None,
         }
     }
@@ -26,6 +29,7 @@ impl TableCmd {
         match self {
             TableCmd::Write => "write",
             TableCmd::Read => "read",
+            TableCmd::WritePair => "write_pair",
         }
     }
 }
@@ -74,7 +78,7 @@ pub enum Reason {
     Disabled = 18,
     /// Forwarding decided, but the frame ended early (also aborted on tx).
     Truncated = 19,
-    /// A flow entry matched, and its action has `host` set.
+    /// A flow entry matched, and its action has `host` set or an address of the other family (`ipv6`).
     ActionHost = 20,
 }
 
@@ -215,7 +219,7 @@ pub mod host_meta {
     pub const DEFINED: [u32; WORDS] = [0x000003FF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF];
 }
 
-/// `lvsnic_flow_entry`: Flow entry, bit positions (bit 0 = bit 0 of 32-bit word 0).
+/// `lvsnic_flow_entry`: Flow entry (IPv4), bit positions (bit 0 = bit 0 of 32-bit word 0).
 pub mod flow_entry {
     /// `valid`: The slot holds an entry.
     pub const VALID_LSB: u32 = 0;
@@ -225,34 +229,82 @@ pub mod flow_entry {
     pub const ACK_FAST_LSB: u32 = 1;
     /// `ack_fast`: width in bits.
     pub const ACK_FAST_WIDTH: u32 = 1;
+    /// `ipv6`: The entry is an IPv6 entry (lvsnic_flow6_entry) over this slot and the next; 0 here.
+    pub const IPV6_LSB: u32 = 2;
+    /// `ipv6`: width in bits.
+    pub const IPV6_WIDTH: u32 = 1;
     /// `proto`: IP protocol of the key (6 TCP, 17 UDP).
     pub const PROTO_LSB: u32 = 8;
     /// `proto`: width in bits.
     pub const PROTO_WIDTH: u32 = 8;
+    /// `action`: Index of the action entry applied on a match (its low ACTION_LOG2 bits).
+    pub const ACTION_LSB: u32 = 16;
+    /// `action`: width in bits.
+    pub const ACTION_WIDTH: u32 = 16;
     /// `saddr`: IPv4 source address of the key, as received.
-    pub const SADDR_LSB: u32 = 16;
+    pub const SADDR_LSB: u32 = 32;
     /// `saddr`: width in bits.
     pub const SADDR_WIDTH: u32 = 32;
     /// `daddr`: IPv4 destination address of the key, as received.
-    pub const DADDR_LSB: u32 = 48;
+    pub const DADDR_LSB: u32 = 64;
     /// `daddr`: width in bits.
     pub const DADDR_WIDTH: u32 = 32;
     /// `sport`: L4 source port of the key.
-    pub const SPORT_LSB: u32 = 80;
+    pub const SPORT_LSB: u32 = 96;
     /// `sport`: width in bits.
     pub const SPORT_WIDTH: u32 = 16;
     /// `dport`: L4 destination port of the key.
-    pub const DPORT_LSB: u32 = 96;
+    pub const DPORT_LSB: u32 = 112;
     /// `dport`: width in bits.
     pub const DPORT_WIDTH: u32 = 16;
-    /// `action`: Index of the action entry applied on a match (its low ACTION_LOG2 bits).
-    pub const ACTION_LSB: u32 = 112;
+    /// 32-bit words.
+    pub const WORDS: usize = 5;
+    /// The defined bits of each word; the others are reserved, 0.
+    pub const DEFINED: [u32; WORDS] = [0xFFFFFF07, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0x00000000];
+}
+
+/// `lvsnic_flow6_entry`: Flow entry (IPv6), bit positions (bit 0 = bit 0 of 32-bit word 0).
+pub mod flow6_entry {
+    /// `valid`: The pair holds an entry.
+    pub const VALID_LSB: u32 = 0;
+    /// `valid`: width in bits.
+    pub const VALID_WIDTH: u32 = 1;
+    /// `ack_fast`: As in lvsnic_flow_entry.
+    pub const ACK_FAST_LSB: u32 = 1;
+    /// `ack_fast`: width in bits.
+    pub const ACK_FAST_WIDTH: u32 = 1;
+    /// `ipv6`: 1: the entry is IPv6 and the odd slot of the pair is its tail, never an entry of its own.
+    pub const IPV6_LSB: u32 = 2;
+    /// `ipv6`: width in bits.
+    pub const IPV6_WIDTH: u32 = 1;
+    /// `proto`: IP protocol of the key (6 TCP, 17 UDP): the upper-layer protocol after the fixed header.
+    pub const PROTO_LSB: u32 = 8;
+    /// `proto`: width in bits.
+    pub const PROTO_WIDTH: u32 = 8;
+    /// `action`: Index of the action entry applied on a match.
+    pub const ACTION_LSB: u32 = 16;
     /// `action`: width in bits.
     pub const ACTION_WIDTH: u32 = 16;
+    /// `saddr`: IPv6 source address of the key, as received (first byte of the address in the top 8 bits).
+    pub const SADDR_LSB: u32 = 32;
+    /// `saddr`: width in bits.
+    pub const SADDR_WIDTH: u32 = 128;
+    /// `daddr`: IPv6 destination address of the key, as received.
+    pub const DADDR_LSB: u32 = 160;
+    /// `daddr`: width in bits.
+    pub const DADDR_WIDTH: u32 = 128;
+    /// `sport`: L4 source port of the key.
+    pub const SPORT_LSB: u32 = 288;
+    /// `sport`: width in bits.
+    pub const SPORT_WIDTH: u32 = 16;
+    /// `dport`: L4 destination port of the key.
+    pub const DPORT_LSB: u32 = 304;
+    /// `dport`: width in bits.
+    pub const DPORT_WIDTH: u32 = 16;
     /// 32-bit words.
-    pub const WORDS: usize = 4;
+    pub const WORDS: usize = 10;
     /// The defined bits of each word; the others are reserved, 0.
-    pub const DEFINED: [u32; WORDS] = [0xFFFFFF03, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF];
+    pub const DEFINED: [u32; WORDS] = [0xFFFFFF07, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF];
 }
 
 /// `lvsnic_action_entry`: Action entry, bit positions (bit 0 = bit 0 of 32-bit word 0).
@@ -265,24 +317,28 @@ pub mod action_entry {
     pub const HOST_LSB: u32 = 2;
     /// `host`: width in bits.
     pub const HOST_WIDTH: u32 = 1;
-    /// `mac`: Destination MAC written into the frame (byte 0 of the address in the field's top 8 bits).
-    pub const MAC_LSB: u32 = 16;
-    /// `mac`: width in bits.
-    pub const MAC_WIDTH: u32 = 48;
-    /// `addr`: New destination (NAT_DNAT), new source (NAT_SNAT) or tunnel destination (TUNNEL) IPv4 address.
-    pub const ADDR_LSB: u32 = 64;
-    /// `addr`: width in bits.
-    pub const ADDR_WIDTH: u32 = 32;
+    /// `ipv6`: addr is an IPv6 address (NAT to an IPv6 real server, or an IPv6 outer header for TUNNEL); 0: an IPv4 address in addr's low 32 bits.
+    pub const IPV6_LSB: u32 = 3;
+    /// `ipv6`: width in bits.
+    pub const IPV6_WIDTH: u32 = 1;
     /// `port`: New destination (NAT_DNAT) or source (NAT_SNAT) port.
-    pub const PORT_LSB: u32 = 96;
+    pub const PORT_LSB: u32 = 16;
     /// `port`: width in bits.
     pub const PORT_WIDTH: u32 = 16;
-    /// `l4_delta`: The folded one's-complement L4 checksum delta of the NAT rewrite: ~old_addr_hi + ~old_addr_lo + new_addr_hi + new_addr_lo + ~old_port + new_port.
-    pub const L4_DELTA_LSB: u32 = 112;
+    /// `l4_delta`: The folded one's-complement L4 checksum delta of the NAT rewrite: the sum of the complemented 16-bit words of the old address and port and the new ones.
+    pub const L4_DELTA_LSB: u32 = 32;
     /// `l4_delta`: width in bits.
     pub const L4_DELTA_WIDTH: u32 = 16;
+    /// `mac`: Destination MAC written into the frame (byte 0 of the address in the field's top 8 bits).
+    pub const MAC_LSB: u32 = 48;
+    /// `mac`: width in bits.
+    pub const MAC_WIDTH: u32 = 48;
+    /// `addr`: New destination (NAT_DNAT), new source (NAT_SNAT) or tunnel destination (TUNNEL) address: IPv6 (first byte in the top 8 bits) with ipv6, else IPv4 in bits 31:0 and the rest 0.
+    pub const ADDR_LSB: u32 = 96;
+    /// `addr`: width in bits.
+    pub const ADDR_WIDTH: u32 = 128;
     /// 32-bit words.
-    pub const WORDS: usize = 4;
+    pub const WORDS: usize = 8;
     /// The defined bits of each word; the others are reserved, 0.
-    pub const DEFINED: [u32; WORDS] = [0xFFFF0007, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF];
+    pub const DEFINED: [u32; WORDS] = [0xFFFF000F, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0x00000000];
 }

@@ -8,7 +8,7 @@ pub const ID_RESET: u32 = 0x4C56534E;
 /// Register map version.
 pub const VERSION: u32 = 0x004;
 /// Register map version: value after reset.
-pub const VERSION_RESET: u32 = 0x00010000;
+pub const VERSION_RESET: u32 = 0x00020000;
 /// Register map version: field `minor` (bits 15:0).
 pub const VERSION_MINOR_MASK: u32 = 0x0000FFFF;
 /// Register map version: field `minor` shift.
@@ -95,18 +95,18 @@ pub const VIP_BASE: u32 = 0x100;
 pub const VIP_STRIDE: u32 = 4;
 /// VIP entry: entries.
 pub const VIP_LEN: u32 = 32;
-/// Staging word: base address of 4 × 4-byte entries.
+/// Staging word: base address of 10 × 4-byte entries.
 pub const FLOW_DATA_BASE: u32 = 0x200;
 /// Staging word: bytes between entries.
 pub const FLOW_DATA_STRIDE: u32 = 4;
 /// Staging word: entries.
-pub const FLOW_DATA_LEN: u32 = 4;
+pub const FLOW_DATA_LEN: u32 = 10;
 /// Table index.
-pub const FLOW_INDEX: u32 = 0x210;
+pub const FLOW_INDEX: u32 = 0x240;
 /// Table index: value after reset.
 pub const FLOW_INDEX_RESET: u32 = 0x00000000;
 /// Table command.
-pub const FLOW_CMD: u32 = 0x214;
+pub const FLOW_CMD: u32 = 0x244;
 /// Table command: value after reset.
 pub const FLOW_CMD_RESET: u32 = 0x00000000;
 /// Table command: field `cmd` (bits 1:0).
@@ -114,39 +114,39 @@ pub const FLOW_CMD_CMD_MASK: u32 = 0x00000003;
 /// Table command: field `cmd` shift.
 pub const FLOW_CMD_CMD_SHIFT: u32 = 0;
 /// Table status.
-pub const FLOW_STATUS: u32 = 0x218;
+pub const FLOW_STATUS: u32 = 0x248;
 /// Table status: value after reset.
 pub const FLOW_STATUS_RESET: u32 = 0x00000000;
 /// Table status: field `busy` (bits 0:0).
 pub const FLOW_STATUS_BUSY_MASK: u32 = 0x00000001;
 /// Table status: field `busy` shift.
 pub const FLOW_STATUS_BUSY_SHIFT: u32 = 0;
-/// Read-back word: base address of 4 × 4-byte entries.
-pub const FLOW_RDATA_BASE: u32 = 0x220;
+/// Read-back word: base address of 10 × 4-byte entries.
+pub const FLOW_RDATA_BASE: u32 = 0x260;
 /// Read-back word: bytes between entries.
 pub const FLOW_RDATA_STRIDE: u32 = 4;
 /// Read-back word: entries.
-pub const FLOW_RDATA_LEN: u32 = 4;
+pub const FLOW_RDATA_LEN: u32 = 10;
 /// Low half.
-pub const FLOW_HIT_LO: u32 = 0x230;
+pub const FLOW_HIT_LO: u32 = 0x290;
 /// Low half: value after reset.
 pub const FLOW_HIT_LO_RESET: u32 = 0x00000000;
 /// High half.
-pub const FLOW_HIT_HI: u32 = 0x234;
+pub const FLOW_HIT_HI: u32 = 0x294;
 /// High half: value after reset.
 pub const FLOW_HIT_HI_RESET: u32 = 0x00000000;
-/// Staging word: base address of 4 × 4-byte entries.
+/// Staging word: base address of 8 × 4-byte entries.
 pub const ACT_DATA_BASE: u32 = 0x300;
 /// Staging word: bytes between entries.
 pub const ACT_DATA_STRIDE: u32 = 4;
 /// Staging word: entries.
-pub const ACT_DATA_LEN: u32 = 4;
+pub const ACT_DATA_LEN: u32 = 8;
 /// Table index.
-pub const ACT_INDEX: u32 = 0x310;
+pub const ACT_INDEX: u32 = 0x320;
 /// Table index: value after reset.
 pub const ACT_INDEX_RESET: u32 = 0x00000000;
 /// Table command.
-pub const ACT_CMD: u32 = 0x314;
+pub const ACT_CMD: u32 = 0x324;
 /// Table command: value after reset.
 pub const ACT_CMD_RESET: u32 = 0x00000000;
 /// Table command: field `cmd` (bits 1:0).
@@ -154,33 +154,33 @@ pub const ACT_CMD_CMD_MASK: u32 = 0x00000003;
 /// Table command: field `cmd` shift.
 pub const ACT_CMD_CMD_SHIFT: u32 = 0;
 /// Table status.
-pub const ACT_STATUS: u32 = 0x318;
+pub const ACT_STATUS: u32 = 0x328;
 /// Table status: value after reset.
 pub const ACT_STATUS_RESET: u32 = 0x00000000;
 /// Table status: field `busy` (bits 0:0).
 pub const ACT_STATUS_BUSY_MASK: u32 = 0x00000001;
 /// Table status: field `busy` shift.
 pub const ACT_STATUS_BUSY_SHIFT: u32 = 0;
-/// Read-back word: base address of 4 × 4-byte entries.
-pub const ACT_RDATA_BASE: u32 = 0x320;
+/// Read-back word: base address of 8 × 4-byte entries.
+pub const ACT_RDATA_BASE: u32 = 0x340;
 /// Read-back word: bytes between entries.
 pub const ACT_RDATA_STRIDE: u32 = 4;
 /// Read-back word: entries.
-pub const ACT_RDATA_LEN: u32 = 4;
+pub const ACT_RDATA_LEN: u32 = 8;
 /// Low half.
-pub const ACT_PKTS_LO: u32 = 0x330;
+pub const ACT_PKTS_LO: u32 = 0x360;
 /// Low half: value after reset.
 pub const ACT_PKTS_LO_RESET: u32 = 0x00000000;
 /// High half.
-pub const ACT_PKTS_HI: u32 = 0x334;
+pub const ACT_PKTS_HI: u32 = 0x364;
 /// High half: value after reset.
 pub const ACT_PKTS_HI_RESET: u32 = 0x00000000;
 /// Low half.
-pub const ACT_BYTES_LO: u32 = 0x338;
+pub const ACT_BYTES_LO: u32 = 0x368;
 /// Low half: value after reset.
 pub const ACT_BYTES_LO_RESET: u32 = 0x00000000;
 /// High half.
-pub const ACT_BYTES_HI: u32 = 0x33C;
+pub const ACT_BYTES_HI: u32 = 0x36C;
 /// High half: value after reset.
 pub const ACT_BYTES_HI_RESET: u32 = 0x00000000;
 /// 64-bit counter: base address of 64 × 8-byte entries.
