@@ -96,12 +96,9 @@ fn bench_flow_install(c: &mut Criterion) {
             // Insert one, remove an old one: occupancy stays at ~70 %.
             if let Ok(writes) = placer.insert(FlowEntry::new(key(i), 1, true)) {
                 for w in writes {
-                    let bits = w.entry.to_bits();
-                    for k in 0..4 {
-                        hw.write32(FLOW_DATA + 4 * k, (bits >> (32 * k)) as u32);
+                    for (a, v) in w.register_writes() {
+                        hw.write32(a, v);
                     }
-                    hw.write32(FLOW_INDEX, w.index as u32);
-                    hw.write32(FLOW_CMD, CMD_WRITE);
                 }
             }
             if let Some(w) = placer.remove(&key(i - fill as u64)) {

@@ -6,15 +6,15 @@
 use lvsnic_model::conn::tcp::{self, Direction};
 use lvsnic_model::conn::{flags as cf, Conn, ConnId, NIL};
 use lvsnic_model::director::{Director, Offload};
-use lvsnic_model::hw::placement::{FlowPlacer, SlotWrite};
+use lvsnic_model::hw::placement::{FlowPlacer, Placed, SlotWrite};
 use lvsnic_model::hw::regs::*;
-use lvsnic_model::hw::tables::{ActionEntry, ActionOp, FlowEntry, FlowKey};
+use lvsnic_model::hw::tables::{ActionBits, ActionEntry, ActionOp, FlowEntry, FlowKey};
 use lvsnic_model::hw::{Csr, HwParams};
 use lvsnic_model::ipvs::DestId;
 use lvsnic_model::time::Time;
 use lvsnic_model::wire::TCP_ACK;
 use lvsnic_model::fasthash::FastMap as HashMap;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 
 /// The flows one connection needs in hardware.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +64,7 @@ pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
                 op: ActionOp::NatDnat,
                 host: false,
                 mac,
-                addr: c.daddr,
+                addr: IpAddr::V4(Ipv4Addr::from(c.daddr)),
                 port: c.dport,
                 l4_delta: ActionEntry::nat_delta(c.vaddr, c.vport, c.daddr, c.dport),
             };
@@ -73,14 +73,16 @@ pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
                 op: ActionOp::NatSnat,
                 host: false,
                 mac: d.cfg.next_hop_mac(Ipv4Addr::from(c.caddr)),
-                addr: c.vaddr,
+                addr: IpAddr::V4(Ipv4Addr::from(c.vaddr)),
                 port: c.vport,
                 l4_delta: ActionEntry::nat_delta(c.daddr, c.dport, c.vaddr, c.vport),
             };
             (a, Some((rk, ra, ack_stable(c, Direction::Output, secure))))
         }
-        cf::DROUTE => (ActionEntry { op: ActionOp::Route, host: false, mac, addr: 0, port: 0, l4_delta: 0 }, None),
-        cf::TUNNEL => (ActionEntry { op: ActionOp::Tunnel, host: false, mac, addr: c.daddr, port: 0, l4_delta: 0 }, None),
+        cf::DROUTE => (ActionEntry { op: ActionOp::Route, host: false, mac, addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED), port: 0, l4_delta: 0 }, None),
+        cf::TUNNEL => {
+            (ActionEntry { op: ActionOp::Tunnel, host: false, mac, addr: IpAddr::V4(Ipv4Addr::from(c.daddr)), port: 0, l4_delta: 0 }, None)
+        }
         _ => return None,
     };
     if Ipv4Addr::from(c.daddr) == d.cfg.ip {
@@ -103,7 +105,7 @@ struct Installed {
 
 #[derive(Clone, Copy, Debug)]
 struct ActionSlot {
-    key: (DestId, bool, u128),
+    key: (DestId, bool, ActionBits),
     refs: u32,
     /// Counters already credited to the statistics.
     credited: (u64, u64),
@@ -119,7 +121,7 @@ pub struct FlowManager {
     conns: HashMap<ConnId, Installed>,
     by_key: HashMap<FlowKey, ConnId>,
     actions: Vec<Option<ActionSlot>>,
-    action_index: HashMap<(DestId, bool, u128), u16>,
+    action_index: HashMap<(DestId, bool, ActionBits), u16>,
     free_actions: Vec<u16>,
     /// Activity saved from slots rewritten by cuckoo moves.
     moved_hits: HashMap<FlowKey, Time>,
@@ -179,12 +181,7 @@ impl FlowManager {
     }
 
     fn write_slot(hw: &mut dyn Csr, w: &SlotWrite) {
-        let b = w.entry.to_bits();
-        for k in 0..4 {
-            hw.write32(FLOW_DATA + 4 * k, (b >> (32 * k)) as u32);
-        }
-        hw.write32(FLOW_INDEX, w.index as u32);
-        command(hw, FLOW_STATUS, FLOW_CMD, CMD_WRITE);
+        write_table(hw, FLOW_STATUS, &w.register_writes());
     }
 
     fn read_hit(hw: &mut dyn Csr, index: usize) -> Time {
@@ -207,12 +204,8 @@ impl FlowManager {
         (r(hw, ACT_PKTS_LO, ACT_PKTS_HI), r(hw, ACT_BYTES_LO, ACT_BYTES_HI))
     }
 
-    fn write_action(hw: &mut dyn Csr, i: u16, b: u128) {
-        for k in 0..4 {
-            hw.write32(ACT_DATA + 4 * k, (b >> (32 * k)) as u32);
-        }
-        hw.write32(ACT_INDEX, i as u32);
-        command(hw, ACT_STATUS, ACT_CMD, CMD_WRITE);
+    fn write_action(hw: &mut dyn Csr, i: u16, b: &ActionBits) {
+        write_table(hw, ACT_STATUS, &action_writes(i as usize, b));
     }
 
     fn acquire_action(&mut self, hw: &mut dyn Csr, dest: DestId, reply: bool, a: ActionEntry) -> Option<u16> {
@@ -224,7 +217,7 @@ impl FlowManager {
             return Some(i);
         }
         let i = self.free_actions.pop()?;
-        Self::write_action(hw, i, key.2);
+        Self::write_action(hw, i, &key.2);
         self.actions[i as usize] = Some(ActionSlot { key, refs: 1, credited: (0, 0), diverted: false });
         self.action_index.insert(key, i);
         Some(i)
@@ -279,9 +272,10 @@ impl FlowManager {
             Ok(writes) => {
                 for w in &writes {
                     // A cuckoo move resets the moved entry's `last_hit`: keep it.
-                    if let Some(old) = w.from {
+                    // (The driver installs IPv4 entries only, so only they move.)
+                    if let (Some(old), Placed::V4(moved)) = (w.from, w.entry) {
                         let h = Self::read_hit(hw, old);
-                        let m = self.moved_hits.entry(w.entry.key()).or_insert(0);
+                        let m = self.moved_hits.entry(moved.key()).or_insert(0);
                         *m = (*m).max(h);
                     }
                     Self::write_slot(hw, w);
@@ -468,7 +462,8 @@ impl FlowManager {
             // What it forwarded until now belongs to the deleted server;
             // with `host` set it forwards nothing more.
             self.credit_action(hw, d, i);
-            Self::write_action(hw, i, s.key.2 | 1 << lvsnic_regmap::action_entry::HOST_LSB);
+            let diverted = ActionEntry { host: true, ..ActionEntry::from_bits(&s.key.2) };
+            Self::write_action(hw, i, &diverted.to_bits());
             self.action_index.remove(&s.key);
             if let Some(s) = self.actions[i as usize].as_mut() {
                 s.diverted = true;
@@ -576,4 +571,14 @@ pub(crate) fn wait_idle(hw: &mut dyn Csr, status: u32) {
 pub(crate) fn command(hw: &mut dyn Csr, status: u32, cmd_reg: u32, cmd: u32) {
     wait_idle(hw, status);
     hw.write32(cmd_reg, cmd);
+}
+
+/// Applies a table write (`flow_writes`/`action_writes`: staging words,
+/// index, then the command, issued once the table is idle).
+pub(crate) fn write_table(hw: &mut dyn Csr, status: u32, writes: &[(u32, u32)]) {
+    let Some((&(cmd_reg, cmd), staging)) = writes.split_last() else { return };
+    for &(a, v) in staging {
+        hw.write32(a, v);
+    }
+    command(hw, status, cmd_reg, cmd);
 }

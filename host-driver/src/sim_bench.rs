@@ -35,7 +35,7 @@ use lvsnic_model::hw::Csr;
 use lvsnic_model::wire::build::tcp_frame;
 use lvsnic_model::wire::{EthernetRepr, Ipv4Repr, MacAddr, TcpRepr, ETHERTYPE_IPV4, TCP_ACK};
 use lvsnic_sim::{Pattern, RxUser};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 
 /// What to forward.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -111,28 +111,18 @@ fn program(core: &mut SimCore, mode: BenchMode, flows: usize) -> Result<Vec<Flow
         op,
         host: false,
         mac: MacAddr([0x02, 0, 0, 0, 0x10, 0x01]),
-        addr,
+        addr: IpAddr::V4(Ipv4Addr::from(addr)),
         port,
         l4_delta: ActionEntry::nat_delta(VIP, 80, addr, port),
     };
-    let b = action.to_bits();
-    for k in 0..4 {
-        w(core, ACT_DATA + 4 * k, (b >> (32 * k)) as u32);
-    }
-    w(core, ACT_INDEX, 1);
-    crate::flows::command(core, ACT_STATUS, ACT_CMD, CMD_WRITE);
+    crate::flows::write_table(core, ACT_STATUS, &action_writes(1, &action.to_bits()));
     let mut placer = FlowPlacer::new(params);
     let mut keys = Vec::new();
     for i in 0..flows {
         let key = FlowKey { proto: 6, saddr: 0xC612_0000 + i as u32, daddr: VIP, sport: 40000 + i as u16, dport: 80 };
         let writes = placer.insert(FlowEntry::new(key, 1, true)).map_err(|e| e.to_string())?;
         for wr in writes {
-            let b = wr.entry.to_bits();
-            for k in 0..4 {
-                w(core, FLOW_DATA + 4 * k, (b >> (32 * k)) as u32);
-            }
-            w(core, FLOW_INDEX, wr.index as u32);
-            crate::flows::command(core, FLOW_STATUS, FLOW_CMD, CMD_WRITE);
+            crate::flows::write_table(core, FLOW_STATUS, &wr.register_writes());
         }
         keys.push(key);
     }

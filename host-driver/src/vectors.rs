@@ -9,7 +9,7 @@
 //! |---|---|
 //! | `manifest.json` | parameters, file list, frame counts, expected counters |
 //! | `regs.txt` | `ADDR VALUE` (hex) AXI-Lite writes that load the state after reset |
-//! | `flows.hex`, `actions.hex` | table images, one 128-bit entry per line (`$readmemh`) |
+//! | `flows.hex`, `actions.hex` | table images, one 160-bit slot / 256-bit action per line (`$readmemh`) |
 //! | `input.pcap` | frames for `s_axis_rx`; `tuser` = timestamp (pcap time, ns), sequence = frame number from 1 |
 //! | `expected_tx.pcap` | forwarded frames in order (aborted frames omitted) |
 //! | `expected_tx.txt` | `SEQ` per forwarded frame |
@@ -82,7 +82,10 @@ pub fn write_vectors(
         let _ = writeln!(regs, "{a:04x} {v:08x}");
     }
     std::fs::write(dir.join("regs.txt"), regs).map_err(io)?;
-    let img = |v: &[u128]| v.iter().map(|b| format!("{b:032x}\n")).collect::<String>();
+    // One entry per line, most significant word first (`$readmemh`).
+    fn img<const N: usize>(v: &[[u32; N]]) -> String {
+        v.iter().map(|b| b.iter().rev().map(|w| format!("{w:08x}")).collect::<String>() + "\n").collect()
+    }
     std::fs::write(dir.join("flows.hex"), img(state.flow_image())).map_err(io)?;
     std::fs::write(dir.join("actions.hex"), img(state.action_image())).map_err(io)?;
     let mut hw = state.clone();

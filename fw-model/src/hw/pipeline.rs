@@ -2,14 +2,17 @@
 //! and the register interface (§6).
 
 use super::regs::*;
-use super::tables::{apply_l4_delta, ActionEntry, ActionOp, FlowEntry, FlowKey};
+use super::tables::{
+    apply_l4_delta, is_ipv6_head, is_valid, ActionBits, ActionEntry, ActionOp, Flow6Entry, FlowEntry, FlowKey, FlowKey6, PairBits,
+    SlotBits,
+};
 use super::{Csr, HostMeta, Reason};
 use crate::wire::{
     checksum, ethernet, ipv4, replace_transport_port, tcp, transport_ports, udp, EthernetFrame, Ipv4Packet, MacAddr, TcpPacket, UdpPacket,
     ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP, TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN,
 };
 use crate::xmit;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 
 /// Elaboration parameters of `lvsnic_core`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,19 +123,19 @@ pub struct HwPipeline {
     mtu: u16,
     vip_valid: u32,
     vips: Vec<u32>,
-    flows: Vec<u128>,
+    flows: Vec<SlotBits>,
     last_hit: Vec<u64>,
-    actions: Vec<u128>,
+    actions: Vec<ActionBits>,
     act_pkts: Vec<u64>,
     act_bytes: Vec<u64>,
     counters: Vec<u64>,
-    flow_staging: [u32; 4],
+    flow_staging: PairBits,
     flow_index: u32,
-    flow_rdata: u128,
+    flow_rdata: PairBits,
     flow_hit: u64,
-    act_staging: [u32; 4],
+    act_staging: ActionBits,
     act_index: u32,
-    act_rdata: u128,
+    act_rdata: ActionBits,
     act_rpkts: u64,
     act_rbytes: u64,
     /// Per counter: its upper half as of its last `LO` read.
@@ -155,19 +158,19 @@ impl HwPipeline {
             mtu: 1500,
             vip_valid: 0,
             vips: vec![0; params.vip_count as usize],
-            flows: vec![0; params.flow_slots()],
+            flows: vec![SlotBits::default(); params.flow_slots()],
             last_hit: vec![0; params.flow_slots()],
-            actions: vec![0; params.actions()],
+            actions: vec![ActionBits::default(); params.actions()],
             act_pkts: vec![0; params.actions()],
             act_bytes: vec![0; params.actions()],
             counters: vec![0; CNT_COUNT as usize],
-            flow_staging: [0; 4],
+            flow_staging: PairBits::default(),
             flow_index: 0,
-            flow_rdata: 0,
+            flow_rdata: PairBits::default(),
             flow_hit: 0,
-            act_staging: [0; 4],
+            act_staging: ActionBits::default(),
             act_index: 0,
-            act_rdata: 0,
+            act_rdata: ActionBits::default(),
             act_rpkts: 0,
             act_rbytes: 0,
             hi_latch: vec![0; CNT_COUNT as usize],
@@ -184,14 +187,34 @@ impl HwPipeline {
         HwOutput::ToHost { meta: HostMeta { reason, hit, vip, hash0, seq, ts }, frame: frame.to_vec() }
     }
 
-    /// Looks `key` up: the first valid matching slot, way 0 before way 1,
-    /// slot 0 before slot 3.
+    /// Looks an IPv4 `key` up: the first valid IPv4 slot that matches, way
+    /// 0 before way 1, slot 0 before slot 3; the tail of an IPv6 entry is
+    /// never an entry (docs/hardware.md §4).
     pub fn lookup(&self, key: &FlowKey, h0: u32, h1: u32) -> Option<(usize, FlowEntry)> {
         let mask = (1u32 << self.params.flow_buckets_log2) - 1;
         for (way, h) in [(0usize, h0), (1, h1)] {
             for slot in 0..4 {
                 let idx = self.params.slot_index(way, (h & mask) as usize, slot);
-                let e = FlowEntry::from_bits(self.flows[idx]);
+                if slot % 2 == 1 && is_ipv6_head(&self.flows[idx - 1]) {
+                    continue;
+                }
+                let e = FlowEntry::from_bits(&self.flows[idx]);
+                if e.valid && e.key() == *key {
+                    return Some((idx, e));
+                }
+            }
+        }
+        None
+    }
+
+    /// Looks an IPv6 `key` up: the first pair whose head is a valid IPv6
+    /// entry matching it; returns the head's slot index.
+    pub fn lookup6(&self, key: &FlowKey6, h0: u32, h1: u32) -> Option<(usize, Flow6Entry)> {
+        let mask = (1u32 << self.params.flow_buckets_log2) - 1;
+        for (way, h) in [(0usize, h0), (1, h1)] {
+            for pair in 0..2 {
+                let idx = self.params.slot_index(way, (h & mask) as usize, 2 * pair);
+                let e = Flow6Entry::from_slots(&self.flows[idx], &self.flows[idx + 1]);
                 if e.valid && e.key() == *key {
                     return Some((idx, e));
                 }
@@ -270,7 +293,11 @@ impl HwPipeline {
             };
             return info(self, r, false);
         };
-        let action = ActionEntry::from_bits(self.actions[entry.action as usize & (self.params.actions() - 1)]);
+        let action = ActionEntry::from_bits(&self.actions[entry.action as usize & (self.params.actions() - 1)]);
+        let IpAddr::V4(new_addr) = action.addr else {
+            // A rewrite into IPv6 is the host's (the entry's `ipv6` bit).
+            return info(self, Reason::ActionHost, true);
+        };
         if action.host {
             return info(self, Reason::ActionHost, true);
         }
@@ -302,10 +329,10 @@ impl HwPipeline {
         self.act_bytes[a] += tot as u64;
         self.last_hit[slot] = ts;
         self.counters[CNT_FWD as usize] += 1;
-        HwOutput::Forward { frame: self.rewrite(&f[..L3 + tot], &action), seq }
+        HwOutput::Forward { frame: self.rewrite(&f[..L3 + tot], &action, new_addr), seq }
     }
 
-    fn rewrite(&self, f: &[u8], a: &ActionEntry) -> Vec<u8> {
+    fn rewrite(&self, f: &[u8], a: &ActionEntry, addr: Ipv4Addr) -> Vec<u8> {
         let mut out = Vec::with_capacity(f.len() + ipv4::HEADER_LEN);
         out.extend_from_slice(f);
         xmit::set_macs(&mut out, a.mac, self.mac);
@@ -313,7 +340,6 @@ impl HwPipeline {
         ip.set_ttl(ip.ttl() - 1); // TTL > 1 checked
         if matches!(a.op, ActionOp::NatDnat | ActionOp::NatSnat) {
             let dnat = a.op == ActionOp::NatDnat;
-            let addr = Ipv4Addr::from(a.addr);
             if dnat {
                 ip.set_dst_addr(addr);
             } else {
@@ -335,7 +361,7 @@ impl HwPipeline {
             // The outer header copies the inner ID when DF is clear.
             let pmtu_disc = self.ctrl & CTRL_PMTU_DISC != 0;
             let ident = ip.ident();
-            xmit::ipip_encap(&mut out, L3, Ipv4Addr::from(self.ip), Ipv4Addr::from(a.addr), pmtu_disc, ident);
+            xmit::ipip_encap(&mut out, L3, Ipv4Addr::from(self.ip), addr, pmtu_disc, ident);
         }
         out
     }
@@ -346,13 +372,13 @@ impl HwPipeline {
         frame.to_vec()
     }
 
-    /// The flow table as 128-bit slot images, in slot-index order.
-    pub fn flow_image(&self) -> &[u128] {
+    /// The flow table as slot images, in slot-index order.
+    pub fn flow_image(&self) -> &[SlotBits] {
         &self.flows
     }
 
-    /// The action table as 128-bit images, in index order.
-    pub fn action_image(&self) -> &[u128] {
+    /// The action table as images, in index order.
+    pub fn action_image(&self) -> &[ActionBits] {
         &self.actions
     }
 
@@ -365,9 +391,9 @@ impl HwPipeline {
         self.last_hit.iter_mut().for_each(|c| *c = 0);
     }
 
-    /// Valid flow entries.
+    /// Valid flow entries (an IPv6 entry counts once).
     pub fn flow_count(&self) -> usize {
-        self.flows.iter().filter(|&&b| b & 1 != 0).count()
+        self.flows.iter().filter(|b| is_valid(b)).count()
     }
 
     /// The register writes that bring a core out of reset into this
@@ -379,20 +405,24 @@ impl HwPipeline {
             w.push((VIP_BASE + 4 * i as u32, *v));
         }
         w.push((VIP_VALID, self.vip_valid));
-        let table = |w: &mut Vec<(u32, u32)>, img: &[u128], data: u32, index: u32, cmd: u32| {
-            for (i, &b) in img.iter().enumerate() {
-                if b == 0 {
-                    continue;
-                }
-                for k in 0..4 {
-                    w.push((data + 4 * k, (b >> (32 * k)) as u32));
-                }
-                w.push((index, i as u32));
-                w.push((cmd, CMD_WRITE));
+        let mut i = 0;
+        while i < self.flows.len() {
+            if is_ipv6_head(&self.flows[i]) && i % 2 == 0 {
+                let pair: Vec<u32> = self.flows[i].iter().chain(&self.flows[i + 1]).copied().collect();
+                w.extend(flow_writes(i, &pair));
+                i += 2;
+                continue;
             }
-        };
-        table(&mut w, &self.flows, FLOW_DATA, FLOW_INDEX, FLOW_CMD);
-        table(&mut w, &self.actions, ACT_DATA, ACT_INDEX, ACT_CMD);
+            if self.flows[i] != SlotBits::default() {
+                w.extend(flow_writes(i, &self.flows[i]));
+            }
+            i += 1;
+        }
+        for (i, b) in self.actions.iter().enumerate() {
+            if *b != ActionBits::default() {
+                w.extend(action_writes(i, b));
+            }
+        }
         w.push((CTRL, self.ctrl));
         w
     }
@@ -411,8 +441,10 @@ impl HwPipeline {
     }
 }
 
-fn words(v: [u32; 4]) -> u128 {
-    v.iter().rev().fold(0u128, |a, &w| a << 32 | w as u128)
+
+/// Whether `a` is one of the `len` words of the register array at `base`.
+fn staged(a: u32, base: u32, len: u32) -> bool {
+    (base..base + 4 * len).contains(&a) && a % 4 == 0
 }
 
 impl Csr for HwPipeline {
@@ -435,29 +467,38 @@ impl Csr for HwPipeline {
             a if (VIP_BASE..VIP_BASE + 4 * self.params.vip_count).contains(&a) && a % 4 == 0 => {
                 self.vips[((a - VIP_BASE) / 4) as usize] = v;
             }
-            a if (FLOW_DATA..FLOW_DATA + 16).contains(&a) && a % 4 == 0 => self.flow_staging[((a - FLOW_DATA) / 4) as usize] = v,
+            a if staged(a, FLOW_DATA, FLOW_DATA_LEN) => self.flow_staging[((a - FLOW_DATA) / 4) as usize] = v,
             FLOW_INDEX => self.flow_index = v,
             FLOW_CMD => {
                 let i = self.flow_idx();
+                let n = SlotBits::default().len();
                 match v {
                     CMD_WRITE => {
-                        self.flows[i] = words(self.flow_staging);
+                        self.flows[i].copy_from_slice(&self.flow_staging[..n]);
                         self.last_hit[i] = 0;
                     }
+                    CMD_WRITE_PAIR => {
+                        let even = i & !1;
+                        self.flows[even].copy_from_slice(&self.flow_staging[..n]);
+                        self.flows[even + 1].copy_from_slice(&self.flow_staging[n..]);
+                        self.last_hit[even] = 0;
+                        self.last_hit[even + 1] = 0;
+                    }
                     CMD_READ => {
-                        self.flow_rdata = self.flows[i];
+                        self.flow_rdata[..n].copy_from_slice(&self.flows[i]);
+                        self.flow_rdata[n..].copy_from_slice(&self.flows[i ^ 1]);
                         self.flow_hit = self.last_hit[i];
                     }
                     _ => {}
                 }
             }
-            a if (ACT_DATA..ACT_DATA + 16).contains(&a) && a % 4 == 0 => self.act_staging[((a - ACT_DATA) / 4) as usize] = v,
+            a if staged(a, ACT_DATA, ACT_DATA_LEN) => self.act_staging[((a - ACT_DATA) / 4) as usize] = v,
             ACT_INDEX => self.act_index = v,
             ACT_CMD => {
                 let i = self.act_idx();
                 match v {
                     CMD_WRITE => {
-                        self.actions[i] = words(self.act_staging);
+                        self.actions[i] = self.act_staging;
                         self.act_pkts[i] = 0;
                         self.act_bytes[i] = 0;
                     }
@@ -487,15 +528,15 @@ impl Csr for HwPipeline {
             MTU => self.mtu as u32,
             VIP_VALID => self.vip_valid,
             a if (VIP_BASE..VIP_BASE + 4 * p.vip_count).contains(&a) && a % 4 == 0 => self.vips[((a - VIP_BASE) / 4) as usize],
-            a if (FLOW_DATA..FLOW_DATA + 16).contains(&a) && a % 4 == 0 => self.flow_staging[((a - FLOW_DATA) / 4) as usize],
+            a if staged(a, FLOW_DATA, FLOW_DATA_LEN) => self.flow_staging[((a - FLOW_DATA) / 4) as usize],
             FLOW_INDEX => self.flow_index,
             FLOW_STATUS | ACT_STATUS => 0,
-            a if (FLOW_RDATA..FLOW_RDATA + 16).contains(&a) && a % 4 == 0 => (self.flow_rdata >> (8 * (a - FLOW_RDATA))) as u32,
+            a if staged(a, FLOW_RDATA, FLOW_RDATA_LEN) => self.flow_rdata[((a - FLOW_RDATA) / 4) as usize],
             FLOW_HIT_LO => self.flow_hit as u32,
             FLOW_HIT_HI => (self.flow_hit >> 32) as u32,
-            a if (ACT_DATA..ACT_DATA + 16).contains(&a) && a % 4 == 0 => self.act_staging[((a - ACT_DATA) / 4) as usize],
+            a if staged(a, ACT_DATA, ACT_DATA_LEN) => self.act_staging[((a - ACT_DATA) / 4) as usize],
             ACT_INDEX => self.act_index,
-            a if (ACT_RDATA..ACT_RDATA + 16).contains(&a) && a % 4 == 0 => (self.act_rdata >> (8 * (a - ACT_RDATA))) as u32,
+            a if staged(a, ACT_RDATA, ACT_RDATA_LEN) => self.act_rdata[((a - ACT_RDATA) / 4) as usize],
             ACT_PKTS_LO => self.act_rpkts as u32,
             ACT_PKTS_HI => (self.act_rpkts >> 32) as u32,
             ACT_BYTES_LO => self.act_rbytes as u32,
@@ -530,5 +571,45 @@ mod tests {
         assert!(HwParams::caps1_geometry_ok(c1));
         assert!(!HwParams::caps1_geometry_ok(c1 & !0xff | 8), "8 slots");
         assert!(!HwParams::caps1_geometry_ok(c1 & !0xff00 | 4 << 8), "4 ways");
+    }
+
+    /// `WRITE_PAIR` writes both slots of the index's pair in one command,
+    /// `READ` returns the slot then its partner, and `WRITE` writes one
+    /// slot only: the table commands of docs/hardware.md §6.
+    #[test]
+    fn pair_commands_write_and_read_both_slots() {
+        use super::super::regs::*;
+        use super::super::tables::{Flow6Entry, FlowEntry, FlowKey, FlowKey6};
+        use super::super::Csr;
+        use super::HwPipeline;
+        let params = HwParams { flow_buckets_log2: 4, ..Default::default() };
+        let mut hw = HwPipeline::new(params);
+        let k6 = FlowKey6 { proto: 6, saddr: "2001:db8::1".parse().unwrap(), daddr: "2001:db8::2".parse().unwrap(), sport: 1, dport: 2 };
+        let e6 = Flow6Entry::new(k6, 7, true);
+        // Index 13 (odd): the pair is slots 12 and 13.
+        for (a, v) in flow_writes(13, &e6.to_bits()) {
+            hw.write32(a, v);
+        }
+        assert_eq!(Flow6Entry::from_slots(&hw.flow_image()[12], &hw.flow_image()[13]), e6);
+        hw.write32(FLOW_INDEX, 13);
+        hw.write32(FLOW_CMD, CMD_READ);
+        let rd: Vec<u32> = (0..FLOW_RDATA_LEN).map(|k| hw.read32(FLOW_RDATA + 4 * k)).collect();
+        let p = e6.to_bits();
+        assert_eq!(rd[..5], p[5..], "slot 13 first");
+        assert_eq!(rd[5..], p[..5], "then its partner, 12");
+        assert_eq!(hw.flow_count(), 1);
+        // WRITE touches one slot: an IPv4 entry at 14 leaves the pair alone.
+        let e4 = FlowEntry::new(FlowKey { proto: 17, saddr: 1, daddr: 2, sport: 3, dport: 4 }, 9, false);
+        for (a, v) in flow_writes(14, &e4.to_bits()) {
+            hw.write32(a, v);
+        }
+        assert_eq!(FlowEntry::from_bits(&hw.flow_image()[14]), e4);
+        assert_eq!(Flow6Entry::from_slots(&hw.flow_image()[12], &hw.flow_image()[13]), e6);
+        // An empty pair written with WRITE_PAIR empties both slots at once.
+        for (a, v) in flow_writes(12, &Flow6Entry::default().to_bits()) {
+            hw.write32(a, v);
+        }
+        assert_eq!(hw.flow_image()[12..14], [[0; 5]; 2]);
+        assert_eq!(hw.flow_count(), 1);
     }
 }

@@ -8,18 +8,21 @@ pub use super::regs_gen::{
     FLOW_CMD, FLOW_HIT_HI, FLOW_HIT_LO, FLOW_INDEX, FLOW_STATUS, ID, IP, MAC_HI, MAC_LO, MTU, VERSION, VIP_BASE, VIP_VALID,
 };
 
-/// Staging entry of the flow table (4 words).
+pub use super::regs_gen::{ACT_DATA_LEN, ACT_RDATA_LEN, FLOW_DATA_LEN, FLOW_RDATA_LEN};
+
+/// Staging entry of the flow table (`FLOW_DATA_LEN` words: a slot's 5, or
+/// a pair's 10).
 pub const FLOW_DATA: u32 = super::regs_gen::FLOW_DATA_BASE;
-/// Flow entry read back (4 words).
+/// Flow entry read back: the slot, then its pair partner.
 pub const FLOW_RDATA: u32 = super::regs_gen::FLOW_RDATA_BASE;
-/// Staging action (4 words).
+/// Staging action (`ACT_DATA_LEN` words).
 pub const ACT_DATA: u32 = super::regs_gen::ACT_DATA_BASE;
-/// Action read back (4 words).
+/// Action read back.
 pub const ACT_RDATA: u32 = super::regs_gen::ACT_RDATA_BASE;
 
 /// `ID` register value ("LVSN").
 pub const ID_VALUE: u32 = super::regs_gen::ID_RESET;
-/// `VERSION` register value (1.0).
+/// `VERSION` register value (2.0).
 pub const VERSION_VALUE: u32 = super::regs_gen::VERSION_RESET;
 
 /// `CTRL[0]` enable: forward established flows; when 0 every frame goes
@@ -33,6 +36,28 @@ pub const CTRL_PMTU_DISC: u32 = super::regs_gen::CTRL_PMTU_DISC_MASK;
 pub const CMD_WRITE: u32 = lvsnic_regmap::TableCmd::Write as u32;
 /// `FLOW_CMD`/`ACT_CMD` 2: read the indexed slot back.
 pub const CMD_READ: u32 = lvsnic_regmap::TableCmd::Read as u32;
+/// `FLOW_CMD` 3: write both slots of the indexed slot's aligned pair in
+/// one cycle (an IPv6 entry, or its removal).
+pub const CMD_WRITE_PAIR: u32 = lvsnic_regmap::TableCmd::WritePair as u32;
+
+/// The register writes that put `words` into flow slot `index`: a slot's 5
+/// words with `WRITE`, or an aligned pair's 10 with `WRITE_PAIR` (the
+/// caller waits for `FLOW_STATUS` idle between two of them on a real core).
+pub fn flow_writes(index: usize, words: &[u32]) -> Vec<(u32, u32)> {
+    let cmd = if words.len() > lvsnic_regmap::flow_entry::WORDS { CMD_WRITE_PAIR } else { CMD_WRITE };
+    let mut w: Vec<(u32, u32)> = words.iter().enumerate().map(|(k, &v)| (FLOW_DATA + 4 * k as u32, v)).collect();
+    w.push((FLOW_INDEX, index as u32));
+    w.push((FLOW_CMD, cmd));
+    w
+}
+
+/// The register writes that put action `index`'s words in place.
+pub fn action_writes(index: usize, words: &[u32]) -> Vec<(u32, u32)> {
+    let mut w: Vec<(u32, u32)> = words.iter().enumerate().map(|(k, &v)| (ACT_DATA + 4 * k as u32, v)).collect();
+    w.push((ACT_INDEX, index as u32));
+    w.push((ACT_CMD, CMD_WRITE));
+    w
+}
 
 /// Counter numbers (`CNT[n]` at `CNT_BASE + 8n`). `CNT[0]`: frames
 /// received.
@@ -55,10 +80,12 @@ mod tests {
     #[test]
     fn addresses_from_the_single_source_match_the_contract() {
         assert_eq!((ID, VERSION, CTRL, MTU, VIP_VALID), (0x000, 0x004, 0x010, 0x020, 0x024));
-        assert_eq!((VIP_BASE, FLOW_DATA, FLOW_INDEX, FLOW_CMD, FLOW_RDATA, FLOW_HIT_LO), (0x100, 0x200, 0x210, 0x214, 0x220, 0x230));
-        assert_eq!((ACT_DATA, ACT_INDEX, ACT_CMD, ACT_RDATA, ACT_PKTS_LO, ACT_BYTES_HI), (0x300, 0x310, 0x314, 0x320, 0x330, 0x33C));
+        assert_eq!((VIP_BASE, FLOW_DATA, FLOW_INDEX, FLOW_CMD, FLOW_RDATA, FLOW_HIT_LO), (0x100, 0x200, 0x240, 0x244, 0x260, 0x290));
+        assert_eq!((ACT_DATA, ACT_INDEX, ACT_CMD, ACT_RDATA, ACT_PKTS_LO, ACT_BYTES_HI), (0x300, 0x320, 0x324, 0x340, 0x360, 0x36C));
+        assert_eq!((FLOW_DATA_LEN, FLOW_RDATA_LEN, ACT_DATA_LEN, ACT_RDATA_LEN), (10, 10, 8, 8));
+        assert_eq!((CMD_WRITE, CMD_READ, CMD_WRITE_PAIR), (1, 2, 3));
         assert_eq!((CNT_BASE, CNT_COUNT), (0x400, 64));
-        assert_eq!((ID_VALUE, VERSION_VALUE, CTRL_ENABLE, CTRL_PMTU_DISC), (0x4C56534E, 0x0001_0000, 1, 2));
+        assert_eq!((ID_VALUE, VERSION_VALUE, CTRL_ENABLE, CTRL_PMTU_DISC), (0x4C56534E, 0x0002_0000, 1, 2));
         assert_eq!(super::super::regs_gen::CTRL_RESET, CTRL_PMTU_DISC);
         assert_eq!(super::super::regs_gen::MTU_RESET, 1500);
     }

@@ -1,22 +1,52 @@
-//! Flow and action table entries and their 128-bit layouts
-//! (docs/hardware.md §4). The bit positions are the register map's
-//! (`lvsnic_flow_entry`, `lvsnic_action_entry` in hw/regmap/lvsnic.rdl),
-//! the same the RTL and the cocotb reference are generated with.
+//! Flow and action table entries and their layouts (docs/hardware.md §4):
+//! 160-bit flow slots holding an IPv4 entry each, IPv6 entries over an
+//! aligned pair of slots, 256-bit actions. The bit positions are the
+//! register map's (`lvsnic_flow_entry`, `lvsnic_flow6_entry`,
+//! `lvsnic_action_entry` in hw/regmap/lvsnic.rdl), the same the RTL and the
+//! cocotb reference are generated with.
 
 use crate::wire::MacAddr;
-use lvsnic_regmap::{action_entry as ae, flow_entry as fe};
+use lvsnic_regmap::{action_entry as ae, flow6_entry as fe6, flow_entry as fe};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// Field `lsb +: width` of an entry.
-fn get(b: u128, lsb: u32, width: u32) -> u128 {
-    b >> lsb & ((1u128 << width) - 1)
+/// A flow slot's bits, `FLOW_DATA0` (bits 31:0) first.
+pub type SlotBits = [u32; fe::WORDS];
+/// An IPv6 entry's bits over a slot pair: the even slot's 5 words, then the
+/// odd slot's.
+pub type PairBits = [u32; fe6::WORDS];
+/// An action entry's bits, `ACT_DATA0` first.
+pub type ActionBits = [u32; ae::WORDS];
+
+/// Field `lsb +: width` (width ≤ 128) of an entry held as 32-bit words.
+fn get(b: &[u32], lsb: u32, width: u32) -> u128 {
+    (0..width).fold(0u128, |v, i| {
+        let bit = lsb + i;
+        v | ((b[(bit / 32) as usize] >> (bit % 32) & 1) as u128) << i
+    })
 }
 
-/// `v` placed in field `lsb +: width` (bits above the width dropped).
-fn put(v: u128, lsb: u32, width: u32) -> u128 {
-    (v & ((1u128 << width) - 1)) << lsb
+/// Sets field `lsb +: width` of `b` to `v` (bits above the width dropped).
+fn put(b: &mut [u32], v: u128, lsb: u32, width: u32) {
+    for i in 0..width {
+        let bit = lsb + i;
+        let w = &mut b[(bit / 32) as usize];
+        *w = *w & !(1 << (bit % 32)) | ((v >> i & 1) as u32) << (bit % 32);
+    }
 }
 
-/// The 5-tuple a flow entry matches (as the packet is received).
+/// Whether a slot's bits are the head of a valid IPv6 entry (its pair's odd
+/// slot is then the entry's tail, never an entry of its own).
+pub fn is_ipv6_head(b: &SlotBits) -> bool {
+    get(b, fe::VALID_LSB, 1) != 0 && get(b, fe::IPV6_LSB, 1) != 0
+}
+
+/// Whether a slot's bits hold a valid entry (the IPv4 entry, or the head of
+/// an IPv6 one).
+pub fn is_valid(b: &SlotBits) -> bool {
+    get(b, fe::VALID_LSB, 1) != 0
+}
+
+/// The 5-tuple an IPv4 flow entry matches (as the packet is received).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FlowKey {
     /// IP protocol number (6 TCP, 17 UDP).
@@ -40,25 +70,48 @@ impl FlowKey {
     }
 }
 
-/// A flow table slot.
+/// The 5-tuple an IPv6 flow entry matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FlowKey6 {
+    /// The upper-layer protocol after the fixed header (6 TCP, 17 UDP).
+    pub proto: u8,
+    /// IPv6 source address, as received.
+    pub saddr: Ipv6Addr,
+    /// IPv6 destination address, as received.
+    pub daddr: Ipv6Addr,
+    /// L4 source port.
+    pub sport: u16,
+    /// L4 destination port.
+    pub dport: u16,
+}
+
+impl FlowKey6 {
+    /// The Toeplitz hashes of the two ways (36-byte input, §4).
+    pub fn hashes(&self) -> (u32, u32) {
+        let inp = super::toeplitz::hash_input6(&self.saddr.octets(), &self.daddr.octets(), self.sport, self.dport);
+        (super::toeplitz::toeplitz(&super::toeplitz::KEY0, &inp), super::toeplitz::toeplitz(&super::toeplitz::KEY1, &inp))
+    }
+}
+
+/// An IPv4 flow entry: one slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct FlowEntry {
-    /// Bit 0: the slot holds an entry.
+    /// The slot holds an entry.
     pub valid: bool,
-    /// Bit 1: TCP segments with only ACK (of SYN/FIN/RST/ACK) may be
-    /// forwarded; otherwise every TCP segment goes to the host.
+    /// TCP segments with only ACK (of SYN/FIN/RST/ACK) may be forwarded;
+    /// otherwise every TCP segment goes to the host.
     pub ack_fast: bool,
-    /// Bits 15:8: IP protocol of the key.
+    /// IP protocol of the key.
     pub proto: u8,
-    /// Bits 47:16: IPv4 source address of the key.
+    /// IPv4 source address of the key.
     pub saddr: u32,
-    /// Bits 79:48: IPv4 destination address of the key.
+    /// IPv4 destination address of the key.
     pub daddr: u32,
-    /// Bits 95:80: source port of the key.
+    /// Source port of the key.
     pub sport: u16,
-    /// Bits 111:96: destination port of the key.
+    /// Destination port of the key.
     pub dport: u16,
-    /// Bits 127:112: index of the action table entry applied on a match.
+    /// Index of the action table entry applied on a match.
     pub action: u16,
 }
 
@@ -82,23 +135,25 @@ impl FlowEntry {
         FlowKey { proto: self.proto, saddr: self.saddr, daddr: self.daddr, sport: self.sport, dport: self.dport }
     }
 
-    /// The 128-bit slot layout (reserved bits 0), `FLOW_DATA0` = bits
-    /// 31:0.
-    pub fn to_bits(&self) -> u128 {
-        put(self.valid as u128, fe::VALID_LSB, fe::VALID_WIDTH)
-            | put(self.ack_fast as u128, fe::ACK_FAST_LSB, fe::ACK_FAST_WIDTH)
-            | put(self.proto as u128, fe::PROTO_LSB, fe::PROTO_WIDTH)
-            | put(self.saddr as u128, fe::SADDR_LSB, fe::SADDR_WIDTH)
-            | put(self.daddr as u128, fe::DADDR_LSB, fe::DADDR_WIDTH)
-            | put(self.sport as u128, fe::SPORT_LSB, fe::SPORT_WIDTH)
-            | put(self.dport as u128, fe::DPORT_LSB, fe::DPORT_WIDTH)
-            | put(self.action as u128, fe::ACTION_LSB, fe::ACTION_WIDTH)
+    /// The slot's bits (`ipv6` and reserved bits 0).
+    pub fn to_bits(&self) -> SlotBits {
+        let mut b = [0; fe::WORDS];
+        put(&mut b, self.valid as u128, fe::VALID_LSB, fe::VALID_WIDTH);
+        put(&mut b, self.ack_fast as u128, fe::ACK_FAST_LSB, fe::ACK_FAST_WIDTH);
+        put(&mut b, self.proto as u128, fe::PROTO_LSB, fe::PROTO_WIDTH);
+        put(&mut b, self.action as u128, fe::ACTION_LSB, fe::ACTION_WIDTH);
+        put(&mut b, self.saddr as u128, fe::SADDR_LSB, fe::SADDR_WIDTH);
+        put(&mut b, self.daddr as u128, fe::DADDR_LSB, fe::DADDR_WIDTH);
+        put(&mut b, self.sport as u128, fe::SPORT_LSB, fe::SPORT_WIDTH);
+        put(&mut b, self.dport as u128, fe::DPORT_LSB, fe::DPORT_WIDTH);
+        b
     }
 
-    /// Decodes a slot (reserved bits ignored, as the hardware does).
-    pub fn from_bits(b: u128) -> Self {
+    /// Decodes a slot as an IPv4 entry (reserved bits ignored, as the
+    /// hardware does; `valid` is false for the head of an IPv6 entry).
+    pub fn from_bits(b: &SlotBits) -> Self {
         FlowEntry {
-            valid: get(b, fe::VALID_LSB, fe::VALID_WIDTH) != 0,
+            valid: is_valid(b) && get(b, fe::IPV6_LSB, 1) == 0,
             ack_fast: get(b, fe::ACK_FAST_LSB, fe::ACK_FAST_WIDTH) != 0,
             proto: get(b, fe::PROTO_LSB, fe::PROTO_WIDTH) as u8,
             saddr: get(b, fe::SADDR_LSB, fe::SADDR_WIDTH) as u32,
@@ -110,57 +165,158 @@ impl FlowEntry {
     }
 }
 
+/// An IPv6 flow entry: an aligned pair of slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flow6Entry {
+    /// The pair holds an entry.
+    pub valid: bool,
+    /// As [`FlowEntry::ack_fast`].
+    pub ack_fast: bool,
+    /// The upper-layer protocol of the key.
+    pub proto: u8,
+    /// IPv6 source address of the key.
+    pub saddr: Ipv6Addr,
+    /// IPv6 destination address of the key.
+    pub daddr: Ipv6Addr,
+    /// Source port of the key.
+    pub sport: u16,
+    /// Destination port of the key.
+    pub dport: u16,
+    /// Index of the action table entry applied on a match.
+    pub action: u16,
+}
+
+impl Default for Flow6Entry {
+    fn default() -> Self {
+        Flow6Entry {
+            valid: false,
+            ack_fast: false,
+            proto: 0,
+            saddr: Ipv6Addr::UNSPECIFIED,
+            daddr: Ipv6Addr::UNSPECIFIED,
+            sport: 0,
+            dport: 0,
+            action: 0,
+        }
+    }
+}
+
+impl Flow6Entry {
+    /// A valid entry matching `key` and applying action `action`.
+    pub fn new(key: FlowKey6, action: u16, ack_fast: bool) -> Self {
+        Flow6Entry {
+            valid: true,
+            ack_fast,
+            proto: key.proto,
+            saddr: key.saddr,
+            daddr: key.daddr,
+            sport: key.sport,
+            dport: key.dport,
+            action,
+        }
+    }
+
+    /// The 5-tuple this entry matches.
+    pub fn key(&self) -> FlowKey6 {
+        FlowKey6 { proto: self.proto, saddr: self.saddr, daddr: self.daddr, sport: self.sport, dport: self.dport }
+    }
+
+    /// The pair's bits: `ipv6` set with `valid` (an empty pair is all 0).
+    pub fn to_bits(&self) -> PairBits {
+        let mut b = [0; fe6::WORDS];
+        put(&mut b, self.valid as u128, fe6::VALID_LSB, fe6::VALID_WIDTH);
+        put(&mut b, self.valid as u128, fe6::IPV6_LSB, fe6::IPV6_WIDTH);
+        put(&mut b, self.ack_fast as u128, fe6::ACK_FAST_LSB, fe6::ACK_FAST_WIDTH);
+        put(&mut b, self.proto as u128, fe6::PROTO_LSB, fe6::PROTO_WIDTH);
+        put(&mut b, self.action as u128, fe6::ACTION_LSB, fe6::ACTION_WIDTH);
+        put(&mut b, u128::from(self.saddr), fe6::SADDR_LSB, fe6::SADDR_WIDTH);
+        put(&mut b, u128::from(self.daddr), fe6::DADDR_LSB, fe6::DADDR_WIDTH);
+        put(&mut b, self.sport as u128, fe6::SPORT_LSB, fe6::SPORT_WIDTH);
+        put(&mut b, self.dport as u128, fe6::DPORT_LSB, fe6::DPORT_WIDTH);
+        b
+    }
+
+    /// Decodes a pair (`valid` only when the head's `ipv6` is set).
+    pub fn from_bits(b: &PairBits) -> Self {
+        Flow6Entry {
+            valid: get(b, fe6::VALID_LSB, 1) != 0 && get(b, fe6::IPV6_LSB, 1) != 0,
+            ack_fast: get(b, fe6::ACK_FAST_LSB, fe6::ACK_FAST_WIDTH) != 0,
+            proto: get(b, fe6::PROTO_LSB, fe6::PROTO_WIDTH) as u8,
+            saddr: Ipv6Addr::from(get(b, fe6::SADDR_LSB, fe6::SADDR_WIDTH)),
+            daddr: Ipv6Addr::from(get(b, fe6::DADDR_LSB, fe6::DADDR_WIDTH)),
+            sport: get(b, fe6::SPORT_LSB, fe6::SPORT_WIDTH) as u16,
+            dport: get(b, fe6::DPORT_LSB, fe6::DPORT_WIDTH) as u16,
+            action: get(b, fe6::ACTION_LSB, fe6::ACTION_WIDTH) as u16,
+        }
+    }
+
+    /// The pair from its two slots (even first).
+    pub fn from_slots(head: &SlotBits, tail: &SlotBits) -> Self {
+        let mut b = [0; fe6::WORDS];
+        b[..fe::WORDS].copy_from_slice(head);
+        b[fe::WORDS..].copy_from_slice(tail);
+        Self::from_bits(&b)
+    }
+}
+
 /// What an action does (`op`, bits 1:0), generated from the register map.
 pub use lvsnic_regmap::ActionOp;
 
 /// An action table entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ActionEntry {
-    /// Bits 1:0: the rewrite (`ROUTE`, `NAT_DNAT`, `NAT_SNAT`, `TUNNEL`).
+    /// The rewrite (`ROUTE`, `NAT_DNAT`, `NAT_SNAT`, `TUNNEL`).
     pub op: ActionOp,
-    /// Bit 2: frames of the flows pointing here go to the host (reason
+    /// Frames of the flows pointing here go to the host (reason
     /// `ACTION_HOST`) instead of being rewritten.
     pub host: bool,
-    /// Bits 63:16: destination MAC written into the frame (byte 0 in bits
-    /// 63:56).
+    /// Destination MAC written into the frame.
     pub mac: MacAddr,
-    /// Bits 95:64: new destination (`NAT_DNAT`), new source (`NAT_SNAT`) or
-    /// tunnel destination (`TUNNEL`) IPv4 address.
-    pub addr: u32,
-    /// Bits 111:96: new destination (`NAT_DNAT`) or source (`NAT_SNAT`)
-    /// port.
+    /// New destination (`NAT_DNAT`), new source (`NAT_SNAT`) or tunnel
+    /// destination (`TUNNEL`) address; its family is the entry's `ipv6` bit.
+    pub addr: IpAddr,
+    /// New destination (`NAT_DNAT`) or source (`NAT_SNAT`) port.
     pub port: u16,
-    /// Bits 127:112: the folded one's-complement L4 checksum delta of the
-    /// NAT rewrite (see [`ActionEntry::nat_delta`]).
+    /// The folded one's-complement L4 checksum delta of the NAT rewrite
+    /// (see [`ActionEntry::nat_delta`]).
     pub l4_delta: u16,
 }
 
 impl ActionEntry {
-    /// The 128-bit entry layout (reserved bits 0), `ACT_DATA0` = bits
-    /// 31:0.
-    pub fn to_bits(&self) -> u128 {
+    /// The entry's bits (reserved bits 0).
+    pub fn to_bits(&self) -> ActionBits {
+        let mut b = [0; ae::WORDS];
         let mac = self.mac.0.iter().fold(0u128, |a, &b| a << 8 | b as u128);
-        put(self.op as u128, ae::OP_LSB, ae::OP_WIDTH)
-            | put(self.host as u128, ae::HOST_LSB, ae::HOST_WIDTH)
-            | put(mac, ae::MAC_LSB, ae::MAC_WIDTH)
-            | put(self.addr as u128, ae::ADDR_LSB, ae::ADDR_WIDTH)
-            | put(self.port as u128, ae::PORT_LSB, ae::PORT_WIDTH)
-            | put(self.l4_delta as u128, ae::L4_DELTA_LSB, ae::L4_DELTA_WIDTH)
+        let (v6, addr) = match self.addr {
+            IpAddr::V4(a) => (false, u32::from(a) as u128),
+            IpAddr::V6(a) => (true, u128::from(a)),
+        };
+        put(&mut b, self.op as u128, ae::OP_LSB, ae::OP_WIDTH);
+        put(&mut b, self.host as u128, ae::HOST_LSB, ae::HOST_WIDTH);
+        put(&mut b, v6 as u128, ae::IPV6_LSB, ae::IPV6_WIDTH);
+        put(&mut b, self.port as u128, ae::PORT_LSB, ae::PORT_WIDTH);
+        put(&mut b, self.l4_delta as u128, ae::L4_DELTA_LSB, ae::L4_DELTA_WIDTH);
+        put(&mut b, mac, ae::MAC_LSB, ae::MAC_WIDTH);
+        put(&mut b, addr, ae::ADDR_LSB, ae::ADDR_WIDTH);
+        b
     }
 
-    /// Decodes an entry (reserved bits ignored, as the hardware does).
-    pub fn from_bits(b: u128) -> Self {
+    /// Decodes an entry (reserved bits ignored, as the hardware does; an
+    /// IPv4 address is the field's low 32 bits).
+    pub fn from_bits(b: &ActionBits) -> Self {
         let op = ActionOp::from_field(get(b, ae::OP_LSB, ae::OP_WIDTH) as u32);
         let m = get(b, ae::MAC_LSB, ae::MAC_WIDTH) as u64;
         let mut mac = [0u8; 6];
         for (i, x) in mac.iter_mut().enumerate() {
             *x = (m >> (40 - 8 * i)) as u8;
         }
+        let a = get(b, ae::ADDR_LSB, ae::ADDR_WIDTH);
+        let addr = if get(b, ae::IPV6_LSB, 1) != 0 { IpAddr::V6(Ipv6Addr::from(a)) } else { IpAddr::V4(Ipv4Addr::from(a as u32)) };
         ActionEntry {
             op,
             host: get(b, ae::HOST_LSB, ae::HOST_WIDTH) != 0,
             mac: MacAddr(mac),
-            addr: get(b, ae::ADDR_LSB, ae::ADDR_WIDTH) as u32,
+            addr,
             port: get(b, ae::PORT_LSB, ae::PORT_WIDTH) as u16,
             l4_delta: get(b, ae::L4_DELTA_LSB, ae::L4_DELTA_WIDTH) as u16,
         }
@@ -198,18 +354,50 @@ mod tests {
     fn entries_round_trip_their_bit_layout() {
         let f = FlowEntry { valid: true, ack_fast: true, proto: 6, saddr: 0xC0A80001, daddr: 0x0A000064, sport: 40000, dport: 80, action: 0x1234 };
         let b = f.to_bits();
-        assert_eq!(b & 0xff, 0b11);
-        assert_eq!((b >> 8) & 0xff, 6);
-        assert_eq!((b >> 16) as u32, 0xC0A80001);
-        assert_eq!((b >> 112) as u16, 0x1234);
-        assert_eq!(FlowEntry::from_bits(b), f);
-        let a = ActionEntry { op: ActionOp::Tunnel, host: true, mac: MacAddr([0x02, 0x11, 0x22, 0x33, 0x44, 0x55]), addr: 0xC0A80A05, port: 8080, l4_delta: 0xBEEF };
+        assert_eq!(b[0], 0x1234_0603, "valid, ack_fast, ipv6 0, proto, action in word 0");
+        assert_eq!(b[1..], [0xC0A80001, 0x0A000064, 80 << 16 | 40000, 0]);
+        assert_eq!(FlowEntry::from_bits(&b), f);
+        assert!(!is_ipv6_head(&b));
+
+        let saddr: Ipv6Addr = "2001:db8::1".parse().unwrap();
+        let daddr: Ipv6Addr = "2001:db8:0:1::10".parse().unwrap();
+        let key = FlowKey6 { proto: 17, saddr, daddr, sport: 5353, dport: 53 };
+        let g = Flow6Entry::new(key, 0x0042, false);
+        let p = g.to_bits();
+        assert_eq!(p[0], 0x0042_1105, "valid, ipv6, proto 17, action");
+        assert_eq!(p[4], 0x2001_0db8, "the source's first bytes at the top of its field (bits 159:128)");
+        assert_eq!(p[1], 1);
+        assert_eq!(p[8], 0x2001_0db8);
+        assert_eq!(p[9], 53 << 16 | 5353);
+        let (head, tail) = (p[..5].try_into().unwrap(), p[5..].try_into().unwrap());
+        assert!(is_ipv6_head(&head));
+        assert!(!FlowEntry::from_bits(&head).valid, "an IPv6 head is not an IPv4 entry");
+        assert_eq!(Flow6Entry::from_slots(&head, &tail), g);
+        assert_eq!(Flow6Entry::from_bits(&p).key(), key);
+        assert!(!Flow6Entry::from_bits(&f.to_bits().iter().chain(&[0; 5]).copied().collect::<Vec<_>>().try_into().unwrap()).valid);
+
+        let a = ActionEntry {
+            op: ActionOp::Tunnel,
+            host: true,
+            mac: MacAddr([0x02, 0x11, 0x22, 0x33, 0x44, 0x55]),
+            addr: IpAddr::V4(Ipv4Addr::new(192, 168, 10, 5)),
+            port: 8080,
+            l4_delta: 0xBEEF,
+        };
         let b = a.to_bits();
-        assert_eq!((b >> 56) as u8, 0x02, "MAC byte 0 in bits 63:56");
-        assert_eq!((b >> 16) as u8, 0x55);
-        assert_eq!(b & 0xffff, 3 | 1 << 2, "op in bits 1:0, host in bit 2");
-        assert_eq!(ActionEntry::from_bits(b & !(1 << 2)), ActionEntry { host: false, ..a });
-        assert_eq!(ActionEntry::from_bits(b), a);
+        assert_eq!(b[0], 8080 << 16 | 3 | 1 << 2, "op in bits 1:0, host in bit 2, ipv6 0, port in 31:16");
+        assert_eq!(b[1], 0x4455_BEEF, "l4_delta in 47:32, MAC byte 5 from bit 48");
+        assert_eq!(b[2], 0x0211_2233, "MAC byte 0 in bits 95:88");
+        assert_eq!(b[3..], [0xC0A80A05, 0, 0, 0, 0]);
+        let mut nohost = b;
+        nohost[0] &= !(1 << 2);
+        assert_eq!(ActionEntry::from_bits(&nohost), ActionEntry { host: false, ..a });
+        assert_eq!(ActionEntry::from_bits(&b), a);
+        let a6 = ActionEntry { addr: IpAddr::V6(daddr), host: false, ..a };
+        let b6 = a6.to_bits();
+        assert_eq!(b6[0] & 0xF, 3 | 1 << 3, "ipv6 in bit 3");
+        assert_eq!(b6[6], 0x2001_0db8);
+        assert_eq!(ActionEntry::from_bits(&b6), a6);
     }
 
     /// The contract's formula equals the kernel-semantics update the golden

@@ -9,10 +9,11 @@
 use lvsnic_model::hw::placement::FlowPlacer;
 use lvsnic_model::hw::pipeline::HwParams;
 use lvsnic_model::hw::regs::*;
-use lvsnic_model::hw::tables::{ActionEntry, ActionOp, FlowEntry, FlowKey};
+use lvsnic_model::hw::tables::{ActionEntry, ActionOp, Flow6Entry, FlowEntry, FlowKey, FlowKey6};
 use lvsnic_model::rng::SplitMix64;
 use lvsnic_model::wire::checksum;
 use lvsnic_model::wire::MacAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// A random data-plane configuration with its flows and actions.
 #[derive(Clone, Debug)]
@@ -33,6 +34,10 @@ pub struct FuzzWorld {
     pub actions: Vec<ActionEntry>,
     /// Installed flows: key, action index, ack_fast.
     pub flows: Vec<(FlowKey, u16, bool)>,
+    /// Installed IPv6 entries, each a decoy: its tail slot, read as an IPv4
+    /// slot, is a valid entry for the IPv4 key beside it, which the card
+    /// must never match (docs/hardware.md §4) and the traffic sends.
+    pub decoys: Vec<(FlowKey6, FlowKey)>,
     placer: FlowPlacer,
     rng: SplitMix64,
     ts: u64,
@@ -56,10 +61,15 @@ impl FuzzWorld {
             let op = [ActionOp::Route, ActionOp::NatDnat, ActionOp::NatSnat, ActionOp::Tunnel][i % 4];
             actions.push(ActionEntry {
                 op,
-                // One action in eight diverts its flows to the host.
+                // One action in eight diverts its flows to the host, and one
+                // in sixteen rewrites into IPv6 (the host's too).
                 host: i % 8 == 7,
                 mac: MacAddr([0x02, 0, 0, 0, 0x10, i as u8]),
-                addr: 0xC0A8_0A00 + i as u32,
+                addr: if i % 16 == 11 {
+                    IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0xa, i as u16))
+                } else {
+                    IpAddr::V4(Ipv4Addr::from(0xC0A8_0A00 + i as u32))
+                },
                 port: rng.below(65536) as u16,
                 l4_delta: rng.below(65536) as u16,
             });
@@ -73,13 +83,18 @@ impl FuzzWorld {
             vips,
             actions,
             flows: Vec::new(),
+            decoys: Vec::new(),
             placer: FlowPlacer::new(params),
             rng,
             ts: 1_700_000_000_000_000_000,
             seq: 0,
         };
-        for _ in 0..nflows {
-            w.add_random_flow(&mut Vec::new());
+        for i in 0..nflows {
+            if i % 16 == 15 {
+                w.add_decoy(&mut Vec::new());
+            } else {
+                w.add_random_flow(&mut Vec::new());
+            }
         }
         w
     }
@@ -101,11 +116,47 @@ impl FuzzWorld {
         let key = self.random_key();
         let action = 1 + self.rng.below(self.actions.len() as u64) as u16;
         let ack_fast = self.rng.below(5) != 0;
+        if self.placer.slot_of(&key).is_some() || self.decoys.iter().any(|d| d.1 == key) {
+            return;
+        }
         if let Ok(ws) = self.placer.insert(FlowEntry::new(key, action, ack_fast)) {
-            for w in ws {
-                push_slot(writes, w.index, w.entry.to_bits());
-            }
+            writes.extend(ws.iter().flat_map(|w| w.register_writes()));
             self.flows.push((key, action, ack_fast));
+        }
+    }
+
+    /// Installs an IPv6 entry whose tail slot holds the bits of a valid
+    /// IPv4 entry for a fresh key (its destination address is those bits,
+    /// its ports 0), in a bucket that key's lookup reads.
+    fn add_decoy(&mut self, writes: &mut Vec<(u32, u32)>) {
+        let k4 = self.random_key();
+        if self.placer.slot_of(&k4).is_some() || self.decoys.iter().any(|d| d.1 == k4) {
+            return;
+        }
+        let action = 1 + self.rng.below(self.actions.len() as u64) as u16;
+        let b = FlowEntry::new(k4, action, true).to_bits();
+        let daddr = Ipv6Addr::from(b[..4].iter().rev().fold(0u128, |a, &w| a << 32 | w as u128));
+        let mask = (1u32 << self.params.flow_buckets_log2) - 1;
+        let buckets = |h: (u32, u32)| (h.0 & mask, h.1 & mask);
+        let want = buckets(k4.hashes());
+        // A source address that puts one of the pair's buckets on one of
+        // the IPv4 key's (same way).
+        let Some(k6) = (0..4096).find_map(|_| {
+            let saddr = Ipv6Addr::new(0x2001, 0xdb8, 0xc, 0, 0, 0, self.rng.below(65536) as u16, self.rng.below(65536) as u16);
+            let k6 = FlowKey6 { proto: 6, saddr, daddr, sport: 0, dport: 0 };
+            let got = buckets(k6.hashes());
+            (got.0 == want.0 || got.1 == want.1).then_some(k6)
+        }) else {
+            return;
+        };
+        let Ok(ws) = self.placer.insert6(Flow6Entry::new(k6, action, true)) else { return };
+        writes.extend(ws.iter().flat_map(|w| w.register_writes()));
+        let head = self.placer.slot_of6(&k6).expect("just installed");
+        let (way, bucket) = (head >> (self.params.flow_buckets_log2 + 2), (head >> 2) as u32 & mask);
+        if bucket == if way == 0 { want.0 } else { want.1 } {
+            self.decoys.push((k6, k4));
+        } else if let Some(w) = self.placer.remove6(&k6) {
+            writes.extend(w.register_writes());
         }
     }
 
@@ -117,19 +168,9 @@ impl FuzzWorld {
         }
         w.push((VIP_VALID, (1u64 << self.vips.len()) as u32 - 1));
         for (i, a) in self.actions.iter().enumerate() {
-            let b = a.to_bits();
-            for k in 0..4 {
-                w.push((ACT_DATA + 4 * k, (b >> (32 * k)) as u32));
-            }
-            w.push((ACT_INDEX, i as u32 + 1));
-            w.push((ACT_CMD, CMD_WRITE));
+            w.extend(action_writes(i + 1, &a.to_bits()));
         }
-        for i in 0..self.params.flow_slots() {
-            let e = self.placer.entry(i);
-            if e.valid {
-                push_slot(&mut w, i, e.to_bits());
-            }
-        }
+        w.extend(self.placer.load_writes().iter().flat_map(|s| s.register_writes()));
         w.push((CTRL, CTRL_ENABLE | if self.pmtu_disc { CTRL_PMTU_DISC } else { 0 }));
         w
     }
@@ -141,12 +182,23 @@ impl FuzzWorld {
         let mut w = Vec::new();
         for _ in 0..1 + self.rng.below(4) {
             match self.rng.below(10) {
+                0 if self.rng.below(4) == 0 => {
+                    if !self.decoys.is_empty() && self.rng.below(2) == 0 {
+                        let i = self.rng.below(self.decoys.len() as u64) as usize;
+                        let (k6, _) = self.decoys.swap_remove(i);
+                        if let Some(s) = self.placer.remove6(&k6) {
+                            w.extend(s.register_writes());
+                        }
+                    } else {
+                        self.add_decoy(&mut w);
+                    }
+                }
                 0..=3 => self.add_random_flow(&mut w),
                 4..=6 if !self.flows.is_empty() => {
                     let i = self.rng.below(self.flows.len() as u64) as usize;
                     let (k, _, _) = self.flows.swap_remove(i);
                     if let Some(s) = self.placer.remove(&k) {
-                        push_slot(&mut w, s.index, 0);
+                        w.extend(s.register_writes());
                     }
                 }
                 7 if !self.flows.is_empty() => {
@@ -154,19 +206,14 @@ impl FuzzWorld {
                     self.flows[i].2 = !self.flows[i].2;
                     let (k, a, f) = self.flows[i];
                     if let Some(s) = self.placer.update(FlowEntry::new(k, a, f)) {
-                        push_slot(&mut w, s.index, s.entry.to_bits());
+                        w.extend(s.register_writes());
                     }
                 }
                 8 => {
                     let i = self.rng.below(self.actions.len() as u64) as usize;
                     self.actions[i].port = self.rng.below(65536) as u16;
                     self.actions[i].l4_delta = self.rng.below(65536) as u16;
-                    let b = self.actions[i].to_bits();
-                    for k in 0..4 {
-                        w.push((ACT_DATA + 4 * k, (b >> (32 * k)) as u32));
-                    }
-                    w.push((ACT_INDEX, i as u32 + 1));
-                    w.push((ACT_CMD, CMD_WRITE));
+                    w.extend(action_writes(i + 1, &self.actions[i].to_bits()));
                 }
                 _ => {
                     if self.rng.below(2) == 0 {
@@ -199,6 +246,9 @@ impl FuzzWorld {
         let key = if kind < 75 && !self.flows.is_empty() {
             let i = self.rng.below(self.flows.len() as u64) as usize;
             self.flows[i].0
+        } else if kind < 80 && !self.decoys.is_empty() {
+            let i = self.rng.below(self.decoys.len() as u64) as usize;
+            self.decoys[i].1
         } else {
             let mut k = self.random_key();
             if self.rng.below(4) == 0 {
@@ -398,19 +448,36 @@ fn fix_ip_csum(f: &mut [u8], hl: usize) {
     f[24..26].copy_from_slice(&c.to_be_bytes());
 }
 
-fn push_slot(w: &mut Vec<(u32, u32)>, index: usize, bits: u128) {
-    for k in 0..4 {
-        w.push((FLOW_DATA + 4 * k, (bits >> (32 * k)) as u32));
-    }
-    w.push((FLOW_INDEX, index as u32));
-    w.push((FLOW_CMD, CMD_WRITE));
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use lvsnic_model::hw::{Csr, HwOutput, HwPipeline, Reason};
     use std::collections::BTreeMap;
+
+    /// The decoys are real: each tail slot, read alone as an IPv4 slot, is a
+    /// valid entry for its IPv4 key, yet the lookup does not match it.
+    #[test]
+    fn decoy_tails_look_like_ipv4_entries_and_never_match() {
+        let params = HwParams { flow_buckets_log2: 8, action_log2: 8, ..Default::default() };
+        let w = FuzzWorld::new(9, params, 300);
+        let mut hw = HwPipeline::new(params);
+        for (a, v) in w.setup_writes() {
+            hw.write32(a, v);
+        }
+        assert!(w.decoys.len() >= 5, "{} decoys", w.decoys.len());
+        for (k6, k4) in &w.decoys {
+            let (h0, h1) = k6.hashes();
+            let (head, _) = hw.lookup6(k6, h0, h1).expect("decoy installed");
+            let tail = FlowEntry::from_bits(&hw.flow_image()[head + 1]);
+            assert!(tail.valid && tail.key() == *k4, "the tail reads as a valid entry for {k4:?}");
+            let (h0, h1) = k4.hashes();
+            let mask = (1 << params.flow_buckets_log2) - 1;
+            let way = head >> (params.flow_buckets_log2 + 2);
+            assert_eq!((head >> 2) as u32 & mask, [h0, h1][way] & mask, "the tail is in a bucket {k4:?}'s lookup reads");
+            assert!(hw.lookup(k4, h0, h1).is_none(), "{k4:?} matched the tail of {k6:?}");
+        }
+    }
 
     /// The world exercises every outcome of the pipeline (so a differential
     /// run with it covers every RTL path), and the model never panics.

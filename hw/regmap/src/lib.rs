@@ -43,8 +43,8 @@ mod tests {
             assert_eq!(op as u32, v as u32);
             assert_eq!(ActionOp::from_field(v as u32 | 0xFFFF_FFFC), op, "only bits 1:0 count");
         }
-        assert_eq!((TableCmd::Write as u32, TableCmd::Read as u32), (1, 2));
-        assert_eq!((TableCmd::from_u8(0), TableCmd::from_u8(3)), (None, None));
+        assert_eq!((TableCmd::Write as u32, TableCmd::Read as u32, TableCmd::WritePair as u32), (1, 2, 3));
+        assert_eq!((TableCmd::from_u8(0), TableCmd::from_u8(4)), (None, None));
     }
 
     /// `m_axis_host_tuser` as docs/hardware.md §5 lays it out.
@@ -58,32 +58,42 @@ mod tests {
         assert_eq!(DEFINED, [0x3FF, !0, !0, !0, !0]);
     }
 
-    /// The flow and action entries as docs/hardware.md §4 lays them out.
+    /// The flow and action entries as docs/hardware.md §4 lays them out:
+    /// 160-bit slots, IPv6 entries over a pair with word 0 shared, 256-bit
+    /// actions.
     #[test]
     fn entry_layouts_are_the_contract() {
         use flow_entry as f;
         let fields = [
             (f::VALID_LSB, f::VALID_WIDTH),
             (f::ACK_FAST_LSB, f::ACK_FAST_WIDTH),
+            (f::IPV6_LSB, f::IPV6_WIDTH),
             (f::PROTO_LSB, f::PROTO_WIDTH),
+            (f::ACTION_LSB, f::ACTION_WIDTH),
             (f::SADDR_LSB, f::SADDR_WIDTH),
             (f::DADDR_LSB, f::DADDR_WIDTH),
             (f::SPORT_LSB, f::SPORT_WIDTH),
             (f::DPORT_LSB, f::DPORT_WIDTH),
-            (f::ACTION_LSB, f::ACTION_WIDTH),
         ];
-        assert_eq!(fields, [(0, 1), (1, 1), (8, 8), (16, 32), (48, 32), (80, 16), (96, 16), (112, 16)]);
-        assert_eq!((f::WORDS, f::DEFINED), (4, [0xFFFF_FF03, !0, !0, !0]));
+        assert_eq!(fields, [(0, 1), (1, 1), (2, 1), (8, 8), (16, 16), (32, 32), (64, 32), (96, 16), (112, 16)]);
+        assert_eq!((f::WORDS, f::DEFINED), (5, [0xFFFF_FF07, !0, !0, !0, 0]));
+        use flow6_entry as g;
+        let word0 = [(g::VALID_LSB, f::VALID_LSB), (g::ACK_FAST_LSB, f::ACK_FAST_LSB), (g::IPV6_LSB, f::IPV6_LSB), (g::PROTO_LSB, f::PROTO_LSB), (g::ACTION_LSB, f::ACTION_LSB)];
+        assert!(word0.iter().all(|(a, b)| a == b), "word 0 is common to both layouts");
+        let fields = [(g::SADDR_LSB, g::SADDR_WIDTH), (g::DADDR_LSB, g::DADDR_WIDTH), (g::SPORT_LSB, g::SPORT_WIDTH), (g::DPORT_LSB, g::DPORT_WIDTH)];
+        assert_eq!(fields, [(32, 128), (160, 128), (288, 16), (304, 16)]);
+        assert_eq!(g::WORDS, 2 * f::WORDS, "an IPv6 entry is a slot pair");
         use action_entry as a;
         let fields = [
             (a::OP_LSB, a::OP_WIDTH),
             (a::HOST_LSB, a::HOST_WIDTH),
-            (a::MAC_LSB, a::MAC_WIDTH),
-            (a::ADDR_LSB, a::ADDR_WIDTH),
+            (a::IPV6_LSB, a::IPV6_WIDTH),
             (a::PORT_LSB, a::PORT_WIDTH),
             (a::L4_DELTA_LSB, a::L4_DELTA_WIDTH),
+            (a::MAC_LSB, a::MAC_WIDTH),
+            (a::ADDR_LSB, a::ADDR_WIDTH),
         ];
-        assert_eq!(fields, [(0, 2), (2, 1), (16, 48), (64, 32), (96, 16), (112, 16)]);
-        assert_eq!((a::WORDS, a::DEFINED), (4, [0xFFFF_0007, !0, !0, !0]));
+        assert_eq!(fields, [(0, 2), (2, 1), (3, 1), (16, 16), (32, 16), (48, 48), (96, 128)]);
+        assert_eq!((a::WORDS, a::DEFINED), (8, [0xFFFF_000F, !0, !0, !0, !0, !0, !0, 0]));
     }
 }
