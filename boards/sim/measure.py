@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from simnet import (Etherbone, DataTap, ipv4_udp_frame, inject_datagram, read_csr_csv,  # noqa: E402
                     parse_exception, write_flow, write_action, flow_entry, route_action,
-                    mac_int, ip_int, REG, LVSNIC_UDP_PORT)
+                    mac_int, ip_int, REG, EMPTY_SLOT, LVSNIC_UDP_PORT)
 
 
 def load_env(path):
@@ -77,9 +77,9 @@ def main():
         if m:
             out["ping RTT min/avg/max (ms)"] = f"{m.group(1)}/{m.group(2)}/{m.group(3)}"
 
-        ctrl = eb.read(0x10)
-        eb.write(0x10, ctrl & ~1)
-        assert eb.read(0x10) == ctrl & ~1
+        ctrl = eb.read(REG["CTRL"])
+        eb.write(REG["CTRL"], ctrl & ~1)
+        assert eb.read(REG["CTRL"]) == ctrl & ~1
 
         # exception path: bursts of --burst frames (the data port's receive
         # buffer holds 32 frames; beyond that frames are dropped and counted,
@@ -142,15 +142,15 @@ def main():
         write_flow(eb, 0, bucket, 0, flow_entry(17, "10.0.0.2", "10.0.0.9", 1000, 80, 1), fb)
         out[f"forward path, {args.size}-byte frames"] = run(
             lambda: tap.send(frame), lambda: tap.recv(timeout=5.0) is not None)
-        write_flow(eb, 0, bucket, 0, [0, 0, 0, 0], fb)
+        write_flow(eb, 0, bucket, 0, EMPTY_SLOT, fb)
         eb.write(REG["CTRL"], ctrl & ~1)
         for a, v in saved.items():
             eb.write(REG[a], v)
 
         ov1 = {k: eb.read(csr[k]) for k in ov0}
         out["glue overflow counters (delta)"] = {k: ov1[k] - ov0[k] for k in ov0}
-        eb.write(0x10, ctrl)
-        eb.read(0x10)
+        eb.write(REG["CTRL"], ctrl)
+        eb.read(REG["CTRL"])
 
     for k, v in out.items():
         print(f"{k}: {v:.0f}" if isinstance(v, float) and v > 100 else f"{k}: {v:.3f}" if isinstance(v, float) else f"{k}: {v}")

@@ -21,6 +21,7 @@ from litex.tools.remote.etherbone import EtherboneReads, EtherboneWrites
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "hw", "tb", "unit"))
 import lvsnic_ref as R  # noqa: E402
+import lvsnic_regs as L  # noqa: E402  (generated from hw/regmap/lvsnic.rdl)
 
 ETHERBONE_PORT = 1234
 LVSNIC_UDP_PORT = 0x4C56          # 19542
@@ -104,15 +105,12 @@ def read_csr_csv(path):
 
 # Core tables (docs/hardware.md §4, §6) ------------------------------------------------------------
 
-REG = {"ID": 0x000, "VERSION": 0x004, "CAPS0": 0x008, "CAPS1": 0x00C, "CTRL": 0x010,
-       "MAC_LO": 0x014, "MAC_HI": 0x018, "IP": 0x01C, "MTU": 0x020, "VIP_VALID": 0x024,
-       "VIP0": 0x100, "FLOW_DATA0": 0x200, "FLOW_INDEX": 0x210, "FLOW_CMD": 0x214,
-       "FLOW_STATUS": 0x218, "ACT_DATA0": 0x300, "ACT_INDEX": 0x310, "ACT_CMD": 0x314,
-       "ACT_STATUS": 0x318, "ACT_PKTS_LO": 0x330, "CNT0_LO": 0x400}
-
-
-def _words(v):
-    return [(v >> (32 * i)) & 0xFFFFFFFF for i in range(4)]
+# register addresses from the generated map (hw/tb/unit/lvsnic_regs.py)
+REG = {"ID": L.ID, "VERSION": L.VERSION, "CAPS0": L.CAPS0, "CAPS1": L.CAPS1, "CTRL": L.CTRL,
+       "MAC_LO": L.MAC_LO, "MAC_HI": L.MAC_HI, "IP": L.IP, "MTU": L.MTU, "VIP_VALID": L.VIP_VALID,
+       "VIP0": L.VIP_BASE, "FLOW_DATA0": L.FLOW_DATA_BASE, "FLOW_INDEX": L.FLOW_INDEX, "FLOW_CMD": L.FLOW_CMD,
+       "FLOW_STATUS": L.FLOW_STATUS, "ACT_DATA0": L.ACT_DATA_BASE, "ACT_INDEX": L.ACT_INDEX, "ACT_CMD": L.ACT_CMD,
+       "ACT_STATUS": L.ACT_STATUS, "ACT_PKTS_LO": L.ACT_PKTS_LO, "CNT0_LO": L.CNT_BASE + L.CNT_LO_OFFSET}
 
 
 def ip_int(ip):
@@ -124,37 +122,56 @@ def mac_int(mac):
 
 
 def flow_entry(proto, src, dst, sport, dport, action, ack_fast=False):
-    """128-bit flow entry (§4) as four 32-bit words, DATA0 first (the
-    cocotb reference's layout, generated from hw/regmap/lvsnic.rdl)."""
-    return _words(R.flow_entry(proto, ip_int(src), ip_int(dst), sport, dport, action, ack_fast=ack_fast))
+    """IPv4 flow entry (§4, one 160-bit slot) as FLOW_ENTRY_WORDS 32-bit
+    words, DATA0 first (the cocotb reference's layout, generated from
+    hw/regmap/lvsnic.rdl)."""
+    return R.words(R.flow_entry(proto, ip_int(src), ip_int(dst), sport, dport, action, ack_fast=ack_fast),
+                   L.FLOW_ENTRY_WORDS)
+
+
+def flow6_entry(proto, src, dst, sport, dport, action, ack_fast=False):
+    """IPv6 flow entry (§4, an aligned slot pair, 320 bits) as
+    FLOW6_ENTRY_WORDS words, for write_flow(..., pair=True)."""
+    return R.words(R.flow6_entry(proto, int.from_bytes(socket.inet_pton(socket.AF_INET6, src), "big"),
+                                 int.from_bytes(socket.inet_pton(socket.AF_INET6, dst), "big"),
+                                 sport, dport, action, ack_fast=ack_fast), L.FLOW6_ENTRY_WORDS)
+
+
+EMPTY_SLOT = [0] * L.FLOW_ENTRY_WORDS
 
 
 def route_action(mac):
-    """ROUTE (direct routing) action to the given MAC."""
-    return _words(R.action_entry(R.OP_ROUTE, mac_int(mac).to_bytes(6, "big")))
+    """ROUTE (direct routing) action to the given MAC, ACTION_ENTRY_WORDS words."""
+    return R.words(R.action_entry(R.OP_ROUTE, mac_int(mac).to_bytes(6, "big")), L.ACTION_ENTRY_WORDS)
 
 
-def _command(eb, index_reg, index, cmd_reg, status_reg):
+def _command(eb, ops, status_reg):
+    """A table command's register writes (lvsnic_ref.flow_write_regs /
+    action_write_regs), the staging words in one Etherbone write."""
     for _ in range(100):
         if eb.read(status_reg) & 1 == 0:
             break
-    eb.write(index_reg, index)
-    eb.write(cmd_reg, 1)
+    data = [v for _, v in ops[:-2]]
+    eb.write(ops[0][0], data)
+    for a, v in ops[-2:]:                   # index, then the command
+        eb.write(a, int(v))
     for _ in range(100):
         if eb.read(status_reg) & 1 == 0:
             return
     raise TimeoutError("table command stays busy")
 
 
-def write_flow(eb, way, bucket, slot, words, buckets_log2):
-    eb.write(REG["FLOW_DATA0"], words)
-    _command(eb, REG["FLOW_INDEX"], way << (buckets_log2 + 2) | bucket << 2 | slot,
-             REG["FLOW_CMD"], REG["FLOW_STATUS"])
+def write_flow(eb, way, bucket, slot, words, buckets_log2, pair=False):
+    """FLOW_CMD WRITE of one slot (FLOW_ENTRY_WORDS words), or with `pair`
+    WRITE_PAIR of the slot's aligned pair (FLOW6_ENTRY_WORDS words)."""
+    assert len(words) == (L.FLOW6_ENTRY_WORDS if pair else L.FLOW_ENTRY_WORDS)
+    index = way << (buckets_log2 + 2) | bucket << 2 | slot
+    _command(eb, R.flow_write_regs(index, R.from_words(words), pair=pair), REG["FLOW_STATUS"])
 
 
 def write_action(eb, index, words):
-    eb.write(REG["ACT_DATA0"], words)
-    _command(eb, REG["ACT_INDEX"], index, REG["ACT_CMD"], REG["ACT_STATUS"])
+    assert len(words) == L.ACTION_ENTRY_WORDS
+    _command(eb, R.action_write_regs(index, R.from_words(words)), REG["ACT_STATUS"])
 
 
 def routed(frame, dst_mac, src_mac):

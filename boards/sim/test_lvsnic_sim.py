@@ -33,10 +33,12 @@ from simnet import Etherbone, DataTap, ipv4_udp_frame, parse_exception, inject_d
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="TAP devices need root")
 
-# docs/hardware.md §6
-ID, VERSION, CAPS0, CAPS1, CTRL, MAC_LO, MAC_HI, IP, MTU = 0x0, 0x4, 0x8, 0xC, 0x10, 0x14, 0x18, 0x1C, 0x20
-VIP0, FLOW_DATA0 = 0x100, 0x200
-def CNT_LO(n): return 0x400 + 8 * n
+# docs/hardware.md §6, addresses from the generated map
+L = simnet.L
+ID, VERSION, CAPS0, CAPS1, CTRL, MAC_LO, MAC_HI, IP, MTU = (L.ID, L.VERSION, L.CAPS0, L.CAPS1, L.CTRL, L.MAC_LO,
+                                                         L.MAC_HI, L.IP, L.MTU)
+VIP0, VIP_VALID, FLOW_DATA0 = L.VIP_BASE, L.VIP_VALID, L.FLOW_DATA_BASE
+def CNT_LO(n): return L.CNT_BASE + L.CNT_STRIDE * n + L.CNT_LO_OFFSET
 DISABLED, MISS_LOCAL, MISS = 18, 13, 14
 
 DIRECTOR_MAC = "02:00:00:00:00:01"
@@ -119,13 +121,13 @@ def _exception_of(sock, sim, frame):
 
 def test_id_and_caps(eb):
     assert eb.read(ID) == 0x4C56534E          # "LVSN"
-    assert eb.read(VERSION) == 0x00010000
+    assert eb.read(VERSION) == L.VERSION_RESET == 0x00020000
     fb = int(os.environ.get("FLOW_BUCKETS_LOG2", 4))
     al = int(os.environ.get("ACTION_LOG2", 4))
     vips = int(os.environ.get("VIP_COUNT", 4))
     assert eb.read(CAPS0) == 64 | fb << 16 | al << 24
     assert eb.read(CAPS1) == 4 | 2 << 8 | vips << 16
-    assert eb.read(ID, 4) == [0x4C56534E, 0x00010000, 64 | fb << 16 | al << 24, 4 | 2 << 8 | vips << 16]
+    assert eb.read(ID, 4) == [0x4C56534E, L.VERSION_RESET, 64 | fb << 16 | al << 24, 4 | 2 << 8 | vips << 16]
 
 
 def test_read_write_registers(sim, eb):
@@ -242,13 +244,13 @@ def test_forward_after_install(sim, eb, host_sock, tap):
     fb = int(os.environ.get("FLOW_BUCKETS_LOG2", 4))
     vip, rs_mac = "10.0.0.100", "02:00:00:00:00:63"
     ctrl = eb.read(CTRL)
-    saved = {a: eb.read(a) for a in (MAC_LO, MAC_HI, IP, VIP0, 0x024)}
+    saved = {a: eb.read(a) for a in (MAC_LO, MAC_HI, IP, VIP0, VIP_VALID)}
     lo, hi = _mac_regs(DIRECTOR_MAC)
     _write(eb, MAC_LO, lo)
     _write(eb, MAC_HI, hi)
     _write(eb, IP, simnet.ip_int(DIRECTOR_IP))
     _write(eb, VIP0, simnet.ip_int(vip))
-    _write(eb, 0x024, 1)                         # VIP_VALID
+    _write(eb, VIP_VALID, 1)
     _write(eb, CTRL, ctrl | 1)
     bucket = None
     try:
@@ -273,7 +275,7 @@ def test_forward_after_install(sim, eb, host_sock, tap):
     finally:
         host_sock.settimeout(10.0)
         if bucket is not None:
-            simnet.write_flow(eb, 0, bucket, 0, [0, 0, 0, 0], fb)
+            simnet.write_flow(eb, 0, bucket, 0, simnet.EMPTY_SLOT, fb)
         eb.write(CTRL, ctrl)
         for a, v in saved.items():
             eb.write(a, v)

@@ -522,7 +522,8 @@ fn identity_is_checked() {
     let cases: Vec<(u32, u32, IdentityError)> = vec![
         (ID, 0xFFFF_FFFF, IdentityError::NoResponse),
         (ID, 0x8086_10FB, IdentityError::WrongId(0x8086_10FB)),
-        (VERSION, 0x0002_0000, IdentityError::Version { major: 2, minor: 0 }),
+        (VERSION, 0x0001_0000, IdentityError::Version { major: 1, minor: 0 }),
+        (VERSION, 0x0003_0000, IdentityError::Version { major: 3, minor: 0 }),
         (format::DMA_CAPS, 0, IdentityError::NoDma(0)),
     ];
     for (reg, v, want) in cases {

@@ -31,12 +31,13 @@ module lvsnic_core #(
     // convention. Legal: DATA_WIDTH/8 (checked: KEEP_WIDTH*8 == DATA_WIDTH).
     parameter integer KEEP_WIDTH        = DATA_WIDTH/8,
     // log2 of the buckets per way of the flow table (2 ways x 2^N buckets
-    // x 4 slots of 128 bit, plus a 64-bit last_hit per slot). The bucket
+    // x 4 slots of 160 bit, plus a 64-bit last_hit per slot; an IPv6 entry
+    // takes an aligned pair of slots). The bucket
     // of a way is the low N bits of its Toeplitz hash; FLOW_INDEX and the
     // slot index are N+3 bits; the reset sweep takes 2^max(N, ACTION_LOG2)
     // cycles. Reported in CAPS0[23:16]. Legal: 4..16 (checked).
     parameter integer FLOW_BUCKETS_LOG2 = 10,
-    // log2 of the number of action entries (128 bit each) and of the
+    // log2 of the number of action entries (256 bit each) and of the
     // per-action packet/byte counter pairs. A flow entry's 16-bit action
     // index uses its low ACTION_LOG2 bits; ACT_INDEX keeps ACTION_LOG2
     // bits. Reported in CAPS0[31:24]. Legal: 4..16 (checked).
@@ -213,14 +214,16 @@ module lvsnic_core #(
     wire [VIP_COUNT-1:0]    cfg_vip_valid;
     wire [VIP_COUNT*32-1:0] cfg_vip;
 
-    wire                    steal, flow_wr, act_wr;
+    wire                    steal, flow_wr, flow_wr_pair, act_wr;
     wire [B+2:0]            flow_wr_idx;
-    wire [127:0]            flow_wr_data, act_wr_data;
+    wire [319:0]            flow_wr_data;           // a slot pair (lvsnic_flow6_entry)
+    wire [255:0]            act_wr_data;            // lvsnic_action_entry
     wire [A-1:0]            act_wr_idx;
     wire                    tok_req, tok_is_act, tok_ack;
     wire [TOKW-1:0]         tok_idx;
     wire                    flow_rd_valid, act_rd_valid;
-    wire [127:0]            flow_rd_data, act_rd_data;
+    wire [319:0]            flow_rd_data;           // {slot ^ 1, slot}
+    wire [255:0]            act_rd_data;
     wire                    st_req, st_ack;
     wire [1:0]              st_op;
     wire [TOKW-1:0]         st_idx;
@@ -246,7 +249,8 @@ module lvsnic_core #(
         .s_axil_rvalid(s_axil_rvalid), .s_axil_rready(s_axil_rready),
         .cfg_enable(cfg_enable), .cfg_pmtu(cfg_pmtu), .cfg_mac(cfg_mac), .cfg_ip(cfg_ip),
         .cfg_mtu(cfg_mtu), .cfg_vip_valid(cfg_vip_valid), .cfg_vip(cfg_vip),
-        .steal(steal), .flow_wr(flow_wr), .flow_wr_idx(flow_wr_idx), .flow_wr_data(flow_wr_data),
+        .steal(steal), .flow_wr(flow_wr), .flow_wr_pair(flow_wr_pair), .flow_wr_idx(flow_wr_idx),
+        .flow_wr_data(flow_wr_data),
         .act_wr(act_wr), .act_wr_idx(act_wr_idx), .act_wr_data(act_wr_data),
         .tok_req(tok_req), .tok_is_act(tok_is_act), .tok_idx(tok_idx), .tok_ack(tok_ack),
         .flow_rd_valid(flow_rd_valid), .flow_rd_data(flow_rd_data),
@@ -282,7 +286,8 @@ module lvsnic_core #(
         .cfg_mtu(cfg_mtu), .cfg_vip_valid(cfg_vip_valid), .cfg_vip(cfg_vip),
         .hdr_valid(hdr_valid), .hdr_ready(hdr_ready), .hdr_data(hdr_data),
         .hdr_bytes(hdr_bytes), .hdr_ts(hdr_ts), .hdr_seq(hdr_seq),
-        .steal(steal), .flow_wr(flow_wr), .flow_wr_idx(flow_wr_idx), .flow_wr_data(flow_wr_data),
+        .steal(steal), .flow_wr(flow_wr), .flow_wr_pair(flow_wr_pair), .flow_wr_idx(flow_wr_idx),
+        .flow_wr_data(flow_wr_data),
         .act_wr(act_wr), .act_wr_idx(act_wr_idx), .act_wr_data(act_wr_data),
         .tok_req(tok_req), .tok_is_act(tok_is_act), .tok_idx(tok_idx), .tok_ack(tok_ack),
         .flow_rd_valid(flow_rd_valid), .flow_rd_data(flow_rd_data),

@@ -11,7 +11,9 @@
 //       Toeplitz stage 1, IPv4 checksum stage 1
 //   S2  hashes ready -> flow-table read address; checksum stage 2
 //   S3  flow RAM output latch; checksum ready -> rows 1..12 reason
-//   S4  flow RAM output register; 8 x 4 partial (26-bit) key compares
+//   S4  flow RAM output register; 8 x 4 partial (26-bit) IPv4 key
+//       compares; per-slot IPv4 eligibility (valid, not ipv6, not the tail
+//       of a valid IPv6 head)
 //   S5  per-slot match -> first match (way 0 before way 1, slot 0..3) by a
 //       binary priority-mux tree
 //   S6  hit / action index -> action RAM read address
@@ -25,14 +27,26 @@
 // All stages advance together on `ce`: the host steals one cycle to write a
 // flow or action entry (steal request, then one cycle with ce = 0 in which
 // the RAM is written), so a lookup never reads a RAM row while it is
-// written (a lookup sees the old or the new entry: entries are one 128-bit
-// RAM word). Host reads travel through the pipeline as tokens (they take
-// the slot of a header) and return the entry at S4 / S8. hdr_ready is a
-// register (credits for the decision FIFO, steal and token announce).
-// After reset the flow and action RAMs are swept to zero (init_busy).
+// written (a lookup sees the old or the new entry: an IPv4 entry is one
+// 160-bit RAM word; an IPv6 entry, an aligned slot pair, is written by
+// WRITE_PAIR into the even and the odd slot's RAMs, same row, in the same
+// stolen cycle). Host reads travel through the pipeline as tokens (they
+// take the slot of a header) and return at S4 the slot and its pair
+// partner (slot ^ 1: {partner, slot}, 320 bits) or at S8 the action.
+// hdr_ready is a register (credits for the decision FIFO, steal and token
+// announce). After reset the flow and action RAMs are swept to zero
+// (init_busy).
 //
-// Flow RAMs: 8 (2 ways x 4 slots) x 2^FLOW_BUCKETS_LOG2 x 128 bit.
-// Action RAM: 2^ACTION_LOG2 x 128 bit.
+// Matching (docs/hardware.md §4): the parser handles IPv4 only (IPv6
+// frames go to the host as NON_IPV4 before the lookup matters), so only
+// the IPv4 compare exists: slot s matches if valid, ipv6 = 0, not the tail
+// of a valid IPv6 head (s odd, slot s-1 valid with ipv6 = 1), and proto,
+// addresses and ports equal. An action with ipv6 = 1 hit by an (IPv4)
+// frame sends it to the host as ACTION_HOST, exactly like host = 1.
+//
+// Flow RAMs: 8 (2 ways x 4 slots) x 2^FLOW_BUCKETS_LOG2 x 160 bit
+// (lvsnic_flow_entry). Action RAM: 2^ACTION_LOG2 x 256 bit
+// (lvsnic_action_entry).
 `default_nettype none
 
 module lvsnic_lookup #(
@@ -65,19 +79,20 @@ module lvsnic_lookup #(
     // host access
     input  wire                          steal,        // pulse: the next cycle is stolen
     input  wire                          flow_wr,      // with steal; data held
+    input  wire                          flow_wr_pair, // with flow_wr: both slots of the pair
     input  wire [FLOW_BUCKETS_LOG2+2:0]                  flow_wr_idx,
-    input  wire [127:0]                  flow_wr_data,
+    input  wire [319:0]                  flow_wr_data, // slot 159:0; pair: even 159:0, odd 319:160
     input  wire                          act_wr,       // with steal; data held
     input  wire [ACTION_LOG2-1:0]                  act_wr_idx,
-    input  wire [127:0]                  act_wr_data,
+    input  wire [255:0]                  act_wr_data,
     input  wire                          tok_req,      // level until tok_ack
     input  wire                          tok_is_act,
     input  wire [((FLOW_BUCKETS_LOG2 + 3 > ACTION_LOG2) ? FLOW_BUCKETS_LOG2 + 3 : ACTION_LOG2)-1:0]               tok_idx,
     output logic                         tok_ack,
     output logic                         flow_rd_valid,
-    output logic [127:0]                 flow_rd_data,
+    output logic [319:0]                 flow_rd_data, // {slot ^ 1, slot}
     output logic                         act_rd_valid,
-    output logic [127:0]                 act_rd_data,
+    output logic [255:0]                 act_rd_data,
     output logic                         init_busy,
 
     // decisions to the egress
@@ -114,20 +129,46 @@ module lvsnic_lookup #(
     localparam logic [319:0] KEY0 = 320'h6d5a56da_255b0ec2_4167253d_43a38fb0_d0ca2bcb_ae7b30b4_77cb2da3_8030f20c_6a42b73b_beac01fa;
     localparam logic [319:0] KEY1 = 320'hd0ca2bcb_ae7b30b4_77cb2da3_8030f20c_6a42b73b_beac01fa_6d5a56da_255b0ec2_4167253d_43a38fb0;
 
-    // The flow entry's key: its fields from proto to dport, contiguous and
-    // in that order (hw/regmap/lvsnic.rdl, lvsnic_flow_entry), compared as
-    // one in four chunks of 26 bits.
-    localparam integer ENTRY_W = 128;
-    localparam integer KEY_LSB = LVSNIC_FLOW_ENTRY_PROTO_LSB;
-    localparam integer KEY_W   = LVSNIC_FLOW_ENTRY_DPORT_LSB + LVSNIC_FLOW_ENTRY_DPORT_WIDTH - KEY_LSB;
+    // The IPv4 flow slot (hw/regmap/lvsnic.rdl, lvsnic_flow_entry): the
+    // flags, proto and action in word 0 (the same place in an IPv6 head,
+    // lvsnic_flow6_entry), the addresses and ports contiguous from saddr to
+    // dport (AD_LSB .. AD_LSB + AD_W - 1). The key compared is
+    // {saddr..dport, proto} (KEY_W = 104 bits), gathered from the two
+    // places by wiring only, in four chunks of 26 bits as before.
+    localparam integer ENTRY_W = LVSNIC_FLOW_ENTRY_WORDS * 32;   // one slot
+    localparam integer ACT_W   = LVSNIC_ACTION_ENTRY_WORDS * 32;
+    localparam integer PR_LSB  = LVSNIC_FLOW_ENTRY_PROTO_LSB;
+    localparam integer PR_W    = LVSNIC_FLOW_ENTRY_PROTO_WIDTH;
+    localparam integer AD_LSB  = LVSNIC_FLOW_ENTRY_SADDR_LSB;
+    localparam integer AD_W    = LVSNIC_FLOW_ENTRY_DPORT_LSB + LVSNIC_FLOW_ENTRY_DPORT_WIDTH - AD_LSB;
+    localparam integer KEY_W   = AD_W + PR_W;
     localparam bit LAYOUT_OK =
-        LVSNIC_FLOW_ENTRY_SADDR_LSB == LVSNIC_FLOW_ENTRY_PROTO_LSB + LVSNIC_FLOW_ENTRY_PROTO_WIDTH
+        ENTRY_W == 160 && ACT_W == 256 && LVSNIC_FLOW6_ENTRY_WORDS * 32 == 2 * ENTRY_W
+        // word 0 common to both layouts: valid, ack_fast, ipv6, proto, action
+        && LVSNIC_FLOW_ENTRY_VALID_LSB == LVSNIC_FLOW6_ENTRY_VALID_LSB
+        && LVSNIC_FLOW_ENTRY_ACK_FAST_LSB == LVSNIC_FLOW6_ENTRY_ACK_FAST_LSB
+        && LVSNIC_FLOW_ENTRY_IPV6_LSB == LVSNIC_FLOW6_ENTRY_IPV6_LSB
+        && LVSNIC_FLOW_ENTRY_PROTO_LSB == LVSNIC_FLOW6_ENTRY_PROTO_LSB
+        && LVSNIC_FLOW_ENTRY_ACTION_LSB == LVSNIC_FLOW6_ENTRY_ACTION_LSB
+        && LVSNIC_FLOW_ENTRY_VALID_WIDTH == 1 && LVSNIC_FLOW_ENTRY_ACK_FAST_WIDTH == 1
+        && LVSNIC_FLOW_ENTRY_IPV6_WIDTH == 1 && PR_W == 8
+        && LVSNIC_FLOW_ENTRY_ACTION_WIDTH >= A
+        && LVSNIC_FLOW_ENTRY_ACTION_LSB + LVSNIC_FLOW_ENTRY_ACTION_WIDTH <= ENTRY_W
+        // proto below the addresses, then saddr, daddr, sport, dport contiguous
+        && PR_LSB + PR_W <= AD_LSB
         && LVSNIC_FLOW_ENTRY_DADDR_LSB == LVSNIC_FLOW_ENTRY_SADDR_LSB + LVSNIC_FLOW_ENTRY_SADDR_WIDTH
         && LVSNIC_FLOW_ENTRY_SPORT_LSB == LVSNIC_FLOW_ENTRY_DADDR_LSB + LVSNIC_FLOW_ENTRY_DADDR_WIDTH
         && LVSNIC_FLOW_ENTRY_DPORT_LSB == LVSNIC_FLOW_ENTRY_SPORT_LSB + LVSNIC_FLOW_ENTRY_SPORT_WIDTH
-        && KEY_W == 104 && LVSNIC_FLOW_ENTRY_ACTION_WIDTH >= A
-        && LVSNIC_FLOW_ENTRY_ACTION_LSB + LVSNIC_FLOW_ENTRY_ACTION_WIDTH <= ENTRY_W
-        && LVSNIC_ACTION_ENTRY_L4_DELTA_LSB + LVSNIC_ACTION_ENTRY_L4_DELTA_WIDTH <= ENTRY_W;
+        && LVSNIC_FLOW_ENTRY_SADDR_WIDTH == 32 && LVSNIC_FLOW_ENTRY_DADDR_WIDTH == 32
+        && LVSNIC_FLOW_ENTRY_SPORT_WIDTH == 16 && LVSNIC_FLOW_ENTRY_DPORT_WIDTH == 16
+        && AD_LSB + AD_W <= ENTRY_W && KEY_W == 104
+        // the action fields the rewrite reads (IPv4 address: addr's low 32 bits)
+        && LVSNIC_ACTION_ENTRY_HOST_WIDTH == 1 && LVSNIC_ACTION_ENTRY_IPV6_WIDTH == 1
+        && LVSNIC_ACTION_ENTRY_ADDR_WIDTH >= 32 && LVSNIC_ACTION_ENTRY_MAC_WIDTH == 48
+        && LVSNIC_ACTION_ENTRY_ADDR_LSB + LVSNIC_ACTION_ENTRY_ADDR_WIDTH <= ACT_W
+        && LVSNIC_ACTION_ENTRY_MAC_LSB + LVSNIC_ACTION_ENTRY_MAC_WIDTH <= ACT_W
+        && LVSNIC_ACTION_ENTRY_L4_DELTA_LSB + LVSNIC_ACTION_ENTRY_L4_DELTA_WIDTH <= ACT_W
+        && LVSNIC_ACTION_ENTRY_PORT_LSB + LVSNIC_ACTION_ENTRY_PORT_WIDTH <= ACT_W;
     generate
         if (!LAYOUT_OK) begin : g_layout_check
             $error("lvsnic_lookup: the entry layouts of hw/rtl/lvsnic_regs.vh no longer fit the key compare");
@@ -333,16 +374,22 @@ module lvsnic_lookup #(
     wire [B-1:0] s2_bkt0 = (s2_k == K_FTK) ? s2_tok[B+1:2] : s2_hash0[B-1:0];
     wire [B-1:0] s2_bkt1 = (s2_k == K_FTK) ? s2_tok[B+1:2] : s2_hash1[B-1:0];
 
-    // flow RAMs: index n = way*4 + slot
+    // flow RAMs: index n = way*4 + slot. WRITE writes the addressed slot's
+    // RAM with data 159:0; WRITE_PAIR writes both RAMs of the pair (same
+    // row, same cycle): the even one with 159:0, the odd one with 319:160.
     logic [8*ENTRY_W-1:0] s4_ent;
     genvar gn;
     generate
         for (gn = 0; gn < 8; gn = gn + 1) begin : g_flow
-            wire          we    = init_busy || (flow_wr_d && flow_wr_idx[B+2] == 1'(gn / 4)
-                                                && flow_wr_idx[1:0] == 2'(gn % 4));
+            wire          wr_hit = flow_wr_idx[B+2] == 1'(gn / 4)
+                                  && flow_wr_idx[1] == 1'((gn % 4) / 2)
+                                  && (flow_wr_pair || flow_wr_idx[0] == 1'(gn % 2));
+            wire          we    = init_busy || (flow_wr_d && wr_hit);
             wire [B-1:0]  waddr = init_busy ? init_cnt[B-1:0] : flow_wr_idx[B+1:2];
-            wire [127:0]  wdata = init_busy ? 128'h0 : flow_wr_data;
-            lvsnic_sdp_ram #(.WIDTH(128), .ADDR_WIDTH(B), .OUT_REG(1)) u_ram (
+            wire [ENTRY_W-1:0] wdata = init_busy ? '0
+                                     : (flow_wr_pair && (gn % 2) == 1) ? flow_wr_data[ENTRY_W +: ENTRY_W]
+                                     : flow_wr_data[0 +: ENTRY_W];
+            lvsnic_sdp_ram #(.WIDTH(ENTRY_W), .ADDR_WIDTH(B), .OUT_REG(1)) u_ram (
                 .clk(clk),
                 .we(we), .waddr(waddr), .wdata(wdata),
                 .re(ce), .raddr(gn < 4 ? s2_bkt0 : s2_bkt1), .oce(ce),
@@ -432,17 +479,27 @@ module lvsnic_lookup #(
         end
     end
 
-    // packet key in entry layout (entry[KEY_LSB +: KEY_W])
+    // packet key in the compare's order: {saddr..dport as in the entry
+    // (entry[AD_LSB +: AD_W]), proto (entry[PR_LSB +: PR_W])}
+    logic [AD_W-1:0]  s4_kad;
     logic [KEY_W-1:0] s4_key;
     always_comb begin
-        s4_key = '0;
-        s4_key[LVSNIC_FLOW_ENTRY_PROTO_LSB - KEY_LSB +: 8] = s4_h[23*8 +: 8];
-        s4_key[LVSNIC_FLOW_ENTRY_SADDR_LSB - KEY_LSB +: 32] =
+        s4_kad = '0;
+        s4_kad[LVSNIC_FLOW_ENTRY_SADDR_LSB - AD_LSB +: 32] =
             {s4_h[26*8 +: 8], s4_h[27*8 +: 8], s4_h[28*8 +: 8], s4_h[29*8 +: 8]};
-        s4_key[LVSNIC_FLOW_ENTRY_DADDR_LSB - KEY_LSB +: 32] =
+        s4_kad[LVSNIC_FLOW_ENTRY_DADDR_LSB - AD_LSB +: 32] =
             {s4_h[30*8 +: 8], s4_h[31*8 +: 8], s4_h[32*8 +: 8], s4_h[33*8 +: 8]};
-        s4_key[LVSNIC_FLOW_ENTRY_SPORT_LSB - KEY_LSB +: 16] = {s4_h[34*8 +: 8], s4_h[35*8 +: 8]};
-        s4_key[LVSNIC_FLOW_ENTRY_DPORT_LSB - KEY_LSB +: 16] = {s4_h[36*8 +: 8], s4_h[37*8 +: 8]};
+        s4_kad[LVSNIC_FLOW_ENTRY_SPORT_LSB - AD_LSB +: 16] = {s4_h[34*8 +: 8], s4_h[35*8 +: 8]};
+        s4_kad[LVSNIC_FLOW_ENTRY_DPORT_LSB - AD_LSB +: 16] = {s4_h[36*8 +: 8], s4_h[37*8 +: 8]};
+        s4_key = {s4_kad, s4_h[23*8 +: 8]};
+    end
+
+    // slot keys in the same order (wiring only)
+    logic [8*KEY_W-1:0] s4_ekey;
+    always_comb begin
+        for (int n = 0; n < 8; n++) begin
+            s4_ekey[n*KEY_W +: KEY_W] = {s4_ent[n*ENTRY_W + AD_LSB +: AD_W], s4_ent[n*ENTRY_W + PR_LSB +: PR_W]};
+        end
     end
 
     // partial key compares: 4 chunks of 26 bits per slot (match in S5)
@@ -450,20 +507,37 @@ module lvsnic_lookup #(
     always_comb begin
         for (int n = 0; n < 8; n++) begin
             for (int c = 0; c < 4; c++) begin
-                s4_eqp[n*4 + c] = (s4_ent[n*ENTRY_W + KEY_LSB + 26*c +: 26] == s4_key[26*c +: 26]);
+                s4_eqp[n*4 + c] = (s4_ekey[n*KEY_W + 26*c +: 26] == s4_key[26*c +: 26]);
             end
         end
     end
 
-    // flow read token: return the addressed slot
+    // IPv4 eligibility per slot: valid, ipv6 = 0, and for an odd slot not
+    // the tail of a valid IPv6 head in the even slot before it
+    logic [7:0] s4_v4, s4_head6;
+    always_comb begin
+        for (int n = 0; n < 8; n++) begin
+            s4_head6[n] = s4_ent[n*ENTRY_W + LVSNIC_FLOW_ENTRY_VALID_LSB]
+                          && s4_ent[n*ENTRY_W + LVSNIC_FLOW_ENTRY_IPV6_LSB];
+        end
+        for (int n = 0; n < 8; n++) begin
+            s4_v4[n] = s4_ent[n*ENTRY_W + LVSNIC_FLOW_ENTRY_VALID_LSB]
+                       && !s4_ent[n*ENTRY_W + LVSNIC_FLOW_ENTRY_IPV6_LSB]
+                       && !((n % 2) == 1 && s4_head6[n - (n % 2)]);
+        end
+    end
+
+    // flow read token: return the addressed slot and its pair partner
     wire [2:0] s4_tok_n = {s4_tok[B+2], s4_tok[1:0]};
+    wire [2:0] s4_tok_p = {s4_tok[B+2], s4_tok[1], !s4_tok[0]};
     always_ff @(posedge clk) begin
         if (rst) begin
             flow_rd_valid <= 1'b0;
         end else begin
             flow_rd_valid <= ce && s4_v && (s4_k == K_FTK);
         end
-        if (ce && s4_v && s4_k == K_FTK) flow_rd_data <= s4_ent[s4_tok_n*ENTRY_W +: ENTRY_W];
+        if (ce && s4_v && s4_k == K_FTK)
+            flow_rd_data <= {s4_ent[s4_tok_p*ENTRY_W +: ENTRY_W], s4_ent[s4_tok_n*ENTRY_W +: ENTRY_W]};
     end
 
     // ------------------------------------------------------------------
@@ -499,7 +573,7 @@ module lvsnic_lookup #(
             s5_bkt0 <= s4_bkt0; s5_bkt1 <= s4_bkt1;
             s5_eqp   <= s4_eqp;
             for (int n = 0; n < 8; n++) begin
-                s5_val[n]         <= s4_ent[n*ENTRY_W + LVSNIC_FLOW_ENTRY_VALID_LSB];
+                s5_val[n]         <= s4_v4[n];
                 s5_acts[n*A +: A] <= s4_ent[n*ENTRY_W + LVSNIC_FLOW_ENTRY_ACTION_LSB +: A];
                 s5_ackf[n]        <= s4_ent[n*ENTRY_W + LVSNIC_FLOW_ENTRY_ACK_FAST_LSB];
             end
@@ -572,12 +646,12 @@ module lvsnic_lookup #(
 
     wire [A-1:0] s6_aaddr = (s6_k == K_ATK) ? s6_tok[A-1:0] : s6_act;
 
-    logic [127:0] s8_actd;
-    lvsnic_sdp_ram #(.WIDTH(128), .ADDR_WIDTH(A), .OUT_REG(1)) u_act_ram (
+    logic [ACT_W-1:0] s8_actd;
+    lvsnic_sdp_ram #(.WIDTH(ACT_W), .ADDR_WIDTH(A), .OUT_REG(1)) u_act_ram (
         .clk(clk),
         .we(init_busy || act_wr_d),
         .waddr(init_busy ? init_cnt[A-1:0] : act_wr_idx),
-        .wdata(init_busy ? 128'h0 : act_wr_data),
+        .wdata(init_busy ? '0 : act_wr_data),
         .re(ce), .raddr(s6_aaddr), .oce(ce),
         .rdata(s8_actd)
     );
@@ -635,9 +709,12 @@ module lvsnic_lookup #(
     // S8: rows 13..19 and the rewrite
     // ------------------------------------------------------------------
     wire [1:0]  a_op    = s8_actd[LVSNIC_ACTION_ENTRY_OP_LSB +: LVSNIC_ACTION_ENTRY_OP_WIDTH];
-    wire        a_host  = s8_actd[LVSNIC_ACTION_ENTRY_HOST_LSB];
+    // ipv6: an address of the other family than the (IPv4) frame's: to the
+    // host like host (docs/hardware.md §3 row 16); IPv4 address in addr's
+    // low 32 bits
+    wire        a_host  = s8_actd[LVSNIC_ACTION_ENTRY_HOST_LSB] || s8_actd[LVSNIC_ACTION_ENTRY_IPV6_LSB];
     wire [47:0] a_mac   = s8_actd[LVSNIC_ACTION_ENTRY_MAC_LSB +: LVSNIC_ACTION_ENTRY_MAC_WIDTH];
-    wire [31:0] a_addr  = s8_actd[LVSNIC_ACTION_ENTRY_ADDR_LSB +: LVSNIC_ACTION_ENTRY_ADDR_WIDTH];
+    wire [31:0] a_addr  = s8_actd[LVSNIC_ACTION_ENTRY_ADDR_LSB +: 32];
     wire [15:0] a_port  = s8_actd[LVSNIC_ACTION_ENTRY_PORT_LSB +: LVSNIC_ACTION_ENTRY_PORT_WIDTH];
     wire [15:0] a_delta = s8_actd[LVSNIC_ACTION_ENTRY_L4_DELTA_LSB +: LVSNIC_ACTION_ENTRY_L4_DELTA_WIDTH];
     wire        a_dnat  = (a_op == LVSNIC_ACTION_OP_NAT_DNAT);

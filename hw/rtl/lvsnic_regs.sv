@@ -2,9 +2,12 @@
 //
 // Identification and capability registers, CTRL/MAC/IP/MTU/VIP
 // configuration, the flow and action staging registers with their command
-// state machines (write: steal one pipeline cycle to write the 128-bit
-// entry, then zero its last_hit / counters; read: send a read token down the
-// lookup pipeline and read last_hit / counters, busy until both returned),
+// state machines (write: steal one pipeline cycle to write the entry, a
+// 160-bit flow slot, both slots of an aligned pair for FLOW_CMD WRITE_PAIR,
+// or a 256-bit action, then zero its last_hit (both for a pair) / counters;
+// read: send a read token down the lookup pipeline, which returns the slot
+// and its pair partner (320 bits) or the action, and read last_hit /
+// counters, busy until both returned),
 // and the 64-bit global and per-reason frame counters (reading a counter's
 // LO half latches its HI half, per counter).
 //
@@ -14,15 +17,18 @@
 // is taken (address register, register/counter multiplexers, final
 // select). Responses are always OKAY; unmapped addresses read 0 and ignore
 // writes. Byte strobes apply to the read/write registers; a command
-// register acts on the strobed value (1 or 2). Read/write registers keep
+// register acts on the strobed value (1 or 2, or 3 for FLOW_CMD). Read/write registers keep
 // only their defined bits. A command latches the staging entry and index,
 // so the host may rewrite the staging registers while it is busy.
 //
 // Addresses, identification values and reset values come from
 // lvsnic_regs.vh, generated from hw/regmap/lvsnic.rdl (the single source of
 // the register map, also of the Rust definitions and docs/registers.md).
-// The read multiplexer groups registers by address; elaboration fails if
-// the generated map no longer fits that grouping.
+// The read multiplexer groups registers by address (256-byte groups);
+// elaboration fails if the generated map no longer fits that grouping or
+// the staging / read-back arrays no longer match the entry layouts (the
+// port widths below: flow 320 = LVSNIC_FLOW_DATA_LEN words, action 256 =
+// LVSNIC_ACT_DATA_LEN words).
 `default_nettype none
 
 module lvsnic_regs #(
@@ -67,19 +73,20 @@ module lvsnic_regs #(
     // lookup pipeline access
     output logic                        steal,
     output logic                        flow_wr,
+    output logic                        flow_wr_pair, // with flow_wr: WRITE_PAIR (index even)
     output logic [FLOW_BUCKETS_LOG2+2:0]                flow_wr_idx,
-    output logic [127:0]                flow_wr_data,
+    output logic [319:0]                flow_wr_data,  // pair: even slot 159:0, odd 319:160
     output logic                        act_wr,
     output logic [ACTION_LOG2-1:0]                act_wr_idx,
-    output logic [127:0]                act_wr_data,
+    output logic [255:0]                act_wr_data,
     output logic                        tok_req,
     output logic                        tok_is_act,
     output logic [((FLOW_BUCKETS_LOG2 + 3 > ACTION_LOG2) ? FLOW_BUCKETS_LOG2 + 3 : ACTION_LOG2)-1:0]             tok_idx,
     input  wire                         tok_ack,
     input  wire                         flow_rd_valid,
-    input  wire [127:0]                 flow_rd_data,
+    input  wire [319:0]                 flow_rd_data,  // slot 159:0, slot ^ 1 319:160
     input  wire                         act_rd_valid,
-    input  wire [127:0]                 act_rd_data,
+    input  wire [255:0]                 act_rd_data,
 
     // statistics access
     output logic                        st_req,
@@ -109,29 +116,59 @@ module lvsnic_regs #(
     localparam integer TOKW = (B + 3 > A) ? B + 3 : A;
     localparam integer AW   = AXIL_ADDR_WIDTH;
 
-    // word select within a 64-byte register group
-    function automatic logic [3:0] wsel(input logic [15:0] addr);
-        wsel = addr[5:2];
+    // staging and read-back widths (words of the generated arrays)
+    localparam integer FDW  = LVSNIC_FLOW_DATA_LEN * 32;     // flow staging: a slot pair
+    localparam integer FRW  = LVSNIC_FLOW_RDATA_LEN * 32;    // flow read-back: slot, slot ^ 1
+    localparam integer SW   = LVSNIC_FLOW_ENTRY_WORDS * 32;  // one slot
+    localparam integer ADW  = LVSNIC_ACT_DATA_LEN * 32;
+    localparam integer ARW  = LVSNIC_ACT_RDATA_LEN * 32;
+
+    // word select within a 256-byte register group
+    function automatic logic [5:0] wsel(input logic [15:0] addr);
+        wsel = addr[7:2];
+    endfunction
+    // byte address of word i of an array
+    function automatic logic [15:0] elem(input logic [15:0] base, input integer stride, input integer i);
+        elem = base + 16'(stride * i);
     endfunction
 
     // The decoder's assumptions about the generated map: misc registers in
-    // 0x000..0x03F, VIPs from 0x100 (32 words), flow registers in
-    // 0x200..0x23F, action registers in 0x300..0x33F, counters from 0x400
-    // as LO, HI pairs.
+    // 0x000..0x0FF, VIPs from 0x100 (32 words), flow registers in
+    // 0x200..0x2FF, action registers in 0x300..0x3FF, counters from 0x400
+    // as LO, HI pairs; the flow staging / read-back arrays hold a slot pair
+    // (lvsnic_flow6_entry, two lvsnic_flow_entry slots), the action ones an
+    // lvsnic_action_entry, at the port widths.
     localparam logic MAP_OK =
            LVSNIC_VIP_BASE == 16'h0100 && LVSNIC_VIP_STRIDE == 4 && LVSNIC_VIP_LEN == 32
-        && LVSNIC_VIP_VALID[15:6] == 10'h0 && LVSNIC_MTU[15:6] == 10'h0
-        && LVSNIC_FLOW_DATA_BASE == 16'h0200 && LVSNIC_FLOW_DATA_STRIDE == 4
-        && LVSNIC_FLOW_HIT_HI[15:6] == 10'h008 && LVSNIC_FLOW_CMD[15:6] == 10'h008
-        && LVSNIC_ACT_DATA_BASE == 16'h0300 && LVSNIC_ACT_DATA_STRIDE == 4
-        && LVSNIC_ACT_BYTES_HI[15:6] == 10'h00C && LVSNIC_ACT_CMD[15:6] == 10'h00C
-        && LVSNIC_FLOW_RDATA_BASE[15:6] == 10'h008 && LVSNIC_ACT_RDATA_BASE[15:6] == 10'h00C
+        && LVSNIC_VIP_VALID[15:8] == 8'h0 && LVSNIC_MTU[15:8] == 8'h0
+        && LVSNIC_FLOW_DATA_BASE[15:8] == 8'h02 && LVSNIC_FLOW_DATA_STRIDE == 4
+        && elem(LVSNIC_FLOW_DATA_BASE, 4, LVSNIC_FLOW_DATA_LEN - 1) >> 8 == 16'h02
+        && LVSNIC_FLOW_RDATA_BASE[15:8] == 8'h02 && LVSNIC_FLOW_RDATA_STRIDE == 4
+        && elem(LVSNIC_FLOW_RDATA_BASE, 4, LVSNIC_FLOW_RDATA_LEN - 1) >> 8 == 16'h02
+        && LVSNIC_FLOW_INDEX[15:8] == 8'h02 && LVSNIC_FLOW_CMD[15:8] == 8'h02
+        && LVSNIC_FLOW_STATUS[15:8] == 8'h02
+        && LVSNIC_FLOW_HIT_LO[15:8] == 8'h02 && LVSNIC_FLOW_HIT_HI[15:8] == 8'h02
+        && LVSNIC_ACT_DATA_BASE[15:8] == 8'h03 && LVSNIC_ACT_DATA_STRIDE == 4
+        && elem(LVSNIC_ACT_DATA_BASE, 4, LVSNIC_ACT_DATA_LEN - 1) >> 8 == 16'h03
+        && LVSNIC_ACT_RDATA_BASE[15:8] == 8'h03 && LVSNIC_ACT_RDATA_STRIDE == 4
+        && elem(LVSNIC_ACT_RDATA_BASE, 4, LVSNIC_ACT_RDATA_LEN - 1) >> 8 == 16'h03
+        && LVSNIC_ACT_INDEX[15:8] == 8'h03 && LVSNIC_ACT_CMD[15:8] == 8'h03
+        && LVSNIC_ACT_STATUS[15:8] == 8'h03
+        && LVSNIC_ACT_PKTS_LO[15:8] == 8'h03 && LVSNIC_ACT_PKTS_HI[15:8] == 8'h03
+        && LVSNIC_ACT_BYTES_LO[15:8] == 8'h03 && LVSNIC_ACT_BYTES_HI[15:8] == 8'h03
         && LVSNIC_CNT_BASE == 16'h0400 && LVSNIC_CNT_STRIDE == 8 && LVSNIC_CNT_LEN == 64
         && LVSNIC_CNT_LO_OFFSET == 16'h0 && LVSNIC_CNT_HI_OFFSET == 16'h4;
+    localparam logic WIDTH_OK =
+           FDW == 2 * SW && FRW == 2 * SW && LVSNIC_FLOW6_ENTRY_WORDS * 32 == 2 * SW
+        && FDW == 320 && ADW == LVSNIC_ACTION_ENTRY_WORDS * 32 && ARW == ADW && ADW == 256;
     generate
         if (!MAP_OK) begin : g_map_check
             $error("lvsnic_regs: hw/rtl/lvsnic_regs.vh no longer fits the read decoder's address groups");
             lvsnic_regs_map_mismatch u_fail ();
+        end
+        if (!WIDTH_OK) begin : g_width_check
+            $error("lvsnic_regs: the staging / read-back arrays of hw/rtl/lvsnic_regs.vh no longer fit the table ports");
+            lvsnic_regs_width_mismatch u_fail ();
         end
         if (VIP_COUNT > LVSNIC_VIP_LEN) begin : g_vip_check
             $error("lvsnic_regs: VIP_COUNT exceeds the register map's VIP array");
@@ -144,10 +181,12 @@ module lvsnic_regs #(
     // ------------------------------------------------------------------
     logic [31:0]  mac_lo;
     logic [15:0]  mac_hi;
-    logic [127:0] flow_data, act_data;
+    logic [FDW-1:0] flow_data;
+    logic [ADW-1:0] act_data;
     logic [B+2:0] flow_index;
     logic [A-1:0] act_index;
-    logic [127:0] flow_rdata, act_rdata;
+    logic [FRW-1:0] flow_rdata;
+    logic [ARW-1:0] act_rdata;
     logic [63:0]  flow_hit, act_pkts, act_bytes;
 
     assign cfg_mac = {mac_hi, mac_lo};
@@ -177,7 +216,7 @@ module lvsnic_regs #(
     logic          wr_pend;
     logic [AW-3:0] wa;                          // word address
     logic [31:0]   wd, wm;
-    logic          w_fcmd, w_acmd, w_cmd1, w_cmd2;   // pre-decoded command writes
+    logic          w_fcmd, w_acmd, w_cmd1, w_cmd2, w_cmd3;   // pre-decoded command writes
     wire           wr_take = s_axil_awvalid && s_axil_wvalid && !wr_pend && !s_axil_bvalid;
     wire           wr_en   = wr_pend;
     assign s_axil_awready = wr_take;
@@ -197,6 +236,7 @@ module lvsnic_regs #(
             w_acmd <= hit_addr(s_axil_awaddr[AW-1:2], 32'(LVSNIC_ACT_CMD));
             w_cmd1 <= (s_axil_wdata & in_wm) == 32'(LVSNIC_TABLE_CMD_WRITE);
             w_cmd2 <= (s_axil_wdata & in_wm) == 32'(LVSNIC_TABLE_CMD_READ);
+            w_cmd3 <= (s_axil_wdata & in_wm) == 32'(LVSNIC_TABLE_CMD_WRITE_PAIR);
         end
     end
 
@@ -210,6 +250,7 @@ module lvsnic_regs #(
     wire        a_cmd_ok = wr_en && w_acmd && (a_st == S_IDLE) && !init_busy;
     wire        f_cmd_wr = f_cmd_ok && w_cmd1;
     wire        f_cmd_rd = f_cmd_ok && w_cmd2;
+    wire        f_cmd_wp = f_cmd_ok && w_cmd3;      // WRITE_PAIR (flow only)
     wire        a_cmd_wr = a_cmd_ok && w_cmd1;
     wire        a_cmd_rd = a_cmd_ok && w_cmd2;
 
@@ -241,8 +282,10 @@ module lvsnic_regs #(
                 for (int i = 0; i < VIP_COUNT; i++) begin
                     if (hit_addr(wa, 32'(LVSNIC_VIP_BASE) + LVSNIC_VIP_STRIDE*i)) cfg_vip[32*i +: 32] <= merge(cfg_vip[32*i +: 32], wd, wm);
                 end
-                for (int i = 0; i < 4; i++) begin
+                for (int i = 0; i < LVSNIC_FLOW_DATA_LEN; i++) begin
                     if (hit_addr(wa, 32'(LVSNIC_FLOW_DATA_BASE) + LVSNIC_FLOW_DATA_STRIDE*i)) flow_data[32*i +: 32] <= merge(flow_data[32*i +: 32], wd, wm);
+                end
+                for (int i = 0; i < LVSNIC_ACT_DATA_LEN; i++) begin
                     if (hit_addr(wa, 32'(LVSNIC_ACT_DATA_BASE) + LVSNIC_ACT_DATA_STRIDE*i)) act_data[32*i +: 32]  <= merge(act_data[32*i +: 32], wd, wm);
                 end
                 if (hit_addr(wa, 32'(LVSNIC_FLOW_INDEX))) flow_index <= (B+3)'(merge(32'(flow_index), wd, wm));
@@ -260,15 +303,19 @@ module lvsnic_regs #(
     wire  f_st_req  = (f_st == S_ZERO) || (f_st == S_SRD);
     wire  a_st_req  = (a_st == S_ZERO) || (a_st == S_SRD);
 
-    // command operands, latched when the command is taken
-    logic [B+2:0] f_idx;
-    logic [127:0] f_data;
-    logic [A-1:0] a_idx;
-    logic [127:0] a_data;
+    // command operands, latched when the command is taken (WRITE_PAIR: the
+    // even slot of the index's pair)
+    logic [B+2:0]   f_idx;
+    logic [FDW-1:0] f_data;
+    logic           f_pair;     // WRITE_PAIR
+    logic           f_z2;       // WRITE_PAIR: zeroing the odd slot's last_hit
+    logic [A-1:0]   a_idx;
+    logic [ADW-1:0] a_data;
     always_ff @(posedge clk) begin
         if (f_cmd_ok) begin
-            f_idx  <= flow_index;
+            f_idx  <= {flow_index[B+2:1], flow_index[0] && !w_cmd3};
             f_data <= flow_data;
+            f_pair <= w_cmd3;
         end
         if (a_cmd_ok) begin
             a_idx  <= act_index;
@@ -284,12 +331,13 @@ module lvsnic_regs #(
 
     assign st_req   = f_st_req || a_st_req;
     assign st_op    = f_st_req ? ((f_st == S_ZERO) ? 2'd0 : 2'd1) : ((a_st == S_ZERO) ? 2'd2 : 2'd3);
-    assign st_idx   = f_st_req ? TOKW'(f_idx) : TOKW'(a_idx);
+    assign st_idx   = f_st_req ? TOKW'({f_idx[B+2:1], f_idx[0] | f_z2}) : TOKW'(a_idx);
     wire   f_st_ack = st_ack && f_st_req;
     wire   a_st_ack = st_ack && !f_st_req;
 
     assign steal        = f_steal || a_steal;
     assign flow_wr      = f_steal;
+    assign flow_wr_pair = f_pair;
     assign flow_wr_idx  = f_idx;
     assign flow_wr_data = f_data;
     assign act_wr       = a_steal;
@@ -302,23 +350,31 @@ module lvsnic_regs #(
             f_steal <= 1'b0;
             f_got_e <= 1'b0;
             f_got_s <= 1'b0;
+            f_z2    <= 1'b0;
         end else begin
             f_steal <= 1'b0;
             if (flow_rd_valid) f_got_e <= 1'b1;
             if (lh_rd_valid)   f_got_s <= 1'b1;
             case (f_st)
                 S_IDLE: begin
-                    if (f_cmd_wr) begin
+                    if (f_cmd_wr || f_cmd_wp) begin
                         f_st    <= S_STEAL;
                         f_steal <= 1'b1;
+                        f_z2    <= 1'b0;
                     end else if (f_cmd_rd) begin
                         f_st    <= S_TOK;
                         f_got_e <= 1'b0;
                         f_got_s <= 1'b0;
                     end
                 end
-                S_STEAL: f_st <= S_ZERO;                 // entry written this cycle
-                S_ZERO:  if (f_st_ack)  f_st <= S_IDLE;  // last_hit zeroed
+                S_STEAL: f_st <= S_ZERO;                 // entry (pair) written this cycle
+                S_ZERO:  if (f_st_ack) begin             // last_hit zeroed (a pair: both)
+                    if (f_pair && !f_z2) f_z2 <= 1'b1;
+                    else begin
+                        f_st <= S_IDLE;
+                        f_z2 <= 1'b0;
+                    end
+                end
                 S_TOK:   if (f_tok_ack) f_st <= S_SRD;
                 S_SRD:   if (f_st_ack)  f_st <= S_WAIT;
                 S_WAIT:  if ((f_got_e || flow_rd_valid) && (f_got_s || lh_rd_valid)) f_st <= S_IDLE;
@@ -399,7 +455,7 @@ module lvsnic_regs #(
     logic [1:0]  rm_grp;
     logic        rm_is_reg, rm_is_cnt;
     always_comb begin
-        case (ra[3:0])
+        case (ra[5:0])
             wsel(LVSNIC_ID):        g_misc = LVSNIC_ID_RESET;
             wsel(LVSNIC_VERSION):   g_misc = LVSNIC_VERSION_RESET;
             wsel(LVSNIC_CAPS0):     g_misc = {8'(ACTION_LOG2), 8'(FLOW_BUCKETS_LOG2), 16'(DATA_WIDTH)};
@@ -413,44 +469,32 @@ module lvsnic_regs #(
             default: g_misc = 32'h0;
         endcase
         g_vip = (32'(ra[4:0]) < VIP_COUNT) ? cfg_vip[32*ra[4:0] +: 32] : 32'h0;
-        case (ra[3:0])
-            wsel(LVSNIC_FLOW_DATA_BASE):      g_flow = flow_data[31:0];
-            wsel(LVSNIC_FLOW_DATA_BASE + 4):  g_flow = flow_data[63:32];
-            wsel(LVSNIC_FLOW_DATA_BASE + 8):  g_flow = flow_data[95:64];
-            wsel(LVSNIC_FLOW_DATA_BASE + 12): g_flow = flow_data[127:96];
-            wsel(LVSNIC_FLOW_INDEX):          g_flow = 32'(flow_index);
-            wsel(LVSNIC_FLOW_STATUS):         g_flow = {31'h0, f_busy};
-            wsel(LVSNIC_FLOW_RDATA_BASE):      g_flow = flow_rdata[31:0];
-            wsel(LVSNIC_FLOW_RDATA_BASE + 4):  g_flow = flow_rdata[63:32];
-            wsel(LVSNIC_FLOW_RDATA_BASE + 8):  g_flow = flow_rdata[95:64];
-            wsel(LVSNIC_FLOW_RDATA_BASE + 12): g_flow = flow_rdata[127:96];
-            wsel(LVSNIC_FLOW_HIT_LO):       g_flow = flow_hit[31:0];
-            wsel(LVSNIC_FLOW_HIT_HI):       g_flow = flow_hit[63:32];
-            default: g_flow = 32'h0;
-        endcase
-        case (ra[3:0])
-            wsel(LVSNIC_ACT_DATA_BASE):      g_act = act_data[31:0];
-            wsel(LVSNIC_ACT_DATA_BASE + 4):  g_act = act_data[63:32];
-            wsel(LVSNIC_ACT_DATA_BASE + 8):  g_act = act_data[95:64];
-            wsel(LVSNIC_ACT_DATA_BASE + 12): g_act = act_data[127:96];
-            wsel(LVSNIC_ACT_INDEX):          g_act = 32'(act_index);
-            wsel(LVSNIC_ACT_STATUS):         g_act = {31'h0, a_busy};
-            wsel(LVSNIC_ACT_RDATA_BASE):      g_act = act_rdata[31:0];
-            wsel(LVSNIC_ACT_RDATA_BASE + 4):  g_act = act_rdata[63:32];
-            wsel(LVSNIC_ACT_RDATA_BASE + 8):  g_act = act_rdata[95:64];
-            wsel(LVSNIC_ACT_RDATA_BASE + 12): g_act = act_rdata[127:96];
-            wsel(LVSNIC_ACT_PKTS_LO):   g_act = act_pkts[31:0];
-            wsel(LVSNIC_ACT_PKTS_HI):   g_act = act_pkts[63:32];
-            wsel(LVSNIC_ACT_BYTES_LO):  g_act = act_bytes[31:0];
-            wsel(LVSNIC_ACT_BYTES_HI):  g_act = act_bytes[63:32];
-            default: g_act = 32'h0;
-        endcase
+        // flow group: the staging / read-back arrays word by word (the
+        // addresses are distinct, at most one term selects)
+        g_flow = 32'h0;
+        for (int i = 0; i < LVSNIC_FLOW_DATA_LEN; i++)
+            if (ra[5:0] == wsel(elem(LVSNIC_FLOW_DATA_BASE, LVSNIC_FLOW_DATA_STRIDE, i)))   g_flow = flow_data[32*i +: 32];
+        for (int i = 0; i < LVSNIC_FLOW_RDATA_LEN; i++)
+            if (ra[5:0] == wsel(elem(LVSNIC_FLOW_RDATA_BASE, LVSNIC_FLOW_RDATA_STRIDE, i))) g_flow = flow_rdata[32*i +: 32];
+        if (ra[5:0] == wsel(LVSNIC_FLOW_INDEX))  g_flow = 32'(flow_index);
+        if (ra[5:0] == wsel(LVSNIC_FLOW_STATUS)) g_flow = {31'h0, f_busy};
+        if (ra[5:0] == wsel(LVSNIC_FLOW_HIT_LO)) g_flow = flow_hit[31:0];
+        if (ra[5:0] == wsel(LVSNIC_FLOW_HIT_HI)) g_flow = flow_hit[63:32];
+        g_act = 32'h0;
+        for (int i = 0; i < LVSNIC_ACT_DATA_LEN; i++)
+            if (ra[5:0] == wsel(elem(LVSNIC_ACT_DATA_BASE, LVSNIC_ACT_DATA_STRIDE, i)))   g_act = act_data[32*i +: 32];
+        for (int i = 0; i < LVSNIC_ACT_RDATA_LEN; i++)
+            if (ra[5:0] == wsel(elem(LVSNIC_ACT_RDATA_BASE, LVSNIC_ACT_RDATA_STRIDE, i))) g_act = act_rdata[32*i +: 32];
+        if (ra[5:0] == wsel(LVSNIC_ACT_INDEX))    g_act = 32'(act_index);
+        if (ra[5:0] == wsel(LVSNIC_ACT_STATUS))   g_act = {31'h0, a_busy};
+        if (ra[5:0] == wsel(LVSNIC_ACT_PKTS_LO))  g_act = act_pkts[31:0];
+        if (ra[5:0] == wsel(LVSNIC_ACT_PKTS_HI))  g_act = act_pkts[63:32];
+        if (ra[5:0] == wsel(LVSNIC_ACT_BYTES_LO)) g_act = act_bytes[31:0];
+        if (ra[5:0] == wsel(LVSNIC_ACT_BYTES_HI)) g_act = act_bytes[63:32];
     end
-    // misc registers at 0x000..0x027, VIPs at 0x100..0x17F, flow at
-    // 0x200..0x23F, action at 0x300..0x33F
-    wire ra_grp_ok = (ra[7:6] == 2'd0) ? (ra[5:4] == 2'd0)
-                   : (ra[7:6] == 2'd1) ? !ra[5]
-                   :                     (ra[5:4] == 2'd0);
+    // every group is decoded on all 64 words of its 256 bytes, except the
+    // VIPs (0x100..0x17F, 32 words: the upper half reads 0)
+    wire ra_grp_ok = (ra[7:6] != 2'd1) || !ra[5];
 
     always_ff @(posedge clk) begin
         if (rst) begin

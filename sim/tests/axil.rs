@@ -11,7 +11,7 @@ fn id_version_caps() {
     for w in Width::ALL {
         let mut core = Core::new(w).unwrap();
         assert_eq!(core.read(0x000).unwrap(), 0x4C56_534E, "{w}: ID");
-        assert_eq!(core.read(0x004).unwrap(), 0x0001_0000, "{w}: VERSION");
+        assert_eq!(core.read(0x004).unwrap(), 0x0002_0000, "{w}: VERSION (register map 2.0)");
         let caps0 = core.read(0x008).unwrap();
         assert_eq!(caps0 & 0xFFFF, w.bits(), "{w}: CAPS0 DATA_WIDTH");
         assert_eq!((caps0 >> 16) & 0xFF, FLOW_BUCKETS_LOG2);

@@ -15,6 +15,18 @@ before its fixed TCP/UDP header is L4_TRUNCATED (row 11), so no header fact
 of a forwarded frame is missing; ``hit``/``vip``/``hash_0``
 are reported only when classification reached row 12 (and CTRL.enable = 1);
 the action index uses its low ACTION_LOG2 bits.
+
+Tables: ``Ref.flows`` holds 160-bit slots (``lvsnic_flow_entry``); an IPv6
+entry (``lvsnic_flow6_entry``, 320 bits, ``flow6_entry``) is its two halves
+in an aligned slot pair (``Ref.write_pair``, FLOW_CMD WRITE_PAIR). The
+parser is IPv4 only, so a lookup matches IPv4 slots only: valid, ``ipv6``
+0, and not the tail of a valid IPv6 head (docs/hardware.md §4). An action
+with ``ipv6`` set hit by a (IPv4) frame is ACTION_HOST like ``host``.
+
+Register sequences for the table commands (``flow_write_regs``,
+``action_write_regs``, ``flow_read_regs``, ...) use the generated
+addresses; ``table_write``/``table_read`` run them over any async
+register access.
 """
 
 import struct
@@ -70,21 +82,109 @@ def get(entry, name):
     return entry >> getattr(L, name + "_LSB") & ((1 << getattr(L, name + "_WIDTH")) - 1)
 
 
+SLOT_BITS = L.FLOW_ENTRY_WORDS * 32          # one flow slot (160)
+PAIR_BITS = L.FLOW6_ENTRY_WORDS * 32         # an IPv6 entry, a slot pair (320)
+ACTION_BITS = L.ACTION_ENTRY_WORDS * 32      # an action entry (256)
+assert PAIR_BITS == 2 * SLOT_BITS
+
+
 def flow_entry(proto, src, dst, sport, dport, action, ack_fast=True, valid=True):
+    """An IPv4 flow entry (one 160-bit slot, ``ipv6`` 0)."""
     return (put(int(valid), "FLOW_ENTRY_VALID") | put(int(ack_fast), "FLOW_ENTRY_ACK_FAST")
+            | put(0, "FLOW_ENTRY_IPV6")
             | put(proto, "FLOW_ENTRY_PROTO") | put(src, "FLOW_ENTRY_SADDR") | put(dst, "FLOW_ENTRY_DADDR")
             | put(sport, "FLOW_ENTRY_SPORT") | put(dport, "FLOW_ENTRY_DPORT") | put(action, "FLOW_ENTRY_ACTION"))
 
 
+def flow6_entry(proto, src, dst, sport, dport, action, ack_fast=True, valid=True):
+    """An IPv6 flow entry (320 bits over an aligned slot pair, ``ipv6`` 1):
+    `src`, `dst` 128-bit addresses (first byte in the top 8 bits)."""
+    return (put(int(valid), "FLOW6_ENTRY_VALID") | put(int(ack_fast), "FLOW6_ENTRY_ACK_FAST")
+            | put(1, "FLOW6_ENTRY_IPV6")
+            | put(proto, "FLOW6_ENTRY_PROTO") | put(src, "FLOW6_ENTRY_SADDR") | put(dst, "FLOW6_ENTRY_DADDR")
+            | put(sport, "FLOW6_ENTRY_SPORT") | put(dport, "FLOW6_ENTRY_DPORT") | put(action, "FLOW6_ENTRY_ACTION"))
+
+
+def pair_halves(entry):
+    """(even slot, odd slot) of a 320-bit slot-pair value (bits 159:0, 319:160)."""
+    m = (1 << SLOT_BITS) - 1
+    return entry & m, entry >> SLOT_BITS & m
+
+
 def flow_key(entry):
-    """The key fields of a flow entry, as one comparable tuple."""
+    """The key fields of an IPv4 flow entry, as one comparable tuple."""
     return tuple(get(entry, "FLOW_ENTRY_" + f) for f in ("PROTO", "SADDR", "DADDR", "SPORT", "DPORT"))
 
 
-def action_entry(op, mac, addr=0, port=0, delta=0, host=False):
-    return (put(op, "ACTION_ENTRY_OP") | put(int(host), "ACTION_ENTRY_HOST")
+def action_entry(op, mac, addr=0, port=0, delta=0, host=False, ipv6=False):
+    """An action entry (256 bits); `addr` IPv4 (addr field bits 31:0) or,
+    with `ipv6`, a 128-bit IPv6 address."""
+    return (put(op, "ACTION_ENTRY_OP") | put(int(host), "ACTION_ENTRY_HOST") | put(int(ipv6), "ACTION_ENTRY_IPV6")
             | put(int.from_bytes(mac, "big"), "ACTION_ENTRY_MAC") | put(addr, "ACTION_ENTRY_ADDR")
             | put(port, "ACTION_ENTRY_PORT") | put(delta, "ACTION_ENTRY_L4_DELTA"))
+
+
+def words(value, n):
+    """`value` as n 32-bit words, bits 31:0 first (DATA0 / RDATA0 first)."""
+    assert 0 <= value < 1 << (32 * n)
+    return [(value >> (32 * i)) & 0xFFFFFFFF for i in range(n)]
+
+
+def from_words(ws):
+    return sum(w << (32 * i) for i, w in enumerate(ws))
+
+
+def flow_write_regs(index, entry, pair=False):
+    """[(address, value)] register writes of a flow table command: WRITE of
+    a 160-bit slot at `index`, or (`pair`) WRITE_PAIR of a 320-bit pair at
+    the pair of `index` (an IPv6 entry, or two slots at once)."""
+    n = L.FLOW6_ENTRY_WORDS if pair else L.FLOW_ENTRY_WORDS
+    ops = [(L.FLOW_DATA_BASE + L.FLOW_DATA_STRIDE * i, w) for i, w in enumerate(words(entry, n))]
+    return ops + [(L.FLOW_INDEX, index), (L.FLOW_CMD, L.TableCmd.WRITE_PAIR if pair else L.TableCmd.WRITE)]
+
+
+def action_write_regs(index, entry):
+    ops = [(L.ACT_DATA_BASE + L.ACT_DATA_STRIDE * i, w) for i, w in enumerate(words(entry, L.ACTION_ENTRY_WORDS))]
+    return ops + [(L.ACT_INDEX, index), (L.ACT_CMD, L.TableCmd.WRITE)]
+
+
+FLOW_RDATA = [L.FLOW_RDATA_BASE + L.FLOW_RDATA_STRIDE * i for i in range(L.FLOW_RDATA_LEN)]
+ACT_RDATA = [L.ACT_RDATA_BASE + L.ACT_RDATA_STRIDE * i for i in range(L.ACT_RDATA_LEN)]
+
+
+async def table_write(wr, rd, ops, status):
+    """Runs a command's register writes (``flow_write_regs`` ...) with the
+    async `wr(addr, value)` / `rd(addr)`, waiting for `status` busy = 0
+    before and after."""
+    while await rd(status) & L.FLOW_STATUS_BUSY_MASK:
+        pass
+    for a, v in ops:
+        await wr(a, v)
+    while await rd(status) & L.FLOW_STATUS_BUSY_MASK:
+        pass
+
+
+async def flow_read(wr, rd, index):
+    """FLOW_CMD READ: (320 bits {slot index ^ 1, slot index}, last_hit)."""
+    await wr(L.FLOW_INDEX, index)
+    await wr(L.FLOW_CMD, L.TableCmd.READ)
+    while await rd(L.FLOW_STATUS) & L.FLOW_STATUS_BUSY_MASK:
+        pass
+    e = from_words([await rd(a) for a in FLOW_RDATA])
+    lh = await rd(L.FLOW_HIT_LO) | (await rd(L.FLOW_HIT_HI)) << 32
+    return e, lh
+
+
+async def action_read(wr, rd, index):
+    """ACT_CMD READ: (256-bit action, packets, bytes)."""
+    await wr(L.ACT_INDEX, index)
+    await wr(L.ACT_CMD, L.TableCmd.READ)
+    while await rd(L.ACT_STATUS) & L.ACT_STATUS_BUSY_MASK:
+        pass
+    e = from_words([await rd(a) for a in ACT_RDATA])
+    pk = await rd(L.ACT_PKTS_LO) | (await rd(L.ACT_PKTS_HI)) << 32
+    by = await rd(L.ACT_BYTES_LO) | (await rd(L.ACT_BYTES_HI)) << 32
+    return e, pk, by
 
 
 def meta(reason, hit, vip, hash0, seq, ts):
@@ -103,14 +203,35 @@ class Ref:
         self.ip = 0
         self.mtu = 1500
         self.vips = [(False, 0)] * vip_count
-        self.flows = {}     # (way, bucket, slot) -> 128-bit entry
-        self.actions = {}   # index -> 128-bit entry
+        self.flows = {}     # (way, bucket, slot) -> 160-bit slot
+        self.actions = {}   # index -> 256-bit entry
         self.pkts = {}
         self.bytes = {}
         self.last_hit = {}
 
     def slot_index(self, way, bucket, slot):
         return way << (self.B + 2) | bucket << 2 | slot
+
+    def slot_of(self, index):
+        """(way, bucket, slot) of a slot index."""
+        return index >> (self.B + 2), (index >> 2) & ((1 << self.B) - 1), index & 3
+
+    def write_slot(self, index, entry):
+        """FLOW_CMD WRITE: one slot, last_hit zeroed."""
+        self.flows[self.slot_of(index)] = entry & ((1 << SLOT_BITS) - 1)
+        self.last_hit[index] = 0
+
+    def write_pair(self, index, entry):
+        """FLOW_CMD WRITE_PAIR: the pair of `index` (its low bit ignored),
+        bits 159:0 to the even slot, 319:160 to the odd one, both last_hit
+        zeroed."""
+        even, odd = pair_halves(entry)
+        self.write_slot(index & ~1, even)
+        self.write_slot(index | 1, odd)
+
+    def read_pair(self, index):
+        """FLOW_CMD READ: {slot index ^ 1, slot index} (320 bits)."""
+        return self.flows.get(self.slot_of(index ^ 1), 0) << SLOT_BITS | self.flows.get(self.slot_of(index), 0)
 
     def buckets(self, src, dst, sport, dport):
         d = struct.pack(">IIHH", src, dst, sport, dport)
@@ -185,7 +306,9 @@ class Ref:
         ack_fast = get(entry, "FLOW_ENTRY_ACK_FAST")
         a = self.actions.get(act_idx, 0)
         op = get(a, "ACTION_ENTRY_OP")
-        if get(a, "ACTION_ENTRY_HOST"):
+        if get(a, "ACTION_ENTRY_HOST") or get(a, "ACTION_ENTRY_IPV6"):
+            # host bit, or an IPv6 action hit by an IPv4 frame (a rewrite
+            # across families, left to the host)
             return (Reason.ACTION_HOST, 1, vip, hash0, 0, 0)
         if proto == 6:
             flags = h[47]
@@ -206,14 +329,26 @@ class Ref:
         for way, b in ((0, b0), (1, b1)):
             for slot in range(4):
                 e = self.flows.get((way, b, slot), 0)
-                if get(e, "FLOW_ENTRY_VALID") and flow_key(e) == key:
+                if self.ipv4_eligible(way, b, slot) and flow_key(e) == key:
                     return e, self.slot_index(way, b, slot)
         return None
+
+    def ipv4_eligible(self, way, bucket, slot):
+        """Slot may match an IPv4 key: valid, ipv6 0, and not the tail of a
+        valid IPv6 head (odd slot after a valid slot with ipv6 1)."""
+        e = self.flows.get((way, bucket, slot), 0)
+        if not get(e, "FLOW_ENTRY_VALID") or get(e, "FLOW_ENTRY_IPV6"):
+            return False
+        if slot & 1:
+            h = self.flows.get((way, bucket, slot - 1), 0)
+            if get(h, "FLOW6_ENTRY_VALID") and get(h, "FLOW6_ENTRY_IPV6"):
+                return False
+        return True
 
     def _rewrite(self, f, a):
         op = get(a, "ACTION_ENTRY_OP")
         amac = get(a, "ACTION_ENTRY_MAC").to_bytes(6, "big")
-        addr = get(a, "ACTION_ENTRY_ADDR")
+        addr = get(a, "ACTION_ENTRY_ADDR") & 0xFFFFFFFF      # IPv4: the addr field's bits 31:0
         port = get(a, "ACTION_ENTRY_PORT")
         delta = get(a, "ACTION_ENTRY_L4_DELTA")
         f[0:6] = amac
@@ -279,7 +414,7 @@ def lookup_decision(ref, frame):
         return ("host", reason, hit, vip, hash0)
     tl = h[16] << 8 | h[17]
     a = ref.actions.get(act, 0)
-    tun = int(a & 3 == OP_TUNNEL)
+    tun = int(get(a, "ACTION_ENTRY_OP") == OP_TUNNEL)
     body = bytearray(frame[:14 + tl]) + bytes(max(0, 14 + tl - n))
     out = ref._rewrite(body, a)
     return ("fwd", tun, bytes(out[:74 if tun else 54]), tl, act, slot, vip, hash0)

@@ -2,7 +2,15 @@
 512, small tables (16 buckets per way, 16 actions).
 
 * ``registers``: identification, capability and reset values, read/write
-  registers, flow/action staging, command read-back.
+  registers, flow/action staging, command read-back (READ returns the slot
+  and its pair partner), WRITE_PAIR.
+* ``ipv6_pairs``: an IPv6 entry written with WRITE_PAIR whose tail, read as
+  an IPv4 slot, is valid (ipv6 0) with the key of a test frame: the frame
+  goes to the host as MISS_VIP; READ returns the pair (from either slot)
+  and zero last_hit for both; the same 160 bits written as a plain IPv4
+  slot with WRITE are matched (forwarded, last_hit set); an action with
+  ipv6 set sends its flow's frames to the host as ACTION_HOST (not
+  counted, last_hit unchanged).
 * ``smoke``: programs MAC/IP/VIP/flows/actions through AXI-Lite, sends NAT
   (DNAT TCP, SNAT UDP), DR, IPIP (DF copied / not) and padded frames plus one
   frame per exception reason, a truncated frame and injected frames, and
@@ -28,6 +36,7 @@ from cocotbext.axi import (AxiLiteBus, AxiLiteMaster, AxiStreamBus, AxiStreamFra
                            AxiStreamSink, AxiStreamSource)
 
 import lvsnic_ref as R
+import lvsnic_regs as RM
 from lvsnic_tb import quiet_loggers
 
 B_LOG2 = 4
@@ -73,9 +82,9 @@ class TB:
         self.dut.rst.value = 0
         for _ in range(4):
             await RisingEdge(self.dut.clk)
-        while await self.rd(0x218) & 1:
+        while await self.rd(RM.FLOW_STATUS) & 1:
             pass
-        while await self.rd(0x318) & 1:
+        while await self.rd(RM.ACT_STATUS) & 1:
             pass
 
     async def rd(self, a):
@@ -87,70 +96,55 @@ class TB:
     async def configure(self, enable=True, pmtu=True, mtu=1500):
         r = self.ref
         r.mac, r.ip, r.mtu, r.enable, r.pmtu = DIR_MAC, DIR_IP, mtu, enable, pmtu
-        await self.wr(0x014, int.from_bytes(DIR_MAC[2:6], "big"))
-        await self.wr(0x018, int.from_bytes(DIR_MAC[0:2], "big"))
-        await self.wr(0x01C, DIR_IP)
-        await self.wr(0x020, mtu)
+        await self.wr(RM.MAC_LO, int.from_bytes(DIR_MAC[2:6], "big"))
+        await self.wr(RM.MAC_HI, int.from_bytes(DIR_MAC[0:2], "big"))
+        await self.wr(RM.IP, DIR_IP)
+        await self.wr(RM.MTU, mtu)
         await self.set_vip(0, VIP)
-        await self.wr(0x010, int(enable) | int(pmtu) << 1)
+        await self.wr(RM.CTRL, int(enable) | int(pmtu) << 1)
 
     async def set_ctrl(self, enable, pmtu):
         self.ref.enable, self.ref.pmtu = enable, pmtu
-        await self.wr(0x010, int(enable) | int(pmtu) << 1)
+        await self.wr(RM.CTRL, int(enable) | int(pmtu) << 1)
 
     async def set_vip(self, i, addr, valid=True):
         self.ref.vips[i] = (valid, addr)
-        await self.wr(0x100 + 4 * i, addr)
+        await self.wr(RM.VIP_BASE + RM.VIP_STRIDE * i, addr)
         vv = sum(1 << k for k, (v, _) in enumerate(self.ref.vips) if v)
-        await self.wr(0x024, vv)
+        await self.wr(RM.VIP_VALID, vv)
 
     async def write_flow(self, way, bucket, slot, entry):
-        for i in range(4):
-            await self.wr(0x200 + 4 * i, (entry >> (32 * i)) & 0xFFFFFFFF)
-        await self.wr(0x210, self.ref.slot_index(way, bucket, slot))
-        await self.wr(0x214, 1)
-        while await self.rd(0x218) & 1:
-            pass
-        self.ref.flows[(way, bucket, slot)] = entry
-        self.ref.last_hit[self.ref.slot_index(way, bucket, slot)] = 0
+        """FLOW_CMD WRITE of one 160-bit slot."""
+        idx = self.ref.slot_index(way, bucket, slot)
+        await R.table_write(self.wr, self.rd, R.flow_write_regs(idx, entry), RM.FLOW_STATUS)
+        self.ref.write_slot(idx, entry)
+
+    async def write_flow_pair(self, idx, entry):
+        """FLOW_CMD WRITE_PAIR of 320 bits (an IPv6 entry) at the pair of idx."""
+        await R.table_write(self.wr, self.rd, R.flow_write_regs(idx, entry, pair=True), RM.FLOW_STATUS)
+        self.ref.write_pair(idx, entry)
+
+    async def read_flow_pair(self, idx):
+        """FLOW_CMD READ: ({slot idx ^ 1, slot idx}, last_hit of idx)."""
+        return await R.flow_read(self.wr, self.rd, idx)
 
     async def read_flow(self, idx):
-        await self.wr(0x210, idx)
-        await self.wr(0x214, 2)
-        while await self.rd(0x218) & 1:
-            pass
-        e = 0
-        for i in range(4):
-            e |= (await self.rd(0x220 + 4 * i)) << (32 * i)
-        lh = await self.rd(0x230) | (await self.rd(0x234)) << 32
-        return e, lh
+        """FLOW_CMD READ: (slot idx, its last_hit)."""
+        e, lh = await self.read_flow_pair(idx)
+        return e & ((1 << R.SLOT_BITS) - 1), lh
 
     async def write_action(self, idx, entry):
-        for i in range(4):
-            await self.wr(0x300 + 4 * i, (entry >> (32 * i)) & 0xFFFFFFFF)
-        await self.wr(0x310, idx)
-        await self.wr(0x314, 1)
-        while await self.rd(0x318) & 1:
-            pass
+        await R.table_write(self.wr, self.rd, R.action_write_regs(idx, entry), RM.ACT_STATUS)
         self.ref.actions[idx] = entry
         self.ref.pkts[idx] = 0
         self.ref.bytes[idx] = 0
 
     async def read_action(self, idx):
-        await self.wr(0x310, idx)
-        await self.wr(0x314, 2)
-        while await self.rd(0x318) & 1:
-            pass
-        e = 0
-        for i in range(4):
-            e |= (await self.rd(0x320 + 4 * i)) << (32 * i)
-        pk = await self.rd(0x330) | (await self.rd(0x334)) << 32
-        by = await self.rd(0x338) | (await self.rd(0x33C)) << 32
-        return e, pk, by
+        return await R.action_read(self.wr, self.rd, idx)
 
     async def counter(self, n):
-        lo = await self.rd(0x400 + 8 * n)
-        hi = await self.rd(0x404 + 8 * n)
+        lo = await self.rd(RM.CNT_BASE + RM.CNT_STRIDE * n + RM.CNT_LO_OFFSET)
+        hi = await self.rd(RM.CNT_BASE + RM.CNT_STRIDE * n + RM.CNT_HI_OFFSET)
         return hi << 32 | lo
 
     async def install(self, proto, src, dst, sport, dport, act, ack_fast=True, way=None, slot=None):
@@ -355,39 +349,68 @@ async def registers(dut):
     tb = TB(dut)
     await tb.reset()
     W = tb.W * 8
-    assert await tb.rd(0x000) == 0x4C56534E
-    assert await tb.rd(0x004) == 0x00010000
-    assert await tb.rd(0x008) == W | B_LOG2 << 16 | A_LOG2 << 24
-    assert await tb.rd(0x00C) == 4 | 2 << 8 | VIPS << 16
-    assert await tb.rd(0x010) == 2            # enable 0, pmtu_disc 1
-    assert await tb.rd(0x020) == 1500
-    assert await tb.rd(0x218) == 0 and await tb.rd(0x318) == 0
-    await tb.wr(0x014, 0x11223344)
-    await tb.wr(0x018, 0xFFFF5566)
-    assert await tb.rd(0x014) == 0x11223344
-    assert await tb.rd(0x018) == 0x5566
-    await tb.axil.write(0x01C, b"\xaa")            # byte strobe: only byte 0
-    assert await tb.rd(0x01C) == 0xAA
-    await tb.wr(0x0024, 0xFFFFFFFF)
-    assert await tb.rd(0x024) == (1 << VIPS) - 1
-    await tb.wr(0x100 + 4 * (VIPS - 1), 0xDEADBEEF)
-    assert await tb.rd(0x100 + 4 * (VIPS - 1)) == 0xDEADBEEF
-    assert await tb.rd(0x100 + 4 * VIPS) == 0    # beyond VIP_COUNT
+    assert await tb.rd(RM.ID) == 0x4C56534E
+    assert await tb.rd(RM.VERSION) == RM.VERSION_RESET == 0x00020000
+    assert await tb.rd(RM.CAPS0) == W | B_LOG2 << 16 | A_LOG2 << 24
+    assert await tb.rd(RM.CAPS1) == 4 | 2 << 8 | VIPS << 16
+    assert await tb.rd(RM.CTRL) == 2            # enable 0, pmtu_disc 1
+    assert await tb.rd(RM.MTU) == 1500
+    assert await tb.rd(RM.FLOW_STATUS) == 0 and await tb.rd(RM.ACT_STATUS) == 0
+    await tb.wr(RM.MAC_LO, 0x11223344)
+    await tb.wr(RM.MAC_HI, 0xFFFF5566)
+    assert await tb.rd(RM.MAC_LO) == 0x11223344
+    assert await tb.rd(RM.MAC_HI) == 0x5566
+    await tb.axil.write(RM.IP, b"\xaa")            # byte strobe: only byte 0
+    assert await tb.rd(RM.IP) == 0xAA
+    await tb.wr(RM.VIP_VALID, 0xFFFFFFFF)
+    assert await tb.rd(RM.VIP_VALID) == (1 << VIPS) - 1
+    await tb.wr(RM.VIP_BASE + 4 * (VIPS - 1), 0xDEADBEEF)
+    assert await tb.rd(RM.VIP_BASE + 4 * (VIPS - 1)) == 0xDEADBEEF
+    assert await tb.rd(RM.VIP_BASE + 4 * VIPS) == 0    # beyond VIP_COUNT
     assert await tb.rd(0x5FC) == 0 and await tb.rd(0x040) == 0
-    # flow write / read back through the lookup pipeline
-    e = R.flow_entry(6, 0x01020304, 0x05060708, 0x1111, 0x2222, 0xABCD) | 0x3C << 2
+    # staging words: all FLOW_DATA / ACT_DATA words keep 32 bits
+    for i in range(RM.FLOW_DATA_LEN):
+        await tb.wr(RM.FLOW_DATA_BASE + 4 * i, 0xA5000000 | i)
+    for i in range(RM.ACT_DATA_LEN):
+        await tb.wr(RM.ACT_DATA_BASE + 4 * i, 0x5A000000 | i)
+    for i in range(RM.FLOW_DATA_LEN):
+        assert await tb.rd(RM.FLOW_DATA_BASE + 4 * i) == 0xA5000000 | i
+    for i in range(RM.ACT_DATA_LEN):
+        assert await tb.rd(RM.ACT_DATA_BASE + 4 * i) == 0x5A000000 | i
+    # flow write / read back through the lookup pipeline (all 160 bits,
+    # reserved ones too)
+    e = R.flow_entry(6, 0x01020304, 0x05060708, 0x1111, 0x2222, 0xABCD) | 0x3C << 2 | 0xC001D00D << 128
     await tb.write_flow(1, 5, 3, e)
     got, lh = await tb.read_flow(tb.ref.slot_index(1, 5, 3))
     assert got == e and lh == 0
     got, _ = await tb.read_flow(tb.ref.slot_index(0, 5, 3))
     assert got == 0
-    a = R.action_entry(3, RS_MAC, 0x0A0B0C0D, 0x1234, 0x5678)
+    # READ returns the slot in 159:0 and its pair partner in 319:160
+    got, _ = await tb.read_flow_pair(tb.ref.slot_index(1, 5, 2))
+    assert got == e << R.SLOT_BITS
+    # WRITE_PAIR (odd index: its pair), both halves read back from either slot
+    p = R.flow6_entry(17, 0x20010DB8 << 96 | 1, 0x20010DB8 << 96 | 2, 53, 5353, 0x1234)
+    await tb.write_flow_pair(tb.ref.slot_index(0, 6, 3), p)
+    lo, hi = R.pair_halves(p)
+    assert await tb.read_flow_pair(tb.ref.slot_index(0, 6, 2)) == (p, 0)
+    assert await tb.read_flow_pair(tb.ref.slot_index(0, 6, 3)) == (lo << R.SLOT_BITS | hi, 0)
+    assert (await tb.read_flow_pair(tb.ref.slot_index(0, 6, 0)))[0] == 0
+    a = R.action_entry(3, RS_MAC, 0x0A0B0C0D, 0x1234, 0x5678) | 0xFEEDF00D << 224
     await tb.write_action(7, a)
     got, pk, by = await tb.read_action(7)
     assert (got, pk, by) == (a, 0, 0)
-    assert await tb.rd(0x310) == 7
-    await tb.wr(0x210, 0xFFFFFFFF)
-    assert await tb.rd(0x210) == (1 << (B_LOG2 + 3)) - 1
+    a6 = R.action_entry(1, RS_MAC, 0x20010DB8 << 96 | 0x5, 0x1F90, 0x4321, ipv6=True)
+    await tb.write_action(8, a6)
+    assert await tb.read_action(8) == (a6, 0, 0)
+    assert await tb.rd(RM.ACT_INDEX) == 8
+    await tb.wr(RM.FLOW_INDEX, 0xFFFFFFFF)
+    assert await tb.rd(RM.FLOW_INDEX) == (1 << (B_LOG2 + 3)) - 1
+    # ACT_CMD 3 is ignored (not busy, action unchanged)
+    await tb.wr(RM.ACT_DATA_BASE, 0)
+    await tb.wr(RM.ACT_INDEX, 8)
+    await tb.wr(RM.ACT_CMD, 3)
+    assert await tb.rd(RM.ACT_STATUS) == 0
+    assert (await tb.read_action(8))[0] == a6
     # counters are zero after reset
     for n in (0, 1, 2, 3, 33, 51):
         assert await tb.counter(n) == 0
@@ -500,6 +523,48 @@ async def smoke(dut):
     e, lh = await tb.read_flow(slots["dr"])
     assert lh == 0
     await run_frames(tb, [tcp_frame(CLIENT, VIP, 40001, 443, payload=b"z" * 10)])
+
+
+@cocotb.test()
+async def ipv6_pairs(dut):
+    """IPv6 slot pairs (WRITE_PAIR) never match an IPv4 frame through their
+    tail; the same bits as an IPv4 slot (WRITE) do; an IPv6 action sends
+    IPv4 frames to the host as ACTION_HOST."""
+    tb = await setup(dut)
+    await tb.write_action(3, R.action_entry(R.OP_ROUTE, RS_MAC))
+    await tb.write_action(9, R.action_entry(R.OP_ROUTE, RS_MAC, 0x20010DB8 << 96 | 0x63, ipv6=True))
+    key = (6, CLIENT, VIP, 41000, 443)
+    b0, _ = tb.ref.buckets(*key[1:])
+    # the pair 2-3 of way 0: head an IPv6 entry, tail = the IPv4 image of key
+    head = R.pair_halves(R.flow6_entry(6, 0x20010DB8 << 96 | 0xC1, 0, 0, 0, 3))[0]
+    tail = R.flow_entry(*key, 3)
+    assert R.get(tail, "FLOW_ENTRY_VALID") == 1 and R.get(tail, "FLOW_ENTRY_IPV6") == 0
+    pair = head | tail << R.SLOT_BITS
+    even = tb.ref.slot_index(0, b0, 2)
+    await tb.write_flow_pair(even, pair)
+    assert await tb.read_flow_pair(even) == (pair, 0)
+    assert await tb.read_flow_pair(even + 1) == (tail | head << R.SLOT_BITS, 0)
+    frame = tcp_frame(CLIENT, VIP, 41000, 443, payload=b"six" * 10)
+    fwd, host = await run_frames(tb, [frame])          # compared with lvsnic_ref
+    assert not fwd and len(host) == 1
+    assert (host[0].tuser[0] if isinstance(host[0].tuser, list) else host[0].tuser) & 0xFF == R.Reason.MISS_VIP
+    # the same 160 bits as a plain IPv4 slot (WRITE): matched
+    await tb.write_flow(0, b0, 0, tail)
+    fwd, host = await run_frames(tb, [frame])
+    assert len(fwd) == 1 and not host
+    e, lh = await tb.read_flow(tb.ref.slot_index(0, b0, 0))
+    assert e == tail and lh == tb.ref.last_hit[tb.ref.slot_index(0, b0, 0)] != 0
+    # removed with WRITE_PAIR of zeros; the IPv4 slot now points at an IPv6 action
+    await tb.write_flow_pair(even, 0)
+    assert await tb.read_flow_pair(even) == (0, 0)
+    await tb.write_flow(0, b0, 0, R.flow_entry(*key, 9))
+    pk0 = await tb.counter(1)
+    fwd, host = await run_frames(tb, [frame])
+    assert not fwd and len(host) == 1
+    assert (host[0].tuser[0] if isinstance(host[0].tuser, list) else host[0].tuser) & 0xFF == R.Reason.ACTION_HOST
+    assert await tb.read_action(9) == (tb.ref.actions[9], 0, 0)
+    assert await tb.read_flow(tb.ref.slot_index(0, b0, 0)) == (R.flow_entry(*key, 9), 0)
+    assert await tb.counter(1) == pk0
 
 
 def divmod_slot(tb, idx):

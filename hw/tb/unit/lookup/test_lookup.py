@@ -14,14 +14,25 @@ test writes through the block's host ports (steal + write, read tokens).
   pops; every decision field checked, the decision credit (at most 32
   outstanding) checked every cycle.
 * ``table_access``: entries written at random slots / actions (also
-  invalid or colliding ones) read back through read tokens, between and
-  during traffic.
+  invalid or colliding ones, IPv6 slot pairs written with WRITE_PAIR) read
+  back through read tokens ({slot ^ 1, slot}, 320 bits), between and during
+  traffic.
+* ``ipv6_pairs``: an IPv6 entry written with WRITE_PAIR whose tail (odd
+  slot), read as an IPv4 slot, is valid with ipv6 0 and the key of a test
+  frame, and whose head read as an IPv4 slot has another frame's key: both
+  frames miss (MISS_VIP); the read token returns the pair from either slot;
+  the same 160 bits written as a plain IPv4 slot with WRITE match; the tail
+  matches once its head is invalidated; an action with ipv6 set gives
+  ACTION_HOST.
 * ``atomic_writes``: one slot rewritten every few cycles, alternating
   between entries of two different keys (same bucket), while frames of both
   keys stream at full rate: each decision must be the reference decision
   under a table state that existed while the frame was in the pipeline, and
-  the states seen must not go backwards (a torn 128-bit entry would match
+  the states seen must not go backwards (a torn 160-bit entry would match
   neither key, or make a key hit again after it was replaced).
+
+The random tables (``setup_tables``) also hold IPv6 pairs whose tails carry
+the keys of frames sent (they must miss) and an action with ipv6 set.
 """
 
 import random
@@ -63,7 +74,7 @@ class TB:
         self.W = 1 << self.LW
         self.sent = []             # (frame, seq, ts) of the headers pushed
         self.ref = R.Ref(B, A, VIPS)
-        for s in ("hdr_valid", "steal", "flow_wr", "act_wr", "tok_req", "dec_pop", "cfg_enable"):
+        for s in ("hdr_valid", "steal", "flow_wr", "flow_wr_pair", "act_wr", "tok_req", "dec_pop", "cfg_enable"):
             getattr(dut, s).value = 0
         self.outstanding = 0       # decisions pushed, not popped
         self.decs = []             # decisions seen, in order
@@ -115,8 +126,9 @@ class TB:
             await cycles(self.dut, 1)
 
     # --- host access (the protocol of lvsnic_regs) ---
-    async def write(self, is_act, idx, entry):
-        """steal + write strobe for one cycle, index/data held one more."""
+    async def write(self, is_act, idx, entry, pair=False):
+        """steal + write strobe for one cycle, index/data held one more.
+        `pair`: WRITE_PAIR (idx even, entry 320 bits), as lvsnic_regs drives it."""
         d = self.dut
         await FallingEdge(d.clk)
         d.steal.value = 1
@@ -124,14 +136,18 @@ class TB:
         if is_act:
             d.act_wr_idx.value, d.act_wr_data.value = idx, entry
         else:
-            d.flow_wr_idx.value, d.flow_wr_data.value = idx, entry
+            d.flow_wr_idx.value, d.flow_wr_data.value = idx & ~1 if pair else idx, entry
+            d.flow_wr_pair.value = int(pair)
         await FallingEdge(d.clk)
         d.steal.value = d.flow_wr.value = d.act_wr.value = 0
         await FallingEdge(d.clk)          # the stolen cycle: the RAM is written
+        d.flow_wr_pair.value = 0
         if is_act:
             self.ref.actions[idx] = entry
+        elif pair:
+            self.ref.write_pair(idx, entry)
         else:
-            self.ref.flows[(idx >> (B + 2), (idx >> 2) & ((1 << B) - 1), idx & 3)] = entry
+            self.ref.write_slot(idx, entry)
 
     async def read(self, is_act, idx):
         """A read token; returns the entry."""
@@ -149,7 +165,7 @@ class TB:
     def ref_entry(self, is_act, idx):
         if is_act:
             return self.ref.actions.get(idx, 0)
-        return self.ref.flows.get((idx >> (B + 2), (idx >> 2) & ((1 << B) - 1), idx & 3), 0)
+        return self.ref.read_pair(idx)
 
     async def install(self, key, act, ack_fast=True):
         proto, src, dst, sp, dp = key
@@ -270,12 +286,21 @@ def random_frame(rng, keys):
     return dm + GW_MAC + et + rand_bytes(rng, rng.randrange(0, 60))
 
 
+def tail_pair(rng, key, act):
+    """An IPv6 entry (320 bits) whose tail (bits 319:160), read as an IPv4
+    slot, is a valid IPv4 entry (ipv6 0) of `key`."""
+    head = R.flow6_entry(rng.choice([6, 17]), rng.getrandbits(128), 0, 0, 0, rng.getrandbits(16))
+    return R.pair_halves(head)[0] | R.flow_entry(*key, act) << R.SLOT_BITS
+
+
 async def setup_tables(tb, rng, n_flows=24):
     keys = []
     for i in range(16):
         op = rng.randrange(4)
-        await tb.write(True, i, R.action_entry(op, rand_bytes(rng, 6), rng.getrandbits(32), rng.getrandbits(16),
-                                               rng.getrandbits(16)))
+        ipv6 = i == 13                    # an IPv6 action: its flows go to the host
+        await tb.write(True, i, R.action_entry(op, rand_bytes(rng, 6),
+                                               rng.getrandbits(128 if ipv6 else 32), rng.getrandbits(16),
+                                               rng.getrandbits(16), ipv6=ipv6))
     for _ in range(n_flows):
         key = random_flow_key(rng)
         if await tb.install(key, rng.choice([rng.randrange(16), rng.getrandbits(16)]), ack_fast=rng.random() < 0.9):
@@ -289,6 +314,16 @@ async def setup_tables(tb, rng, n_flows=24):
         s = rng.randrange(4)
         if not tb.ref.flows.get((w, b, s), 0) & 1:
             await tb.write(False, tb.ref.slot_index(w, b, s), R.flow_entry(*key, 3, valid=False))
+            keys.append(key)
+    # IPv6 pairs whose tails look like IPv4 entries of keys sent: they must miss
+    for _ in range(3):
+        key = random_flow_key(rng)
+        proto, src, dst, sp, dp = key
+        b0, b1 = tb.ref.buckets(src, dst, sp, dp)
+        w, b = rng.choice([(0, b0), (1, b1)])
+        s = rng.choice([0, 2])
+        if not (tb.ref.flows.get((w, b, s), 0) | tb.ref.flows.get((w, b, s + 1), 0)) & 1:
+            await tb.write(False, tb.ref.slot_index(w, b, s), tail_pair(rng, key, rng.randrange(16)), pair=True)
             keys.append(key)
     return keys
 
@@ -400,6 +435,66 @@ async def atomic_writes(dut):
         moved += j != cur
         cur = j
     assert moved > 20, f"the frames saw only {moved} table changes"
+
+
+@cocotb.test()
+async def ipv6_pairs(dut):
+    tb = TB(dut)
+    await tb.init()
+    rng = random.Random(seed(65))
+    await tb.write(True, 1, R.action_entry(R.OP_ROUTE, bytes.fromhex("02aaaaaaaa01")))
+    await tb.write(True, 2, R.action_entry(R.OP_ROUTE, bytes.fromhex("02aaaaaaaa02"), rng.getrandbits(128),
+                                           ipv6=True))
+    ka = (6, 0xC0000201, VIP, 1111, 80)           # the tail's IPv4 image
+    proto, src, dst, sp, dp = ka
+    b0 = tb.ref.buckets(src, dst, sp, dp)[0]
+    # the head, read as an IPv4 slot, carries key kh (ipv6 = 1: never an IPv4 entry)
+    while True:
+        kh = (6, rng.getrandbits(32), VIP, rng.getrandbits(16), 80)
+        if tb.ref.buckets(*kh[1:])[0] == b0:
+            break
+    head = R.flow_entry(*kh, 1) | R.put(1, "FLOW_ENTRY_IPV6")
+    assert R.get(head, "FLOW6_ENTRY_IPV6") and R.get(head, "FLOW6_ENTRY_VALID")
+    pair = head | R.flow_entry(*ka, 1) << R.SLOT_BITS
+    even = tb.ref.slot_index(0, b0, 0)
+    await tb.write(False, even + 1, pair, pair=True)     # odd index: the pair 0-1
+    # read tokens: {slot ^ 1, slot} from either slot of the pair
+    odd_half, even_half = R.pair_halves(pair)[1], R.pair_halves(pair)[0]
+    assert await tb.read(False, even) == pair
+    assert await tb.read(False, even + 1) == even_half << R.SLOT_BITS | odd_half
+    fa = ipv4_frame(src, dst, 6, sp, dp)
+    fh = ipv4_frame(kh[1], kh[2], 6, kh[3], kh[4])
+    n0 = len(tb.sent)
+    await tb.send([fa, fh])
+    await tb.quiesce()
+    tb.check_all(n0)
+    assert [g["reason"] for g in tb.decs[n0:]] == [R.Reason.MISS_VIP] * 2, "IPv6 pair halves matched an IPv4 frame"
+    # the same 160 bits as a plain IPv4 slot (WRITE, slot 2): a hit
+    await tb.write(False, even + 2, odd_half)
+    n1 = len(tb.sent)
+    await tb.send([fa, fh])
+    await tb.quiesce()
+    tb.check_all(n1)
+    ga, gh = tb.decs[n1:]
+    assert (ga["fwd"], ga["hit"], ga["slot"]) == (1, 1, even + 2), ga
+    assert gh["reason"] == R.Reason.MISS_VIP
+    # head invalidated (WRITE of slot 0): the odd slot is an IPv4 entry of its own,
+    # first match slot 1; the pair 2-3 cleared with WRITE_PAIR
+    await tb.write(False, even + 2, 0, pair=True)
+    await tb.write(False, even, head & ~1)
+    n2 = len(tb.sent)
+    await tb.send([fa])
+    await tb.quiesce()
+    tb.check_all(n2)
+    assert (tb.decs[n2]["fwd"], tb.decs[n2]["slot"]) == (1, even + 1)
+    assert await tb.read(False, even + 2) == 0
+    # an action with ipv6 set: ACTION_HOST
+    await tb.write(False, even + 1, R.flow_entry(*ka, 2))
+    n3 = len(tb.sent)
+    await tb.send([fa])
+    await tb.quiesce()
+    tb.check_all(n3)
+    assert (tb.decs[n3]["fwd"], tb.decs[n3]["reason"], tb.decs[n3]["hit"]) == (0, R.Reason.ACTION_HOST, 1)
 
 
 @pytest.mark.parametrize("dw", [64, 512])

@@ -13,11 +13,15 @@ FLOW_CMD / ACT_CMD are write-only and read 0.)
 
 Commands: a Python stand-in for lvsnic_lookup / lvsnic_stats answers the
 block's table ports (steal + write, read tokens, statistics operations)
-with random delays; checked: the entry and index written, last_hit /
-counters zeroed after a write, read results in RDATA/HIT/PKTS/BYTES, busy,
-commands ignored while busy, during the reset sweep and for values other
-than 1 and 2 (after strobes), staging registers latched when a command is
-taken. Counters: each event input counts its counter(s), unimplemented
+with random delays; checked: the entry and index written (FLOW_CMD WRITE:
+one 160-bit slot, DATA bits 159:0; WRITE_PAIR: the even slot of the
+index's pair with DATA 159:0 and the odd one with 319:160 in one stolen
+cycle; ACT_CMD WRITE: 256 bits), last_hit (both slots for a pair) /
+counters zeroed after a write, read results in RDATA (flow: the slot in
+159:0, its partner slot ^ 1 in 319:160)/HIT/PKTS/BYTES, busy, commands
+ignored while busy, during the reset sweep and for values other than 1 and
+2 (and 3 for FLOW_CMD) after strobes, staging registers latched when a
+command is taken. Counters: each event input counts its counter(s), unimplemented
 numbers read 0, and the HI latch (LO then HI is one consistent 64-bit
 value while the counter crosses a 2^32 boundary).
 """
@@ -29,10 +33,14 @@ import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
-from lvsnic_regs import Reason
+import lvsnic_regs as RM
+from lvsnic_regs import Reason, TableCmd
 from lvsnic_tb import REPO, cycles, seed, start
 
 DW, B, A, VIPS, AW = 64, 4, 4, 4, 16
+SLOT = RM.FLOW_ENTRY_WORDS * 32                   # one flow slot (160 bits)
+SLOT_MASK = (1 << SLOT) - 1
+WORDS = {"FLOW": RM.FLOW_DATA_LEN, "ACT": RM.ACT_DATA_LEN}   # staging words (10, 8)
 
 
 def register_map():
@@ -176,12 +184,21 @@ class Tables:
             aw = int(d.act_wr.value)
             assert aw + int(d.flow_wr.value) == 1, "steal without exactly one write strobe"
             idx_s, data_s = (d.act_wr_idx, d.act_wr_data) if aw else (d.flow_wr_idx, d.flow_wr_data)
-            idx, val = int(idx_s.value), int(data_s.value)
-            (self.act if aw else self.flow)[idx] = val
-            self.log.append(("wr_act" if aw else "wr_flow", idx, val))
+            idx, val, pair = int(idx_s.value), int(data_s.value), int(d.flow_wr_pair.value)
+            if aw:
+                self.act[idx] = val
+                self.log.append(("wr_act", idx, val))
+            elif pair:                          # the lookup: even slot 159:0, odd slot 319:160
+                assert idx & 1 == 0, "WRITE_PAIR at an odd index"
+                self.flow[idx], self.flow[idx | 1] = val & SLOT_MASK, val >> SLOT
+                self.log.append(("wr_pair", idx, val))
+            else:                               # the lookup: the slot takes bits 159:0
+                self.flow[idx] = val & SLOT_MASK
+                self.log.append(("wr_flow", idx, val & SLOT_MASK))
             await FallingEdge(d.clk)            # the stolen cycle: still held
             await ReadOnly()
-            assert (int(idx_s.value), int(data_s.value)) == (idx, val), "write not held in the stolen cycle"
+            assert (int(idx_s.value), int(data_s.value), int(d.flow_wr_pair.value)) == (idx, val, pair), \
+                "write not held in the stolen cycle"
 
     async def serve(self, req, ack, fields, act):
         """Acknowledges a level request after 1..5 cycles; `act` gets the
@@ -217,7 +234,8 @@ class Tables:
         if is_act:
             self.result("act_rd_valid", act_rd_data=self.act.get(idx & ((1 << A) - 1), 0))
         else:
-            self.result("flow_rd_valid", flow_rd_data=self.flow.get(idx & ((1 << (B + 3)) - 1), 0))
+            idx &= (1 << (B + 3)) - 1           # the slot in 159:0, its pair partner in 319:160
+            self.result("flow_rd_valid", flow_rd_data=self.flow.get(idx ^ 1, 0) << SLOT | self.flow.get(idx, 0))
 
     def stats_op(self, op, idx):
         self.log.append(("st", op, idx))
@@ -241,7 +259,7 @@ async def wait_idle(tb, status):
 
 
 async def stage(tb, prefix, idx, entry):
-    for i in range(4):
+    for i in range(WORDS[prefix]):
         await tb.wr(tb.addr[f"{prefix}_DATA[{i}]"], (entry >> (32 * i)) & 0xFFFFFFFF)
     await tb.wr(tb.addr[f"{prefix}_INDEX"], idx)
 
@@ -256,17 +274,24 @@ async def commands(dut):
                                   ("ACT", 1 << A, "ACT_PKTS_LO", "ACT_PKTS_HI")):
         is_act = prefix == "ACT"
         cmd, status = tb.addr[f"{prefix}_CMD"], tb.addr[f"{prefix}_STATUS"]
-        for _ in range(6):
-            idx, entry = rng.randrange(n_idx), rng.getrandbits(128)
+        bits = 32 * WORDS[prefix]
+        for k in range(8):
+            idx, entry = rng.randrange(n_idx), rng.getrandbits(bits)
+            pair = not is_act and k % 2 == 1
             # write: entry and index as staged, then the activity zeroed
             tab.log.clear()
             await stage(tb, prefix, idx, entry)
-            await tb.wr(cmd, 1)
+            await tb.wr(cmd, TableCmd.WRITE_PAIR if pair else TableCmd.WRITE)
             # the staging registers may change while busy
-            await stage(tb, prefix, rng.randrange(n_idx), rng.getrandbits(128))
+            await stage(tb, prefix, rng.randrange(n_idx), rng.getrandbits(bits))
             await wait_idle(tb, status)
-            wr = ("wr_act" if is_act else "wr_flow", idx, entry)
-            assert tab.log == [wr, ("st", 2 if is_act else 0, idx)], tab.log
+            if is_act:
+                exp = [("wr_act", idx, entry), ("st", 2, idx)]
+            elif pair:                            # both slots of the pair, both last_hit zeroed
+                exp = [("wr_pair", idx & ~1, entry), ("st", 0, idx & ~1), ("st", 0, idx | 1)]
+            else:
+                exp = [("wr_flow", idx, entry & SLOT_MASK), ("st", 0, idx)]
+            assert tab.log == exp, tab.log
             # read: entry and activity returned by the tables
             if is_act:
                 tab.cnt[idx] = (rng.getrandbits(64), rng.getrandbits(64))
@@ -278,9 +303,14 @@ async def commands(dut):
             await wait_idle(tb, status)
             assert tab.log == [("tok", int(is_act), idx), ("st", 3 if is_act else 1, idx)], tab.log
             got = 0
-            for i in range(4):
+            for i in range(WORDS[prefix]):
                 got |= await tb.rd(tb.addr[f"{prefix}_RDATA[{i}]"]) << (32 * i)
-            assert got == entry, f"{prefix} read-back entry"
+            if is_act:
+                assert got == entry, f"{prefix} read-back entry"
+            else:
+                assert got == tab.flow.get(idx ^ 1, 0) << SLOT | tab.flow[idx], f"{prefix} read-back entry"
+                if pair:
+                    assert got == (entry if idx % 2 == 0 else (entry & SLOT_MASK) << SLOT | entry >> SLOT)
             if is_act:
                 pk, by = tab.cnt[idx]
                 got = [await tb.rd(tb.addr[r]) for r in ("ACT_PKTS_LO", "ACT_PKTS_HI", "ACT_BYTES_LO", "ACT_BYTES_HI")]
@@ -290,7 +320,7 @@ async def commands(dut):
                 assert got == tab.lh[idx], "FLOW_HIT"
         # ignored: other values (after strobes), a command while busy
         tab.log.clear()
-        for v in (0, 3, 5, 0x101, 0x80000001):
+        for v in (0, 5, 0x101, 0x80000001, 0x103) + ((3,) if is_act else ()):   # ACT_CMD: 3 ignored
             await tb.wr(cmd, v)
         await tb.axil.write(cmd + 1, b"\x01")        # lane 1 only: value 0x100
         await cycles(dut, 20)
