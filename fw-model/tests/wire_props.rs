@@ -35,6 +35,7 @@ use lvsnic_model::wire::checksum::{
 };
 use lvsnic_model::wire::icmp::ICMP_ECHO_REQUEST;
 use lvsnic_model::wire::{
+    IpProtocol,
     build, parse_frame, ArpOperation, ArpPacket, ArpRepr, ChecksumCheck, EthernetFrame, EthernetRepr, FrameError,
     Icmpv4Packet, Icmpv4Repr, Ipv4Packet, Ipv4Repr, MacAddr, TcpPacket, TcpRepr, UdpPacket, UdpRepr, WireError,
     ETHERTYPE_ARP, ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP,
@@ -512,13 +513,13 @@ fn check_classifier_against_views(f: &[u8]) -> Result<(), TestCaseError> {
     let ip = ip.unwrap();
     let v4 = info.ipv4.unwrap();
     prop_assert_eq!((v4.header_len, v4.total_len, v4.src, v4.dst), (ip.header_len(), ip.total_len(), ip.src_addr(), ip.dst_addr()));
-    prop_assert_eq!((v4.protocol, v4.ttl, v4.tos, v4.ident), (ip.protocol(), ip.ttl(), ip.tos(), ip.ident()));
+    prop_assert_eq!((v4.protocol, v4.ttl, v4.tos, v4.ident), (IpProtocol::from(ip.protocol()), ip.ttl(), ip.tos(), ip.ident()));
     prop_assert_eq!((v4.df, v4.mf, v4.frag_offset_bytes), (ip.dont_frag(), ip.more_frags(), ip.frag_offset_bytes()));
     prop_assert_eq!((v4.has_options, v4.header_checksum_ok), (ip.has_options(), ip.verify_checksum()));
     let l4 = ip.payload();
-    let expect_l4 = !v4.is_non_first_fragment() && matches!(v4.protocol, IPPROTO_TCP | IPPROTO_UDP);
+    let expect_l4 = !v4.is_non_first_fragment() && matches!(v4.protocol, IpProtocol::Tcp | IpProtocol::Udp);
     match (v4.protocol, info.l4) {
-        (IPPROTO_TCP, Some(i)) => {
+        (IpProtocol::Tcp, Some(i)) => {
             prop_assert!(expect_l4);
             let t = TcpPacket::new_unchecked(l4);
             prop_assert_eq!((i.src_port, i.dst_port, i.tcp_flags, i.l4_header_len), (t.src_port(), t.dst_port(), t.flags(), t.header_len()));
@@ -530,7 +531,7 @@ fn check_classifier_against_views(f: &[u8]) -> Result<(), TestCaseError> {
                 prop_assert!(info.error.is_none() && checked.is_ok());
             }
         }
-        (IPPROTO_UDP, Some(i)) => {
+        (IpProtocol::Udp, Some(i)) => {
             prop_assert!(expect_l4 && info.error.is_none());
             let u = UdpPacket::new_unchecked(l4);
             prop_assert_eq!((i.src_port, i.dst_port, i.tcp_flags, i.l4_header_len), (u.src_port(), u.dst_port(), 0, 8));
@@ -538,7 +539,7 @@ fn check_classifier_against_views(f: &[u8]) -> Result<(), TestCaseError> {
         (_, None) => {
             if expect_l4 {
                 prop_assert_eq!(info.error, Some(FrameError::L4Truncated));
-                let min = if v4.protocol == IPPROTO_TCP { 20 } else { 8 };
+                let min = if v4.protocol == IpProtocol::Tcp { 20 } else { 8 };
                 prop_assert!(l4.len() < min);
             } else {
                 prop_assert!(info.error.is_none());
@@ -642,6 +643,47 @@ proptest! {
             }
         }
         check_classifier_against_views(&b)?;
+    }
+
+    /// IPv6 frames of random bytes (version 6, random Next Header chains
+    /// and lengths): the classifier and the views never panic, every
+    /// offset it reports lies inside the frame, and an L4 header is only
+    /// reported inside Payload Length.
+    #[test]
+    fn random_ipv6_never_panics(
+        b in proptest::collection::vec(any::<u8>(), 58..200),
+        chain in proptest::collection::vec(prop_oneof![Just(0u8), Just(43), Just(44), Just(51), Just(59), Just(60), Just(6), Just(17)], 1..5),
+        tagged in any::<bool>(),
+    ) {
+        let mut f = b.clone();
+        let l3 = if tagged { 18 } else { 14 };
+        if tagged {
+            f[12..14].copy_from_slice(&0x8100u16.to_be_bytes());
+        }
+        f[l3 - 2..l3].copy_from_slice(&0x86ddu16.to_be_bytes());
+        f[l3] = 0x60 | f[l3] & 0x0f;
+        f[l3 + 6] = chain[0];
+        // Chain the next extension headers' Next Header bytes where they start.
+        let mut at = l3 + 40;
+        for w in chain.windows(2) {
+            if at + 2 > f.len() {
+                break;
+            }
+            f[at] = w[1];
+            f[at + 1] = f[at + 1] % 3;
+            at += if w[0] == 51 { (usize::from(f[at + 1]) + 2) * 4 } else if w[0] == 44 { 8 } else { (usize::from(f[at + 1]) + 1) * 8 };
+        }
+        let plen = (f.len() - l3 - 40).saturating_sub(f[l3 + 5] as usize % 4);
+        f[l3 + 4..l3 + 6].copy_from_slice(&(plen as u16).to_be_bytes());
+        let info = parse_frame(&f);
+        let v6 = info.ipv6.expect("a fixed header with version 6");
+        prop_assert_eq!(v6.l3_offset, l3);
+        if let Some(l4) = info.l4 {
+            prop_assert!(l4.offset + 8 <= l3 + 40 + plen, "{} past the payload", l4.offset);
+        }
+        let _ = info.to_string();
+        let p = lvsnic_model::wire::Ipv6Packet::new_unchecked(&f[l3..]);
+        let _ = (p.to_string(), p.upper_layer());
     }
 
     #[test]

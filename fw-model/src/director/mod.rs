@@ -535,7 +535,7 @@ impl Director {
             len: ip.total_len,
             saddr: u32::from(ip.src),
             daddr: u32::from(ip.dst),
-            proto: ip.protocol,
+            proto: u8::from(ip.protocol),
             ttl: ip.ttl,
             df: ip.df,
             l4: info.l4.map(|l| (l.offset, l.src_port, l.dst_port, l.tcp_flags)),

@@ -219,6 +219,21 @@ impl EthernetRepr {
     }
 }
 
+impl<T: AsRef<[u8]>> std::fmt::Display for EthernetFrame<T> {
+    /// `EthernetII src=02:00:00:00:00:01 dst=... type=0x0800`, the tag's
+    /// VLAN ID when tagged; a short buffer says so.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.check_len().is_err() {
+            return write!(f, "EthernetII (truncated: {} bytes)", self.buffer.as_ref().len());
+        }
+        write!(f, "EthernetII src={} dst={}", self.src_addr(), self.dst_addr())?;
+        if let Some(tci) = self.vlan_tci() {
+            write!(f, " vlan={}", tci & 0x0FFF)?;
+        }
+        write!(f, " type={:#06x}", self.ethertype())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,5 +304,17 @@ mod tests {
         assert!(f.set_vlan_tci(5).is_err());
         f.set_ethertype(ETHERTYPE_IPV4);
         assert_eq!(&u[12..14], &[0x08, 0x00]);
+    }
+
+    #[test]
+    fn display() {
+        let mut b = [0u8; 18];
+        b[..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
+        b[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
+        b[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        assert_eq!(EthernetFrame::new_unchecked(&b[..]).to_string(), "EthernetII src=02:00:00:00:00:01 dst=02:00:00:00:00:02 type=0x0800");
+        b[12..18].copy_from_slice(&[0x81, 0x00, 0x20, 0x64, 0x86, 0xdd]);
+        assert_eq!(EthernetFrame::new_unchecked(&b[..]).to_string(), "EthernetII src=02:00:00:00:00:01 dst=02:00:00:00:00:02 vlan=100 type=0x86dd");
+        assert_eq!(EthernetFrame::new_unchecked(&b[..10]).to_string(), "EthernetII (truncated: 10 bytes)");
     }
 }

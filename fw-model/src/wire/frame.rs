@@ -1,15 +1,19 @@
 //! One-pass frame classification ([`parse_frame`]), shared by the director
 //! and the hardware model.
 //!
-//! The classifier reads Ethernet (one optional 802.1Q tag), IPv4 and the
-//! fixed TCP/UDP header in a single pass, never panics and never allocates.
-//! It fills [`FrameInfo`] as far as parsing got and records in
-//! [`FrameInfo::error`] why it stopped, or what it found malformed. It does
-//! not drop anything: policy (to the host, drop, forward) is the caller's.
+//! The classifier reads Ethernet (one optional 802.1Q tag), IPv4 or IPv6
+//! (with its extension-header chain) and the fixed TCP/UDP header in a
+//! single pass through the typed views of this module's siblings, never
+//! panics and never allocates. It fills [`FrameInfo`] as far as parsing got
+//! and records in [`FrameInfo::error`] why it stopped, or what it found
+//! malformed. It does not drop anything: policy (to the host, drop,
+//! forward) is the caller's.
 
-use super::checksum;
-use super::{get16, WireError, ETHERTYPE_IPV4, ETHERTYPE_VLAN, IPPROTO_TCP, IPPROTO_UDP};
-use std::net::Ipv4Addr;
+use super::ipv6::{self, FragmentInfo, Ipv6Packet, UpperLayer};
+use super::{ipv4, tcp, udp};
+use super::{EthernetFrame, IpProtocol, Ipv4Packet, TcpPacket, UdpPacket, WireError, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
+use std::fmt;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// Why [`parse_frame`] stopped early, or what it found malformed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
@@ -33,12 +37,26 @@ pub enum FrameError {
     /// Total Length larger than the bytes after the Ethernet header.
     #[error("IPv4 total length exceeds the frame")]
     Ipv4TotalLenExceedsFrame,
+    /// Fewer than 40 bytes after the Ethernet header.
+    #[error("truncated IPv6 header")]
+    Ipv6Truncated,
+    /// IPv6 EtherType but version field not 6.
+    #[error("IPv6 EtherType with IP version not 6")]
+    Ipv6BadVersion,
+    /// 40 + Payload Length larger than the bytes after the Ethernet header.
+    #[error("IPv6 payload length exceeds the frame")]
+    Ipv6PayloadLenExceedsFrame,
+    /// The extension-header chain cannot be walked to an upper layer
+    /// (`ipv6_find_hdr` fails: a header cut off, or a later fragment whose
+    /// Next Header is another extension header).
+    #[error("bad IPv6 extension-header chain")]
+    Ipv6BadExtHeader,
     /// The fixed TCP (20 bytes) or UDP (8 bytes) header does not fit inside
-    /// the IPv4 Total Length.
+    /// the IP packet.
     #[error("TCP/UDP header truncated")]
     L4Truncated,
-    /// TCP Data Offset below 5 or beyond the IPv4 Total Length. The fixed
-    /// header (ports, flags) was read and [`FrameInfo::l4`] is filled.
+    /// TCP Data Offset below 5 or beyond the IP packet. The fixed header
+    /// (ports, flags) was read and [`FrameInfo::l4`] is filled.
     #[error("bad TCP data offset")]
     TcpBadHeaderLen,
 }
@@ -49,10 +67,13 @@ impl From<FrameError> for WireError {
             FrameError::Runt
             | FrameError::Ipv4Truncated
             | FrameError::Ipv4TotalLenExceedsFrame
+            | FrameError::Ipv6Truncated
+            | FrameError::Ipv6PayloadLenExceedsFrame
             | FrameError::L4Truncated => WireError::Truncated,
-            FrameError::Ipv4BadVersion => WireError::BadVersion,
+            FrameError::Ipv4BadVersion | FrameError::Ipv6BadVersion => WireError::BadVersion,
             FrameError::Ipv4BadHeaderLen | FrameError::TcpBadHeaderLen => WireError::BadHeaderLen,
             FrameError::Ipv4BadTotalLen => WireError::BadTotalLen,
+            FrameError::Ipv6BadExtHeader => WireError::BadLength,
         }
     }
 }
@@ -71,7 +92,7 @@ pub struct Ipv4Info {
     /// Destination Address.
     pub dst: Ipv4Addr,
     /// Protocol.
-    pub protocol: u8,
+    pub protocol: IpProtocol,
     /// Time to Live.
     pub ttl: u8,
     /// Whole TOS byte.
@@ -114,6 +135,38 @@ impl Ipv4Info {
     }
 }
 
+/// The IPv6 header fields and extension-header chain classification needs
+/// (RFC 8200).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Ipv6Info {
+    /// Offset of the IPv6 header in the frame (= [`FrameInfo::l2_len`]).
+    pub l3_offset: usize,
+    /// Payload Length.
+    pub payload_len: u16,
+    /// Source Address.
+    pub src: Ipv6Addr,
+    /// Destination Address.
+    pub dst: Ipv6Addr,
+    /// Next Header of the fixed header.
+    pub next_header: IpProtocol,
+    /// Hop Limit.
+    pub hop_limit: u8,
+    /// Traffic Class.
+    pub traffic_class: u8,
+    /// Flow Label.
+    pub flow_label: u32,
+    /// The upper layer found by the extension-header walk, when the
+    /// Payload Length fits the frame and the walk succeeded.
+    pub upper: Option<UpperLayer>,
+}
+
+impl Ipv6Info {
+    /// The Fragment header, if the chain has one.
+    pub fn fragment(&self) -> Option<FragmentInfo> {
+        self.upper.and_then(|u| u.fragment)
+    }
+}
+
 /// The fixed TCP/UDP header fields classification needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct L4Info {
@@ -142,14 +195,18 @@ pub struct FrameInfo {
     /// IPv4 header fields, when the EtherType is IPv4 and the whole IPv4
     /// header (IHL × 4 bytes, IHL >= 5, version 4) is present.
     pub ipv4: Option<Ipv4Info>,
-    /// TCP/UDP ports and flags, when [`ipv4`](Self::ipv4) is present with a
-    /// consistent Total Length, the protocol is TCP or UDP, the packet is
-    /// not a non-first fragment, and the fixed L4 header fits inside Total
-    /// Length.
+    /// IPv6 header fields, when the EtherType is IPv6 and the fixed header
+    /// (version 6) is present.
+    pub ipv6: Option<Ipv6Info>,
+    /// TCP/UDP ports and flags, when [`ipv4`](Self::ipv4) (with a
+    /// consistent Total Length) or [`ipv6`](Self::ipv6) (with an upper
+    /// layer found) is present, the protocol is TCP or UDP, the packet is
+    /// not a non-first fragment, and the fixed L4 header fits inside the
+    /// IP packet.
     pub l4: Option<L4Info>,
     /// Why parsing stopped early or what is malformed; `None` when the frame
     /// parsed cleanly as far as this classifier goes (which includes
-    /// non-IPv4 frames, ICMP, other protocols and non-first fragments).
+    /// non-IP frames, ICMP, other protocols and non-first fragments).
     pub error: Option<FrameError>,
 }
 
@@ -158,130 +215,200 @@ impl FrameInfo {
     pub fn is_ok(&self) -> bool {
         self.error.is_none()
     }
+
+    /// Records why parsing stopped and returns the result.
+    fn stop(mut self, e: FrameError) -> FrameInfo {
+        self.error = Some(e);
+        self
+    }
 }
 
 /// Classifies an Ethernet frame (no FCS) in one pass; never panics.
 ///
 /// IPv4 checks follow RFC 791 and the order of Linux `ip_rcv_core`: at
 /// least 20 bytes, then version 4 and IHL >= 5, then the whole header
-/// present, then `header_len <= total_len <= available`. Bytes after Total
-/// Length (Ethernet padding) are ignored. The header checksum is reported
-/// in [`Ipv4Info::header_checksum_ok`], not treated as an error. The UDP
+/// present, then `header_len <= total_len <= available`. IPv6 checks follow
+/// `ipv6_rcv`: 40 bytes, version 6, `40 + payload_len <= available`; then
+/// the extension headers are walked as IPVS walks them
+/// ([`Ipv6Packet::upper_layer`]). Bytes after the IP packet (Ethernet
+/// padding) are ignored. The IPv4 header checksum is reported in
+/// [`Ipv4Info::header_checksum_ok`], not treated as an error. The UDP
 /// Length field is not validated (IPVS does not look at it either).
 pub fn parse_frame(frame: &[u8]) -> FrameInfo {
-    let mut info = FrameInfo::default();
-
-    // --- Ethernet / 802.1Q ---
-    if frame.len() < 14 {
-        info.error = Some(FrameError::Runt);
-        return info;
-    }
-    let outer = get16(frame, 12);
-    if outer == ETHERTYPE_VLAN {
-        if frame.len() < 18 {
-            info.error = Some(FrameError::Runt);
-            return info;
-        }
-        info.l2_len = 18;
-        info.vlan_tci = Some(get16(frame, 14));
-        info.ethertype = get16(frame, 16);
-    } else {
-        info.l2_len = 14;
-        info.ethertype = outer;
-    }
-    if info.ethertype != ETHERTYPE_IPV4 {
-        return info;
-    }
-
-    // --- IPv4 ---
+    let info = FrameInfo::default();
+    let Ok(eth) = EthernetFrame::new_checked(frame) else {
+        return info.stop(FrameError::Runt);
+    };
+    let info = FrameInfo { l2_len: eth.header_len(), vlan_tci: eth.vlan_tci(), ethertype: eth.ethertype(), ..info };
     let l3 = info.l2_len;
-    let ip = &frame[l3..];
-    if ip.len() < 20 {
-        info.error = Some(FrameError::Ipv4Truncated);
-        return info;
+    match info.ethertype {
+        ETHERTYPE_IPV4 => parse_ipv4(info, eth.payload(), l3),
+        ETHERTYPE_IPV6 => parse_ipv6(info, eth.payload(), l3),
+        _ => info,
     }
-    if ip[0] >> 4 != 4 {
-        info.error = Some(FrameError::Ipv4BadVersion);
-        return info;
+}
+
+fn parse_ipv4(mut info: FrameInfo, bytes: &[u8], l3: usize) -> FrameInfo {
+    if bytes.len() < ipv4::HEADER_LEN {
+        return info.stop(FrameError::Ipv4Truncated);
     }
-    let header_len = usize::from(ip[0] & 0x0F) * 4;
-    if header_len < 20 {
-        info.error = Some(FrameError::Ipv4BadHeaderLen);
-        return info;
+    let ip = Ipv4Packet::new_unchecked(bytes);
+    if ip.version() != 4 {
+        return info.stop(FrameError::Ipv4BadVersion);
     }
-    if header_len > ip.len() {
-        info.error = Some(FrameError::Ipv4Truncated);
-        return info;
+    let header_len = ip.header_len();
+    if header_len < ipv4::HEADER_LEN {
+        return info.stop(FrameError::Ipv4BadHeaderLen);
     }
-    let total_len = get16(ip, 2);
-    let flg_off = get16(ip, 6);
+    if header_len > bytes.len() {
+        return info.stop(FrameError::Ipv4Truncated);
+    }
     let v4 = Ipv4Info {
         l3_offset: l3,
         header_len,
-        total_len,
-        src: Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]),
-        dst: Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]),
-        protocol: ip[9],
-        ttl: ip[8],
-        tos: ip[1],
-        ident: get16(ip, 4),
-        df: flg_off & 0x4000 != 0,
-        mf: flg_off & 0x2000 != 0,
-        frag_offset_bytes: (flg_off & 0x1FFF) * 8,
-        has_options: header_len > 20,
-        header_checksum_ok: checksum::verify(&ip[..header_len], 0),
+        total_len: ip.total_len(),
+        src: ip.src_addr(),
+        dst: ip.dst_addr(),
+        protocol: IpProtocol::from(ip.protocol()),
+        ttl: ip.ttl(),
+        tos: ip.tos(),
+        ident: ip.ident(),
+        df: ip.dont_frag(),
+        mf: ip.more_frags(),
+        frag_offset_bytes: ip.frag_offset_bytes(),
+        has_options: ip.has_options(),
+        header_checksum_ok: ip.verify_checksum(),
     };
     info.ipv4 = Some(v4);
-    let total = usize::from(total_len);
+    let total = usize::from(v4.total_len);
     if total < header_len {
-        info.error = Some(FrameError::Ipv4BadTotalLen);
-        return info;
+        return info.stop(FrameError::Ipv4BadTotalLen);
     }
-    if total > ip.len() {
-        info.error = Some(FrameError::Ipv4TotalLenExceedsFrame);
-        return info;
+    if total > bytes.len() {
+        return info.stop(FrameError::Ipv4TotalLenExceedsFrame);
     }
-
-    // --- TCP / UDP ---
     if v4.is_non_first_fragment() {
         return info;
     }
-    let l4 = &ip[header_len..total];
-    let offset = l3 + header_len;
-    match v4.protocol {
-        IPPROTO_TCP => {
-            if l4.len() < 20 {
-                info.error = Some(FrameError::L4Truncated);
-                return info;
-            }
-            let doff = usize::from(l4[12] >> 4) * 4;
-            info.l4 = Some(L4Info {
-                offset,
-                src_port: get16(l4, 0),
-                dst_port: get16(l4, 2),
-                tcp_flags: l4[13],
-                l4_header_len: doff,
-            });
-            if doff < 20 || doff > l4.len() {
-                info.error = Some(FrameError::TcpBadHeaderLen);
-            }
-        }
-        IPPROTO_UDP => {
-            if l4.len() < 8 {
-                info.error = Some(FrameError::L4Truncated);
-                return info;
-            }
-            info.l4 = Some(L4Info {
-                offset,
-                src_port: get16(l4, 0),
-                dst_port: get16(l4, 2),
-                tcp_flags: 0,
-                l4_header_len: 8,
-            });
-        }
-        _ => {}
+    parse_l4(info, v4.protocol, &bytes[header_len..total], l3 + header_len)
+}
+
+fn parse_ipv6(mut info: FrameInfo, bytes: &[u8], l3: usize) -> FrameInfo {
+    if bytes.len() < ipv6::HEADER_LEN {
+        return info.stop(FrameError::Ipv6Truncated);
     }
-    info
+    let ip = Ipv6Packet::new_unchecked(bytes);
+    if ip.version() != 6 {
+        return info.stop(FrameError::Ipv6BadVersion);
+    }
+    let mut v6 = Ipv6Info {
+        l3_offset: l3,
+        payload_len: ip.payload_len(),
+        src: ip.src_addr(),
+        dst: ip.dst_addr(),
+        next_header: ip.next_header(),
+        hop_limit: ip.hop_limit(),
+        traffic_class: ip.traffic_class(),
+        flow_label: ip.flow_label(),
+        upper: None,
+    };
+    info.ipv6 = Some(v6);
+    let end = ipv6::HEADER_LEN + usize::from(v6.payload_len);
+    if end > bytes.len() {
+        return info.stop(FrameError::Ipv6PayloadLenExceedsFrame);
+    }
+    let Ok(upper) = ip.upper_layer() else {
+        return info.stop(FrameError::Ipv6BadExtHeader);
+    };
+    v6.upper = Some(upper);
+    info.ipv6 = Some(v6);
+    if upper.is_non_first_fragment() {
+        return info;
+    }
+    parse_l4(info, upper.protocol, &bytes[upper.offset.min(end)..end], l3 + upper.offset)
+}
+
+/// The fixed TCP or UDP header of an IP packet's upper-layer bytes `l4`
+/// (which end where the IP packet ends), at frame offset `offset`.
+fn parse_l4(mut info: FrameInfo, protocol: IpProtocol, l4: &[u8], offset: usize) -> FrameInfo {
+    match protocol {
+        IpProtocol::Tcp => {
+            if l4.len() < tcp::HEADER_LEN {
+                return info.stop(FrameError::L4Truncated);
+            }
+            let t = TcpPacket::new_unchecked(l4);
+            let doff = t.header_len();
+            info.l4 = Some(L4Info { offset, src_port: t.src_port(), dst_port: t.dst_port(), tcp_flags: t.flags(), l4_header_len: doff });
+            if doff < tcp::HEADER_LEN || doff > l4.len() {
+                return info.stop(FrameError::TcpBadHeaderLen);
+            }
+            info
+        }
+        IpProtocol::Udp => {
+            if l4.len() < udp::HEADER_LEN {
+                return info.stop(FrameError::L4Truncated);
+            }
+            let u = UdpPacket::new_unchecked(l4);
+            info.l4 = Some(L4Info { offset, src_port: u.src_port(), dst_port: u.dst_port(), tcp_flags: 0, l4_header_len: udp::HEADER_LEN });
+            info
+        }
+        _ => info,
+    }
+}
+
+impl fmt::Display for FrameInfo {
+    /// One line: the layers found, then the error if any. For example
+    /// `VLAN 100 IPv4 198.51.100.7 > 203.0.113.10 ttl 61 TCP 40000 > 80 [S]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.l2_len == 0 {
+            return write!(f, "runt");
+        }
+        let mut sep = "";
+        if let Some(tci) = self.vlan_tci {
+            write!(f, "VLAN {}", tci & 0x0FFF)?;
+            sep = " ";
+        }
+        if let Some(v4) = self.ipv4 {
+            write!(f, "{sep}IPv4 {} > {} ttl {}", v4.src, v4.dst, v4.ttl)?;
+            if v4.is_fragment() {
+                write!(f, " frag id {} off {}{}", v4.ident, v4.frag_offset_bytes, if v4.mf { "+" } else { "" })?;
+            }
+            if self.l4.is_none() {
+                write!(f, " {}", v4.protocol)?;
+            }
+        } else if let Some(v6) = self.ipv6 {
+            write!(f, "{sep}IPv6 {} > {} hlim {}", v6.src, v6.dst, v6.hop_limit)?;
+            if let Some(fr) = v6.fragment() {
+                write!(f, " frag id {} off {}{}", fr.ident, fr.offset_bytes, if fr.more { "+" } else { "" })?;
+            }
+            if self.l4.is_none() {
+                match v6.upper {
+                    Some(u) => write!(f, " {}", u.protocol)?,
+                    None => write!(f, " nxt {}", v6.next_header)?,
+                }
+            }
+        } else {
+            write!(f, "{sep}ethertype {:#06x}", self.ethertype)?;
+        }
+        if let Some(l4) = self.l4 {
+            if self.l4_is_udp() {
+                write!(f, " UDP {} > {}", l4.src_port, l4.dst_port)?;
+            } else {
+                write!(f, " TCP {} > {} [{}]", l4.src_port, l4.dst_port, tcp::flag_letters(l4.tcp_flags))?;
+            }
+        }
+        if let Some(e) = self.error {
+            write!(f, " ({e})")?;
+        }
+        Ok(())
+    }
+}
+
+impl FrameInfo {
+    fn l4_is_udp(&self) -> bool {
+        let p = self.ipv4.map(|v| v.protocol).or_else(|| self.ipv6.and_then(|v| v.upper.map(|u| u.protocol)));
+        p == Some(IpProtocol::Udp)
+    }
 }
 
 #[cfg(test)]
@@ -328,7 +455,7 @@ mod tests {
             assert_eq!(v4.l3_offset, l2);
             assert_eq!((v4.header_len, v4.total_len), (20, 43));
             assert_eq!((v4.src, v4.dst), (ip().src_addr, ip().dst_addr));
-            assert_eq!((v4.protocol, v4.ttl, v4.tos, v4.ident), (IPPROTO_TCP, 61, 0x10, 0x4242));
+            assert_eq!((v4.protocol, v4.ttl, v4.tos, v4.ident), (IpProtocol::Tcp, 61, 0x10, 0x4242));
             assert!(v4.df && !v4.mf && v4.frag_offset_bytes == 0 && !v4.has_options && v4.header_checksum_ok);
             let l4 = i.l4.unwrap();
             assert_eq!(l4, L4Info { offset: l2 + 20, src_port: 40000, dst_port: 80, tcp_flags: TCP_SYN, l4_header_len: 20 });
@@ -406,5 +533,111 @@ mod tests {
         syn_ack.flags = TCP_SYN | TCP_ACK;
         let f = tcp_frame(&eth(None), &ip(), &syn_ack, b"");
         assert_eq!(parse_frame(&f).l4.unwrap().tcp_flags, TCP_SYN | TCP_ACK);
+    }
+
+    fn ipv6_frame(next: u8, ext: &[u8], upper: &[u8]) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x86, 0xdd];
+        let repr = crate::wire::Ipv6Repr {
+            src_addr: "2001:db8::7".parse().unwrap(),
+            dst_addr: "2001:db8::10".parse().unwrap(),
+            next_header: IpProtocol::from(next),
+            payload_len: (ext.len() + upper.len()) as u16,
+            hop_limit: 63,
+            traffic_class: 0,
+            flow_label: 0,
+        };
+        let mut ip = vec![0u8; 40];
+        repr.emit(&mut crate::wire::Ipv6Packet::new_unchecked(&mut ip[..])).unwrap();
+        f.extend_from_slice(&ip);
+        f.extend_from_slice(ext);
+        f.extend_from_slice(upper);
+        f
+    }
+
+    fn tcp_header(sport: u16, dport: u16, flags: u8) -> Vec<u8> {
+        let mut t = vec![0u8; 20];
+        t[0..2].copy_from_slice(&sport.to_be_bytes());
+        t[2..4].copy_from_slice(&dport.to_be_bytes());
+        t[12] = 0x50;
+        t[13] = flags;
+        t
+    }
+
+    #[test]
+    fn ipv6_tcp_through_extension_headers() {
+        let f = ipv6_frame(6, &[], &tcp_header(40000, 443, TCP_SYN));
+        let i = parse_frame(&f);
+        assert_eq!(i.error, None);
+        assert!(i.ipv4.is_none());
+        let v6 = i.ipv6.unwrap();
+        assert_eq!((v6.l3_offset, v6.payload_len, v6.hop_limit, v6.next_header), (14, 20, 63, IpProtocol::Tcp));
+        assert_eq!(i.l4.unwrap(), L4Info { offset: 54, src_port: 40000, dst_port: 443, tcp_flags: TCP_SYN, l4_header_len: 20 });
+        assert_eq!(i.to_string(), "IPv6 2001:db8::7 > 2001:db8::10 hlim 63 TCP 40000 > 443 [S]");
+        // Hop-by-Hop then Destination Options before UDP: L4 found after them.
+        let ext = [60, 0, 1, 4, 0, 0, 0, 0, 17, 0, 1, 4, 0, 0, 0, 0];
+        let f = ipv6_frame(0, &ext, &[0, 53, 0x14, 0xe9, 0, 8, 0, 0]);
+        let i = parse_frame(&f);
+        assert_eq!(i.error, None);
+        assert_eq!(i.ipv6.unwrap().next_header, IpProtocol::HopByHop);
+        assert_eq!(i.l4.unwrap().offset, 14 + 40 + 16);
+        assert_eq!((i.l4.unwrap().src_port, i.l4.unwrap().dst_port), (53, 5353));
+        assert_eq!(i.to_string(), "IPv6 2001:db8::7 > 2001:db8::10 hlim 63 UDP 53 > 5353");
+    }
+
+    #[test]
+    fn ipv6_stop_reasons() {
+        let good = ipv6_frame(6, &[], &tcp_header(1, 2, TCP_ACK));
+        assert_eq!(parse_frame(&good[..14 + 39]).error, Some(FrameError::Ipv6Truncated));
+        let mut f = good.clone();
+        f[14] = 0x40;
+        assert_eq!(parse_frame(&f).error, Some(FrameError::Ipv6BadVersion));
+        let i = parse_frame(&good[..good.len() - 1]);
+        assert_eq!(i.error, Some(FrameError::Ipv6PayloadLenExceedsFrame));
+        assert!(i.ipv6.is_some() && i.ipv6.unwrap().upper.is_none() && i.l4.is_none());
+        // A Hop-by-Hop header whose length runs past the payload: the walk
+        // ends at TCP past the end (L4 missing); with a second extension
+        // header after it, the walk itself fails.
+        let f = ipv6_frame(0, &[6, 4, 0, 0, 0, 0, 0, 0], &tcp_header(1, 2, TCP_ACK));
+        assert_eq!(parse_frame(&f).error, Some(FrameError::L4Truncated));
+        let f = ipv6_frame(0, &[60, 4, 0, 0, 0, 0, 0, 0], &tcp_header(1, 2, TCP_ACK));
+        assert_eq!(parse_frame(&f).error, Some(FrameError::Ipv6BadExtHeader));
+        // TCP cut short inside the payload.
+        let f = ipv6_frame(6, &[], &tcp_header(1, 2, TCP_ACK)[..19]);
+        assert_eq!(parse_frame(&f).error, Some(FrameError::L4Truncated));
+        // Padding after the payload is not payload.
+        let mut f = ipv6_frame(17, &[], &[0, 1, 0, 2, 0, 8, 0, 0]);
+        f.extend_from_slice(&[0xee; 6]);
+        assert!(parse_frame(&f).is_ok());
+        assert_eq!(WireError::from(FrameError::Ipv6BadExtHeader), WireError::BadLength);
+    }
+
+    #[test]
+    fn ipv6_fragments() {
+        // First fragment: ports reported, fragment described.
+        let f = ipv6_frame(44, &[6, 0, 0, 1, 0, 0, 0, 9], &tcp_header(5, 6, TCP_ACK));
+        let i = parse_frame(&f);
+        assert!(i.is_ok());
+        let fr = i.ipv6.unwrap().fragment().unwrap();
+        assert_eq!((fr.offset_bytes, fr.more, fr.ident), (0, true, 9));
+        assert_eq!(i.l4.unwrap().dst_port, 6);
+        assert_eq!(i.to_string(), "IPv6 2001:db8::7 > 2001:db8::10 hlim 63 frag id 9 off 0+ TCP 5 > 6 [A]");
+        // A later fragment: no L4, not an error.
+        let f = ipv6_frame(44, &[17, 0, 0, 0x10, 0, 0, 0, 9], &[0; 16]);
+        let i = parse_frame(&f);
+        assert!(i.is_ok() && i.l4.is_none());
+        assert_eq!(i.to_string(), "IPv6 2001:db8::7 > 2001:db8::10 hlim 63 frag id 9 off 16 UDP");
+    }
+
+    #[test]
+    fn display_names_the_layers_and_the_error() {
+        let f = tcp_frame(&eth(Some(100)), &ip(), &tcp(), b"");
+        assert_eq!(parse_frame(&f).to_string(), "VLAN 100 IPv4 198.51.100.7 > 203.0.113.10 ttl 61 TCP 40000 > 80 [S]");
+        assert_eq!(parse_frame(&f[..10]).to_string(), "runt");
+        let mut bad = tcp_frame(&eth(None), &ip(), &tcp(), b"");
+        bad[16..18].copy_from_slice(&19u16.to_be_bytes());
+        assert_eq!(parse_frame(&bad).to_string(), "IPv4 198.51.100.7 > 203.0.113.10 ttl 61 TCP (IPv4 total length below header length)");
+        let mut arp = vec![0u8; 42];
+        arp[12..14].copy_from_slice(&crate::wire::ETHERTYPE_ARP.to_be_bytes());
+        assert_eq!(parse_frame(&arp).to_string(), "ethertype 0x0806");
     }
 }

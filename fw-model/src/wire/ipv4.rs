@@ -516,6 +516,36 @@ impl Ipv4Repr {
     }
 }
 
+impl<T: AsRef<[u8]>> std::fmt::Display for Ipv4Packet<T> {
+    /// `IPv4 src=... dst=... proto=TCP ttl=64 len=40`, with `df`, the
+    /// fragment offset and `options` when present; a header that does not
+    /// check says why.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Err(e) = self.check_header() {
+            return write!(f, "IPv4 ({e})");
+        }
+        write!(
+            f,
+            "IPv4 src={} dst={} proto={} ttl={} len={}",
+            self.src_addr(),
+            self.dst_addr(),
+            super::IpProtocol::from(self.protocol()),
+            self.ttl(),
+            self.total_len()
+        )?;
+        if self.dont_frag() {
+            write!(f, " df")?;
+        }
+        if self.is_fragment() {
+            write!(f, " frag={}{}", self.frag_offset_bytes(), if self.more_frags() { "+" } else { "" })?;
+        }
+        if self.has_options() {
+            write!(f, " options={}", self.options().len())?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -698,5 +728,19 @@ mod tests {
         assert_eq!(r.emit(&mut Ipv4Packet::new_unchecked(&mut [0u8; 19][..])), Err(WireError::Truncated));
         let r = Ipv4Repr { payload_len: 65515, ..r };
         assert!(r.emit(&mut Ipv4Packet::new_unchecked(&mut [0u8; 20][..])).is_ok());
+    }
+
+    #[test]
+    fn display() {
+        let mut b = [0u8; 24];
+        b[0] = 0x46;
+        b[2..4].copy_from_slice(&24u16.to_be_bytes());
+        b[6] = 0x40;
+        b[8] = 64;
+        b[9] = 17;
+        b[12..16].copy_from_slice(&[10, 0, 0, 1]);
+        b[16..20].copy_from_slice(&[10, 0, 0, 2]);
+        assert_eq!(Ipv4Packet::new_unchecked(&b[..]).to_string(), "IPv4 src=10.0.0.1 dst=10.0.0.2 proto=UDP ttl=64 len=24 df options=4");
+        assert!(Ipv4Packet::new_unchecked(&b[..10]).to_string().starts_with("IPv4 (truncated"));
     }
 }

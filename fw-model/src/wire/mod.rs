@@ -57,16 +57,20 @@ pub mod checksum;
 pub mod ethernet;
 pub mod frame;
 pub mod icmp;
+pub mod ip;
 pub mod ipv4_options;
 pub mod ipv4;
+pub mod ipv6;
 pub mod tcp;
 pub mod udp;
 
 pub use arp::{ArpOperation, ArpPacket, ArpRepr};
 pub use ethernet::{EthernetFrame, EthernetRepr};
-pub use frame::{parse_frame, FrameError, FrameInfo, Ipv4Info, L4Info};
+pub use frame::{parse_frame, FrameError, FrameInfo, Ipv4Info, Ipv6Info, L4Info};
 pub use icmp::{Icmpv4Packet, Icmpv4Repr};
+pub use ip::IpProtocol;
 pub use ipv4::{Ipv4Packet, Ipv4Repr};
+pub use ipv6::{Ipv6Packet, Ipv6Repr};
 pub use tcp::{TcpPacket, TcpRepr, TCP_ACK, TCP_CWR, TCP_ECE, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN, TCP_URG};
 pub use udp::{UdpPacket, UdpRepr};
 
@@ -115,8 +119,9 @@ pub enum WireError {
     /// The buffer is shorter than the header (or than a length field says).
     #[error("truncated packet: buffer shorter than the header or its length fields say")]
     Truncated,
-    /// IPv4 version field is not 4 (RFC 791 section 3.1).
-    #[error("bad IP version (not 4)")]
+    /// IP version field is not 4 for IPv4 (RFC 791 section 3.1), or not 6
+    /// for IPv6 (RFC 8200 section 3).
+    #[error("bad IP version")]
     BadVersion,
     /// A header-length field is below its minimum (IPv4 IHL < 5, TCP data
     /// offset < 5).

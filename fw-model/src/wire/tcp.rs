@@ -368,6 +368,33 @@ impl TcpRepr {
     }
 }
 
+/// TCP control bits as tcpdump writes them: `S`, `A`, `F`, `R`, `P`, `U`,
+/// `E`, `C`, in that order.
+pub fn flag_letters(flags: u8) -> String {
+    let letters = [(TCP_SYN, 'S'), (TCP_ACK, 'A'), (TCP_FIN, 'F'), (TCP_RST, 'R'), (TCP_PSH, 'P'), (TCP_URG, 'U'), (TCP_ECE, 'E'), (TCP_CWR, 'C')];
+    letters.iter().filter(|(b, _)| flags & b != 0).map(|&(_, c)| c).collect()
+}
+
+impl<T: AsRef<[u8]>> std::fmt::Display for TcpPacket<T> {
+    /// `TCP src=40000 dst=80 seq=.. ack=.. win=.. [SA]` (tcpdump's flag
+    /// letters); a short buffer says so.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.buffer.as_ref().len() < HEADER_LEN {
+            return write!(f, "TCP (truncated: {} bytes)", self.buffer.as_ref().len());
+        }
+        let flags = flag_letters(self.flags());
+        write!(
+            f,
+            "TCP src={} dst={} seq={} ack={} win={} [{flags}]",
+            self.src_port(),
+            self.dst_port(),
+            self.seq_number(),
+            self.ack_number(),
+            self.window_len()
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,5 +491,18 @@ mod tests {
         assert_eq!((q.window_len(), q.urgent_at(), q.header_len()), (5, 6, 20));
         assert_eq!(q.payload(), &[0x02, 0x04, 0x05, 0xb4]);
         assert!(q.verify_checksum(A, B));
+    }
+
+    #[test]
+    fn display() {
+        let mut b = [0u8; 20];
+        b[0..2].copy_from_slice(&40000u16.to_be_bytes());
+        b[2..4].copy_from_slice(&80u16.to_be_bytes());
+        b[4..8].copy_from_slice(&7u32.to_be_bytes());
+        b[12] = 0x50;
+        b[13] = TCP_SYN | TCP_ACK;
+        b[14..16].copy_from_slice(&1000u16.to_be_bytes());
+        assert_eq!(TcpPacket::new_unchecked(&b[..]).to_string(), "TCP src=40000 dst=80 seq=7 ack=0 win=1000 [SA]");
+        assert_eq!(TcpPacket::new_unchecked(&b[..8]).to_string(), "TCP (truncated: 8 bytes)");
     }
 }

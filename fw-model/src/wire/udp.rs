@@ -228,6 +228,16 @@ impl UdpRepr {
     }
 }
 
+impl<T: AsRef<[u8]>> std::fmt::Display for UdpPacket<T> {
+    /// `UDP src=53 dst=5353 len=9`; a short buffer says so.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.buffer.as_ref().len() < HEADER_LEN {
+            return write!(f, "UDP (truncated: {} bytes)", self.buffer.as_ref().len());
+        }
+        write!(f, "UDP src={} dst={} len={}", self.src_port(), self.dst_port(), self.len())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,5 +324,12 @@ mod tests {
         let mut buf = vec![0u8; 65536];
         assert_eq!(r.emit(&mut UdpPacket::new_unchecked(&mut buf[..]), &big, A, B), Err(WireError::BadLength));
         assert!(r.emit(&mut UdpPacket::new_unchecked(&mut buf[..]), &big[1..], A, B).is_ok());
+    }
+
+    #[test]
+    fn display() {
+        let b = [0, 53, 0x14, 0xe9, 0, 9, 0, 0, b'q'];
+        assert_eq!(UdpPacket::new_unchecked(&b[..]).to_string(), "UDP src=53 dst=5353 len=9");
+        assert_eq!(UdpPacket::new_unchecked(&b[..3]).to_string(), "UDP (truncated: 3 bytes)");
     }
 }

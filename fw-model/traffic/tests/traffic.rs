@@ -9,6 +9,7 @@ use lvsnic_model::rules::{FwdMethod, Protocol, RuleSet};
 use lvsnic_model::time::SEC;
 use lvsnic_traffic::*;
 use lvsnic_model::wire::{
+    IpProtocol,
     parse_frame, FrameError, Icmpv4Packet, Ipv4Packet, TcpPacket, UdpPacket, IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP,
     TCP_FIN, TCP_SYN,
 };
@@ -168,7 +169,7 @@ fn l4_checksum_ok(frame: &[u8]) -> bool {
         return true;
     }
     let p = Ipv4Packet::new_checked(&frame[v4.l3_offset..]).unwrap();
-    match v4.protocol {
+    match u8::from(v4.protocol) {
         IPPROTO_TCP => TcpPacket::new_checked(p.payload()).unwrap().verify_checksum(v4.src, v4.dst),
         IPPROTO_UDP => UdpPacket::new_checked(p.payload()).unwrap().verify_checksum(v4.src, v4.dst),
         IPPROTO_ICMP => Icmpv4Packet::new_checked(p.payload()).unwrap().verify_checksum(),
@@ -693,7 +694,7 @@ fn established_flows_are_established() {
     let mut replies = 0;
     for r in data {
         let v4 = parse_frame(&r.data).ipv4.unwrap();
-        if v4.protocol != IPPROTO_TCP {
+        if v4.protocol != IpProtocol::Tcp {
             continue;
         }
         let (src, dst, seq, _, _, len) = tcp_fields(&r.data);

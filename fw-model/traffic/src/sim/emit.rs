@@ -53,7 +53,7 @@ impl Sim<'_> {
             } else if v4.ttl > 1 {
                 c.ttl64_frames += 1;
             }
-            if v4.protocol == IPPROTO_UDP && !v4.is_non_first_fragment() {
+            if v4.protocol == IpProtocol::Udp && !v4.is_non_first_fragment() {
                 let o = v4.l4_offset() + 6;
                 if frame.len() >= o + 2 && frame[o] == 0 && frame[o + 1] == 0 {
                     c.zero_checksum_frames += 1;

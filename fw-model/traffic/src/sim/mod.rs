@@ -30,7 +30,8 @@ use lvsnic_model::conn::tcp::state as tcp_state;
 use lvsnic_model::time::MSEC;
 use lvsnic_model::wire::icmp::{ICMP_DEST_UNREACH, ICMP_ECHO_REQUEST, ICMP_UNREACH_PORT};
 use lvsnic_model::wire::{
-    parse_frame, ArpOperation, Icmpv4Repr, MacAddr, TcpRepr, IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP, TCP_ACK, TCP_FIN,
+    IpProtocol,
+    parse_frame, ArpOperation, Icmpv4Repr, MacAddr, TcpRepr, IPPROTO_TCP, IPPROTO_UDP, TCP_ACK, TCP_FIN,
     TCP_PSH, TCP_RST, TCP_SYN,
 };
 use std::cmp::Reverse;

@@ -425,7 +425,7 @@ impl Sim<'_> {
 /// The next-hop MTU of the ICMP "fragmentation needed" in `frame`.
 fn icmp_next_hop_mtu(frame: &[u8]) -> Option<u16> {
     let v4 = parse_frame(frame).ipv4?;
-    if v4.protocol != IPPROTO_ICMP {
+    if v4.protocol != IpProtocol::Icmp {
         return None;
     }
     let o = v4.l4_offset();
