@@ -17,20 +17,32 @@ pub type PairBits = [u32; fe6::WORDS];
 /// An action entry's bits, `ACT_DATA0` first.
 pub type ActionBits = [u32; ae::WORDS];
 
-/// Field `lsb +: width` (width ≤ 128) of an entry held as 32-bit words.
+/// Field `lsb +: width` (width ≤ 128) of an entry held as 32-bit words
+/// (bits past the words read 0).
 fn get(b: &[u32], lsb: u32, width: u32) -> u128 {
-    (0..width).fold(0u128, |v, i| {
-        let bit = lsb + i;
-        v | ((b[(bit / 32) as usize] >> (bit % 32) & 1) as u128) << i
-    })
+    let (w, sh) = ((lsb / 32) as usize, lsb % 32);
+    let word = |i: usize| b.get(w + i).copied().unwrap_or(0) as u128;
+    let lo = word(0) | word(1) << 32 | word(2) << 64 | word(3) << 96;
+    let v = if sh == 0 { lo } else { lo >> sh | word(4) << (128 - sh) };
+    if width >= 128 {
+        v
+    } else {
+        v & ((1u128 << width) - 1)
+    }
 }
 
-/// Sets field `lsb +: width` of `b` to `v` (bits above the width dropped).
+/// Sets field `lsb +: width` (width ≤ 128) of `b` to `v` (bits above the
+/// width dropped), word by word.
 fn put(b: &mut [u32], v: u128, lsb: u32, width: u32) {
-    for i in 0..width {
-        let bit = lsb + i;
-        let w = &mut b[(bit / 32) as usize];
-        *w = *w & !(1 << (bit % 32)) | ((v >> i & 1) as u32) << (bit % 32);
+    let end = lsb + width;
+    for k in lsb / 32..end.div_ceil(32) {
+        let base = 32 * k;
+        let (lo, hi) = (lsb.max(base), end.min(base + 32));
+        let n = hi - lo;
+        let mask = ((1u64 << n) - 1) as u32;
+        let part = (v >> (lo - lsb)) as u32 & mask;
+        let w = &mut b[k as usize];
+        *w = *w & !(mask << (lo - base)) | part << (lo - base);
     }
 }
 
@@ -398,6 +410,32 @@ mod tests {
         assert_eq!(b6[0] & 0xF, 3 | 1 << 3, "ipv6 in bit 3");
         assert_eq!(b6[6], 0x2001_0db8);
         assert_eq!(ActionEntry::from_bits(&b6), a6);
+    }
+
+    /// The word-wise field access equals a bit-by-bit one for every
+    /// position and width an entry can have.
+    #[test]
+    fn field_access_equals_bitwise() {
+        let mut rng = crate::rng::SplitMix64::new(8);
+        for _ in 0..3000 {
+            let width = 1 + rng.below(128) as u32;
+            let lsb = rng.below(320 - width as u64 + 1) as u32;
+            let v = (rng.next_u64() as u128) << 64 | rng.next_u64() as u128;
+            let mut words: [u32; 10] = std::array::from_fn(|_| rng.next_u64() as u32);
+            let before = words;
+            put(&mut words, v, lsb, width);
+            for bit in 0..320u32 {
+                let got = words[(bit / 32) as usize] >> (bit % 32) & 1;
+                let want = if (lsb..lsb + width).contains(&bit) {
+                    (v >> (bit - lsb) & 1) as u32
+                } else {
+                    before[(bit / 32) as usize] >> (bit % 32) & 1
+                };
+                assert_eq!(got, want, "bit {bit} after put at {lsb} +: {width}");
+            }
+            let mask = if width == 128 { u128::MAX } else { (1u128 << width) - 1 };
+            assert_eq!(get(&words, lsb, width), v & mask);
+        }
     }
 
     /// The contract's formula equals the kernel-semantics update the golden
