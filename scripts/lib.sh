@@ -32,6 +32,23 @@ ensure_keepalived() {
     if command -v systemctl >/dev/null 2>&1; then systemctl stop keepalived >/dev/null 2>&1 || true; fi
 }
 
+# The tools the Debian package's test needs (dpkg-shlibdeps, strip, man,
+# groff), when running as root and one is missing.
+ensure_packaging_tools() {
+    local missing=""
+    command -v dpkg-shlibdeps >/dev/null 2>&1 || missing="$missing dpkg-dev"
+    command -v strip >/dev/null 2>&1 || missing="$missing binutils"
+    command -v man >/dev/null 2>&1 || missing="$missing man-db"
+    command -v groff >/dev/null 2>&1 || missing="$missing groff-base"
+    [ -n "$missing" ] || return 0
+    [ "$(id -u)" = 0 ] || return 0
+    echo "lvsnic: installing$missing (apt-get) for the Debian package's test" >&2
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null 2>&1 ||
+        { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null 2>&1; } ||
+        die "could not install$missing with apt-get (needed by host-driver/tests/package_deb.rs)"
+}
+
 # Where a kernel-VM run (scripts/vm/*) keeps its results: target/NAME of
 # the checkout (the current directory), or /var/tmp/lvsnic-UID/NAME for a
 # checkout under /tmp, which the guest does not see (its /tmp is its own).

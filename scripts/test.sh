@@ -63,9 +63,10 @@ cargo test --workspace --release
 # run otherwise.
 if [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ] && command -v ip >/dev/null; then
     ensure_keepalived
+    ensure_packaging_tools
     # The ECP5 build keeps running beside them: the HA pair's drills hold
     # under full load (docs/ha.md, "A handshake across the takeover").
-    step "cargo test (root tests: HA pair, namespaces, simulated board)"
+    step "cargo test (root tests: HA pair, namespaces, simulated board, the Debian package)"
     cargo test --workspace --release --tests -- --ignored
     # IPVS connection sync against the real Linux 6.1 kernel in a VM, both
     # ways, live (installs the VM's packages on first use; ~1-2 min).

@@ -12,7 +12,7 @@
 //! lvsnic                       # as `ipvsadm`: lists
 //! ```
 //!
-//! The socket is `/run/lvsnic.sock` unless `LVSNIC_SOCKET` names another
+//! The socket is `/run/lvsnic/lvsnic.sock` unless `LVSNIC_SOCKET` names another
 //! (ipvsadm's syntax leaves no room for a `--socket` option). `-h` and `-v`
 //! are answered locally, so they work without a daemon. When the daemon
 //! cannot be reached the client prints why on stderr and exits 2, as

@@ -148,7 +148,7 @@ enum Cmd {
         /// Director configuration (TOML).
         #[arg(long, default_value = "/etc/lvsnic/director.toml")]
         director: PathBuf,
-        /// Control socket (default: $LVSNIC_SOCKET, else /run/lvsnic.sock).
+        /// Control socket (default: $LVSNIC_SOCKET, else /run/lvsnic/lvsnic.sock).
         #[arg(long)]
         socket: Option<PathBuf>,
         /// Rules to start with (`ipvsadm -S -n` format).
@@ -254,6 +254,12 @@ enum Cmd {
         /// The VIPs of the instance.
         vips: Vec<std::net::Ipv4Addr>,
     },
+    /// Write the man pages (lvsnic.8, lvsnic-SUBCOMMAND.8) into DIR (packaging).
+    #[command(hide = true)]
+    Manpages {
+        /// Directory to write the pages to.
+        dir: PathBuf,
+    },
     /// Convert keepalived.conf virtual servers to `ipvsadm -S -n` rules (or load them).
     Keepalived {
         /// keepalived configuration file.
@@ -321,6 +327,12 @@ fn main() -> ExitCode {
         Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir } => {
             lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir })
                 .map_err(|e| e.to_string())
+        }
+        Cmd::Manpages { dir } => {
+            use clap::CommandFactory;
+            lvsnic::manpages::write(Cli::command(), &dir)
+                .map(|p| format!("{} man pages in {}", p.len(), dir.display()))
+                .map_err(|e| format!("{}: {e}", dir.display()))
         }
         Cmd::Reload { socket } => return ExitCode::from(call(socket.as_deref(), &Request::Reload { rules: None, health: None })),
         Cmd::Drain { socket, tcp_service, udp_service, real_server, timeout } => {

@@ -1023,7 +1023,7 @@ mod tests {
 
     #[test]
     fn state_dir_per_socket() {
-        assert_eq!(state_dir(None, Path::new("/run/lvsnic.sock"), true), PathBuf::from("/var/lib/lvsnic"));
+        assert_eq!(state_dir(None, Path::new("/run/lvsnic/lvsnic.sock"), true), PathBuf::from("/var/lib/lvsnic"));
         assert_eq!(state_dir(None, Path::new("/tmp/x/a.sock"), false), PathBuf::from("/tmp/x/a.sock.state"));
         assert_eq!(state_dir(Some(Path::new("/s")), Path::new("/tmp/a.sock"), false), PathBuf::from("/s"));
     }

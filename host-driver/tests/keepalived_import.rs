@@ -682,7 +682,7 @@ fn vrrp_instance_with_lvsnic_vip_notify_is_not_warned_about() {
 #[test]
 fn vrrp_instance_whose_notify_script_calls_lvsnic_vip_is_not_warned_about() {
     let dir = tmpdir("ka-vrrp-script");
-    let calls = write(&dir, "notify.sh", "#!/bin/sh\nlogger \"VRRP $1\"\nLVSNIC_SOCKET=/run/lvsnic.sock exec /usr/sbin/lvsnic vip \"$1\" 10.0.0.100\n");
+    let calls = write(&dir, "notify.sh", "#!/bin/sh\nlogger \"VRRP $1\"\nexec /usr/sbin/lvsnic vip \"$1\" 10.0.0.100\n");
     let other = write(&dir, "other.sh", "#!/bin/sh\nlogger \"VRRP $1\"\n");
     let conf = |script: &Path, generic: bool| {
         let notify = if generic {

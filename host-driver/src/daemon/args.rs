@@ -110,7 +110,7 @@ pub struct DaemonArgs {
     pub backend: DaemonBackend,
     /// DIRECTOR.toml.
     pub director: PathBuf,
-    /// Control socket (default: `LVSNIC_SOCKET`, else /run/lvsnic.sock).
+    /// Control socket (default: `LVSNIC_SOCKET`, else /run/lvsnic/lvsnic.sock).
     pub socket: Option<PathBuf>,
     /// Rules loaded at start (`ipvsadm -S` format).
     pub rules: Option<PathBuf>,

@@ -18,7 +18,7 @@
 //!   ([`device::Wire`](crate::device::Wire): `model`, `sim`); a real card
 //!   takes its frames from its ports and hands exceptions up on its
 //!   receive ring, which the loop polls on every backend.
-//! * Control: the Unix socket of [`proto`] (default `/run/lvsnic.sock`,
+//! * Control: the Unix socket of [`proto`] (default `/run/lvsnic/lvsnic.sock`,
 //!   `--socket` or `LVSNIC_SOCKET` override), served off the forwarding
 //!   path ([`client`]): each client has a thread of its own with a deadline
 //!   for its whole request and a bounded request size; parsed requests
@@ -64,6 +64,7 @@
 
 pub mod args;
 pub mod client;
+pub mod notify;
 pub mod proto;
 pub mod socket;
 /// The system calls of the daemon (kept at the crate's top: health checkers
@@ -247,6 +248,8 @@ struct Daemon<D: Device> {
     longest_control_us: u64,
     /// The state directory and reloads.
     keeper: crate::state::Keeper,
+    /// systemd's notification socket and watchdog ([`notify`]).
+    notifier: notify::Notifier,
 }
 
 /// Runs `lvsnic daemon` until SIGINT/SIGTERM; returns the closing summary.
@@ -344,6 +347,11 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
     let path = proto::socket_path(args.socket.as_deref());
     let dir = crate::state::state_dir(args.state_dir.as_deref(), &path, path == std::path::Path::new(proto::DEFAULT_SOCKET));
     d.keeper = crate::state::Keeper::new(dir, &args.director, args.rules.as_deref())?;
+    if path == std::path::Path::new(proto::DEFAULT_SOCKET) {
+        if let Some(run) = path.parent() {
+            socket::make_run_dir(run)?;
+        }
+    }
     let sock = ControlSocket::bind(&path, args.socket_group)?;
     let (restored, health) = d.keeper.restore(&mut d.ctl, args.vips != VipMode::Host)?;
     if let Some(cfg) = health {
@@ -363,18 +371,22 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
     };
     // One write: whoever sees the first line sees what was restored too.
     let restored = restored.map(|line| format!("lvsnic daemon: {line}\n")).unwrap_or_default();
-    eprint!(
-        "lvsnic daemon: {:?} backend, {} services, wire {wire_desc}, listening on {}\n{restored}",
+    let started = format!(
+        "{:?} backend, {} services, wire {wire_desc}, listening on {}",
         args.backend,
         d.ctl.service_keys().len(),
         sock.path().display()
     );
+    eprint!("lvsnic daemon: {started}\n{restored}");
     d.vips = args.vips;
     if args.vips == VipMode::Host {
         d.addr_watch = Some(sys::AddrWatch::open().map_err(io_err("watching the host's addresses (rtnetlink)"))?);
         d.refresh_host_addrs()?;
     }
+    // systemd (Type=notify): serving from here on.
+    d.notifier.ready(&started);
     let r = d.forward(&inbox);
+    d.notifier.stopping();
     // Requests still queued are answered "the daemon stopped"; replies
     // already made (a `shutdown` request's) are given a moment to be written.
     drop(inbox);
@@ -414,6 +426,7 @@ impl<D: Device> Daemon<D> {
             clients: None,
             longest_control_us: 0,
             keeper: crate::state::Keeper::disabled(),
+            notifier: notify::Notifier::from_env(),
         }
     }
 
@@ -449,7 +462,10 @@ impl<D: Device> Daemon<D> {
                 // than one the scheduler sees as busy and makes wait.
                 timeout = timeout.min(1);
             }
+            // A unit's watchdog is pinged from this loop: it never sleeps past a ping.
+            let timeout = self.notifier.poll_timeout(timeout, Instant::now());
             sys::poll_readable(&fds, timeout).map_err(io_err("poll"))?;
+            self.notifier.tick(Instant::now());
             // `--vips host`: address changes first, so that a frame for a VIP
             // keepalived has just added is not handed to the host stack (which
             // would answer it with a reset).
@@ -471,7 +487,9 @@ impl<D: Device> Daemon<D> {
                 last_tick = Instant::now();
             }
             if sys::take_reload() {
+                self.notifier.reloading();
                 let r = self.request(Request::Reload { rules: None, health: None });
+                self.notifier.ready("reloaded");
                 eprint!("lvsnic daemon: SIGHUP: {}{}", r.stdout.replace('\n', "; ").trim_end_matches("; "), if r.stdout.is_empty() { "" } else { "\n" });
                 eprint!("{}", r.stderr);
                 self.keeper.save(&self.ctl);

@@ -1,6 +1,6 @@
 //! The control socket protocol.
 //!
-//! A Unix stream socket (default `/run/lvsnic.sock`, mode 0600). A client
+//! A Unix stream socket (default `/run/lvsnic/lvsnic.sock`, mode 0600). A client
 //! connects, writes **one request**: a JSON object on one line ending in
 //! `\n`, and reads **one reply**: a JSON object on one line ending in `\n`;
 //! then the daemon closes the connection. Requests are applied between
@@ -48,8 +48,10 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Default control socket.
-pub const DEFAULT_SOCKET: &str = "/run/lvsnic.sock";
+/// Default control socket, in the daemon's run directory (the systemd
+/// unit's `RuntimeDirectory=lvsnic`; the daemon makes it when it is not
+/// there, [`super::socket::make_run_dir`]).
+pub const DEFAULT_SOCKET: &str = "/run/lvsnic/lvsnic.sock";
 
 /// The control socket: `explicit`, else `$LVSNIC_SOCKET`, else [`DEFAULT_SOCKET`].
 pub fn socket_path(explicit: Option<&Path>) -> PathBuf {

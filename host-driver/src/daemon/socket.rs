@@ -116,6 +116,20 @@ fn parent_is_safe(dir: &Path) -> Result<(), DaemonError> {
     Ok(())
 }
 
+/// The default socket's directory (`/run/lvsnic`), made when it is not
+/// there as systemd's `RuntimeDirectory=` makes it: mode 0755 whatever the
+/// umask (clients of `--socket-group` must be able to reach the socket),
+/// the daemon's own. An existing one is left as it is and judged by
+/// [`parent_is_safe`] when the socket is bound.
+pub fn make_run_dir(dir: &Path) -> Result<(), DaemonError> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new().mode(0o755).create(dir) {
+        Ok(()) => std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).map_err(io_err(format!("chmod {}", dir.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(DaemonError::Io { what: format!("creating {}", dir.display()), source: e }),
+    }
+}
+
 impl Drop for PrivateDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(self.0.join("s"));
