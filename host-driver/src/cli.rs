@@ -68,6 +68,10 @@ pub fn run_ipvsadm(prog: &str, args: &[String]) -> i32 {
     let req = Request::Ipvsadm { prog: Some(prog.to_string()), argv: args.to_vec(), stdin };
     match proto::call(&path, &req) {
         Ok(r) => emit(&r),
+        Err(e) if e.permission_denied() => {
+            eprintln!("lvsnic: {}", proto::permission_text(&path));
+            2
+        }
         Err(e) if !e.unreachable() => {
             eprintln!("{prog}: {e}");
             2

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 fn ipvsadm(sock: &Path, argv: &[&str]) -> Result<crate::invocation::Output, String> {
     let req = Request::Ipvsadm { prog: None, argv: argv.iter().map(|s| s.to_string()).collect(), stdin: None };
-    proto::call(sock, &req).map_err(|e| format!("can't reach the daemon: {e}"))
+    proto::call(sock, &req).map_err(|e| proto::reach_text(sock, &e))
 }
 
 /// The connections (not persistence templates) to `rip` of service `vip`

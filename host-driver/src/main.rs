@@ -142,13 +142,15 @@ enum Cmd {
     },
     /// Run the director: control socket, exception loop over a wire.
     Daemon {
-        /// Data-plane implementation.
-        #[arg(long, value_enum, default_value = "model")]
+        /// Data-plane implementation: no default, so that a host with a
+        /// card never runs the software model by mistake (`vfio` or
+        /// `etherbone` for a card, `model` or `sim` to run without one).
+        #[arg(long, value_enum)]
         backend: DaemonBackend,
         /// Director configuration (TOML).
         #[arg(long, default_value = "/etc/lvsnic/director.toml")]
         director: PathBuf,
-        /// Control socket (default: $LVSNIC_SOCKET, else /run/lvsnic/lvsnic.sock).
+        /// Control socket to listen on (default: $LVSNIC_SOCKET, else /run/lvsnic/lvsnic.sock).
         #[arg(long)]
         socket: Option<PathBuf>,
         /// Rules to start with (`ipvsadm -S -n` format).
@@ -198,14 +200,21 @@ enum Cmd {
         /// SOCKET.state).
         #[arg(long)]
         state_dir: Option<PathBuf>,
+        /// Create the TAP devices of `--wire tap:NAME` and `--host-tap` when
+        /// they do not exist (without it a missing one is an error: a
+        /// mistyped name would otherwise be a new device nothing is wired to).
+        #[arg(long)]
+        create_taps: bool,
     },
     /// Apply DIRECTOR.toml and the rules file again, as differences (as SIGHUP does).
     Reload {
+        /// The daemon's control socket (default: $LVSNIC_SOCKET, else /run/lvsnic/lvsnic.sock).
         #[arg(long)]
         socket: Option<PathBuf>,
     },
     /// Take a real server out gently: weight 0, wait for its connections to end (or the timeout), then remove it.
     Drain {
+        /// The daemon's control socket (default: $LVSNIC_SOCKET, else /run/lvsnic/lvsnic.sock).
         #[arg(long)]
         socket: Option<PathBuf>,
         /// The service, VIP:PORT (TCP).
@@ -223,11 +232,13 @@ enum Cmd {
     },
     /// Print the daemon's counters (JSON).
     Status {
+        /// The daemon's control socket (default: $LVSNIC_SOCKET, else /run/lvsnic/lvsnic.sock).
         #[arg(long)]
         socket: Option<PathBuf>,
     },
     /// Run frames of a daemon's `--pace step` pcap wire (all that are left by default).
     Wire {
+        /// The daemon's control socket (default: $LVSNIC_SOCKET, else /run/lvsnic/lvsnic.sock).
         #[arg(long)]
         socket: Option<PathBuf>,
         /// Run this many frames.
@@ -239,6 +250,7 @@ enum Cmd {
     },
     /// List the daemon's health checkers (from `keepalived --load`) and their state.
     Checkers {
+        /// The daemon's control socket (default: $LVSNIC_SOCKET, else /run/lvsnic/lvsnic.sock).
         #[arg(long)]
         socket: Option<PathBuf>,
     },
@@ -246,6 +258,7 @@ enum Cmd {
     /// (answers ARP for them, load-balances, sends gratuitous ARPs),
     /// `vip backup|fault VIP...` releases them; `vip` lists them.
     Vip {
+        /// The daemon's control socket (default: $LVSNIC_SOCKET, else /run/lvsnic/lvsnic.sock).
         #[arg(long)]
         socket: Option<PathBuf>,
         /// The VRRP instance's new state.
@@ -267,6 +280,7 @@ enum Cmd {
         /// Load the rules into the running daemon instead of printing them.
         #[arg(long)]
         load: bool,
+        /// The daemon's control socket (default: $LVSNIC_SOCKET, else /run/lvsnic/lvsnic.sock).
         #[arg(long)]
         socket: Option<PathBuf>,
     },
@@ -303,13 +317,26 @@ fn vectors(
     ))
 }
 
+/// The subcommands, one line each, for `lvsnic --help` (after ipvsadm's
+/// usage, which is what `lvsnic` with options is).
+fn subcommand_help() -> String {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let mut s = String::from("\nSubcommands (lvsnic SUBCOMMAND --help; man lvsnic-SUBCOMMAND):\n");
+    for c in cmd.get_subcommands().filter(|c| !c.is_hide_set()) {
+        let about = c.get_about().map(|a| a.to_string()).unwrap_or_default();
+        s.push_str(&format!("  {:<12} {}\n", c.get_name(), about));
+    }
+    s
+}
+
 /// A request to the daemon from a subcommand: prints the reply, returns its status.
 fn call(socket: Option<&std::path::Path>, req: &Request) -> u8 {
     let path = lvsnic::cli::socket_path(socket);
     match proto::call(&path, req) {
         Ok(r) => lvsnic::cli::emit(&r) as u8,
         Err(e) => {
-            eprintln!("lvsnic: can't reach the daemon: {e}");
+            eprintln!("lvsnic: {}", proto::reach_text(&path, &e));
             2
         }
     }
@@ -319,13 +346,20 @@ fn main() -> ExitCode {
     let mut argv = std::env::args();
     let prog = argv.next().unwrap_or_else(|| "lvsnic".into());
     let args: Vec<String> = argv.collect();
+    // `lvsnic --help`: ipvsadm's usage, then the subcommands (invoked as
+    // `ipvsadm`, exactly ipvsadm's usage).
+    let as_ipvsadm = std::path::Path::new(&prog).file_name().is_some_and(|n| n == "ipvsadm");
+    if !as_ipvsadm && matches!(args.first().map(String::as_str), Some("-h" | "--help")) {
+        print!("{}{}", lvsnic::invocation::usage(&prog), subcommand_help());
+        return ExitCode::SUCCESS;
+    }
     if lvsnic::cli::is_ipvsadm_mode(&args) {
         return ExitCode::from(lvsnic::cli::run_ipvsadm(&prog, &args) as u8);
     }
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir } => {
-            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir })
+        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps } => {
+            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps })
                 .map_err(|e| e.to_string())
         }
         Cmd::Manpages { dir } => {

@@ -94,6 +94,13 @@ fn ifreq(name: &str) -> io::Result<IfReq> {
     Ok(r)
 }
 
+/// Whether network device `name` exists in this process's network
+/// namespace (`/proc/net/dev`, which is per namespace).
+pub fn netdev_exists(name: &str) -> io::Result<bool> {
+    let t = std::fs::read_to_string("/proc/net/dev")?;
+    Ok(t.lines().skip(2).any(|l| l.split(':').next().map(str::trim) == Some(name)))
+}
+
 /// A TAP device: Ethernet frames in and out, one per read/write.
 pub struct Tap {
     file: File,

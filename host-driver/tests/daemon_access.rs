@@ -135,6 +135,7 @@ fn nobody_racing_daemon_starts_never_gets_in() {
             .args(["-c", "umask 000; exec \"$0\" \"$@\""])
             .arg(bin())
             .arg("daemon")
+            .args(["--backend", "model"])
             .arg("--director")
             .arg(&director)
             .arg("--socket")
@@ -192,8 +193,14 @@ fn nobody_is_refused_by_peer_credentials() {
     assert_eq!((m.mode() & 0o7777, m.uid()), (0o600, 0));
     // The file's mode keeps nobody out...
     let r = lvsnic_as_user(NOBODY, NOGROUP, &d.sock, &["-L", "-n"]);
-    assert_ne!(r.code, 0);
-    assert!(r.stderr.contains("Permission denied"), "{r:?}");
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "lvsnic: permission denied on {}: the control socket is mode 0600, root's only: run as root (sudo), or start the daemon with --socket-group GROUP to let that group's members list\n",
+            d.sock.display()
+        )
+    );
     // ...and were it opened to all, the peer's credentials would.
     std::fs::set_permissions(&d.sock, std::fs::Permissions::from_mode(0o666)).unwrap();
     for args in [&["-A", "-t", "10.66.0.1:80", "-s", "rr"][..], &["-L", "-n"], &["status"], &["vip", "master", "10.0.0.100"]] {
@@ -254,9 +261,17 @@ fn socket_group_members_list_but_do_not_change() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{o:?}");
-    // A non-member cannot connect at all.
+    // A non-member cannot connect at all, and is told which permission
+    // it lacks (one line, not "is the daemon running?").
     let r = lvsnic_as_user(NOBODY, NOGROUP, &d.sock, &["-L", "-n"]);
-    assert!(r.code != 0 && r.stderr.contains("Permission denied"), "{r:?}");
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "lvsnic: permission denied on {}: the control socket is mode 0660, group {LISTERS}: listings need membership of that group (the daemon's --socket-group), changes need root\n",
+            d.sock.display()
+        ),
+    );
     // Nothing changed; the refusals were counted.
     assert_eq!(d.stdout(&["-L", "-n"]), listing);
     assert_eq!(counter(&d.status(), &["control_refused"]), 7);

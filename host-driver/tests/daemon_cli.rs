@@ -295,6 +295,8 @@ fn one_daemon_per_socket_clean_shutdown_and_stale_socket() {
     let o = std::process::Command::new(LVSNIC)
         .args([
             "daemon",
+            "--backend",
+            "model",
             "--director",
             dir.join("director.toml").to_str().unwrap(),
             "--socket",
@@ -329,7 +331,7 @@ fn one_daemon_per_socket_clean_shutdown_and_stale_socket() {
     // A file that is not a socket is not removed.
     std::fs::write(&sock, "x").unwrap();
     let o = std::process::Command::new(LVSNIC)
-        .args(["daemon", "--director", dir.join("director.toml").to_str().unwrap(), "--socket", sock.to_str().unwrap()])
+        .args(["daemon", "--backend", "model", "--director", dir.join("director.toml").to_str().unwrap(), "--socket", sock.to_str().unwrap()])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
@@ -345,6 +347,7 @@ fn bad_configuration_is_one_line() {
     let run = |args: &[&str]| {
         let o = std::process::Command::new(LVSNIC)
             .arg("daemon")
+            .args(["--backend", "model"])
             .args(args)
             .arg("--socket")
             .arg(dir.join("s"))

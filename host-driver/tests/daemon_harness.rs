@@ -111,8 +111,11 @@ impl Daemon {
                 c
             }
         };
+        // The backend has no default: the model unless the test names one.
+        let backend: &[&str] = if args.contains(&"--backend") { &[] } else { &["--backend", "model"] };
         let child = cmd
             .arg("daemon")
+            .args(backend)
             .arg("--director")
             .arg(&director)
             .arg("--socket")

@@ -174,7 +174,7 @@ fn forwarding_latency_beside_the_control_plane() {
         &["ip", "netns", "exec", &ns],
         &dir,
         &director_toml(),
-        &["--backend", "model", "--rules", rules.to_str().unwrap(), "--wire", &format!("tap:{TAP}")],
+        &["--backend", "model", "--rules", rules.to_str().unwrap(), "--wire", &format!("tap:{TAP}"), "--create-taps"],
     );
     must(&["ip", "-n", &ns, "link", "set", TAP, "txqueuelen", "100000"]);
     let sock = Arc::new(in_netns(&ns, || PacketSocket::open(TAP, Duration::from_millis(20), Some(64 << 20))));

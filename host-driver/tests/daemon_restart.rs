@@ -118,7 +118,7 @@ fn corrupt_state_file_stops_the_start_with_one_line() {
     std::fs::create_dir_all(&state).unwrap();
     std::fs::write(state.join("state.json"), "{\"version\":1,").unwrap();
     let o = std::process::Command::new(LVSNIC)
-        .args(["daemon", "--director"])
+        .args(["daemon", "--backend", "model", "--director"])
         .arg(write(&dir, "director.toml", &director_toml()))
         .arg("--socket")
         .arg(dir.join("s.sock"))

@@ -271,7 +271,7 @@ fn a_bad_sync_sysctl_is_refused_at_start() {
     let dir = tmpdir("sync-sysctl-bad");
     let director = write(&dir, "director.toml", &format!("{}\n[sysctl]\nsync_threshold = \"50 50\"\n", director_toml()));
     let o = std::process::Command::new(LVSNIC)
-        .args(["daemon", "--director", director.to_str().unwrap(), "--socket", dir.join("s.sock").to_str().unwrap()])
+        .args(["daemon", "--backend", "model", "--director", director.to_str().unwrap(), "--socket", dir.join("s.sock").to_str().unwrap()])
         .output()
         .unwrap();
     assert_ne!(o.status.code(), Some(0));

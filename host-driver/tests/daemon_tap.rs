@@ -34,7 +34,7 @@ fn tap_wire_end_to_end() {
     let d = Daemon::start(
         &dir,
         &director_toml(),
-        &["--rules", rules.to_str().unwrap(), "--wire", &format!("tap:{wire_if}"), "--host-tap", &host_if],
+        &["--rules", rules.to_str().unwrap(), "--wire", &format!("tap:{wire_if}"), "--host-tap", &host_if, "--create-taps"],
     );
     for i in [&wire_if, &host_if] {
         let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{i}/disable_ipv6"), "1");

@@ -42,7 +42,7 @@ fn a_bad_director_toml_names_line_and_column_and_its_path_once() {
     );
     let r = replay(b, input.to_str().unwrap());
     assert_eq!((r.code, r.stderr.as_str()), (1, want.as_str()));
-    let r = run(&["daemon", "--director", b, "--socket", dir.join("s.sock").to_str().unwrap()]);
+    let r = run(&["daemon", "--backend", "model", "--director", b, "--socket", dir.join("s.sock").to_str().unwrap()]);
     assert_eq!((r.code, r.stderr.as_str()), (1, want.as_str()));
     // A broadcast director MAC: refused with key and line.
     let bcast = write(&dir, "bcast.toml", &director_toml().replace("02:00:00:00:00:01", "ff:ff:ff:ff:ff:ff"));
@@ -61,6 +61,8 @@ fn a_bad_director_toml_names_line_and_column_and_its_path_once() {
     let wire = format!("pcap:{},{}", junk.display(), dir.join("o.pcap").display());
     let r = run(&[
         "daemon",
+        "--backend",
+        "model",
         "--director",
         good.to_str().unwrap(),
         "--rules",
@@ -79,7 +81,7 @@ fn a_nul_byte_in_a_rules_file_is_refused_with_its_line() {
     let dir = tmpdir("err-nul-rules");
     let good = write(&dir, "director.toml", &director_toml());
     let rules = write(&dir, "rules", "-A -t 10.0.0.100:80 -s rr\n-A -t 10.0.0.101:80\0 -s sh\n");
-    let r = run(&["daemon", "--director", good.to_str().unwrap(), "--rules", rules.to_str().unwrap(), "--socket", dir.join("s.sock").to_str().unwrap()]);
+    let r = run(&["daemon", "--backend", "model", "--director", good.to_str().unwrap(), "--rules", rules.to_str().unwrap(), "--socket", dir.join("s.sock").to_str().unwrap()]);
     assert_eq!(r.code, 1);
     assert_eq!(
         r.stderr,
@@ -172,4 +174,55 @@ fn a_binary_keepalived_include_is_one_short_error() {
     let nope = dir.join("nope.conf");
     let r = run(&["keepalived", nope.to_str().unwrap()]);
     assert!(r.stderr.starts_with(&format!("{}: error: cannot read: No such file", nope.display())), "{}", r.stderr);
+}
+
+/// First contact (issue 21, item 4): `lvsnic --help` shows the subcommands
+/// beside ipvsadm's options (and exactly ipvsadm's usage when invoked as
+/// `ipvsadm`); the daemon never picks a backend by itself; a TAP name that
+/// does not exist is an error unless `--create-taps`; a subcommand's
+/// `--socket` says what it is.
+#[test]
+fn help_lists_subcommands_no_silent_backend_no_silent_tap() {
+    let r = run(&["--help"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("--add-service     -A        add virtual service with options"), "{}", r.stdout);
+    let subs = r.stdout.split_once("\nSubcommands (lvsnic SUBCOMMAND --help; man lvsnic-SUBCOMMAND):\n").map(|x| x.1).unwrap_or_else(|| panic!("{}", r.stdout));
+    for name in ["daemon", "replay", "keepalived", "status", "drain", "reload", "vip", "checkers"] {
+        assert!(subs.lines().any(|l| l.trim_start().starts_with(&format!("{name} "))), "{name} missing:\n{subs}");
+    }
+    assert!(!subs.contains("manpages"), "the packaging subcommand is hidden:\n{subs}");
+    let ipvsadm = harness::lvsnic_as("ipvsadm", std::path::Path::new("/nonexistent.sock"), &["-h"], None);
+    assert_eq!(ipvsadm.code, 0);
+    assert!(!ipvsadm.stdout.contains("Subcommands"), "{}", ipvsadm.stdout);
+    // Before the subcommands: ipvsadm's usage, line for line after the version line.
+    let usage_part = r.stdout.split_once("\nSubcommands").unwrap().0.replace(LVSNIC, "ipvsadm");
+    assert_eq!(usage_part.trim_end().split_once('\n').unwrap().1, ipvsadm.stdout.trim_end().split_once('\n').unwrap().1);
+
+    let dir = tmpdir("first-contact");
+    let toml = write(&dir, "director.toml", &director_toml());
+    let sock = dir.join("s.sock");
+    // No --backend: refused by name, nothing started.
+    let r = run(&["daemon", "--director", toml.to_str().unwrap(), "--socket", sock.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("--backend <BACKEND>"), "{}", r.stderr);
+    assert!(!sock.exists());
+    // A TAP that is not there is named, with what to do.
+    let name = format!("lvno{}", std::process::id() % 100_000);
+    let r = run(&["daemon", "--backend", "model", "--director", toml.to_str().unwrap(), "--socket", sock.to_str().unwrap(), "--wire", &format!("tap:{name}")]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(
+        r.stderr,
+        format!("lvsnic: TAP device {name}: no such network device (create it first: `ip tuntap add mode tap name {name}`; or let the daemon create it: --create-taps)\n")
+    );
+    let r = run(&["daemon", "--backend", "model", "--director", toml.to_str().unwrap(), "--socket", sock.to_str().unwrap(), "--host-tap", &name]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.starts_with(&format!("lvsnic: TAP device {name}: no such network device")), "{}", r.stderr);
+    assert!(!std::path::Path::new("/sys/class/net").join(&name).exists());
+    // --socket has help text everywhere.
+    for sub in ["status", "reload", "drain", "checkers", "vip", "wire", "keepalived", "daemon"] {
+        let r = run(&[sub, "--help"]);
+        // The option's line and the next (clap puts long help there).
+        let line = r.stdout.lines().skip_while(|l| !l.trim_start().starts_with("--socket")).take(2).collect::<Vec<_>>().join(" ");
+        assert!(line.to_lowercase().contains("control socket"), "{sub}: {line:?}\n{}", r.stdout);
+    }
 }

@@ -160,7 +160,7 @@ fn sync_flood_arp_latency_and_counters() {
         script = format!("exec {bin} \"$@\"");
         wrapper.extend(["sh", "-c", script.as_str()]);
     }
-    let d = Daemon::start_in(&wrapper, &dir, &toml, &["--rules", rules.to_str().unwrap(), "--wire", &format!("tap:{tap}")]);
+    let d = Daemon::start_in(&wrapper, &dir, &toml, &["--rules", rules.to_str().unwrap(), "--wire", &format!("tap:{tap}"), "--create-taps"]);
     let port = 20000 + (id % 20000) as u16;
     d.ok(&["--start-daemon", "backup", "--mcast-interface", "lo", "--mcast-port", &port.to_string()]);
     let tap2 = tap.clone();

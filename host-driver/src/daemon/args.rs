@@ -137,6 +137,9 @@ pub struct DaemonArgs {
     pub socket_group: Option<u32>,
     /// Where the running state is kept ([`crate::state::state_dir`]).
     pub state_dir: Option<PathBuf>,
+    /// `--create-taps`: TAP devices named by `--wire tap:` and `--host-tap`
+    /// are created when missing (otherwise a missing one is an error).
+    pub create_taps: bool,
 }
 
 #[cfg(test)]

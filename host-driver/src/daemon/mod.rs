@@ -37,8 +37,8 @@
 //!   keeps its inter-frame gaps, `step` runs frames only when a `wire`
 //!   request asks (for tests that change rules at exact points of a
 //!   capture). The daemon keeps serving after the capture ends.
-//! * Wire `tap:NAME`: Ethernet frames on TAP device NAME (created if
-//!   needed, link set up), model time = arrival time (CLOCK_REALTIME ns);
+//! * Wire `tap:NAME`: Ethernet frames on TAP device NAME (which must exist
+//!   unless `--create-taps`; link set up), model time = arrival time (CLOCK_REALTIME ns);
 //!   transmitted frames are written back to it. Frames for the director's
 //!   own stack go to `--host-tap` if given (and what the stack sends there
 //!   is transmitted on the wire), else they are counted and dropped.
@@ -150,6 +150,23 @@ pub enum DaemonError {
     /// DIRECTOR.toml or the rules file.
     #[error("{0}")]
     Load(#[from] crate::setup::LoadError),
+}
+
+/// Opens TAP device `name`: it must exist unless `create` (`--create-taps`),
+/// so that a mistyped name is an error rather than a new, unconnected
+/// device.
+fn open_tap(name: &str, create: bool) -> Result<sys::Tap, DaemonError> {
+    let what = format!("TAP device {name}");
+    if !create && !sys::netdev_exists(name).map_err(io_err("/proc/net/dev"))? {
+        return Err(DaemonError::Io {
+            what,
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("no such network device (create it first: `ip tuntap add mode tap name {name}`; or let the daemon create it: --create-taps)"),
+            ),
+        });
+    }
+    sys::Tap::open(name).map_err(io_err(what))
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
@@ -270,10 +287,10 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
         outputs.extend(host.as_deref().map(|h| ("--wire pcap HOST", h)));
         crate::outfile::refuse_overlaps(&inputs, &outputs).map_err(DaemonError::Overlap)?;
     }
-    let (wire, live, start) = Wire::open(args.wire.as_ref(), args.pace)?;
+    let (wire, live, start) = Wire::open(args.wire.as_ref(), args.pace, args.create_taps)?;
     let host_tap = match &args.host_tap {
         None => None,
-        Some(n) => Some(sys::Tap::open(n).map_err(io_err(format!("TAP device {n}")))?),
+        Some(n) => Some(open_tap(n, args.create_taps)?),
     };
     let mut director = Director::new(cfg, &rules, start)?;
     director.set_vips_owned_by_default(args.vips == VipMode::Master);

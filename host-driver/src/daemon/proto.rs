@@ -232,7 +232,53 @@ pub enum ProtoError {
     },
 }
 
+/// The name of group `gid` from /etc/group, else the number.
+fn group_name(gid: u32) -> String {
+    std::fs::read_to_string("/etc/group")
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                let f: Vec<&str> = l.split(':').collect();
+                (f.len() >= 3 && f[2].parse::<u32>().ok() == Some(gid)).then(|| f[0].to_string())
+            })
+        })
+        .unwrap_or_else(|| gid.to_string())
+}
+
+/// What a user refused by the socket's permissions needs, in one line:
+/// the socket's mode and group, and which permission it takes.
+pub fn permission_text(path: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let p = path.display();
+    match std::fs::metadata(path) {
+        Ok(m) if m.mode() & 0o060 != 0 => format!(
+            "permission denied on {p}: the control socket is mode {:04o}, group {}: listings need membership of that group (the daemon's --socket-group), changes need root",
+            m.mode() & 0o7777,
+            group_name(m.gid())
+        ),
+        Ok(m) => format!(
+            "permission denied on {p}: the control socket is mode {:04o}, root's only: run as root (sudo), or start the daemon with --socket-group GROUP to let that group's members list",
+            m.mode() & 0o7777
+        ),
+        Err(e) => format!("permission denied on {p}: a directory above it cannot be searched by this user ({e})"),
+    }
+}
+
+/// The one line a client prints when the daemon cannot be reached.
+pub fn reach_text(path: &Path, e: &ProtoError) -> String {
+    if e.permission_denied() {
+        permission_text(path)
+    } else {
+        format!("can't reach the daemon: {e}")
+    }
+}
+
 impl ProtoError {
+    /// The socket's permissions refused this user (`connect(2)`: EACCES).
+    pub fn permission_denied(&self) -> bool {
+        matches!(self, ProtoError::Connect { source, .. } if source.kind() == ErrorKind::PermissionDenied)
+    }
+
     /// Whether the daemon could not be reached or stopped answering (as
     /// opposed to a request refused before sending).
     pub fn unreachable(&self) -> bool {

@@ -44,7 +44,7 @@ impl Wire {
     /// Opens the wire `spec` names (none: [`Wire::None`]); with whether
     /// model time is the wall clock, and the model's start time (a
     /// capture's first frame).
-    pub(super) fn open(spec: Option<&WireSpec>, pace: Pace) -> Result<(Wire, bool, Time), DaemonError> {
+    pub(super) fn open(spec: Option<&WireSpec>, pace: Pace, create_taps: bool) -> Result<(Wire, bool, Time), DaemonError> {
         Ok(match spec {
             // No wire: the director's clock is the real one (a backup director
             // that only learns connections by sync must see them expire).
@@ -67,7 +67,7 @@ impl Wire {
                 (Wire::Pcap(Box::new(w)), false, start)
             }
             Some(WireSpec::Tap(name)) => {
-                let t = sys::Tap::open(name).map_err(io_err(format!("TAP device {name}")))?;
+                let t = super::open_tap(name, create_taps)?;
                 (Wire::Tap(t), true, sys::realtime_ns())
             }
         })

@@ -223,7 +223,7 @@ pub fn run(prog: &str, file: &Path, load: bool, socket: Option<&Path>) -> u8 {
             return 2;
         }
         Err(e) => {
-            eprintln!("{prog}: can't reach the daemon: {e}");
+            eprintln!("{prog}: {}", proto::reach_text(&path, &e));
             return 2;
         }
     };
@@ -269,7 +269,7 @@ fn start_sync_daemons(prog: &str, path: &Path, s: &SyncDaemonsConfig) -> u8 {
     let r = match proto::call(path, &req) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{prog}: can't reach the daemon: {e}");
+            eprintln!("{prog}: {}", proto::reach_text(&path, &e));
             return 2;
         }
     };
