@@ -150,6 +150,14 @@ pub struct LimitsStatus {
     pub services: std::collections::BTreeMap<String, limits::BucketCounters>,
 }
 
+/// A sync daemon's role as ipvsadm names it.
+fn sync_role(s: lvsnic_model::rules::ipvsadm::DaemonState) -> &'static str {
+    match s {
+        lvsnic_model::rules::ipvsadm::DaemonState::Master => "master",
+        lvsnic_model::rules::ipvsadm::DaemonState::Backup => "backup",
+    }
+}
+
 /// How an ipvsadm run ended: `process_options` returned, or `exit()` was called.
 enum Done {
     Ret(i32),
@@ -808,8 +816,21 @@ impl<D: Device> Control<D> {
             Command::List(_) | Command::Save { .. } | Command::Restore | Command::Help | Command::Version => {
                 Err(KernelError::NotAChange(command_line(&cmd)))
             }
-            Command::StartDaemon(d) => self.sync.start(&d).map_err(KernelError::Sync),
-            Command::StopDaemon(d) => self.sync.stop(d.state).map_err(KernelError::Sync),
+            Command::StartDaemon(d) => {
+                let r = self.sync.start(&d).map_err(KernelError::Sync);
+                if r.is_ok() {
+                    let (id, ifn) = (d.syncid.to_string(), d.mcast_ifn.clone());
+                    crate::logging::event(log::Level::Info, "sync_start", &[("role", sync_role(d.state)), ("syncid", &id), ("interface", &ifn)]);
+                }
+                r
+            }
+            Command::StopDaemon(d) => {
+                let r = self.sync.stop(d.state).map_err(KernelError::Sync);
+                if r.is_ok() {
+                    crate::logging::event(log::Level::Info, "sync_stop", &[("role", sync_role(d.state))]);
+                }
+                r
+            }
             Command::SetTimeouts { tcp, tcpfin, udp } => {
                 self.sp.director.cfg.timeouts.set(tcp, tcpfin, udp);
                 Ok(())

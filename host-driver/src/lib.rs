@@ -31,6 +31,7 @@ pub mod health;
 pub mod invocation;
 pub mod keepalived;
 pub mod limits;
+pub mod logging;
 pub mod manpages;
 pub mod outfile;
 pub mod reload;

@@ -205,6 +205,10 @@ enum Cmd {
         /// mistyped name would otherwise be a new device nothing is wired to).
         #[arg(long)]
         create_taps: bool,
+        /// The least severe event written to the log (standard error; the
+        /// journal under systemd): off, error, warn, info or debug.
+        #[arg(long, default_value = "info")]
+        log_level: log::LevelFilter,
     },
     /// Apply DIRECTOR.toml and the rules file again, as differences (as SIGHUP does).
     Reload {
@@ -358,8 +362,8 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps } => {
-            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps })
+        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, log_level } => {
+            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, log_level })
                 .map_err(|e| e.to_string())
         }
         Cmd::Manpages { dir } => {

@@ -457,3 +457,79 @@ fn status_keeps_the_keys_tests_and_docs_read() {
     assert!(st["sync"].is_object() && st["sync"]["master"].is_null() && st["sync"]["backup"].is_null(), "{st}");
     assert_eq!(st["vips"], "master", "{st}");
 }
+
+/// The event log (issue 21, item 4): a rule change names who made it (uid
+/// and pid from the socket), the command and its status, a refused one
+/// its error; VIP ownership changes are logged; `--log-level warn` keeps
+/// the info lines out.
+#[test]
+fn event_log_names_who_changed_what_and_honours_the_level() {
+    let events = |d: &Daemon| -> Vec<String> {
+        std::fs::read_to_string(&d.log).unwrap().lines().filter(|l| l.contains("event=")).map(String::from).collect()
+    };
+    let me = String::from_utf8(std::process::Command::new("id").arg("-u").output().unwrap().stdout).unwrap();
+    let dir = tmpdir("eventlog");
+    let d = Daemon::start(&dir, &director_toml(), &[]);
+    d.ok(&["-A", "-t", "10.0.0.100:80", "-s", "rr"]);
+    let r = d.run(&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.1:80", "-w", "-1"]);
+    assert_ne!(r.code, 0);
+    assert_eq!(d.run(&["vip", "backup", "10.0.0.100"]).code, 0);
+    assert_eq!(d.run(&["vip", "master", "10.0.0.100"]).code, 0);
+    d.ok(&["-L", "-n"]);
+    let ev = events(&d);
+    let e = ev.join("\n");
+    let who = format!("lvsnic daemon: info: event=rule_change uid={} pid=", me.trim());
+    let added: Vec<&String> = ev.iter().filter(|l| l.starts_with(&who)).collect();
+    assert!(added.iter().any(|l| l.ends_with(" command=\"ipvsadm -A -t 10.0.0.100:80 -s rr\" exit=0 error=\"\"")), "{e}");
+    // The refused one: a warning with ipvsadm's first line of error.
+    let refused = format!("lvsnic daemon: warn: event=rule_change uid={} pid=", me.trim());
+    assert!(ev.iter().any(|l| l.starts_with(&refused) && l.contains("command=\"ipvsadm -a -t 10.0.0.100:80 -r 192.168.10.1:80 -w -1\" exit=2 error=\"illegal weight specified\"")), "{e}");
+    assert!(ev.contains(&"lvsnic daemon: info: event=vip_backup vip=10.0.0.100 source=\"lvsnic vip\"".to_string()), "{e}");
+    assert!(ev.contains(&"lvsnic daemon: info: event=vip_master vip=10.0.0.100 source=\"lvsnic vip\"".to_string()), "{e}");
+    // Listings are not changes.
+    assert!(!e.contains("-L -n"), "{e}");
+    drop(d);
+
+    let dir = tmpdir("eventlog-warn");
+    let d = Daemon::start(&dir, &director_toml(), &["--log-level", "warn"]);
+    d.ok(&["-A", "-t", "10.0.0.100:80", "-s", "rr"]);
+    let _ = d.run(&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.1:80", "-w", "-1"]);
+    let ev = events(&d);
+    assert_eq!(ev.len(), 1, "{ev:?}");
+    assert!(ev[0].starts_with("lvsnic daemon: warn: event=rule_change"), "{ev:?}");
+}
+
+/// The event log marks the onset and the end of rate limiting: one warning
+/// when new connections start being dropped, one line when a second passes
+/// without more (not one line per dropped frame).
+#[test]
+fn event_log_marks_the_onset_and_end_of_rate_limiting() {
+    let dir = tmpdir("eventlog-limits");
+    let rules = write(&dir, "rules", RULES);
+    let dcfg = write(&dir, "d.toml", &director_toml());
+    let (r, c) = (rules.to_str().unwrap(), dcfg.to_str().unwrap());
+    let inp = dir.join("in.pcap");
+    let o = std::process::Command::new(LVSNIC)
+        .args(["traffic", "--rules", r, "--director", c, "--output", inp.to_str().unwrap(), "--seed", "5", "--connections", "300", "--duration", "1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cfg = director_toml() + "[limits]\nnew_conn_per_sec = 10\nburst = 5\n";
+    let w = format!("pcap:{},{}", inp.display(), dir.join("out.pcap").display());
+    let d = Daemon::start(&dir, &cfg, &["--rules", r, "--wire", &w]);
+    let t0 = std::time::Instant::now();
+    let ended = loop {
+        let log = std::fs::read_to_string(&d.log).unwrap();
+        let ev: Vec<String> = log.lines().filter(|l| l.contains("event=rate_limited")).map(String::from).collect();
+        if ev.len() >= 2 || t0.elapsed() > std::time::Duration::from_secs(20) {
+            break ev;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let st = d.status();
+    let limited = st["exception_loop"]["rate_limited"].as_u64().unwrap();
+    assert!(limited > 0, "{}", st["limits"]);
+    assert_eq!(ended.len(), 2, "{ended:?}");
+    assert!(ended[0].starts_with("lvsnic daemon: warn: event=rate_limited state=begin dropped="), "{ended:?}");
+    assert_eq!(ended[1], format!("lvsnic daemon: info: event=rate_limited state=end dropped={limited} total={limited}"));
+}

@@ -200,6 +200,16 @@ fn load(name: &str, conf: &str) -> (Daemon, std::path::PathBuf) {
     (d, f)
 }
 
+/// The event-log lines (`event=...`) the daemon wrote so far.
+fn events(d: &Daemon) -> Vec<String> {
+    std::fs::read_to_string(&d.log).unwrap().lines().filter(|l| l.contains("event=")).map(String::from).collect()
+}
+
+/// Whether one event line starts with `prefix`.
+fn logged(events: &[String], prefix: &str) -> bool {
+    events.iter().any(|l| l.starts_with(prefix))
+}
+
 fn health(d: &Daemon) -> serde_json::Value {
     d.status()["health"].clone()
 }
@@ -271,6 +281,30 @@ virtual_server 10.0.0.100 80 {{
     assert_eq!(h["commands"], 4, "{h}");
     assert_eq!(h["command_errors"], 0, "{h}");
     assert!(h["failures"].as_u64().unwrap() >= 4, "{h}");
+    // The event log (issue 21, item 4): each transition with its reason,
+    // each change it made, the load and who made it.
+    let ev = events(&d);
+    let e = ev.join("\n");
+    let me = std::process::Command::new("id").arg("-u").output().unwrap();
+    let me = String::from_utf8(me.stdout).unwrap();
+    assert!(logged(&ev, "lvsnic daemon: info: event=daemon_start backend=model services=0 wire=none socket="), "{e}");
+    assert!(logged(&ev, &format!("lvsnic daemon: info: event=rule_change uid={} pid=", me.trim())), "{e}");
+    assert!(e.contains("command=\"keepalived --load\" exit=0"), "{e}");
+    for (rs, port) in [("192.168.10.1:80", p1.port), ("192.168.10.2:80", p2.port)] {
+        let down = format!("lvsnic daemon: warn: event=checker_down vs=TCP/10.0.0.100:80 rs={rs} check=TCP_CHECK target=127.0.0.1:{port} reason=");
+        assert!(ev.iter().any(|l| l.starts_with(&down) && l.to_lowercase().contains("connection refused")), "{down}\n{e}");
+        let up = format!("lvsnic daemon: info: event=checker_up vs=TCP/10.0.0.100:80 rs={rs} check=TCP_CHECK target=127.0.0.1:{port} reason=");
+        assert!(logged(&ev, &up), "{up}\n{e}");
+    }
+    for cmd in [
+        "ipvsadm -d -t 10.0.0.100:80 -r 192.168.10.1:80",
+        "ipvsadm -e -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 0",
+        "ipvsadm -a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 3",
+        "ipvsadm -e -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 2",
+    ] {
+        let want = format!("lvsnic daemon: info: event=rule_change source=health command=\"{cmd}\" exit=0");
+        assert!(ev.contains(&want), "{want}\n{e}");
+    }
 }
 
 #[test]
@@ -450,6 +484,17 @@ virtual_server 10.0.0.101 80 {{
     }
     assert_eq!(ran(), want);
     assert_eq!(h["notifies"], 4, "{h}");
+    // The event log: the quorum lost and regained, the sorry server in and out.
+    let ev = events(&d);
+    let e = ev.join("\n");
+    for want in [
+        "lvsnic daemon: warn: event=quorum_down vs=TCP/10.0.0.101:80 live_weight=1 quorum=2 hysteresis=0",
+        "lvsnic daemon: warn: event=sorry_server_in vs=TCP/10.0.0.101:80 rs=192.168.10.8:80",
+        "lvsnic daemon: info: event=quorum_up vs=TCP/10.0.0.101:80 live_weight=6 quorum=2 hysteresis=0",
+        "lvsnic daemon: info: event=sorry_server_out vs=TCP/10.0.0.101:80 rs=192.168.10.8:80",
+    ] {
+        assert!(ev.iter().any(|l| l == want), "{want}\n{e}");
+    }
 }
 
 #[test]

@@ -140,6 +140,8 @@ pub struct DaemonArgs {
     /// `--create-taps`: TAP devices named by `--wire tap:` and `--host-tap`
     /// are created when missing (otherwise a missing one is an error).
     pub create_taps: bool,
+    /// `--log-level`: the least severe event logged ([`crate::logging`]).
+    pub log_level: log::LevelFilter,
 }
 
 #[cfg(test)]

@@ -383,7 +383,7 @@ fn serve_client(s: UnixStream, ctx: Ctx) {
                         Ok(()) => {
                             st.pending.fetch_add(1, Ordering::SeqCst);
                             let _pending = Held(&st.pending);
-                            exchange(&ctx, req, &s);
+                            exchange(&ctx, req, &s, &peer);
                             return;
                         }
                     }
@@ -399,7 +399,14 @@ fn serve_client(s: UnixStream, ctx: Ctx) {
 /// reply's `stdout` string streamed: escaping a string piece by piece is
 /// escaping it whole), so that no copy of a listing of millions of rows is
 /// held in memory.
-fn exchange(ctx: &Ctx, req: Request, s: &UnixStream) {
+fn exchange(ctx: &Ctx, req: Request, s: &UnixStream, peer: &super::socket::Peer) {
+    // Changes, and ipvsadm lines that are not listings (refused ones
+    // included: who tried what is in the log too).
+    let attempt = match &req {
+        Request::Ipvsadm { argv, .. } => !argv.is_empty() && !super::socket::ipvsadm_read_only(argv),
+        other => other.changes_state(),
+    };
+    let change = attempt.then(|| change_text(&req));
     let (tx, rx) = mpsc::channel();
     let refused = match ctx.tx.try_send(Job { req, reply: tx }) {
         Ok(()) => {
@@ -451,6 +458,9 @@ fn exchange(ctx: &Ctx, req: Request, s: &UnixStream) {
             }
         }
     };
+    if let Some(what) = change {
+        log_change(peer, &what, &r);
+    }
     if !started {
         write_reply(s, &r, ctx.limits.write_deadline);
         return;
@@ -458,6 +468,40 @@ fn exchange(ctx: &Ctx, req: Request, s: &UnixStream) {
     let stderr = serde_json::to_string(&r.stderr).unwrap_or_default();
     let tail = format!("{}\",\"stderr\":{stderr},\"exit\":{}}}\n", escaped(&r.stdout), r.exit);
     out.write(tail.as_bytes());
+}
+
+/// A change request in the event log: the command line (at most 200
+/// characters, control characters left out), `-R` with its line count.
+fn change_text(req: &Request) -> String {
+    let clip = |t: String| t.chars().filter(|c| !c.is_control()).take(200).collect::<String>();
+    match req {
+        Request::Ipvsadm { argv, stdin, .. } => {
+            let mut t = clip(format!("ipvsadm {}", argv.join(" ")));
+            if let Some(s) = stdin {
+                t.push_str(&format!(" ({} lines)", s.lines().count()));
+            }
+            t
+        }
+        Request::Vip { state: Some(st), vips } => {
+            clip(format!("vip {} {}", format!("{st:?}").to_lowercase(), vips.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" ")))
+        }
+        Request::Reload { health: Some(_), .. } => "keepalived --load".into(),
+        Request::Reload { .. } => "reload".into(),
+        Request::Health { .. } => "health".into(),
+        Request::SyncDaemons { .. } => "sync daemons".into(),
+        Request::Vip { state: None, .. } | Request::Status | Request::Wire { .. } | Request::Shutdown | Request::Checkers => {
+            "request".into()
+        }
+    }
+}
+
+/// `rule_change`: who (the peer's uid and pid, from `SO_PEERCRED`), what,
+/// and how it ended.
+fn log_change(peer: &super::socket::Peer, what: &str, r: &Reply) {
+    let (uid, pid) = peer.cred.map(|c| (c.uid.to_string(), c.pid.to_string())).unwrap_or_default();
+    let lvl = if r.exit == 0 { log::Level::Info } else { log::Level::Warn };
+    let err = r.stderr.lines().next().unwrap_or("");
+    crate::logging::event(lvl, "rule_change", &[("uid", &uid), ("pid", &pid), ("command", what), ("exit", &r.exit.to_string()), ("error", err)]);
 }
 
 /// A reply written in pieces, under one write deadline from its first piece.

@@ -267,10 +267,21 @@ struct Daemon<D: Device> {
     keeper: crate::state::Keeper,
     /// systemd's notification socket and watchdog ([`notify`]).
     notifier: notify::Notifier,
+    /// Conditions whose onset and end are logged ([`Self::log_onsets`]).
+    onsets: Onsets,
+}
+
+/// The counters watched once a second for the event log.
+struct Onsets {
+    due: Instant,
+    table_full: crate::logging::Onset,
+    rate_limited: crate::logging::Onset,
+    sync_loss: crate::logging::Onset,
 }
 
 /// Runs `lvsnic daemon` until SIGINT/SIGTERM; returns the closing summary.
 pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
+    crate::logging::init(args.log_level);
     #[cfg(not(feature = "sim"))]
     if args.backend == DaemonBackend::Sim {
         return Err(DaemonError::Device(crate::NO_SIM_BACKEND.into()));
@@ -402,8 +413,19 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
     }
     // systemd (Type=notify): serving from here on.
     d.notifier.ready(&started);
+    let services = d.ctl.service_keys().len().to_string();
+    let socket_path = sock.path().display().to_string();
+    crate::logging::event(
+        log::Level::Info,
+        "daemon_start",
+        &[("backend", &format!("{:?}", args.backend).to_lowercase()), ("services", &services), ("wire", &wire_desc), ("socket", &socket_path)],
+    );
     let r = d.forward(&inbox);
     d.notifier.stopping();
+    match &r {
+        Ok(()) => crate::logging::event(log::Level::Info, "daemon_stop", &[]),
+        Err(e) => crate::logging::event(log::Level::Error, "daemon_stop", &[("error", &e.to_string())]),
+    }
     // Requests still queued are answered "the daemon stopped"; replies
     // already made (a `shutdown` request's) are given a moment to be written.
     drop(inbox);
@@ -444,6 +466,31 @@ impl<D: Device> Daemon<D> {
             longest_control_us: 0,
             keeper: crate::state::Keeper::disabled(),
             notifier: notify::Notifier::from_env(),
+            onsets: Onsets {
+                due: Instant::now(),
+                table_full: Default::default(),
+                rate_limited: Default::default(),
+                sync_loss: Default::default(),
+            },
+        }
+    }
+
+    /// Once a second: the onset and the end of a full flow table, of rate
+    /// limiting and of sync losses go to the event log, one line each.
+    fn log_onsets(&mut self) {
+        self.onsets.due = Instant::now() + Duration::from_secs(1);
+        let full = self.ctl.table_full();
+        let limited = self.ctl.counters().rate_limited;
+        let lost: u64 = self.ctl.sync_daemons().status().backup.map(|b| b.counters.dropped.values().sum()).unwrap_or(0);
+        for (o, now, ev, what) in [
+            (&mut self.onsets.table_full, full, "table_full", "flows_not_offloaded"),
+            (&mut self.onsets.rate_limited, limited, "rate_limited", "dropped"),
+            (&mut self.onsets.sync_loss, lost, "sync_loss", "dropped"),
+        ] {
+            if let Some((began, n)) = o.sample(now) {
+                let (lvl, state) = if began { (log::Level::Warn, "begin") } else { (log::Level::Info, "end") };
+                crate::logging::event(lvl, ev, &[("state", state), (what, &n.to_string()), ("total", &now.to_string())]);
+            }
         }
     }
 
@@ -507,11 +554,19 @@ impl<D: Device> Daemon<D> {
                 self.notifier.reloading();
                 let r = self.request(Request::Reload { rules: None, health: None });
                 self.notifier.ready("reloaded");
+                crate::logging::event(
+                    if r.exit == 0 { log::Level::Info } else { log::Level::Error },
+                    "reload",
+                    &[("source", "SIGHUP"), ("exit", &r.exit.to_string()), ("result", r.stdout.trim()), ("error", r.stderr.trim())],
+                );
                 eprint!("lvsnic daemon: SIGHUP: {}{}", r.stdout.replace('\n', "; ").trim_end_matches("; "), if r.stdout.is_empty() { "" } else { "\n" });
                 eprint!("{}", r.stderr);
                 self.keeper.save(&self.ctl);
             }
             self.keeper.tick(&mut self.ctl, Instant::now() + CONTROL_BUDGET);
+            if self.onsets.due <= Instant::now() {
+                self.log_onsets();
+            }
             // Flows of deleted real servers: their frames already come up
             // (the `host` bit of their actions); the entries leave the
             // table a slice per iteration.
@@ -658,8 +713,14 @@ impl<D: Device> Daemon<D> {
             self.ctl.advance(sys::realtime_ns());
         }
         for cmd in cmds {
-            if let Err(e) = self.ctl.apply(cmd.clone()) {
-                h.refused(&cmd, &e.to_string());
+            let line = crate::control::command_line(&cmd);
+            match self.ctl.apply(cmd.clone()) {
+                Ok(()) => crate::logging::event(log::Level::Info, "rule_change", &[("source", "health"), ("command", &format!("ipvsadm {line}")), ("exit", "0")]),
+                Err(e) => {
+                    let err = e.to_string();
+                    crate::logging::event(log::Level::Warn, "rule_change", &[("source", "health"), ("command", &format!("ipvsadm {line}")), ("error", err.trim())]);
+                    h.refused(&cmd, &err);
+                }
             }
         }
     }

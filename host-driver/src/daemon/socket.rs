@@ -297,7 +297,7 @@ fn request_name(req: &Request) -> String {
 /// no arguments), `-S`, `-h`, `-v`, as the daemon's own parser reads it
 /// (the one that runs it), so `-L` beside a command is refused with it.
 /// `-Z` zeroes counters: a change.
-fn ipvsadm_read_only(argv: &[String]) -> bool {
+pub(super) fn ipvsadm_read_only(argv: &[String]) -> bool {
     let words: Vec<&str> = argv.iter().map(String::as_str).collect();
     matches!(parse_command(&words), Ok(Command::List(_) | Command::Save { .. } | Command::Help | Command::Version))
 }

@@ -47,6 +47,10 @@ impl<D: Device> Daemon<D> {
         let master = state == proto::VrrpState::Master;
         let now = self.ctl.director().now();
         for &v in vips {
+            if self.ctl.director().vip_owned(v) != master {
+                let ev = if master { "vip_master" } else { "vip_backup" };
+                crate::logging::event(log::Level::Info, ev, &[("vip", &v.to_string()), ("source", "lvsnic vip")]);
+            }
             self.ctl.set_vip_owned(v, master);
             if master {
                 let f = lvsnic_model::xmit::gratuitous_arp(self.ctl.director().cfg.mac, v);
@@ -74,6 +78,8 @@ impl<D: Device> Daemon<D> {
         for v in known_vips(self.ctl.director()) {
             let ours = self.host_addrs.contains(&v);
             if self.ctl.director().vip_owned(v) != ours {
+                let ev = if ours { "vip_master" } else { "vip_backup" };
+                crate::logging::event(log::Level::Info, ev, &[("vip", &v.to_string()), ("source", "host address")]);
                 self.ctl.set_vip_owned(v, ours);
             }
         }

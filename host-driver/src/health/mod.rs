@@ -192,6 +192,19 @@ impl Health {
             let vs = &mut self.vss[vi];
             let (was_alive, was_quorum) = (vs.rs[ri].alive(), vs.quorum_up);
             if let Some(up) = e.changed {
+                // keepalived logs every checker verdict that changes.
+                let (lvl, ev) = if up { (log::Level::Info, "checker_up") } else { (log::Level::Warn, "checker_down") };
+                crate::logging::event(
+                    lvl,
+                    ev,
+                    &[
+                        ("vs", &vs_label(&vs.cfg.service)),
+                        ("rs", &vs.cfg.reals[ri].name),
+                        ("check", v.keyword),
+                        ("target", &v.what),
+                        ("reason", &v.last),
+                    ],
+                );
                 vs.checker_changed(ri, up);
                 if up {
                     self.counters.checker_up += 1;
@@ -211,6 +224,17 @@ impl Health {
                 self.counters.notifies += misc::notify(if was_alive { &rs.notify_down } else { &rs.notify_up }, self.notify_as);
             }
             if vs.quorum_up != was_quorum {
+                let (lvl, ev) = if vs.quorum_up { (log::Level::Info, "quorum_up") } else { (log::Level::Warn, "quorum_down") };
+                crate::logging::event(
+                    lvl,
+                    ev,
+                    &[
+                        ("vs", &vs_label(&vs.cfg.service)),
+                        ("live_weight", &vs.live_weight().to_string()),
+                        ("quorum", &vs.cfg.quorum.to_string()),
+                        ("hysteresis", &vs.cfg.hysteresis.to_string()),
+                    ],
+                );
                 self.counters.notifies += misc::notify(if was_quorum { &vs.cfg.quorum_down } else { &vs.cfg.quorum_up }, self.notify_as);
             }
         }
@@ -221,9 +245,16 @@ impl Health {
             }
             let new = vs.desired();
             let old = &self.held[vi];
+            let sorry = || vs.cfg.sorry.as_ref().and_then(|s| s.dest.get(1)).cloned().unwrap_or_default();
             match (old.1, new.1) {
-                (None | Some(0), Some(w)) if w > 0 => self.counters.sorry_in += 1,
-                (Some(w), None | Some(0)) if w > 0 => self.counters.sorry_out += 1,
+                (None | Some(0), Some(w)) if w > 0 => {
+                    self.counters.sorry_in += 1;
+                    crate::logging::event(log::Level::Warn, "sorry_server_in", &[("vs", &vs_label(&vs.cfg.service)), ("rs", &sorry())]);
+                }
+                (Some(w), None | Some(0)) if w > 0 => {
+                    self.counters.sorry_out += 1;
+                    crate::logging::event(log::Level::Info, "sorry_server_out", &[("vs", &vs_label(&vs.cfg.service)), ("rs", &sorry())]);
+                }
                 _ => {}
             }
             cmds.extend(vs.changes(old, &new));
@@ -321,6 +352,11 @@ fn holding(h: Holding) -> String {
 }
 
 /// `TCP  10.0.0.1:80` from `-t 10.0.0.1:80`.
+/// A service in the event log: `TCP/10.0.0.100:80`.
+fn vs_label(svc: &[String]) -> String {
+    service_name(svc).split_whitespace().collect::<Vec<_>>().join("/")
+}
+
 fn service_name(svc: &[String]) -> String {
     let proto = match svc.first().map(String::as_str) {
         Some("-t") => "TCP",
