@@ -1,8 +1,11 @@
 //! The file names an `include PATTERN` reads: glob(3) with `GLOB_BRACE`
 //! (`{a,b}`), sorted, directories skipped, as keepalived's lib/parser.c
-//! calls it.
+//! calls it. The brace alternatives are expanded here (the `glob` crate
+//! has none); each is matched by the `glob` crate, and glob(3)'s rule
+//! that a leading `.` is matched only by a literal one is applied to the
+//! file name.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn expand_braces(p: &str) -> Vec<String> {
     let Some(open) = p.find('{') else { return vec![p.to_string()] };
@@ -12,77 +15,28 @@ fn expand_braces(p: &str) -> Vec<String> {
     alts.split(',').flat_map(|a| expand_braces(&format!("{pre}{a}{post}"))).collect()
 }
 
-/// fnmatch(3) of one path component: `*`, `?`, `[...]` (`!`/`^` negate).
-fn fnmatch(pat: &[char], name: &[char]) -> bool {
-    if pat.is_empty() {
-        return name.is_empty();
-    }
-    match pat[0] {
-        '*' => (0..=name.len()).any(|k| fnmatch(&pat[1..], &name[k..])),
-        '?' => !name.is_empty() && fnmatch(&pat[1..], &name[1..]),
-        '[' => {
-            let Some(end) = pat.iter().skip(2).position(|&c| c == ']').map(|e| e + 2) else {
-                return !name.is_empty() && name[0] == '[' && fnmatch(&pat[1..], &name[1..]);
-            };
-            if name.is_empty() {
-                return false;
-            }
-            let mut set = &pat[1..end];
-            let neg = matches!(set.first(), Some('!' | '^'));
-            if neg {
-                set = &set[1..];
-            }
-            let c = name[0];
-            let mut hit = false;
-            let mut i = 0;
-            while i < set.len() {
-                if i + 2 < set.len() && set[i + 1] == '-' {
-                    hit |= set[i] <= c && c <= set[i + 2];
-                    i += 3;
-                } else {
-                    hit |= set[i] == c;
-                    i += 1;
-                }
-            }
-            hit != neg && fnmatch(&pat[end + 1..], &name[1..])
-        }
-        c => !name.is_empty() && name[0] == c && fnmatch(&pat[1..], &name[1..]),
-    }
+/// glob(3)'s options as keepalived uses them: case-sensitive, `*` not
+/// crossing `/` (the leading dot: [`hidden_ok`]).
+const OPTIONS: glob::MatchOptions = glob::MatchOptions { case_sensitive: true, require_literal_separator: true, require_literal_leading_dot: false };
+
+/// A file name starting with `.` is matched only by a pattern whose last
+/// component starts with a literal `.`.
+fn hidden_ok(pattern: &str, f: &std::path::Path) -> bool {
+    let hidden = f.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
+    !hidden || pattern.rsplit('/').next().is_some_and(|c| c.starts_with('.'))
 }
 
-/// Regular files matching `pattern`, sorted.
+/// Regular files matching `pattern`, sorted (per brace alternative, in
+/// the alternatives' order, as GLOB_BRACE does). A pattern that is not
+/// valid glob syntax matches the file of that name, if any (glob(3)
+/// treats an unmatched `[` as a literal).
 pub fn glob(pattern: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for p in expand_braces(pattern) {
-        let abs = p.starts_with('/');
-        let mut paths = vec![if abs { PathBuf::from("/") } else { PathBuf::new() }];
-        let comps: Vec<&str> = p.split('/').filter(|c| !c.is_empty()).collect();
-        for comp in comps {
-            let mut next = Vec::new();
-            for base in &paths {
-                if !comp.contains(['*', '?', '[']) {
-                    next.push(base.join(comp));
-                    continue;
-                }
-                let dir = if base.as_os_str().is_empty() { Path::new(".") } else { base.as_path() };
-                let Ok(rd) = std::fs::read_dir(dir) else { continue };
-                let pat: Vec<char> = comp.chars().collect();
-                let mut names: Vec<String> =
-                    rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-                names.sort();
-                for n in names {
-                    if n.starts_with('.') && !comp.starts_with('.') {
-                        continue;
-                    }
-                    let nc: Vec<char> = n.chars().collect();
-                    if fnmatch(&pat, &nc) {
-                        next.push(base.join(&n));
-                    }
-                }
-            }
-            paths = next;
-        }
-        let mut files: Vec<PathBuf> = paths.into_iter().filter(|p| p.is_file()).collect();
+        let mut files: Vec<PathBuf> = match glob::glob_with(&p, OPTIONS) {
+            Ok(paths) => paths.filter_map(Result::ok).filter(|f| f.is_file() && hidden_ok(&p, f)).collect(),
+            Err(_) => Some(PathBuf::from(&p)).filter(|f| f.is_file()).into_iter().collect(),
+        };
         files.sort();
         out.extend(files);
     }
@@ -95,12 +49,25 @@ mod tests {
 
     #[test]
     fn glob_matching() {
-        let m = |p: &str, n: &str| fnmatch(&p.chars().collect::<Vec<_>>(), &n.chars().collect::<Vec<_>>());
-        assert!(m("*.conf", "a.conf"));
-        assert!(!m("*.conf", "a.conf.bak"));
-        assert!(m("vs[0-9].conf", "vs3.conf"));
-        assert!(!m("vs[!0-9].conf", "vs3.conf"));
-        assert!(m("?s.conf", "vs.conf"));
+        let d = std::env::temp_dir().join(format!("lvsnic-glob-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("sub.conf")).unwrap();
+        for f in ["a.conf", "a.conf.bak", "vs3.conf", "vsx.conf", ".hidden.conf", "x.conf", "y.conf"] {
+            std::fs::write(d.join(f), "").unwrap();
+        }
+        let names = |pat: &str| -> Vec<String> {
+            glob(&format!("{}/{pat}", d.display())).iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect()
+        };
+        // Directories skipped, dot files only for a literal dot, sorted.
+        assert_eq!(names("*.conf"), ["a.conf", "vs3.conf", "vsx.conf", "x.conf", "y.conf"]);
+        assert_eq!(names(".*.conf"), [".hidden.conf"]);
+        assert_eq!(names("vs[0-9].conf"), ["vs3.conf"]);
+        assert_eq!(names("vs[!0-9].conf"), ["vsx.conf"]);
+        assert_eq!(names("?s3.conf"), ["vs3.conf"]);
+        // Braces: each alternative in turn.
+        assert_eq!(names("{y,x}.conf"), ["y.conf", "x.conf"]);
         assert_eq!(expand_braces("a/{x,y}.conf"), ["a/x.conf", "a/y.conf"]);
+        assert!(names("nothing*").is_empty());
+        let _ = std::fs::remove_dir_all(&d);
     }
 }
