@@ -120,6 +120,8 @@ pub struct Status {
     pub limits: LimitsStatus,
     /// The connection sync daemons.
     pub sync: crate::sync::SyncStatus,
+    /// ARP senders that contradicted their `[neighbors]` entry.
+    pub neighbors: crate::neighbors::NeighborStatus,
 }
 
 /// The data plane's flow table, in [`Status`].
@@ -268,6 +270,8 @@ pub struct Control<D: Device> {
     counters: LoopCounters,
     /// The connection sync daemons (`--start-daemon`).
     sync: crate::sync::SyncDaemons,
+    /// ARP senders against `[neighbors]` ([`crate::neighbors`]).
+    neighbors: crate::neighbors::NeighborWatch,
 }
 
 /// Why the director (as the kernel would) refused a change. `Display` is
@@ -404,7 +408,7 @@ impl<D: Device> Control<D> {
         // The sync daemons follow DIRECTOR.toml's `[sysctl] sync_*`.
         let mut sync = crate::sync::SyncDaemons::new(sp.director.cfg.sysctl.sync);
         sync.set_limits(limits); // a backup's entries obey `[limits]` too
-        Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default(), sync }
+        Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default(), sync, neighbors: Default::default() }
     }
 
     /// The golden model (read only: rules change through [`ipvsadm`](Self::ipvsadm)).
@@ -488,6 +492,7 @@ impl<D: Device> Control<D> {
         for RxFrame { meta, data: frame } in batch {
             self.counters.frames += 1;
             self.counters.exceptions += 1;
+            self.neighbors.observe(&self.sp.director.cfg.neighbors, &frame);
             if let Some(svc) = limits::new_conn_service(&self.sp.director, &frame) {
                 if !self.limiter.admit(svc, meta.ts) {
                     self.counters.rate_limited += 1;
@@ -537,6 +542,7 @@ impl<D: Device> Control<D> {
                 services: self.limiter.counters(),
             },
             sync: self.sync.status(),
+            neighbors: self.neighbors.status(),
         }
     }
 
@@ -961,6 +967,7 @@ impl<D: Device + Wire> Control<D> {
     /// (`SlowPath::frame_gated`).
     pub fn frame(&mut self, ts: Time, frame: &[u8]) -> Result<FrameResult, DeviceError> {
         self.counters.frames += 1;
+        self.neighbors.observe(&self.sp.director.cfg.neighbors, frame);
         let limiter = &mut self.limiter;
         let r = self.sp.frame_gated(ts, frame, |d, f| match limits::new_conn_service(d, f) {
             Some(svc) => limiter.admit(svc, ts),

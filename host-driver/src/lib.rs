@@ -33,6 +33,7 @@ pub mod keepalived;
 pub mod limits;
 pub mod logging;
 pub mod manpages;
+pub mod neighbors;
 pub mod outfile;
 pub mod reload;
 pub mod replay;

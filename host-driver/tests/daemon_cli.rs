@@ -396,6 +396,7 @@ fn status_keeps_the_keys_tests_and_docs_read() {
         "exception_loop",
         "host_dropped",
         "limits",
+        "neighbors",
         "now_ns",
         "offload",
         "pcap_frames_left",
@@ -532,4 +533,59 @@ fn event_log_marks_the_onset_and_end_of_rate_limiting() {
     assert_eq!(ended.len(), 2, "{ended:?}");
     assert!(ended[0].starts_with("lvsnic daemon: warn: event=rate_limited state=begin dropped="), "{ended:?}");
     assert_eq!(ended[1], format!("lvsnic daemon: info: event=rate_limited state=end dropped={limited} total={limited}"));
+}
+
+/// A real server whose ARP answers disagree with its `[neighbors]` entry
+/// (issue 21, item 4): counted in `status`, one warning in the event log
+/// (not one per frame), and one line when it answers with the configured
+/// MAC again; the static entry still wins.
+#[test]
+fn arp_answers_that_contradict_a_static_neighbor_are_logged_and_counted() {
+    let arp = |op: u16, sha: [u8; 6], spa: [u8; 4]| -> Vec<u8> {
+        let mut f = vec![0x02, 0, 0, 0, 0, 0x01];
+        f.extend_from_slice(&sha);
+        f.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0, 6, 4]);
+        f.extend_from_slice(&op.to_be_bytes());
+        f.extend_from_slice(&sha);
+        f.extend_from_slice(&spa);
+        f.extend_from_slice(&[0x02, 0, 0, 0, 0, 0x01, 10, 0, 0, 1]);
+        f.resize(60, 0);
+        f
+    };
+    let (good, moved) = ([2, 0, 0, 0, 0x10, 1], [2, 0, 0, 0, 0x99, 1]);
+    let frames = vec![
+        (1_000_000_000, arp(2, good, [192, 168, 10, 1])),
+        (1_100_000_000, arp(2, moved, [192, 168, 10, 1])),
+        (1_200_000_000, arp(1, moved, [192, 168, 10, 1])),
+        (1_300_000_000, arp(2, moved, [192, 168, 10, 1])),
+        (1_400_000_000, arp(2, moved, [192, 168, 10, 77])), // not a neighbour
+    ];
+    let dir = tmpdir("neighbor-mismatch");
+    let inp = dir.join("in.pcap");
+    write_pcap(&inp, &frames);
+    let w = format!("pcap:{},{}", inp.display(), dir.join("out.pcap").display());
+    let d = Daemon::start(&dir, &director_toml(), &["--wire", &w, "--pace", "step"]);
+    d.stdout(&["wire", "--socket", d.sock.to_str().unwrap()]);
+    let st = d.status();
+    assert_eq!(st["neighbors"]["mismatches"], 3, "{}", st["neighbors"]);
+    assert_eq!(st["neighbors"]["mismatched"]["192.168.10.1"], "02:00:00:00:99:01");
+    let log = std::fs::read_to_string(&d.log).unwrap();
+    let ev: Vec<&str> = log.lines().filter(|l| l.contains("event=neighbor")).collect();
+    assert_eq!(
+        ev,
+        ["lvsnic daemon: warn: event=neighbor_mismatch ip=192.168.10.1 configured=02:00:00:00:10:01 seen=02:00:00:00:99:01 arp=reply"]
+    );
+    drop(d);
+    // The configured MAC answers again: the mismatch is over.
+    let dir = tmpdir("neighbor-mismatch-back");
+    let inp = dir.join("in.pcap");
+    write_pcap(&inp, &[frames[1].clone(), (1_500_000_000, arp(2, good, [192, 168, 10, 1]))]);
+    let w = format!("pcap:{},{}", inp.display(), dir.join("out.pcap").display());
+    let d = Daemon::start(&dir, &director_toml(), &["--wire", &w, "--pace", "step"]);
+    d.stdout(&["wire", "--socket", d.sock.to_str().unwrap()]);
+    let st = d.status();
+    assert_eq!(st["neighbors"]["mismatches"], 1);
+    assert_eq!(st["neighbors"]["mismatched"], serde_json::json!({}));
+    let log = std::fs::read_to_string(&d.log).unwrap();
+    assert!(log.contains("lvsnic daemon: info: event=neighbor_match ip=192.168.10.1 mac=02:00:00:00:10:01 arp=reply"), "{log}");
 }
