@@ -140,6 +140,9 @@ pub struct DaemonArgs {
     /// `--create-taps`: TAP devices named by `--wire tap:` and `--host-tap`
     /// are created when missing (otherwise a missing one is an error).
     pub create_taps: bool,
+    /// `--metrics ADDR:PORT`: serve Prometheus metrics there
+    /// ([`super::metrics`]).
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 #[cfg(test)]
