@@ -459,11 +459,15 @@ mod tests {
                 limited: k,
                 services: [("TCP 10.0.0.100:80".to_string(), crate::limits::BucketCounters { admitted: k, limited: k })].into(),
             },
-            sync: crate::sync::SyncStatus {
-                master: Some(crate::sync::MasterStatus::default()),
-                backup: Some(crate::sync::BackupStatus { counters: lvsnic_model::sync::backup::BackupCounters { messages: k, dropped: [("bad_version", k)].into(), ..Default::default() }, ..Default::default() }),
-            },
+            sync: Default::default(),
         };
+        let mut director = director;
+        director.sync.master = Some(Default::default());
+        director.sync.backup = Some(Default::default());
+        if let Some(b) = &mut director.sync.backup {
+            b.counters.messages = k;
+            b.counters.dropped.insert("bad_version", k);
+        }
         let status = DaemonStatus {
             director,
             host_dropped: k,
