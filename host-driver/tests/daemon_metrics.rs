@@ -316,7 +316,7 @@ fn a_bad_metrics_address_is_one_clear_line() {
     let director = write(&dir, "director.toml", &director_toml());
     let run = |metrics: &str| {
         let o = std::process::Command::new(LVSNIC)
-            .args(["daemon", "--director", director.to_str().unwrap(), "--socket", dir.join("s.sock").to_str().unwrap(), "--metrics", metrics])
+            .args(["daemon", "--backend", "model", "--director", director.to_str().unwrap(), "--socket", dir.join("s.sock").to_str().unwrap(), "--metrics", metrics])
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
