@@ -49,6 +49,20 @@ ensure_packaging_tools() {
         die "could not install$missing with apt-get (needed by host-driver/tests/package_deb.rs)"
 }
 
+# prometheus (Debian package) for the metrics test, when running as root
+# and it is missing: the test runs /usr/bin/prometheus itself, scraping a
+# daemon (host-driver/tests/daemon_metrics.rs), never the service.
+ensure_prometheus() {
+    [ -x /usr/bin/prometheus ] && return 0
+    [ "$(id -u)" = 0 ] || return 0
+    echo "lvsnic: installing prometheus (apt-get) for the metrics test" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus >/dev/null 2>&1 ||
+        { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus >/dev/null 2>&1; } ||
+        die "could not install prometheus with apt-get (needed by the metrics test, host-driver/tests/daemon_metrics.rs)"
+    # The package starts the service where systemd runs; the test runs its own.
+    if command -v systemctl >/dev/null 2>&1; then systemctl stop prometheus >/dev/null 2>&1 || true; fi
+}
+
 # Where a kernel-VM run (scripts/vm/*) keeps its results: target/NAME of
 # the checkout (the current directory), or /var/tmp/lvsnic-UID/NAME for a
 # checkout under /tmp, which the guest does not see (its /tmp is its own).

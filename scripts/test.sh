@@ -56,7 +56,7 @@ step "build without Verilator"
 step "cargo test"
 cargo test --workspace --release
 # Tests that need root (TAP devices, network namespaces; the HA test also
-# keepalived, installed here; e2e_board the simulated board, which
+# keepalived and the metrics test prometheus, installed here; e2e_board the simulated board, which
 # boards/sim/run.sh installs (apt, pip) and builds: about 2 minutes the first
 # time, cached in boards/build/sim, then about 5 s) are #[ignore]d in a
 # plain `cargo test`: run them when this runs as root, and say which did not
@@ -64,9 +64,10 @@ cargo test --workspace --release
 if [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ] && command -v ip >/dev/null; then
     ensure_keepalived
     ensure_packaging_tools
+    ensure_prometheus
     # The ECP5 build keeps running beside them: the HA pair's drills hold
     # under full load (docs/ha.md, "A handshake across the takeover").
-    step "cargo test (root tests: HA pair, namespaces, simulated board, the Debian package)"
+    step "cargo test (root tests: HA pair, namespaces, simulated board, the Debian package, Prometheus)"
     cargo test --workspace --release --tests -- --ignored
     # IPVS connection sync against the real Linux 6.1 kernel in a VM, both
     # ways, live (installs the VM's packages on first use; ~1-2 min).

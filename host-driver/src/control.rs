@@ -100,6 +100,43 @@ pub struct LoopCounters {
     pub to_host: u64,
     /// Frames dropped on receive (empty, runt, oversize, receive ring), by reason.
     pub dropped_on_receive: lvsnic_model::stats::ReceiveDrops,
+    /// `exceptions` by the reason the data plane gave (its metadata's
+    /// `reason`: `miss_vip`, `tcp_control`, ...; zero counts left out).
+    pub exceptions_by_reason: ExceptionReasons,
+}
+
+/// Exception frames by the data plane's reason code, in [`LoopCounters`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExceptionReasons(pub [u64; lvsnic_model::hw::Reason::COUNT]);
+
+impl Default for ExceptionReasons {
+    fn default() -> Self {
+        ExceptionReasons([0; lvsnic_model::hw::Reason::COUNT])
+    }
+}
+
+impl ExceptionReasons {
+    /// Counts one exception of `reason`.
+    pub fn count(&mut self, reason: lvsnic_model::hw::Reason) {
+        self.0[reason as usize] += 1;
+    }
+
+    /// Every reason code with its name and count (zero counts too).
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.0.iter().enumerate().filter_map(|(i, &n)| lvsnic_model::hw::Reason::from_u8(i as u8).map(|r| (r.name(), n)))
+    }
+}
+
+/// A map of reason name to count, zero counts left out.
+impl Serialize for ExceptionReasons {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        for (name, n) in self.iter().filter(|&(_, n)| n > 0) {
+            m.serialize_entry(name, &n)?;
+        }
+        m.end()
+    }
 }
 
 /// The director's state as `lvsnic status` shows it
@@ -137,6 +174,27 @@ pub struct OffloadStatus {
     pub table_full: u64,
     /// Table commands that found the device busy for too long.
     pub busy_timeouts: u64,
+    /// Flow-table entries in use (an IPv6 flow takes two).
+    pub flow_entries: usize,
+    /// The flow table's entries (slots).
+    pub flow_capacity: usize,
+    /// Action-table entries in use.
+    pub action_entries: usize,
+    /// The action table's usable entries (entry 0 is never used).
+    pub action_capacity: usize,
+}
+
+/// The connection table counted by protocol and state, a slice at a time
+/// ([`Control::conn_states_step`]); as `-L -c`, not an atomic snapshot.
+#[derive(Clone, Debug, Default)]
+pub struct ConnStates {
+    /// The next connection id to look at.
+    next: u32,
+    /// Connections (templates not included) by (protocol, state) as
+    /// `ipvsadm -L -n -c` names them (`TCP`, `ESTABLISHED`).
+    pub counts: std::collections::BTreeMap<(&'static str, &'static str), u64>,
+    /// Persistence templates.
+    pub templates: u64,
 }
 
 /// The new-connection rate limit, in [`Status`].
@@ -493,6 +551,7 @@ impl<D: Device> Control<D> {
             self.counters.frames += 1;
             self.counters.exceptions += 1;
             self.neighbors.observe(&self.sp.director.cfg.neighbors, &frame);
+            self.counters.exceptions_by_reason.count(meta.reason);
             if let Some(svc) = limits::new_conn_service(&self.sp.director, &frame) {
                 if !self.limiter.admit(svc, meta.ts) {
                     self.counters.rate_limited += 1;
@@ -534,6 +593,10 @@ impl<D: Device> Control<D> {
                 diverted: self.sp.flows.diverted_pending(),
                 table_full: self.sp.flows.table_full,
                 busy_timeouts: crate::flows::BUSY_TIMEOUTS.load(std::sync::atomic::Ordering::Relaxed),
+                flow_entries: self.sp.flows.table_use().0,
+                flow_capacity: self.sp.flows.table_use().1,
+                action_entries: self.sp.flows.action_use().0,
+                action_capacity: self.sp.flows.action_use().1,
             },
             limits: LimitsStatus {
                 new_conn_per_sec: self.limiter.limits.new_conn_per_sec,
@@ -694,6 +757,41 @@ impl<D: Device> Control<D> {
             }
         }
         (rows, l.next >= bound)
+    }
+
+    /// Counts connections by protocol and state from where the last call
+    /// stopped until `until` (if given) has passed or the table's end;
+    /// whether the end was reached.
+    pub fn conn_states_step(&mut self, s: &mut ConnStates, until: Option<Instant>) -> bool {
+        use lvsnic_model::conn::tcp::STATE_NAMES;
+        let conns = &self.sp.director.conns;
+        let bound = conns.id_bound();
+        let mut n = 0u32;
+        while s.next < bound {
+            let id = ConnId(s.next);
+            s.next += 1;
+            if !conns.is_live(id) {
+                continue;
+            }
+            let c = conns.get(id);
+            if c.is_template() {
+                s.templates += 1;
+            } else {
+                // The names `-L -c` prints (stats::connection_listing).
+                let key = match c.proto {
+                    6 => ("TCP", STATE_NAMES.get(c.state as usize).copied().unwrap_or("ERR!")),
+                    17 => ("UDP", "UDP"),
+                    132 => ("SCTP", "NONE"),
+                    _ => ("TCP", "NONE"),
+                };
+                *s.counts.entry(key).or_default() += 1;
+            }
+            n += 1;
+            if n % 256 == 0 && until.is_some_and(|u| Instant::now() >= u) {
+                break;
+            }
+        }
+        s.next >= bound
     }
 
     /// Runs one ipvsadm command to the end.
@@ -981,6 +1079,9 @@ impl<D: Device + Wire> Control<D> {
             self.counters.in_hardware += 1;
         } else {
             self.counters.exceptions += 1;
+        }
+        if let Some(why) = r.reason {
+            self.counters.exceptions_by_reason.count(why);
         }
         if r.refused {
             self.counters.rate_limited += 1;

@@ -170,6 +170,13 @@ impl FlowManager {
         (self.placer.len(), self.slots)
     }
 
+    /// Action-table entries in use and the entries there are to use
+    /// (entry 0 never is).
+    pub fn action_use(&self) -> (usize, usize) {
+        let usable = self.actions.len().saturating_sub(1);
+        (usable - self.free_actions.len(), usable)
+    }
+
     /// Offloaded connections.
     pub fn len(&self) -> usize {
         self.conns.len()

@@ -209,6 +209,12 @@ enum Cmd {
         /// journal under systemd): off, error, warn, info or debug.
         #[arg(long, default_value = "info")]
         log_level: log::LevelFilter,
+        /// Serve Prometheus metrics over HTTP at ADDR:PORT (`GET /metrics`;
+        /// text format 0.0.4, or OpenMetrics when asked for), e.g.
+        /// 127.0.0.1:9742 or [::]:9742; port 0 picks a free one (printed at
+        /// start). Metric list: docs/user-guide.md, "Metrics".
+        #[arg(long, value_name = "ADDR:PORT")]
+        metrics: Option<std::net::SocketAddr>,
     },
     /// Apply DIRECTOR.toml and the rules file again, as differences (as SIGHUP does).
     Reload {
@@ -362,8 +368,8 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, log_level } => {
-            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, log_level })
+        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, log_level, metrics } => {
+            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, log_level, metrics })
                 .map_err(|e| e.to_string())
         }
         Cmd::Manpages { dir } => {

@@ -44,6 +44,8 @@ pub struct FrameResult {
     /// Why the frame was dropped on receive, before the data plane or the
     /// director saw it (empty, runt, oversize; a receive-ring drop).
     pub dropped: Option<ReceiveDrop>,
+    /// Why the data plane handed it up (an exception), as its metadata said.
+    pub reason: Option<lvsnic_model::hw::Reason>,
 }
 
 /// Golden model + flow manager in front of a data plane.
@@ -277,12 +279,14 @@ impl<D: Device + Wire> SlowPath<D> {
         };
         match out {
             HwOutput::Forward { frame, .. } => Ok(FrameResult { tx: vec![frame], in_hardware: true, ..Default::default() }),
-            HwOutput::ToHost { frame, .. } | HwOutput::Aborted { frame, .. } => {
+            HwOutput::ToHost { frame, meta } | HwOutput::Aborted { frame, meta } => {
+                let reason = Some(meta.reason);
                 if !admit(&self.director, &frame) {
-                    return Ok(FrameResult { refused: true, ..Default::default() });
+                    return Ok(FrameResult { refused: true, reason, ..Default::default() });
                 }
                 let mut r = self.exception(frame, seq)?;
                 r.tx = device::take_injected(&mut self.dp, r.injected, seq)?;
+                r.reason = reason;
                 Ok(r)
             }
         }

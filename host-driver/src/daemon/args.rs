@@ -142,6 +142,9 @@ pub struct DaemonArgs {
     pub create_taps: bool,
     /// `--log-level`: the least severe event logged ([`crate::logging`]).
     pub log_level: log::LevelFilter,
+    /// `--metrics ADDR:PORT`: serve Prometheus metrics there
+    /// ([`super::metrics`]).
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 #[cfg(test)]

@@ -168,12 +168,47 @@ pub struct Acceptor {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     stats: Arc<ClientStats>,
+    submitter: Submitter,
+}
+
+/// How the daemon's other threads (the metrics server) hand a request to
+/// the forwarding loop: through the same bounded queue as the clients'.
+#[derive(Clone)]
+pub struct Submitter {
+    tx: SyncSender<Job>,
+    wake: Arc<sys::EventFd>,
+    stats: Arc<ClientStats>,
+}
+
+impl Submitter {
+    /// Queues `req` without waiting; the channel its reply arrives on. A
+    /// full queue is refused (and counted in `queue_full`), as is a
+    /// stopping daemon.
+    pub fn submit(&self, req: Request) -> Result<Receiver<Part>, &'static str> {
+        let (tx, rx) = mpsc::channel();
+        match self.tx.try_send(Job { req, reply: tx }) {
+            Ok(()) => {
+                self.wake.notify();
+                Ok(rx)
+            }
+            Err(TrySendError::Full(_)) => {
+                self.stats.queue_full.fetch_add(1, Ordering::Relaxed);
+                Err("the control queue is full")
+            }
+            Err(TrySendError::Disconnected(_)) => Err("the daemon is stopping"),
+        }
+    }
 }
 
 impl Acceptor {
     /// The clients' counters.
     pub fn stats(&self) -> &Arc<ClientStats> {
         &self.stats
+    }
+
+    /// A handle that queues requests for the forwarding loop.
+    pub fn submitter(&self) -> Submitter {
+        self.submitter.clone()
     }
 
     /// Stops accepting, then waits up to `grace` for the replies of
@@ -210,12 +245,13 @@ pub fn start(listener: UnixListener, limits: ClientLimits) -> io::Result<(Accept
     let stop = Arc::new(AtomicBool::new(false));
     let stats = Arc::new(ClientStats::default());
     listener.set_nonblocking(true)?;
+    let submitter = Submitter { tx: tx.clone(), wake: wake.clone(), stats: stats.clone() };
     let ctx = Ctx { tx, wake: wake.clone(), stats: stats.clone(), limits };
     let st = stop.clone();
     let thread = std::thread::Builder::new()
         .name("lvsnic-accept".into())
         .spawn(move || accept_loop(listener, ctx, st))?;
-    Ok((Acceptor { stop, thread: Some(thread), stats }, Inbox { rx, wake }))
+    Ok((Acceptor { stop, thread: Some(thread), stats, submitter }, Inbox { rx, wake }))
 }
 
 /// What every client thread shares.
@@ -489,7 +525,7 @@ fn change_text(req: &Request) -> String {
         Request::Reload { .. } => "reload".into(),
         Request::Health { .. } => "health".into(),
         Request::SyncDaemons { .. } => "sync daemons".into(),
-        Request::Vip { state: None, .. } | Request::Status | Request::Wire { .. } | Request::Shutdown | Request::Checkers => {
+        Request::Vip { state: None, .. } | Request::Status | Request::Wire { .. } | Request::Shutdown | Request::Checkers | Request::Metrics { .. } => {
             "request".into()
         }
     }

@@ -61,10 +61,19 @@
 //! * State (`--state-dir`, [`crate::state`]): the running configuration is
 //!   saved after every request that changes it, the connections every
 //!   second and at exit; a restart comes back with both.
+//! * Metrics (`--metrics ADDR:PORT`, [`metrics`]): Prometheus scrapes
+//!   `GET /metrics` from a server thread of its own ([`metrics_http`]);
+//!   each scrape is a request on the control queue, for which the loop
+//!   counts the connection table by state a slice at a time (as a `-L -c`
+//!   listing) and then copies what `status` and `-L --stats --rate` are
+//!   made from; the server's thread formats the copy.
 
 pub mod args;
 pub mod client;
 pub mod notify;
+pub mod exposition;
+pub mod metrics;
+pub mod metrics_http;
 pub mod proto;
 pub mod socket;
 /// The system calls of the daemon (kept at the crate's top: health checkers
@@ -76,7 +85,7 @@ mod wire;
 pub use args::{DaemonArgs, DaemonBackend, Pace, VipMode, WireSpec};
 pub use vips::{GARP_MASTER_DELAY_NS, GARP_MASTER_REPEAT};
 
-use crate::control::{ConnList, Control, Restore, Step};
+use crate::control::{ConnList, ConnStates, Control, Restore, Step};
 use crate::device::model::{ModelDevice, MODEL_PARAMS};
 use crate::device::rings::RingConfig;
 use crate::device::vfio::VfioDevice;
@@ -178,6 +187,8 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError
 enum Work {
     Restore(Restore),
     Conns(ConnList),
+    /// A scrape: the connection table counted by state, then a copy.
+    Metrics(ConnStates, exposition::Format),
 }
 
 /// What `lvsnic status` prints: [`Control::status`] and, beside its
@@ -200,13 +211,16 @@ struct DaemonStatus {
     control_refused: u64,
     /// The health checkers' counters, when they run.
     #[serde(skip_serializing_if = "Option::is_none")]
-    health: Option<serde_json::Value>,
+    health: Option<crate::health::HealthCounters>,
     /// Frames of a pcap wire not yet played.
     #[serde(skip_serializing_if = "Option::is_none")]
     pcap_frames_left: Option<u64>,
     /// The state directory's writes (absent when no state is kept).
     #[serde(skip_serializing_if = "Option::is_none")]
     state: Option<StateStatus>,
+    /// The metrics server's requests, by result (absent without `--metrics`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metrics: Option<metrics_http::HttpCounters>,
 }
 
 /// `status` → `state`: files of the state directory written, and writes
@@ -269,6 +283,8 @@ struct Daemon<D: Device> {
     notifier: notify::Notifier,
     /// Conditions whose onset and end are logged ([`Self::log_onsets`]).
     onsets: Onsets,
+    /// The metrics server's counters (`--metrics`).
+    metrics: Option<std::sync::Arc<metrics_http::HttpStats>>,
 }
 
 /// The counters watched once a second for the event log.
@@ -390,6 +406,16 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
     let (acceptor, inbox) =
         client::start(listener, client::ClientLimits { socket_group: args.socket_group, ..Default::default() }).map_err(io_err("starting the control socket's acceptor"))?;
     d.clients = Some(acceptor.stats().clone());
+    let metrics_server = match args.metrics {
+        None => None,
+        Some(addr) => {
+            let m = metrics_http::MetricsServer::start(addr, scrape(acceptor.submitter()), Default::default())
+                .map_err(io_err(format!("--metrics {addr}: serving metrics")))?;
+            d.metrics = Some(m.stats().clone());
+            Some(m)
+        }
+    };
+    let metrics_line = metrics_server.as_ref().map(|m| format!("lvsnic daemon: metrics on http://{}/metrics\n", m.local_addr())).unwrap_or_default();
     let wire_desc = match (&args.wire, &d.wire) {
         (Some(WireSpec::Pcap { input, .. }), Wire::Pcap(w)) => {
             format!("pcap {} ({} frames, pace {:?})", input.display(), w.records.len(), w.pace).to_lowercase()
@@ -405,7 +431,7 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
         d.ctl.service_keys().len(),
         sock.path().display()
     );
-    eprint!("lvsnic daemon: {started}\n{restored}");
+    eprint!("{metrics_line}lvsnic daemon: {started}\n{restored}");
     d.vips = args.vips;
     if args.vips == VipMode::Host {
         d.addr_watch = Some(sys::AddrWatch::open().map_err(io_err("watching the host's addresses (rtnetlink)"))?);
@@ -431,6 +457,7 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
     drop(inbox);
     d.current = None;
     acceptor.stop(Duration::from_secs(2));
+    drop(metrics_server);
     r?;
     d.flush()?;
     d.keeper.save(&d.ctl);
@@ -472,6 +499,7 @@ impl<D: Device> Daemon<D> {
                 rate_limited: Default::default(),
                 sync_loss: Default::default(),
             },
+            metrics: None,
         }
     }
 
@@ -594,6 +622,16 @@ impl<D: Device> Daemon<D> {
                         }
                         None => false,
                     },
+                    Work::Metrics(states, format) => {
+                        let done = self.ctl.conn_states_step(states, Some(until));
+                        if done {
+                            let snap = self.metrics_snapshot(std::mem::take(states));
+                            let format = *format;
+                            let f = move || Output { stdout: metrics::render(&snap, format), ..Default::default() };
+                            let _ = tx.send(Part::Later(Box::new(f)));
+                        }
+                        done
+                    }
                     Work::Conns(l) => {
                         let (rows, done) = self.ctl.conns_step(l, Some(until));
                         // A client gone: the listing stops.
@@ -649,6 +687,13 @@ impl<D: Device> Daemon<D> {
                     }
                 }
             }
+            // A scrape: counted a slice at a time, formatted by the metrics
+            // server's thread.
+            Request::Metrics { openmetrics } => {
+                let format = if openmetrics { exposition::Format::OpenMetrics } else { exposition::Format::Text };
+                self.current = Some((reply, Work::Metrics(ConnStates::default(), format)));
+                return;
+            }
             // `status`: taken here, serialized by the client's thread.
             Request::Status => {
                 let st = self.status();
@@ -690,7 +735,7 @@ impl<D: Device> Daemon<D> {
                 .as_ref()
                 .map(|c| ControlStatus { clients: c.counters(), longest_control_us: self.longest_control_us }),
             control_refused: socket::refused_requests(),
-            health: self.health.as_ref().map(|h| h.counters()),
+            health: self.health.as_ref().map(|h| h.counters),
             pcap_frames_left: match &self.wire {
                 Wire::Pcap(w) => Some((w.records.len() - w.next) as u64),
                 _ => None,
@@ -699,7 +744,18 @@ impl<D: Device> Daemon<D> {
                 let (written, failed) = self.keeper.writes();
                 StateStatus { written, failed }
             }),
+            metrics: self.metrics.as_ref().map(|m| m.counters()),
         }
+    }
+
+    /// What a scrape is formatted from (`conn_states` counted already).
+    fn metrics_snapshot(&mut self, conn_states: ConnStates) -> metrics::Snapshot {
+        let status = self.status(); // settles the card's counters first
+        let d = self.ctl.director();
+        let (_, services) = lvsnic_model::stats::listings(d);
+        let vips = vips::known_vips(d).into_iter().map(|a| (a, d.vip_owned(a))).collect();
+        let (checkers, quorums) = self.health.as_ref().map(|h| (h.checkers_now(), h.quorums())).unwrap_or_default();
+        metrics::Snapshot { status, services, conn_states, checkers, quorums, vips }
     }
 
     /// Applies what the health checkers found since the last call.
@@ -810,12 +866,30 @@ impl<D: Device> Daemon<D> {
                 }
                 out
             }
+            Request::Metrics { .. } => bad("metrics are served over HTTP (--metrics ADDR:PORT)".into()),
             Request::Shutdown => {
                 sys::request_shutdown();
                 Output { stdout: "lvsnic daemon: shutting down\n".into(), ..Default::default() }
             }
         }
     }
+}
+
+/// The metrics server's source: a `metrics` request on the control queue,
+/// answered by the loop with a copy that this (the server's) thread formats.
+fn scrape(submit: client::Submitter) -> metrics_http::Fetch {
+    std::sync::Arc::new(move |format| {
+        let openmetrics = format == exposition::Format::OpenMetrics;
+        let rx = submit.submit(Request::Metrics { openmetrics })?;
+        // The loop answers between batches of frames; a stopped loop drops the job.
+        match rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(Part::Later(f)) => Ok(f().stdout),
+            Ok(Part::Done(r)) if r.exit == 0 => Ok(r.stdout),
+            Ok(Part::Done(r)) => Err(r.stderr.trim().to_string()),
+            Ok(Part::Conns(..)) => Err("unexpected reply".into()),
+            Err(_) => Err("the daemon did not answer".into()),
+        }
+    })
 }
 
 fn bad(msg: String) -> Reply {

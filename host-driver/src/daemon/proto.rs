@@ -131,6 +131,13 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         vips: Vec<std::net::Ipv4Addr>,
     },
+    /// The metrics server's scrape (`--metrics`): made inside the daemon,
+    /// never read from the control socket (it has no JSON form).
+    #[serde(skip)]
+    Metrics {
+        /// OpenMetrics text rather than Prometheus text 0.0.4.
+        openmetrics: bool,
+    },
 }
 
 impl Request {
@@ -148,7 +155,7 @@ impl Request {
             }
             Request::Vip { state, .. } => state.is_some(),
             Request::Health { .. } | Request::SyncDaemons { .. } | Request::Reload { .. } => true,
-            Request::Status | Request::Wire { .. } | Request::Shutdown | Request::Checkers => false,
+            Request::Status | Request::Wire { .. } | Request::Shutdown | Request::Checkers | Request::Metrics { .. } => false,
         }
     }
 }

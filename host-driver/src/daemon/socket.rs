@@ -290,6 +290,7 @@ fn request_name(req: &Request) -> String {
         Request::Vip { state: None, .. } => "vip".into(),
         Request::Vip { state: Some(_), .. } => "vip (change)".into(),
         Request::Reload { .. } => "reload".into(),
+        Request::Metrics { .. } => "metrics".into(),
     }
 }
 
@@ -307,7 +308,7 @@ pub(super) fn ipvsadm_read_only(argv: &[String]) -> bool {
 pub fn allowed(role: PeerRole, req: &Request) -> Result<(), String> {
     let read_only = match req {
         Request::Ipvsadm { argv, .. } => ipvsadm_read_only(argv),
-        Request::Status | Request::Checkers | Request::Vip { state: None, .. } => true,
+        Request::Status | Request::Checkers | Request::Vip { state: None, .. } | Request::Metrics { .. } => true,
         Request::Vip { state: Some(_), .. }
         | Request::Wire { .. }
         | Request::Shutdown

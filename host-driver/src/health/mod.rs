@@ -102,6 +102,25 @@ struct CheckerView {
     last: String,
 }
 
+/// One checker's state now (the metrics' `lvsnic_health_checker_up`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckerState {
+    /// The service as ipvsadm names it, e.g. `["-t", "10.0.0.1:80"]`.
+    pub service: Vec<String>,
+    /// The real server, `ADDR:PORT`.
+    pub real_server: String,
+    /// The checker's keyword (`TCP_CHECK`, `HTTP_GET`, ...).
+    pub checker: &'static str,
+    /// What it checks, as `lvsnic checkers` shows it.
+    pub target: String,
+    /// Whether it is up.
+    pub up: bool,
+    /// Checks it ran.
+    pub checks: u64,
+    /// Of those, failed.
+    pub failures: u64,
+}
+
 /// The running checkers and the state they maintain.
 pub struct Health {
     vss: Vec<VsState>,
@@ -268,6 +287,33 @@ impl Health {
     pub fn refused(&mut self, cmd: &Command, why: &str) {
         self.counters.command_errors += 1;
         self.last_error = Some(format!("lvsnic {}: {}", crate::control::command_line(cmd), why.trim()));
+    }
+
+    /// Every checker's state, in `lvsnic checkers` order.
+    pub fn checkers_now(&self) -> Vec<CheckerState> {
+        let mut out = Vec::new();
+        for (vi, vs) in self.vss.iter().enumerate() {
+            for (ri, rs) in vs.cfg.reals.iter().enumerate() {
+                for v in self.views.get(vi).and_then(|r| r.get(ri)).into_iter().flatten() {
+                    out.push(CheckerState {
+                        service: vs.cfg.service.clone(),
+                        real_server: rs.name.clone(),
+                        checker: v.keyword,
+                        target: v.what.clone(),
+                        up: v.is_up,
+                        checks: v.checks,
+                        failures: v.failures,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Every service's quorum: the service as ipvsadm names it, and
+    /// whether its quorum is up.
+    pub fn quorums(&self) -> Vec<(Vec<String>, bool)> {
+        self.vss.iter().map(|vs| (vs.cfg.service.clone(), vs.quorum_up)).collect()
     }
 
     /// `lvsnic checkers`: every service, real server and checker.
