@@ -131,9 +131,9 @@ def test_id_and_caps(eb):
 
 
 def test_read_write_registers(sim, eb):
-    # The core has no scratch register: its staging and VIP registers are
-    # plain read/write; MTU keeps 16 bits.
-    for addr, val, back in [(FLOW_DATA0, 0xDEADBEEF, 0xDEADBEEF), (VIP0, 0x0A000063, 0x0A000063),
+    # The core has no scratch register: its VIP registers are plain
+    # read/write, MTU keeps 16 bits, the staging words are write-only.
+    for addr, val, back in [(FLOW_DATA0, 0xDEADBEEF, 0), (VIP0, 0x0A000063, 0x0A000063),
                             (MTU, 0xFFFF1234, 0x1234)]:
         old = eb.read(addr)
         eb.write(addr, val)

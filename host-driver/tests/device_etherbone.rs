@@ -67,14 +67,19 @@ fn identity_and_glue_over_etherbone() {
 fn consecutive_writes_are_batched() {
     let mut b = board(PARAMS);
     let before = b.emu.etherbone_requests();
-    for i in 0..4 {
-        b.write32(0x300 + 4 * i, 0x1111_0000 + i); // ACT_DATA0..3
+    for i in 0..5 {
+        b.write32(0x300 + 4 * i, 0x1111_0000 + i); // ACT_DATA0..4
     }
-    b.write32(0x310, 5); // ACT_INDEX
     b.dev.flush().unwrap();
     assert_eq!(b.emu.etherbone_requests() - before, 2);
-    assert_eq!(b.read32(0x30C), 0x1111_0003);
-    assert_eq!(b.read32(0x310), 5);
+    // The staging words are write-only; what they hold is written to the
+    // action table and read back through ACT_RDATA.
+    assert_eq!(b.read32(0x30C), 0);
+    b.write32(0x320, 5); // ACT_INDEX
+    b.write32(0x324, 1); // ACT_CMD = WRITE
+    b.write32(0x324, 2); // ACT_CMD = READ
+    assert_eq!(b.read32(0x320), 5);
+    assert_eq!(b.read32(0x34C), 0x1111_0003); // ACT_RDATA3
     // A write elsewhere sends the queue first: order is kept.
     b.write32(0x024, 1); // VIP_VALID
     b.write32(0x100, 0x0A00_0064); // VIP[0]

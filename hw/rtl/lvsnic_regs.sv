@@ -469,11 +469,10 @@ module lvsnic_regs #(
             default: g_misc = 32'h0;
         endcase
         g_vip = (32'(ra[4:0]) < VIP_COUNT) ? cfg_vip[32*ra[4:0] +: 32] : 32'h0;
-        // flow group: the staging / read-back arrays word by word (the
-        // addresses are distinct, at most one term selects)
+        // flow group: the read-back array word by word (the addresses are
+        // distinct, at most one term selects); the staging words are
+        // write-only (they read 0: 18 words fewer on this multiplexer)
         g_flow = 32'h0;
-        for (int i = 0; i < LVSNIC_FLOW_DATA_LEN; i++)
-            if (ra[5:0] == wsel(elem(LVSNIC_FLOW_DATA_BASE, LVSNIC_FLOW_DATA_STRIDE, i)))   g_flow = flow_data[32*i +: 32];
         for (int i = 0; i < LVSNIC_FLOW_RDATA_LEN; i++)
             if (ra[5:0] == wsel(elem(LVSNIC_FLOW_RDATA_BASE, LVSNIC_FLOW_RDATA_STRIDE, i))) g_flow = flow_rdata[32*i +: 32];
         if (ra[5:0] == wsel(LVSNIC_FLOW_INDEX))  g_flow = 32'(flow_index);
@@ -481,8 +480,6 @@ module lvsnic_regs #(
         if (ra[5:0] == wsel(LVSNIC_FLOW_HIT_LO)) g_flow = flow_hit[31:0];
         if (ra[5:0] == wsel(LVSNIC_FLOW_HIT_HI)) g_flow = flow_hit[63:32];
         g_act = 32'h0;
-        for (int i = 0; i < LVSNIC_ACT_DATA_LEN; i++)
-            if (ra[5:0] == wsel(elem(LVSNIC_ACT_DATA_BASE, LVSNIC_ACT_DATA_STRIDE, i)))   g_act = act_data[32*i +: 32];
         for (int i = 0; i < LVSNIC_ACT_RDATA_LEN; i++)
             if (ra[5:0] == wsel(elem(LVSNIC_ACT_RDATA_BASE, LVSNIC_ACT_RDATA_STRIDE, i))) g_act = act_rdata[32*i +: 32];
         if (ra[5:0] == wsel(LVSNIC_ACT_INDEX))    g_act = 32'(act_index);
