@@ -187,8 +187,8 @@ module lvsnic_core #(
     wire [DATA_WIDTH-1:0]  fb_data;
     wire [LW-1:0]          fb_cnt_m1;
     wire                   hdr_valid, hdr_ready;
-    wire [431:0]           hdr_data;
-    wire [5:0]             hdr_bytes;
+    wire [591:0]           hdr_data;
+    wire [6:0]             hdr_bytes;
     wire [63:0]            hdr_ts;
     wire [31:0]            hdr_seq;
     wire                   ev_rx;
@@ -266,7 +266,7 @@ module lvsnic_core #(
     // ------------------------------------------------------------------
     // lookup pipeline
     // ------------------------------------------------------------------
-    wire                dec_valid, dec_fwd, dec_tun, dec_hit, dec_vip, dec_pop;
+    wire                dec_valid, dec_fwd, dec_tun, dec_v6, dec_hit, dec_vip, dec_pop;
     wire [4:0]          dec_reason;
     wire [31:0]         dec_hash, dec_seq;
     wire [63:0]         dec_ts;
@@ -293,7 +293,7 @@ module lvsnic_core #(
         .flow_rd_valid(flow_rd_valid), .flow_rd_data(flow_rd_data),
         .act_rd_valid(act_rd_valid), .act_rd_data(act_rd_data),
         .init_busy(lk_init),
-        .dec_valid(dec_valid), .dec_fwd(dec_fwd), .dec_tun(dec_tun), .dec_reason(dec_reason),
+        .dec_valid(dec_valid), .dec_fwd(dec_fwd), .dec_tun(dec_tun), .dec_v6(dec_v6), .dec_reason(dec_reason),
         .dec_hit(dec_hit), .dec_vip(dec_vip), .dec_hash(dec_hash), .dec_seq(dec_seq),
         .dec_ts(dec_ts), .dec_h(dec_h), .dec_j(dec_j), .dec_k(dec_k),
 .dec_outlast_m1(dec_outlast_m1), .dec_act(dec_act),
@@ -324,7 +324,7 @@ module lvsnic_core #(
         .clk(clk), .rst(rst),
         .fb_valid(fb_valid), .fb_ready(fb_ready), .fb_data(fb_data), .fb_last(fb_last),
         .fb_cnt_m1(fb_cnt_m1), .fb_short(fb_short),
-        .dec_valid(dec_valid), .dec_fwd(dec_fwd), .dec_tun(dec_tun), .dec_reason(dec_reason),
+        .dec_valid(dec_valid), .dec_fwd(dec_fwd), .dec_tun(dec_tun), .dec_v6(dec_v6), .dec_reason(dec_reason),
         .dec_hit(dec_hit), .dec_vip(dec_vip), .dec_hash(dec_hash), .dec_seq(dec_seq),
         .dec_ts(dec_ts), .dec_h(dec_h), .dec_j(dec_j), .dec_k(dec_k),
 .dec_outlast_m1(dec_outlast_m1), .dec_act(dec_act),
