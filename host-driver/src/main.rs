@@ -95,7 +95,7 @@ enum Cmd {
         #[arg(long, default_value_t = 64)]
         width: u32,
         /// Frame length in bytes (Ethernet header to end of payload, no FCS):
-        /// 60..=9014.
+        /// 60..=9014 (IPv6 modes: 74..=9014).
         #[arg(long, default_value_t = 64)]
         frame_len: usize,
         #[arg(long, value_enum, default_value = "nat")]
@@ -104,7 +104,7 @@ enum Cmd {
         #[arg(long, default_value_t = 2000)]
         frames: usize,
         /// Measure every frame length in `FIRST..LAST` (inclusive, bytes,
-        /// within 60..=9014) and report the worst utilization and latency,
+        /// within 60..=9014, 74..=9014 for IPv6 modes) and report the worst utilization and latency,
         /// and the clock 10/25/100 GbE line rate needs at the worst length.
         #[arg(long, value_name = "FIRST..LAST")]
         sweep: Option<String>,
