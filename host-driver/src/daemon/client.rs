@@ -263,9 +263,12 @@ struct Ctx {
     limits: ClientLimits,
 }
 
-fn accept_loop(listener: UnixListener, ctx: Ctx, stop: Arc<AtomicBool>) {
+/// The accept loop of the control socket and of the metrics server: waits
+/// for connections (polls of 100 ms, so that `stop` and a shutdown are
+/// seen) and hands each accepted one to `each`, until either.
+pub(super) fn accept_until<S>(fd: std::os::fd::RawFd, stop: &AtomicBool, mut accept: impl FnMut() -> io::Result<S>, mut each: impl FnMut(S)) {
     while !stop.load(Ordering::SeqCst) && !sys::shutdown_requested() {
-        match sys::poll_readable(&[listener.as_raw_fd()], 100) {
+        match sys::poll_readable(&[fd], 100) {
             Ok(r) if r[0] => {}
             Ok(_) => continue,
             Err(_) => {
@@ -274,31 +277,36 @@ fn accept_loop(listener: UnixListener, ctx: Ctx, stop: Arc<AtomicBool>) {
             }
         }
         loop {
-            let s = match listener.accept() {
-                Ok((s, _)) => s,
+            match accept() {
+                Ok(s) => each(s),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 // WouldBlock: all taken; anything else (EMFILE...): try again
                 // at the next poll rather than stop serving.
                 Err(_) => break,
-            };
-            ctx.stats.accepted.fetch_add(1, Ordering::Relaxed);
-            if ctx.stats.active.load(Ordering::SeqCst) >= ctx.limits.max_clients {
-                ctx.stats.refused_busy.fetch_add(1, Ordering::Relaxed);
-                refuse(&s, ctx.limits.max_clients);
-                continue;
-            }
-            ctx.stats.active.fetch_add(1, Ordering::SeqCst);
-            let c = ctx.clone();
-            let s2 = s.try_clone();
-            if std::thread::Builder::new().name("lvsnic-client".into()).spawn(move || serve_client(s, c)).is_err() {
-                ctx.stats.active.fetch_sub(1, Ordering::SeqCst);
-                ctx.stats.refused_busy.fetch_add(1, Ordering::Relaxed);
-                if let Ok(s) = s2 {
-                    refuse(&s, ctx.limits.max_clients);
-                }
             }
         }
     }
+}
+
+fn accept_loop(listener: UnixListener, ctx: Ctx, stop: Arc<AtomicBool>) {
+    accept_until(listener.as_raw_fd(), &stop, || listener.accept().map(|(s, _)| s), |s| {
+        ctx.stats.accepted.fetch_add(1, Ordering::Relaxed);
+        if ctx.stats.active.load(Ordering::SeqCst) >= ctx.limits.max_clients {
+            ctx.stats.refused_busy.fetch_add(1, Ordering::Relaxed);
+            refuse(&s, ctx.limits.max_clients);
+            return;
+        }
+        ctx.stats.active.fetch_add(1, Ordering::SeqCst);
+        let c = ctx.clone();
+        let s2 = s.try_clone();
+        if std::thread::Builder::new().name("lvsnic-client".into()).spawn(move || serve_client(s, c)).is_err() {
+            ctx.stats.active.fetch_sub(1, Ordering::SeqCst);
+            ctx.stats.refused_busy.fetch_add(1, Ordering::Relaxed);
+            if let Ok(s) = s2 {
+                refuse(&s, ctx.limits.max_clients);
+            }
+        }
+    });
 }
 
 /// The one-line refusal of a client beyond the limit, written without

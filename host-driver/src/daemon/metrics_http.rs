@@ -14,7 +14,6 @@
 //! then closes the connection. Every result is counted ([`HttpCounters`]).
 
 use super::exposition::Format;
-use super::sys;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
@@ -152,40 +151,23 @@ impl Drop for MetricsServer {
 }
 
 fn accept_loop(listener: TcpListener, fetch: Fetch, limits: HttpLimits, stats: Arc<HttpStats>, stop: Arc<AtomicBool>) {
-    while !stop.load(Ordering::SeqCst) && !sys::shutdown_requested() {
-        match sys::poll_readable(&[listener.as_raw_fd()], 100) {
-            Ok(r) if r[0] => {}
-            Ok(_) => continue,
-            Err(_) => {
-                std::thread::sleep(Duration::from_millis(100));
-                continue;
-            }
+    super::client::accept_until(listener.as_raw_fd(), &stop, || listener.accept().map(|(s, _)| s), |s| {
+        if stats.active.load(Ordering::SeqCst) >= limits.max_conns {
+            stats.busy.fetch_add(1, Ordering::Relaxed);
+            refuse(&s);
+            return;
         }
-        loop {
-            let s = match listener.accept() {
-                Ok((s, _)) => s,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                // WouldBlock: all taken; anything else (EMFILE...): try
-                // again at the next poll rather than stop serving.
-                Err(_) => break,
-            };
-            if stats.active.load(Ordering::SeqCst) >= limits.max_conns {
-                stats.busy.fetch_add(1, Ordering::Relaxed);
+        stats.active.fetch_add(1, Ordering::SeqCst);
+        let (f, st) = (fetch.clone(), stats.clone());
+        let s2 = s.try_clone();
+        if std::thread::Builder::new().name("lvsnic-metrics-client".into()).spawn(move || serve(s, f, limits, st)).is_err() {
+            stats.active.fetch_sub(1, Ordering::SeqCst);
+            stats.busy.fetch_add(1, Ordering::Relaxed);
+            if let Ok(s) = s2 {
                 refuse(&s);
-                continue;
-            }
-            stats.active.fetch_add(1, Ordering::SeqCst);
-            let (f, st) = (fetch.clone(), stats.clone());
-            let s2 = s.try_clone();
-            if std::thread::Builder::new().name("lvsnic-metrics-client".into()).spawn(move || serve(s, f, limits, st)).is_err() {
-                stats.active.fetch_sub(1, Ordering::SeqCst);
-                stats.busy.fetch_add(1, Ordering::Relaxed);
-                if let Ok(s) = s2 {
-                    refuse(&s);
-                }
             }
         }
-    }
+    });
 }
 
 /// The `503` of a connection beyond the limit, written without waiting.
