@@ -216,6 +216,14 @@ pub struct DirectorConfig {
     /// The kernel's jiffies and timer wheel (`[clock]`): `None` (no
     /// section) fires timers at their exact deadline.
     pub clock: Option<KernelClock>,
+    /// Real servers' next-hop MACs are resolved at run time by the host
+    /// (`lvsnic daemon`: the kernel's neighbour table, ARP on the wire)
+    /// besides `[neighbors]`: a real server without an entry is accepted,
+    /// and frames to it are marked unresolved until the host gives its MAC
+    /// ([`Director::set_learned`](crate::director::Director::set_learned)).
+    /// Not a key of the file; `false` (every real server needs a
+    /// `[neighbors]` entry) unless the host sets it.
+    pub resolve_neighbors: bool,
 }
 
 #[derive(Deserialize)]
@@ -378,7 +386,7 @@ impl DirectorConfig {
                 Some(KernelClock { hz, anchor_ns: c.at_ns.unwrap_or(0), anchor_jiffies: c.jiffies.unwrap_or(0) })
             }
         };
-        Ok(DirectorConfig { ip, mac, mtu: mtu as u16, gateway_mac, vlan, neighbors, timeouts, sysctl, clock })
+        Ok(DirectorConfig { ip, mac, mtu: mtu as u16, gateway_mac, vlan, neighbors, timeouts, sysctl, clock, resolve_neighbors: false })
     }
 
     /// The MAC of the next hop towards `ip`: its neighbor entry, or the gateway.

@@ -46,8 +46,8 @@
 //! them to the end at once.
 //!
 //! What the lvsnic director cannot do (fwmark, IPv6 and SCTP services,
-//! persistence engines, GUE/GRE tunnels, real servers without a
-//! `[neighbors]` entry) is refused with one clear line and status 255,
+//! persistence engines, GUE/GRE tunnels, and, unless the daemon resolves
+//! neighbours, real servers without a `[neighbors]` entry) is refused with one clear line and status 255,
 //! where a kernel would have accepted it. `--start-daemon`/`--stop-daemon`
 //! run the connection sync daemons of [`crate::sync`].
 
@@ -157,7 +157,8 @@ pub struct Status {
     pub limits: LimitsStatus,
     /// The connection sync daemons.
     pub sync: crate::sync::SyncStatus,
-    /// ARP senders that contradicted their `[neighbors]` entry.
+    /// The real servers' next hops and MACs, and ARP senders that
+    /// contradicted their `[neighbors]` entry.
     pub neighbors: crate::neighbors::NeighborStatus,
 }
 
@@ -328,8 +329,8 @@ pub struct Control<D: Device> {
     counters: LoopCounters,
     /// The connection sync daemons (`--start-daemon`).
     sync: crate::sync::SyncDaemons,
-    /// ARP senders against `[neighbors]` ([`crate::neighbors`]).
-    neighbors: crate::neighbors::NeighborWatch,
+    /// The real servers' next hops and their MACs ([`crate::neighbors`]).
+    neighbors: crate::neighbors::NeighborTable,
 }
 
 /// Why the director (as the kernel would) refused a change. `Display` is
@@ -466,7 +467,8 @@ impl<D: Device> Control<D> {
         // The sync daemons follow DIRECTOR.toml's `[sysctl] sync_*`.
         let mut sync = crate::sync::SyncDaemons::new(sp.director.cfg.sysctl.sync);
         sync.set_limits(limits); // a backup's entries obey `[limits]` too
-        Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default(), sync, neighbors: Default::default() }
+        let neighbors = crate::neighbors::NeighborTable::new(sp.director.cfg.neighbors.clone());
+        Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default(), sync, neighbors }
     }
 
     /// The golden model (read only: rules change through [`ipvsadm`](Self::ipvsadm)).
@@ -512,6 +514,60 @@ impl<D: Device> Control<D> {
         &mut self.sp.director.cfg
     }
 
+    /// The next-hop table (for the daemon's resolvers: what to ask for,
+    /// what they learned). Call [`apply_neighbors`](Self::apply_neighbors)
+    /// after changing it.
+    pub fn neighbors_mut(&mut self) -> &mut crate::neighbors::NeighborTable {
+        &mut self.neighbors
+    }
+
+    /// The next-hop table.
+    pub fn neighbors(&self) -> &crate::neighbors::NeighborTable {
+        &self.neighbors
+    }
+
+    /// The IPv4 real servers of the rules (not the director itself), each once.
+    pub fn real_servers(&self) -> Vec<std::net::Ipv4Addr> {
+        let d = &self.sp.director;
+        let mut v: Vec<std::net::Ipv4Addr> = d
+            .services
+            .live_services()
+            .flat_map(|s| s.order.iter().map(|&id| d.services.dest(id).addr))
+            .filter(|&a| a != d.cfg.ip)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Brings the golden model and the card in line with the next-hop
+    /// table: real servers whose next-hop MAC changed get it (the card's
+    /// action entries are rewritten in place, connections stay); returns
+    /// the held frames that can go now (destination MAC set), for the
+    /// caller to send.
+    pub fn apply_neighbors(&mut self) -> Vec<Vec<u8>> {
+        if !self.sp.director.cfg.resolve_neighbors {
+            return Vec::new();
+        }
+        let (changes, release) = self.neighbors.reconcile();
+        for (rs, mac) in changes {
+            self.sp.set_next_hop(rs, mac);
+        }
+        release
+    }
+
+    /// `[neighbors]` as a reload found it: the static entries are replaced
+    /// (with `cfg.resolve_neighbors`: a changed or removed entry takes
+    /// effect at once, the card's actions rewritten in place).
+    pub fn set_static_neighbors(&mut self, statics: std::collections::BTreeMap<std::net::Ipv4Addr, lvsnic_model::wire::MacAddr>) {
+        let old = std::mem::replace(&mut self.sp.director.cfg.neighbors, statics.clone());
+        let mut changed: Vec<std::net::Ipv4Addr> =
+            old.iter().filter(|(ip, m)| statics.get(ip) != Some(m)).map(|(ip, _)| *ip).collect();
+        changed.extend(statics.keys().filter(|ip| !old.contains_key(ip)));
+        self.neighbors.set_statics(statics);
+        self.sp.statics_changed(&changed);
+    }
+
     /// The connection sync daemons.
     pub fn sync_daemons(&self) -> &crate::sync::SyncDaemons {
         &self.sync
@@ -550,7 +606,7 @@ impl<D: Device> Control<D> {
         for RxFrame { meta, data: frame } in batch {
             self.counters.frames += 1;
             self.counters.exceptions += 1;
-            self.neighbors.observe(&self.sp.director.cfg.neighbors, &frame);
+            self.neighbors.observe(&frame, meta.ts);
             self.counters.exceptions_by_reason.count(meta.reason);
             if let Some(svc) = limits::new_conn_service(&self.sp.director, &frame) {
                 if !self.limiter.admit(svc, meta.ts) {
@@ -560,7 +616,13 @@ impl<D: Device> Control<D> {
             }
             // The sync master looks at the frame after the golden model.
             let copy = self.sync.master_running().then(|| frame.clone());
-            let r = self.sp.device_exception(meta.ts, frame, meta.seq)?;
+            let mut r = self.sp.device_exception(meta.ts, frame, meta.seq)?;
+            if let Some((rs, held)) = r.held.take() {
+                self.neighbors.hold(rs, held, meta.ts);
+            }
+            for f in self.apply_neighbors() {
+                self.host_tx(&f)?;
+            }
             if let Some(f) = copy {
                 self.sync.after_frame(&self.sp, &f);
             }
@@ -1065,9 +1127,9 @@ impl<D: Device + Wire> Control<D> {
     /// (`SlowPath::frame_gated`).
     pub fn frame(&mut self, ts: Time, frame: &[u8]) -> Result<FrameResult, DeviceError> {
         self.counters.frames += 1;
-        self.neighbors.observe(&self.sp.director.cfg.neighbors, frame);
+        self.neighbors.observe(frame, ts);
         let limiter = &mut self.limiter;
-        let r = self.sp.frame_gated(ts, frame, |d, f| match limits::new_conn_service(d, f) {
+        let mut r = self.sp.frame_gated(ts, frame, |d, f| match limits::new_conn_service(d, f) {
             Some(svc) => limiter.admit(svc, ts),
             None => true,
         })?;
@@ -1088,6 +1150,15 @@ impl<D: Device + Wire> Control<D> {
         }
         if !r.in_hardware && !r.refused {
             self.sync.after_frame(&self.sp, frame);
+        }
+        if let Some((rs, held)) = r.held.take() {
+            self.neighbors.hold(rs, held, ts);
+        }
+        // What the frame taught (an ARP answer) goes out with it: held
+        // frames whose next hop is now known.
+        for f in self.apply_neighbors() {
+            let out = self.sp.host_tx_observed(&f)?;
+            r.tx.push(out);
         }
         self.counters.transmitted += r.tx.len() as u64;
         self.counters.to_host += r.host.is_some() as u64;

@@ -57,7 +57,9 @@ pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
     }
     let secure = d.cfg.sysctl.secure_tcp;
     let req_key = FlowKey { proto: c.proto, saddr: c.caddr, daddr: c.vaddr, sport: c.cport, dport: c.vport };
-    let mac = d.cfg.next_hop_mac(Ipv4Addr::from(c.daddr));
+    // A real server whose next hop has no MAC yet stays in software: its
+    // frames are held by the host until the MAC is known.
+    let mac = d.real_server_mac(Ipv4Addr::from(c.daddr))?;
     let (req_action, rep) = match c.fwd() {
         cf::MASQ => {
             let a = ActionEntry {
@@ -72,7 +74,7 @@ pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
             let ra = ActionEntry {
                 op: ActionOp::NatSnat,
                 host: false,
-                mac: d.cfg.next_hop_mac(Ipv4Addr::from(c.caddr)),
+                mac: d.next_hop_mac(Ipv4Addr::from(c.caddr)),
                 addr: IpAddr::V4(Ipv4Addr::from(c.vaddr)),
                 port: c.vport,
                 l4_delta: ActionEntry::nat_delta(c.daddr, c.dport, c.vaddr, c.vport),
@@ -442,6 +444,67 @@ impl FlowManager {
     /// The connections that have flows in the data plane.
     pub fn offloaded(&self) -> Vec<ConnId> {
         self.conns.keys().copied().collect()
+    }
+
+    /// The next hop towards `ip` has a new MAC (`Director::set_learned`,
+    /// already applied to `d`): every request action of a real server at
+    /// `ip` is rewritten in place with the MAC the director now uses (one
+    /// write per action, whatever the number of flows; the flows, the
+    /// connections and the action's counters stay), and offloaded NAT
+    /// connections of a client at `ip` get reply flows with the new MAC.
+    /// Returns how many action entries were rewritten.
+    pub fn next_hop_changed(&mut self, hw: &mut dyn Csr, d: &mut Director, ip: Ipv4Addr) -> usize {
+        let mut rewritten = 0;
+        for i in 0..self.actions.len() as u16 {
+            let Some(s) = self.actions[i as usize] else { continue };
+            let (dest, reply, bits) = s.key;
+            if s.diverted || reply || d.services.dests.get(dest.index()).map(|r| r.addr) != Some(ip) {
+                continue;
+            }
+            let Some(mac) = d.real_server_mac(ip) else { continue };
+            let old = ActionEntry::from_bits(&bits);
+            if old.mac == mac {
+                continue;
+            }
+            let new = ActionEntry { mac, ..old };
+            let key = (dest, reply, new.to_bits());
+            Self::write_action(hw, i, &key.2);
+            if self.action_index.get(&s.key) == Some(&i) {
+                self.action_index.remove(&s.key);
+            }
+            self.action_index.entry(key).or_insert(i);
+            if let Some(slot) = self.actions[i as usize].as_mut() {
+                slot.key = key;
+            }
+            for &id in &self.members[i as usize] {
+                if let Some(x) = self.conns.get_mut(&id) {
+                    x.wanted.req.1 = new;
+                }
+            }
+            rewritten += 1;
+        }
+        // Reply actions carry the client's next hop: connections whose
+        // client is `ip` (a real server or router that is also a client)
+        // are brought in line one by one.
+        let ip32 = u32::from(ip);
+        let clients: Vec<ConnId> =
+            self.conns.iter().filter(|(_, h)| h.wanted.rep.is_some() && h.wanted.req.0.saddr == ip32).map(|(&id, _)| id).collect();
+        for id in clients {
+            self.sync(hw, d, id);
+        }
+        rewritten
+    }
+
+    /// The MAC of action entry `i` as the host last wrote it (tests,
+    /// `lvsnic status`), if it is in use.
+    pub fn action_mac(&self, i: u16) -> Option<lvsnic_model::wire::MacAddr> {
+        let s = self.actions.get(i as usize)?.as_ref()?;
+        Some(ActionEntry::from_bits(&s.key.2).mac)
+    }
+
+    /// The request action of an offloaded connection.
+    pub fn request_action(&self, id: ConnId) -> Option<u16> {
+        self.conns.get(&id).map(|h| h.req_action)
     }
 
     /// Takes every offloaded connection of real server `dest` (deleted)

@@ -37,6 +37,7 @@ pub mod neighbors;
 pub mod outfile;
 pub mod reload;
 pub mod replay;
+pub mod rtnl;
 pub mod setup;
 #[cfg(feature = "sim")]
 pub mod sim_bench;

@@ -1,19 +1,39 @@
-//! Neighbours as the wire shows them, against the static `[neighbors]`
-//! entries: every ARP frame the director receives (from its wire, or handed
-//! up by the card) whose sender is a configured neighbour is compared with
-//! the configured MAC. A real server whose MAC changed (a VM migrated, a
-//! NIC swapped) is black-holed by a stale entry while its health checker,
-//! which goes through the host's own ARP, says it is up; this makes it
-//! visible: each mismatching frame is counted (`neighbors.mismatches` in
-//! `lvsnic status`), and the event log has one `neighbor_mismatch`
-//! warning when a neighbour is first seen with another MAC (and again if
-//! that MAC changes), and one `neighbor_match` when it answers with the
-//! configured MAC again. Static entries still win: nothing is rewritten.
+//! Neighbours: the next-hop MACs of the real servers, as Linux learns them.
+//!
+//! [`NeighborTable`] holds, for every address the director sends to that
+//! is not the gateway towards the clients, the MAC of its next hop (the
+//! real server itself, or the router the FIB names for it), with where it
+//! came from ([`Source`]): a static `[neighbors]` entry (always wins), the
+//! kernel's own neighbour table (rtnetlink, [`crate::rtnl`]) or an ARP
+//! frame seen on the wire (the `model`/`sim` backends' `--wire tap:`).
+//! Between the two learned sources the latest word wins. Only next hops
+//! of configured real servers are tracked (at most [`MAX_ENTRIES`]), so a
+//! flood of ARP or netlink messages about other addresses changes nothing.
+//!
+//! A next hop without a MAC is resolved: [`NeighborTable::due_probes`]
+//! says when to ask (at most [`MAX_PROBES`] requests a second apart, then
+//! the entry is `failed` and asked again every [`FAILED_RETRY_NS`]; never
+//! more than [`ARP_PER_SEC`] requests a second in all); a learned entry is
+//! asked again after [`REACHABLE_NS`] (Linux's base reachable time) so a MAC
+//! that changed without a gratuitous ARP is found. Frames to a real server
+//! whose MAC is not known are held on its next hop, at most [`UNRES_QLEN`]
+//! (the oldest dropped first, as Linux's `unres_qlen` does) and sent when
+//! the MAC is known, or dropped when it fails; every drop is counted.
+//!
+//! [`NeighborWatch`] compares ARP senders with the static entries: a real
+//! server whose MAC changed (a VM migrated, a NIC swapped) is black-holed
+//! by a stale static entry while its health checker, which goes through
+//! the host's own ARP, says it is up; this makes it visible: each
+//! mismatching frame is counted (`neighbors.mismatches` in `lvsnic
+//! status`), and the event log has one `neighbor_mismatch` warning when a
+//! neighbour is first seen with another MAC (and again if that MAC
+//! changes), and one `neighbor_match` when it answers with the configured
+//! MAC again. Static entries still win: nothing is rewritten.
 
 use lvsnic_model::wire::arp::ArpPacket;
 use lvsnic_model::wire::MacAddr;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::Ipv4Addr;
 
 /// The watch over ARP senders.
@@ -32,6 +52,26 @@ pub struct NeighborStatus {
     pub mismatches: u64,
     /// Neighbours whose last ARP frame had another MAC: `IP` → `MAC seen`.
     pub mismatched: BTreeMap<String, String>,
+    /// Real servers → next hop, MAC, source and state.
+    pub entries: BTreeMap<String, EntryStatus>,
+    /// The table's counters.
+    #[serde(flatten)]
+    pub counters: NeighborCounters,
+}
+
+/// One real server in `lvsnic status`.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct EntryStatus {
+    /// Its next hop (itself, or the router the FIB names).
+    pub next_hop: String,
+    /// The next hop's MAC, if known.
+    pub mac: Option<String>,
+    /// `static`, `kernel` or `arp`.
+    pub source: Option<&'static str>,
+    /// `permanent`, `incomplete`, `reachable`, `stale` or `failed`.
+    pub state: &'static str,
+    /// Frames waiting for the MAC.
+    pub held: usize,
 }
 
 /// The sender of an Ethernet ARP frame (untagged), if `frame` is one.
@@ -44,6 +84,11 @@ fn arp_sender(frame: &[u8]) -> Option<(Ipv4Addr, MacAddr, u16)> {
 }
 
 impl NeighborWatch {
+    /// Watches nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
     /// Looks at one received frame.
     pub fn observe(&mut self, neighbors: &BTreeMap<Ipv4Addr, MacAddr>, frame: &[u8]) {
         let Some((ip, mac, op)) = arp_sender(frame) else { return };
@@ -70,8 +115,467 @@ impl NeighborWatch {
         NeighborStatus {
             mismatches: self.mismatches,
             mismatched: self.seen.iter().map(|(ip, mac)| (ip.to_string(), mac.to_string())).collect(),
+            ..Default::default()
         }
     }
+}
+
+/// Next hops tracked at most (real servers' next hops; more are not
+/// resolved and counted in `table_full`).
+pub const MAX_ENTRIES: usize = 4096;
+/// Frames held per unresolved next hop (Linux's `unres_qlen` default is
+/// about 100 packets of socket-buffer size; frames here are whole).
+pub const UNRES_QLEN: usize = 16;
+/// Requests per resolution before the entry fails (`mcast_solicit`).
+pub const MAX_PROBES: u32 = 3;
+/// Between two requests for one next hop (`retrans_time`, 1 s).
+pub const RETRANS_NS: u64 = 1_000_000_000;
+/// A failed next hop is asked again after this long.
+pub const FAILED_RETRY_NS: u64 = 5_000_000_000;
+/// A learned MAC is confirmed again after this long (`base_reachable_time`).
+pub const REACHABLE_NS: u64 = 30_000_000_000;
+/// ARP requests sent per second at most, all next hops together.
+pub const ARP_PER_SEC: u32 = 50;
+
+/// Where a next hop's MAC came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `[neighbors]` in DIRECTOR.toml.
+    Static,
+    /// The kernel's neighbour table (rtnetlink).
+    Kernel,
+    /// An ARP frame on the wire.
+    Arp,
+}
+
+impl Source {
+    /// The name in `lvsnic status` and the event log.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Static => "static",
+            Source::Kernel => "kernel",
+            Source::Arp => "arp",
+        }
+    }
+}
+
+/// A learned next hop's state (a static one is `permanent`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Being resolved: no MAC yet.
+    Incomplete,
+    /// A MAC confirmed less than [`REACHABLE_NS`] ago.
+    Reachable,
+    /// A MAC not confirmed for a while, being asked again (still used).
+    Stale,
+    /// No answer to [`MAX_PROBES`] requests: no MAC.
+    Failed,
+}
+
+impl State {
+    fn name(self) -> &'static str {
+        match self {
+            State::Incomplete => "incomplete",
+            State::Reachable => "reachable",
+            State::Stale => "stale",
+            State::Failed => "failed",
+        }
+    }
+}
+
+/// One tracked next hop.
+#[derive(Debug)]
+struct Entry {
+    mac: Option<MacAddr>,
+    source: Option<Source>,
+    state: State,
+    /// When the MAC was last confirmed (ns).
+    confirmed: u64,
+    /// Requests sent in the current resolution.
+    probes: u32,
+    /// When the next request is due (ns).
+    next_probe: u64,
+    /// Frames waiting for the MAC.
+    queue: VecDeque<Vec<u8>>,
+}
+
+impl Entry {
+    fn new(now: u64) -> Self {
+        Entry { mac: None, source: None, state: State::Incomplete, confirmed: 0, probes: 0, next_probe: now, queue: VecDeque::new() }
+    }
+}
+
+/// The table's counters (in `lvsnic status` under `neighbors`, and in the
+/// metrics).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct NeighborCounters {
+    /// Next hops whose MAC became known.
+    pub learned: u64,
+    /// Learned MACs that changed.
+    pub changed: u64,
+    /// Resolutions that got no answer.
+    pub failed: u64,
+    /// Frames held while their next hop was resolved.
+    pub held: u64,
+    /// Held frames sent once the MAC was known.
+    pub released: u64,
+    /// Frames dropped unresolved: a full queue (oldest first) or a failed
+    /// resolution.
+    pub unresolved_drops: u64,
+    /// ARP requests the daemon sent on the wire.
+    pub arp_requests: u64,
+    /// Requests postponed by the [`ARP_PER_SEC`] limit.
+    pub arp_limited: u64,
+    /// Next hops not tracked because the table was full.
+    pub table_full: u64,
+    /// Rejected inputs: an ARP or netlink neighbour with a MAC no host can
+    /// have, or a netlink message that did not parse.
+    pub bad_input: u64,
+}
+
+/// A next hop whose MAC is asked for now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Probe {
+    /// The next hop.
+    pub ip: Ipv4Addr,
+    /// The MAC it had (a refresh: Linux asks it by unicast), if any.
+    pub known: Option<MacAddr>,
+}
+
+/// The next-hop table ([module docs](self)). Times are nanoseconds of any
+/// monotonic clock the caller keeps to.
+#[derive(Debug, Default)]
+pub struct NeighborTable {
+    /// `[neighbors]`.
+    statics: BTreeMap<Ipv4Addr, MacAddr>,
+    /// Real server → its next hop.
+    targets: BTreeMap<Ipv4Addr, Ipv4Addr>,
+    /// Next hop → what is known of it.
+    entries: HashMap<Ipv4Addr, Entry>,
+    /// What the director was last given per real server.
+    pushed: HashMap<Ipv4Addr, MacAddr>,
+    /// The mismatch watch over the static entries.
+    pub watch: NeighborWatch,
+    /// Counters.
+    pub counters: NeighborCounters,
+    /// ARP request tokens and when they were last refilled.
+    tokens: (u32, u64),
+}
+
+impl NeighborTable {
+    /// A table with the static entries `statics`.
+    pub fn new(statics: BTreeMap<Ipv4Addr, MacAddr>) -> Self {
+        NeighborTable { statics, tokens: (ARP_PER_SEC, 0), ..Default::default() }
+    }
+
+    /// Replaces the static entries (a reload).
+    pub fn set_statics(&mut self, statics: BTreeMap<Ipv4Addr, MacAddr>) {
+        self.statics = statics;
+    }
+
+    /// The static entries.
+    pub fn statics(&self) -> &BTreeMap<Ipv4Addr, MacAddr> {
+        &self.statics
+    }
+
+    /// Sets the real servers to reach and each one's next hop (itself when
+    /// on-link): entries for new next hops start being resolved, those no
+    /// real server needs any more are dropped (with their held frames,
+    /// counted). A real server with a static entry needs no next hop.
+    pub fn set_targets(&mut self, targets: impl IntoIterator<Item = (Ipv4Addr, Ipv4Addr)>, now: u64) {
+        let mut t = BTreeMap::new();
+        for (rs, nh) in targets {
+            if self.statics.contains_key(&rs) {
+                continue;
+            }
+            t.insert(rs, nh);
+        }
+        let needed: std::collections::HashSet<Ipv4Addr> =
+            t.values().copied().filter(|nh| !self.statics.contains_key(nh)).collect();
+        let gone: Vec<Ipv4Addr> = self.entries.keys().filter(|ip| !needed.contains(ip)).copied().collect();
+        for ip in gone {
+            if let Some(e) = self.entries.remove(&ip) {
+                self.counters.unresolved_drops += e.queue.len() as u64;
+            }
+        }
+        for nh in needed {
+            if self.entries.contains_key(&nh) {
+                continue;
+            }
+            if self.entries.len() >= MAX_ENTRIES {
+                self.counters.table_full += 1;
+                continue;
+            }
+            self.entries.insert(nh, Entry::new(now));
+        }
+        self.targets = t;
+    }
+
+    /// The next hop of real server `rs`, if it is tracked.
+    pub fn next_hop(&self, rs: Ipv4Addr) -> Option<Ipv4Addr> {
+        self.targets.get(&rs).copied()
+    }
+
+    /// Whether `ip` is a next hop being tracked (learning about any other
+    /// address changes nothing).
+    pub fn tracks(&self, ip: Ipv4Addr) -> bool {
+        self.entries.contains_key(&ip)
+    }
+
+    /// The MAC the director should use for real server `rs`, and where it
+    /// came from: its static entry, its next hop's static entry, or what
+    /// was learned for its next hop.
+    pub fn effective(&self, rs: Ipv4Addr) -> Option<(MacAddr, Source)> {
+        if let Some(&m) = self.statics.get(&rs) {
+            return Some((m, Source::Static));
+        }
+        let nh = self.targets.get(&rs).copied().unwrap_or(rs);
+        if let Some(&m) = self.statics.get(&nh) {
+            return Some((m, Source::Static));
+        }
+        let e = self.entries.get(&nh)?;
+        Some((e.mac?, e.source?))
+    }
+
+    /// `mac` for next hop `ip`, from `source` (a usable state): learned,
+    /// changed or confirmed. Ignored for an address not tracked; a MAC no
+    /// host can have is a counted bad input.
+    pub fn learn(&mut self, ip: Ipv4Addr, mac: MacAddr, source: Source, now: u64) {
+        let Some(e) = self.entries.get_mut(&ip) else { return };
+        if lvsnic_model::config::usable_mac(mac).is_err() {
+            self.counters.bad_input += 1;
+            return;
+        }
+        let ip_s = ip.to_string();
+        match e.mac {
+            None => {
+                self.counters.learned += 1;
+                crate::logging::event(
+                    log::Level::Info,
+                    "neighbor_learned",
+                    &[("ip", &ip_s), ("mac", &mac.to_string()), ("source", source.name())],
+                );
+            }
+            Some(old) if old != mac => {
+                self.counters.changed += 1;
+                crate::logging::event(
+                    log::Level::Warn,
+                    "neighbor_changed",
+                    &[("ip", &ip_s), ("old", &old.to_string()), ("new", &mac.to_string()), ("source", source.name())],
+                );
+            }
+            Some(_) => {}
+        }
+        e.mac = Some(mac);
+        e.source = Some(source);
+        e.state = State::Reachable;
+        e.confirmed = now;
+        e.probes = 0;
+        e.next_probe = now.saturating_add(REACHABLE_NS);
+    }
+
+    /// The kernel no longer has a usable MAC for `ip` (deleted, failed,
+    /// incomplete): a MAC the kernel gave is forgotten and `ip` resolved
+    /// again; one learned from ARP stays.
+    pub fn kernel_lost(&mut self, ip: Ipv4Addr, now: u64) {
+        let Some(e) = self.entries.get_mut(&ip) else { return };
+        if e.source == Some(Source::Kernel) {
+            e.mac = None;
+            e.source = None;
+            e.state = State::Incomplete;
+            e.probes = 0;
+            e.next_probe = now;
+            crate::logging::event(log::Level::Info, "neighbor_lost", &[("ip", &ip.to_string()), ("source", "kernel")]);
+        }
+    }
+
+    /// An ARP frame (from the wire or handed up by the card): its sender,
+    /// if it is a tracked next hop, is learned (a reply, a request, a
+    /// gratuitous ARP, as Linux updates an entry it has from any of
+    /// them); static entries are checked by the [`NeighborWatch`].
+    pub fn observe(&mut self, frame: &[u8], now: u64) {
+        self.watch.observe(&self.statics, frame);
+        let Some((ip, mac, _)) = arp_sender(frame) else { return };
+        if ip.is_unspecified() || !self.tracks(ip) {
+            return;
+        }
+        self.learn(ip, mac, Source::Arp, now);
+    }
+
+    /// Holds frames for real server `rs` until its next hop's MAC is
+    /// known; the oldest go first when more than [`UNRES_QLEN`] wait.
+    pub fn hold(&mut self, rs: Ipv4Addr, frames: Vec<Vec<u8>>, now: u64) {
+        let nh = match self.targets.get(&rs) {
+            Some(&nh) => nh,
+            None => {
+                // A real server added since the targets were last set: on-link until the FIB says otherwise.
+                self.targets.insert(rs, rs);
+                rs
+            }
+        };
+        if !self.entries.contains_key(&nh) {
+            if self.entries.len() >= MAX_ENTRIES {
+                self.counters.table_full += 1;
+                self.counters.unresolved_drops += frames.len() as u64;
+                return;
+            }
+            self.entries.insert(nh, Entry::new(now));
+        }
+        let Some(e) = self.entries.get_mut(&nh) else { return };
+        if e.state == State::Failed {
+            // Linux drops at once while the entry is failed; a new
+            // resolution starts when it is due.
+            self.counters.unresolved_drops += frames.len() as u64;
+            return;
+        }
+        for f in frames {
+            if e.queue.len() >= UNRES_QLEN {
+                e.queue.pop_front();
+                self.counters.unresolved_drops += 1;
+            }
+            e.queue.push_back(f);
+            self.counters.held += 1;
+        }
+    }
+
+    /// The next hops to ask for now (resolutions and refreshes), within
+    /// the rate limit; entries whose requests all went unanswered fail
+    /// (their held frames dropped, counted, logged).
+    pub fn due_probes(&mut self, now: u64) -> Vec<Probe> {
+        let refill = now.saturating_sub(self.tokens.1) / (1_000_000_000 / ARP_PER_SEC as u64);
+        if refill > 0 {
+            self.tokens.0 = (self.tokens.0 as u64 + refill).min(ARP_PER_SEC as u64) as u32;
+            self.tokens.1 = now;
+        }
+        let mut due: Vec<(u64, Ipv4Addr)> =
+            self.entries.iter().filter(|(_, e)| e.next_probe <= now).map(|(&ip, e)| (e.next_probe, ip)).collect();
+        due.sort_unstable();
+        let mut out = Vec::new();
+        for (_, ip) in due {
+            let Some(e) = self.entries.get_mut(&ip) else { continue };
+            if e.probes >= MAX_PROBES {
+                // No answer: the MAC (if any) is gone, as Linux's entry goes FAILED.
+                let dropped = e.queue.len();
+                e.queue.clear();
+                e.mac = None;
+                e.source = None;
+                e.state = State::Failed;
+                e.probes = 0;
+                e.next_probe = now.saturating_add(FAILED_RETRY_NS);
+                self.counters.failed += 1;
+                self.counters.unresolved_drops += dropped as u64;
+                crate::logging::event(
+                    log::Level::Warn,
+                    "neighbor_failed",
+                    &[("ip", &ip.to_string()), ("probes", &MAX_PROBES.to_string()), ("dropped", &dropped.to_string())],
+                );
+                continue;
+            }
+            if self.tokens.0 == 0 {
+                self.counters.arp_limited += 1;
+                e.next_probe = now.saturating_add(1_000_000_000 / ARP_PER_SEC as u64);
+                continue;
+            }
+            self.tokens.0 -= 1;
+            if e.state == State::Reachable {
+                e.state = State::Stale;
+            }
+            if e.state == State::Failed {
+                e.state = State::Incomplete;
+            }
+            e.probes += 1;
+            e.next_probe = now.saturating_add(RETRANS_NS);
+            out.push(Probe { ip, known: e.mac });
+        }
+        out
+    }
+
+    /// The earliest time a probe is due, if any (for the caller's poll timeout).
+    pub fn next_due(&self) -> Option<u64> {
+        self.entries.values().map(|e| e.next_probe).min()
+    }
+
+    /// What changed for the director since the last call: per real server,
+    /// the next-hop MAC to use now (`None`: not known any more), and the
+    /// frames held for it that can go now (their destination MAC set).
+    pub fn reconcile(&mut self) -> (Vec<(Ipv4Addr, Option<MacAddr>)>, Vec<Vec<u8>>) {
+        let mut changes = Vec::new();
+        let rs_all: Vec<Ipv4Addr> = self.targets.keys().chain(self.pushed.keys()).copied().collect();
+        for rs in rs_all {
+            let now = if self.targets.contains_key(&rs) { self.effective(rs).map(|(m, _)| m) } else { None };
+            let was = self.pushed.get(&rs).copied();
+            if now != was {
+                match now {
+                    Some(m) => self.pushed.insert(rs, m),
+                    None => self.pushed.remove(&rs),
+                };
+                changes.push((rs, now));
+            }
+        }
+        changes.sort_unstable_by_key(|c| c.0);
+        changes.dedup_by_key(|c| c.0);
+        let mut release = Vec::new();
+        for e in self.entries.values_mut() {
+            let Some(mac) = e.mac else { continue };
+            for mut f in e.queue.drain(..) {
+                if f.len() >= 6 {
+                    f[..6].copy_from_slice(&mac.0);
+                    release.push(f);
+                }
+            }
+        }
+        self.counters.released += release.len() as u64;
+        (changes, release)
+    }
+
+    /// For `lvsnic status`.
+    pub fn status(&self) -> NeighborStatus {
+        let mut s = self.watch.status();
+        s.counters = self.counters;
+        for (rs, m) in &self.statics {
+            s.entries.insert(
+                rs.to_string(),
+                EntryStatus { next_hop: rs.to_string(), mac: Some(m.to_string()), source: Some("static"), state: "permanent", held: 0 },
+            );
+        }
+        for (rs, nh) in &self.targets {
+            let st = match (self.statics.get(nh), self.entries.get(nh)) {
+                (Some(m), _) => EntryStatus {
+                    next_hop: nh.to_string(),
+                    mac: Some(m.to_string()),
+                    source: Some("static"),
+                    state: "permanent",
+                    held: 0,
+                },
+                (None, Some(e)) => EntryStatus {
+                    next_hop: nh.to_string(),
+                    mac: e.mac.map(|m| m.to_string()),
+                    source: e.source.map(Source::name),
+                    state: e.state.name(),
+                    held: e.queue.len(),
+                },
+                (None, None) => EntryStatus { next_hop: nh.to_string(), state: "untracked", ..Default::default() },
+            };
+            s.entries.insert(rs.to_string(), st);
+        }
+        s
+    }
+}
+
+/// An ARP request for `target` from `(sip, smac)`: broadcast, or unicast
+/// to `known` (a refresh, as Linux probes a stale entry).
+pub fn arp_request(smac: MacAddr, sip: Ipv4Addr, target: Ipv4Addr, known: Option<MacAddr>) -> Vec<u8> {
+    let dst = known.map(|m| m.0).unwrap_or([0xff; 6]);
+    let mut f = Vec::with_capacity(60);
+    f.extend_from_slice(&dst);
+    f.extend_from_slice(&smac.0);
+    f.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1]);
+    f.extend_from_slice(&smac.0);
+    f.extend_from_slice(&sip.octets());
+    f.extend_from_slice(&[0; 6]);
+    f.extend_from_slice(&target.octets());
+    f.resize(60, 0);
+    f
 }
 
 #[cfg(test)]
@@ -107,5 +611,125 @@ mod tests {
         w.observe(&nb, &arp(2, good, [192, 168, 10, 1]));
         assert_eq!(w.mismatches, 2);
         assert!(w.status().mismatched.is_empty());
+    }
+
+    const RS: Ipv4Addr = Ipv4Addr::new(192, 168, 10, 1);
+    const RS2: Ipv4Addr = Ipv4Addr::new(172, 16, 0, 5);
+    const GW: Ipv4Addr = Ipv4Addr::new(192, 168, 10, 254);
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn static_entries_win_and_learned_sources_follow_the_latest_word() {
+        let st = BTreeMap::from([(RS, MacAddr([2, 0, 0, 0, 0x10, 1]))]);
+        let mut t = NeighborTable::new(st);
+        t.set_targets([(RS, RS), (RS2, GW)], 0);
+        assert!(!t.tracks(RS), "a static real server is not resolved");
+        assert!(t.tracks(GW));
+        // An ARP reply from the static real server with another MAC: counted, not used.
+        t.observe(&arp(2, [2, 0, 0, 0, 0x99, 1], [192, 168, 10, 1]), 1);
+        assert_eq!(t.effective(RS), Some((MacAddr([2, 0, 0, 0, 0x10, 1]), Source::Static)));
+        assert_eq!(t.watch.mismatches, 1);
+        // The routed real server uses its router's MAC, from whichever source spoke last.
+        assert_eq!(t.effective(RS2), None);
+        t.learn(GW, MacAddr([2, 0, 0, 0, 0, 0xfe]), Source::Kernel, 2);
+        assert_eq!(t.effective(RS2), Some((MacAddr([2, 0, 0, 0, 0, 0xfe]), Source::Kernel)));
+        t.observe(&arp(1, [2, 0, 0, 0, 0, 0xfd], [192, 168, 10, 254]), 3);
+        assert_eq!(t.effective(RS2), Some((MacAddr([2, 0, 0, 0, 0, 0xfd]), Source::Arp)));
+        assert_eq!((t.counters.learned, t.counters.changed), (1, 1));
+        // The kernel losing its entry does not forget what ARP said.
+        t.kernel_lost(GW, 4);
+        assert!(t.effective(RS2).is_some());
+        t.learn(GW, MacAddr([2, 0, 0, 0, 0, 0xfe]), Source::Kernel, 5);
+        t.kernel_lost(GW, 6);
+        assert_eq!(t.effective(RS2), None);
+        // A static entry for the router wins over what is learned for it.
+        t.set_statics(BTreeMap::from([(GW, MacAddr([2, 0, 0, 0, 0, 0xaa]))]));
+        t.learn(GW, MacAddr([2, 0, 0, 0, 0, 0xfe]), Source::Kernel, 7);
+        assert_eq!(t.effective(RS2), Some((MacAddr([2, 0, 0, 0, 0, 0xaa]), Source::Static)));
+    }
+
+    #[test]
+    fn held_frames_go_with_the_learned_mac_or_are_dropped_counted() {
+        let mut t = NeighborTable::new(BTreeMap::new());
+        t.set_targets([(RS, RS)], 0);
+        for i in 0..UNRES_QLEN + 3 {
+            t.hold(RS, vec![vec![0; 6].into_iter().chain([i as u8; 54]).collect()], 0);
+        }
+        assert_eq!(t.counters.held, UNRES_QLEN as u64 + 3);
+        assert_eq!(t.counters.unresolved_drops, 3, "the oldest went first");
+        assert_eq!(t.reconcile(), (vec![], vec![]), "nothing known, nothing to send");
+        t.learn(RS, MacAddr([2, 0, 0, 0, 0x10, 1]), Source::Arp, 1);
+        let (changes, frames) = t.reconcile();
+        assert_eq!(changes, vec![(RS, Some(MacAddr([2, 0, 0, 0, 0x10, 1])))]);
+        assert_eq!(frames.len(), UNRES_QLEN);
+        assert_eq!(frames[0][..7], [2, 0, 0, 0, 0x10, 1, 3], "destination set, oldest kept first");
+        assert_eq!(t.reconcile(), (vec![], vec![]), "reported once");
+        // The real server leaves the rules: the director forgets its MAC.
+        t.set_targets([], 2);
+        assert_eq!(t.reconcile().0, vec![(RS, None)]);
+    }
+
+    #[test]
+    fn resolution_probes_retries_fails_and_refreshes() {
+        let mut t = NeighborTable::new(BTreeMap::new());
+        t.set_targets([(RS, RS)], 0);
+        assert_eq!(t.due_probes(0), vec![Probe { ip: RS, known: None }]);
+        assert!(t.due_probes(S / 2).is_empty(), "one a second");
+        assert_eq!(t.due_probes(S).len(), 1);
+        t.hold(RS, vec![vec![0; 60]], S);
+        assert_eq!(t.due_probes(2 * S).len(), 1);
+        assert!(t.due_probes(3 * S).is_empty(), "three unanswered: failed");
+        assert_eq!((t.counters.failed, t.counters.unresolved_drops), (1, 1));
+        assert_eq!(t.status().entries["192.168.10.1"].state, "failed");
+        t.hold(RS, vec![vec![0; 60]], 3 * S);
+        assert_eq!(t.counters.unresolved_drops, 2, "dropped at once while failed");
+        assert_eq!(t.due_probes(3 * S + FAILED_RETRY_NS).len(), 1, "asked again later");
+        t.learn(RS, MacAddr([2, 0, 0, 0, 0x10, 1]), Source::Arp, 9 * S);
+        assert!(t.due_probes(10 * S).is_empty());
+        // Refreshed after the reachable time, by unicast to the MAC it had, which stays in use.
+        let p = t.due_probes(9 * S + REACHABLE_NS);
+        assert_eq!(p, vec![Probe { ip: RS, known: Some(MacAddr([2, 0, 0, 0, 0x10, 1])) }]);
+        assert_eq!(t.status().entries["192.168.10.1"].state, "stale");
+        assert!(t.effective(RS).is_some());
+    }
+
+    #[test]
+    fn floods_are_bounded() {
+        let mut t = NeighborTable::new(BTreeMap::new());
+        // ARP from addresses nobody asked about: nothing is created.
+        for i in 0..10_000u32 {
+            let ip = (0x0a00_0000u32 + i).to_be_bytes();
+            t.observe(&arp(1, [2, 0, 0, 0, (i >> 8) as u8, i as u8], ip), 0);
+        }
+        assert!(t.entries.is_empty());
+        // More real servers than the table holds: counted.
+        let many: Vec<(Ipv4Addr, Ipv4Addr)> =
+            (0..MAX_ENTRIES as u32 + 10).map(|i| Ipv4Addr::from(0xac10_0000 + i)).map(|ip| (ip, ip)).collect();
+        t.set_targets(many, 0);
+        assert_eq!(t.entries.len(), MAX_ENTRIES);
+        assert_eq!(t.counters.table_full, 10);
+        // Requests out are rate limited.
+        let p = t.due_probes(0);
+        assert_eq!(p.len(), ARP_PER_SEC as usize);
+        assert!(t.counters.arp_limited > 0);
+        // A broadcast or multicast sender MAC is refused.
+        t.set_targets([(RS, RS)], 0);
+        t.observe(&arp(2, [0xff; 6], [192, 168, 10, 1]), 1);
+        t.observe(&arp(2, [1, 0, 0x5e, 0, 0, 1], [192, 168, 10, 1]), 1);
+        t.observe(&arp(2, [2, 0, 0, 0, 0x10, 1], [192, 168, 10, 1])[..30], 1);
+        assert_eq!(t.effective(RS), None);
+        assert_eq!(t.counters.bad_input, 2);
+    }
+
+    #[test]
+    fn arp_requests_are_byte_exact() {
+        let f = arp_request(MacAddr([2, 0, 0, 0, 0, 1]), Ipv4Addr::new(10, 0, 0, 1), RS, None);
+        let mut want = vec![0xff; 6];
+        want.extend_from_slice(&[2, 0, 0, 0, 0, 1, 8, 6, 0, 1, 8, 0, 6, 4, 0, 1, 2, 0, 0, 0, 0, 1, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 192, 168, 10, 1]);
+        want.resize(60, 0);
+        assert_eq!(f, want);
+        let u = arp_request(MacAddr([2, 0, 0, 0, 0, 1]), Ipv4Addr::new(10, 0, 0, 1), RS, Some(MacAddr([2, 0, 0, 0, 0x10, 1])));
+        assert_eq!(u[..6], [2, 0, 0, 0, 0x10, 1]);
+        assert_eq!(u[6..], want[6..]);
     }
 }

@@ -46,6 +46,11 @@ pub struct FrameResult {
     pub dropped: Option<ReceiveDrop>,
     /// Why the data plane handed it up (an exception), as its metadata said.
     pub reason: Option<lvsnic_model::hw::Reason>,
+    /// Frames the director sent to a real server whose next hop has no
+    /// MAC yet (`cfg.resolve_neighbors`): not sent, their destination MAC
+    /// all zeros, for the host to hold until the MAC is known; and that
+    /// real server.
+    pub held: Option<(Ipv4Addr, Vec<Vec<u8>>)>,
 }
 
 /// Golden model + flow manager in front of a data plane.
@@ -151,9 +156,19 @@ impl<D: Device> SlowPath<D> {
         let mut r = FrameResult::default();
         match action {
             Action::Transmit => {
-                let frames: Vec<&[u8]> = std::iter::once(&f).chain(&extra).map(Vec::as_slice).collect();
-                self.inject(&frames, seq)?;
+                let all = std::iter::once(f).chain(extra);
+                let (held, frames): (Vec<Vec<u8>>, Vec<Vec<u8>>) = match self.director.unresolved {
+                    Some(_) => all.partition(|x| x.len() >= 6 && x[..6] == [0; 6]),
+                    None => (Vec::new(), all.collect()),
+                };
+                let frames: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
+                if !frames.is_empty() {
+                    self.inject(&frames, seq)?;
+                }
                 r.injected = frames.len();
+                if let (Some(rs), false) = (self.director.unresolved, held.is_empty()) {
+                    r.held = Some((rs, held));
+                }
             }
             Action::ToHost(_) => r.host = Some(f),
             Action::Drop(_) | Action::Held => {}
@@ -162,6 +177,39 @@ impl<D: Device> SlowPath<D> {
             self.flows.sync(&mut self.dp, &mut self.director, id);
         }
         Ok(r)
+    }
+
+    /// The next hop towards `ip` has a new MAC, or none (`None`): the
+    /// golden model sends with it from now on, and the card's action
+    /// entries that used the old one are rewritten in place (connections
+    /// and flows stay); returns how many entries were rewritten.
+    pub fn set_next_hop(&mut self, ip: Ipv4Addr, mac: Option<lvsnic_model::wire::MacAddr>) -> usize {
+        if !self.director.set_learned(ip, mac) {
+            return 0;
+        }
+        if mac.is_none() {
+            // Unknown now: the connections' flows leave the card (their
+            // frames come up and are held until the MAC is known again).
+            let v = u32::from(ip);
+            for id in self.flows.offloaded() {
+                if self.director.conns.get(id).daddr == v {
+                    self.flows.sync(&mut self.dp, &mut self.director, id);
+                }
+            }
+            return 0;
+        }
+        self.flows.next_hop_changed(&mut self.dp, &mut self.director, ip)
+    }
+
+    /// `[neighbors]` changed (a reload): the golden model and the card's
+    /// actions follow the new static entries of `changed` addresses.
+    pub fn statics_changed(&mut self, changed: &[Ipv4Addr]) -> usize {
+        self.director.neighbors_changed();
+        let mut n = 0;
+        for &ip in changed {
+            n += self.flows.next_hop_changed(&mut self.dp, &mut self.director, ip);
+        }
+        n
     }
 
     /// `ipvsadm -a`.

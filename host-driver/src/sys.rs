@@ -1,9 +1,9 @@
 //! The few system calls the daemon (and its health checkers and sync
 //! daemons) need beyond std: SIGINT/SIGTERM
-//! handling, TAP devices, poll(2), the stack's addresses (rtnetlink,
-//! getifaddrs(3)), the control queue's wake-up (eventfd(2)) and a control
+//! handling, TAP devices, poll(2), the stack's addresses (getifaddrs(3);
+//! rtnetlink is [`crate::rtnl`], on the netlink crates), interface indexes, the control queue's wake-up (eventfd(2)) and a control
 //! client's credentials (`SO_PEERCRED`). All of the daemon's `unsafe` is here.
-// `unsafe` allowed here (the crate denies it): sigaction(2), poll(2), the TUNSETIFF and SIOCSIFFLAGS ioctls, netlink sockets, getifaddrs(3), eventfd(2), getsockopt(2).
+// `unsafe` allowed here (the crate denies it): sigaction(2), poll(2), the TUNSETIFF and SIOCSIFFLAGS ioctls, getifaddrs(3), if_nametoindex(3), eventfd(2), getsockopt(2).
 #![allow(unsafe_code)]
 
 use std::fs::File;
@@ -188,67 +188,13 @@ pub fn realtime_ns() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
 }
 
-/// Notifications of IPv4 address changes in the daemon's network namespace
-/// (an rtnetlink socket subscribed to `RTMGRP_IPV4_IFADDR`), for
-/// `--vips host`: the VIPs follow the addresses keepalived adds and removes.
-pub struct AddrWatch {
-    fd: OwnedFd,
-}
-
-impl AddrWatch {
-    /// Subscribes to address changes.
-    pub fn open() -> io::Result<AddrWatch> {
-        // SAFETY: socket(2) with constant arguments; the result is checked.
-        let fd = unsafe {
-            libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, libc::NETLINK_ROUTE)
-        };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `fd` is a fresh descriptor we own.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        // SAFETY: sockaddr_nl is plain data; all-zero is valid before the fields are set.
-        let mut sa: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
-        sa.nl_family = libc::AF_NETLINK as libc::sa_family_t;
-        sa.nl_groups = libc::RTMGRP_IPV4_IFADDR as u32;
-        // SAFETY: bind(2) reads `size_of::<sockaddr_nl>()` bytes from `sa`, which lives across the call.
-        let rc = unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                &sa as *const libc::sockaddr_nl as *const libc::sockaddr,
-                std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
-            )
-        };
-        if rc < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(AddrWatch { fd })
-    }
-
-    /// The descriptor to poll.
-    pub fn fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
-    }
-
-    /// Reads every pending notification; whether there was any (or the
-    /// socket overflowed, which also means addresses may have changed).
-    pub fn changed(&self) -> bool {
-        let mut buf = [0u8; 8192];
-        let mut any = false;
-        loop {
-            // SAFETY: recv(2) writes at most `buf.len()` bytes into `buf`.
-            let n = unsafe { libc::recv(self.fd.as_raw_fd(), buf.as_mut_ptr() as *mut libc::c_void, buf.len(), libc::MSG_DONTWAIT) };
-            if n > 0 {
-                any = true;
-                continue;
-            }
-            if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ENOBUFS) {
-                any = true;
-                continue;
-            }
-            return any;
-        }
-    }
+/// The index of network interface `name` in the daemon's network
+/// namespace (if_nametoindex(3)), or None when there is none.
+pub fn ifindex(name: &str) -> Option<u32> {
+    let c = std::ffi::CString::new(name).ok()?;
+    // SAFETY: if_nametoindex reads the NUL-terminated `c`, which lives across the call.
+    let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    (i != 0).then_some(i)
 }
 
 /// The IPv4 addresses of every interface in the daemon's network namespace

@@ -340,8 +340,19 @@ pub struct Director {
     /// slow path that installs hardware flows).
     pub last_conn: Option<ConnId>,
     /// Next-hop MAC per real server (`DestId`), resolved once from the
-    /// neighbor table like the kernel's cached route in `dest->dest_dst`.
+    /// neighbor table like the kernel's cached route in `dest->dest_dst`
+    /// (emptied when a learned next hop changes).
     dest_mac: Vec<MacAddr>,
+    /// Next-hop MACs the host resolved at run time (`cfg.resolve_neighbors`),
+    /// by destination address: a real server's own MAC, or its router's.
+    /// `[neighbors]` entries win over these.
+    learned: HashMap<Ipv4Addr, MacAddr>,
+    /// The real server whose next hop had no MAC when the last processed
+    /// frame was transmitted to it (`cfg.resolve_neighbors` only): the
+    /// frames of that [`Action::Transmit`] carry the all-zero destination
+    /// MAC, and the host holds them until the MAC is known (Linux queues
+    /// them on the neighbour, `arp_queue`).
+    pub unresolved: Option<Ipv4Addr>,
     /// Connections whose timer was forced to now (`ip_vs_conn_expire_now`):
     /// they expire whatever activity the hardware reports.
     forced_expiry: std::collections::HashSet<ConnId>,
@@ -406,6 +417,8 @@ impl Director {
             nodest_flush: false,
             last_conn: None,
             dest_mac: Vec::new(),
+            learned: HashMap::new(),
+            unresolved: None,
             forced_expiry: std::collections::HashSet::new(),
             defrag: Defrag::new(),
             reasm: None,
@@ -426,11 +439,58 @@ impl Director {
 
     fn check_neighbor(&self, addr: std::net::IpAddr, service: &str) -> Result<(), DirectorError> {
         if let std::net::IpAddr::V4(a) = addr {
-            if a != self.cfg.ip && !self.cfg.neighbors.contains_key(&a) {
+            if a != self.cfg.ip && !self.cfg.neighbors.contains_key(&a) && !self.cfg.resolve_neighbors {
                 return Err(DirectorError::NoNeighbor { addr: a, service: service.to_string() });
             }
         }
         Ok(())
+    }
+
+    /// The MAC of the next hop towards `ip`: its `[neighbors]` entry, else
+    /// the one the host learned, else the gateway.
+    pub fn next_hop_mac(&self, ip: Ipv4Addr) -> MacAddr {
+        match self.cfg.neighbors.get(&ip).or_else(|| self.learned.get(&ip)) {
+            Some(&m) => m,
+            None => self.cfg.gateway_mac,
+        }
+    }
+
+    /// The next-hop MAC of real server `ip`: its `[neighbors]` entry, else
+    /// the one the host learned; `None` while it is unknown
+    /// (`cfg.resolve_neighbors`; without it, the gateway as for any other
+    /// address).
+    pub fn real_server_mac(&self, ip: Ipv4Addr) -> Option<MacAddr> {
+        match self.cfg.neighbors.get(&ip).or_else(|| self.learned.get(&ip)) {
+            Some(&m) => Some(m),
+            None if self.cfg.resolve_neighbors => None,
+            None => Some(self.cfg.gateway_mac),
+        }
+    }
+
+    /// Sets (or, with `None`, forgets) the next-hop MAC the host resolved
+    /// for destination `ip`; whether what the director would send to `ip`
+    /// changed. A `[neighbors]` entry for `ip` still wins.
+    pub fn set_learned(&mut self, ip: Ipv4Addr, mac: Option<MacAddr>) -> bool {
+        let had = self.learned.get(&ip).copied();
+        match mac {
+            Some(m) => self.learned.insert(ip, m),
+            None => self.learned.remove(&ip),
+        };
+        if had != mac {
+            self.dest_mac.clear();
+        }
+        had != mac && !self.cfg.neighbors.contains_key(&ip)
+    }
+
+    /// The next-hop MACs the host resolved, by destination.
+    pub fn learned(&self) -> &HashMap<Ipv4Addr, MacAddr> {
+        &self.learned
+    }
+
+    /// Forgets the per-real-server next-hop cache (after `cfg.neighbors`
+    /// changed).
+    pub fn neighbors_changed(&mut self) {
+        self.dest_mac.clear();
     }
 
     /// Re-seeds the random source used by the `twos` scheduler.
@@ -488,6 +548,7 @@ impl Director {
     pub fn process_now(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>) -> Action {
         self.counters.frames_in += 1;
         self.last_conn = None;
+        self.unresolved = None;
         let a = self.process_inner(frame, extra);
         match a {
             Action::Transmit => self.counters.frames_tx += 1 + extra.len() as u64,

@@ -93,7 +93,7 @@ impl Director {
             None => Vec::new(),
         };
         let ident = self.next_ip_id();
-        let dst_mac = self.cfg.next_hop_mac(Ipv4Addr::from(p.saddr));
+        let dst_mac = self.next_hop_mac(Ipv4Addr::from(p.saddr));
         let f = xmit::icmp_error_frame(
             frame,
             p.l3,
@@ -220,12 +220,18 @@ impl Director {
         let i = dest as usize;
         if i >= self.dest_mac.len() {
             let n = self.services.dests.len().max(i + 1);
-            let macs: Vec<MacAddr> =
-                (self.dest_mac.len()..n).map(|j| self.cfg.next_hop_mac(self.services.dests[j].addr)).collect();
+            let macs: Vec<MacAddr> = (self.dest_mac.len()..n)
+                .map(|j| self.real_server_mac(self.services.dests[j].addr).unwrap_or(MacAddr::ZERO))
+                .collect();
             self.dest_mac.extend(macs);
         }
         let m = self.dest_mac[i];
-        debug_assert_eq!(m, self.cfg.next_hop_mac(addr));
+        debug_assert_eq!(m, self.real_server_mac(addr).unwrap_or(MacAddr::ZERO));
+        if m == MacAddr::ZERO {
+            // Not resolved yet (`cfg.resolve_neighbors`): the host holds
+            // the frames until it knows the MAC.
+            self.unresolved = Some(addr);
+        }
         m
     }
 }

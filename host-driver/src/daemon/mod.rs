@@ -261,7 +261,7 @@ struct Daemon<D: Device> {
     /// every millisecond.
     polls_card: bool,
     /// `--vips host`: address change notifications.
-    addr_watch: Option<sys::AddrWatch>,
+    addr_watch: Option<crate::rtnl::AddrWatch>,
     /// `--vips host`: the IPv4 addresses of the director's own stack.
     host_addrs: Vec<std::net::Ipv4Addr>,
     /// Gratuitous ARPs of VIPs taken over (`lvsnic vip master`), each
@@ -434,7 +434,7 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
     eprint!("{metrics_line}lvsnic daemon: {started}\n{restored}");
     d.vips = args.vips;
     if args.vips == VipMode::Host {
-        d.addr_watch = Some(sys::AddrWatch::open().map_err(io_err("watching the host's addresses (rtnetlink)"))?);
+        d.addr_watch = Some(crate::rtnl::AddrWatch::open().map_err(io_err("watching the host's addresses (rtnetlink)"))?);
         d.refresh_host_addrs()?;
     }
     // systemd (Type=notify): serving from here on.

@@ -1,0 +1,424 @@
+//! rtnetlink, through the `netlink-packet-route` and `netlink-sys` crates
+//! (used synchronously: plain sockets, no async runtime): the host's
+//! address changes (`--vips host`), its neighbour table (dumped at start,
+//! then followed through `RTNLGRP_NEIGH`), a resolution request for a
+//! neighbour it does not know (`RTM_NEWNEIGH` with `NTF_USE`, which makes
+//! the kernel send its ARP request as a packet to it would:
+//! `neigh_event_send` in net/core/neighbour.c's `neigh_add`), and the
+//! FIB's route to a real server (`RTM_GETROUTE`: output interface and
+//! gateway, as `ip route get` prints them).
+//!
+//! Every message from the kernel is parsed by the crate; one that does not
+//! parse is counted ([`NeighWatch::bad`]) and skipped, never a panic.
+
+use lvsnic_model::wire::MacAddr;
+use netlink_packet_core::{
+    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_REQUEST,
+};
+use netlink_packet_route::neighbour::{NeighbourAddress, NeighbourAttribute, NeighbourFlags, NeighbourMessage, NeighbourState};
+use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteMessage, RouteType};
+use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
+use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
+use std::io;
+use std::net::Ipv4Addr;
+use std::os::fd::{AsRawFd, RawFd};
+
+/// `RTMGRP_IPV4_IFADDR` (`<linux/rtnetlink.h>`): the legacy group bit.
+const RTMGRP_IPV4_IFADDR: u32 = 0x10;
+/// `RTMGRP_NEIGH`.
+const RTMGRP_NEIGH: u32 = 0x4;
+
+/// A non-blocking rtnetlink socket bound to `groups`.
+fn subscribed(groups: u32) -> io::Result<Socket> {
+    let mut s = Socket::new(NETLINK_ROUTE)?;
+    s.bind(&SocketAddr::new(0, groups))?;
+    s.set_non_blocking(true)?;
+    Ok(s)
+}
+
+/// Reads one datagram without blocking: its length, or None when none waits.
+/// An overflowed socket (`ENOBUFS`: notifications were lost) reads as
+/// `Some(0)`.
+fn recv_now(s: &Socket, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    let mut b = &mut buf[..];
+    match s.recv(&mut b, libc::MSG_DONTWAIT) {
+        Ok(n) => Ok(Some(n.min(buf.len()))),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => Ok(Some(0)),
+        Err(e) => Err(e),
+    }
+}
+
+/// The netlink messages in one datagram, in order; the rest of a datagram
+/// after a message that does not parse is skipped (and counted in `bad`).
+fn messages(mut buf: &[u8], bad: &mut u64) -> Vec<NetlinkMessage<RouteNetlinkMessage>> {
+    let mut out = Vec::new();
+    while buf.len() >= 16 {
+        let len = u32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
+        if len < 16 || len > buf.len() {
+            *bad += 1;
+            break;
+        }
+        match NetlinkMessage::<RouteNetlinkMessage>::deserialize(&buf[..len]) {
+            Ok(m) => out.push(m),
+            Err(_) => *bad += 1,
+        }
+        let step = (len + 3) & !3;
+        if step >= buf.len() {
+            break;
+        }
+        buf = &buf[step..];
+    }
+    out
+}
+
+/// Notifications of IPv4 address changes in the daemon's network namespace
+/// (an rtnetlink socket subscribed to `RTMGRP_IPV4_IFADDR`), for
+/// `--vips host`: the VIPs follow the addresses keepalived adds and removes.
+pub struct AddrWatch {
+    sock: Socket,
+}
+
+impl AddrWatch {
+    /// Subscribes to address changes.
+    pub fn open() -> io::Result<AddrWatch> {
+        Ok(AddrWatch { sock: subscribed(RTMGRP_IPV4_IFADDR)? })
+    }
+
+    /// The descriptor to poll.
+    pub fn fd(&self) -> RawFd {
+        self.sock.as_raw_fd()
+    }
+
+    /// Reads every pending notification; whether there was any (or the
+    /// socket overflowed, which also means addresses may have changed).
+    pub fn changed(&self) -> bool {
+        let mut buf = [0u8; 8192];
+        let mut any = false;
+        while let Ok(Some(_)) = recv_now(&self.sock, &mut buf) {
+            any = true;
+        }
+        any
+    }
+}
+
+/// What the kernel says about one IPv4 neighbour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NeighEvent {
+    /// Its address.
+    pub ip: Ipv4Addr,
+    /// The interface it is on.
+    pub ifindex: u32,
+    /// Its MAC, when the entry's state makes it one (`REACHABLE`, `STALE`,
+    /// `DELAY`, `PROBE`, `PERMANENT`, `NOARP`); `None` for a deletion or
+    /// an `INCOMPLETE`/`FAILED`/`NONE` entry.
+    pub mac: Option<MacAddr>,
+}
+
+/// The FIB's answer for one destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteHop {
+    /// The output interface.
+    pub oif: u32,
+    /// The gateway, if the destination is not on a connected subnet.
+    pub gateway: Option<Ipv4Addr>,
+}
+
+/// One neighbour message as a [`NeighEvent`], if it is about an IPv4
+/// neighbour (deleted: no MAC).
+fn neigh_event(m: &NeighbourMessage, deleted: bool) -> Option<NeighEvent> {
+    if m.header.family != AddressFamily::Inet {
+        return None;
+    }
+    let mut ip = None;
+    let mut lladdr = None;
+    for a in &m.attributes {
+        match a {
+            NeighbourAttribute::Destination(NeighbourAddress::Inet(v)) => ip = Some(*v),
+            NeighbourAttribute::LinkLayerAddress(l) if l.len() == 6 => {
+                lladdr = Some(MacAddr([l[0], l[1], l[2], l[3], l[4], l[5]]));
+            }
+            _ => {}
+        }
+    }
+    let usable = matches!(
+        m.header.state,
+        NeighbourState::Reachable
+            | NeighbourState::Stale
+            | NeighbourState::Delay
+            | NeighbourState::Probe
+            | NeighbourState::Permanent
+            | NeighbourState::Noarp
+    );
+    Some(NeighEvent { ip: ip?, ifindex: m.header.ifindex, mac: if usable && !deleted { lladdr } else { None } })
+}
+
+/// The kernel's neighbour table and FIB: a socket subscribed to neighbour
+/// changes, and one for requests (dump, resolve, route lookups).
+pub struct NeighWatch {
+    events: Socket,
+    req: Socket,
+    seq: u32,
+    /// Messages that did not parse (skipped).
+    pub bad: u64,
+    /// Notifications lost to a full socket (`ENOBUFS`; the table is dumped again).
+    pub overruns: u64,
+}
+
+impl NeighWatch {
+    /// Subscribes to neighbour changes and opens the request socket.
+    pub fn open() -> io::Result<NeighWatch> {
+        let events = subscribed(RTMGRP_NEIGH)?;
+        let mut req = Socket::new(NETLINK_ROUTE)?;
+        req.bind_auto()?;
+        req.set_non_blocking(true)?;
+        Ok(NeighWatch { events, req, seq: 0, bad: 0, overruns: 0 })
+    }
+
+    /// The descriptor to poll for changes.
+    pub fn fd(&self) -> RawFd {
+        self.events.as_raw_fd()
+    }
+
+    fn send(&mut self, msg: RouteNetlinkMessage, flags: u16) -> io::Result<u32> {
+        self.seq = self.seq.wrapping_add(1);
+        let mut h = NetlinkHeader::default();
+        h.flags = flags;
+        h.sequence_number = self.seq;
+        let mut m = NetlinkMessage::new(h, NetlinkPayload::from(msg));
+        m.finalize();
+        let mut buf = vec![0u8; m.buffer_len()];
+        m.serialize(&mut buf);
+        self.req.send_to(&buf, &SocketAddr::new(0, 0), 0)?;
+        Ok(self.seq)
+    }
+
+    /// The answers to request `seq`, until its end (`NLMSG_DONE`, an
+    /// error or acknowledgement, or a single answer), waiting at most
+    /// `timeout_ms` for each datagram.
+    fn answers(&mut self, seq: u32, multi: bool, timeout_ms: i32) -> io::Result<Vec<RouteNetlinkMessage>> {
+        let mut buf = vec![0u8; 65536];
+        let mut out = Vec::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms as u64 * 4);
+        loop {
+            if std::time::Instant::now() > deadline {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "no answer from rtnetlink"));
+            }
+            let n = match recv_now(&self.req, &mut buf)? {
+                Some(n) => n,
+                None => {
+                    if !crate::sys::poll_readable(&[self.req.as_raw_fd()], timeout_ms)?[0] {
+                        return Err(io::Error::new(io::ErrorKind::TimedOut, "no answer from rtnetlink"));
+                    }
+                    continue;
+                }
+            };
+            for m in messages(&buf[..n], &mut self.bad) {
+                if m.header.sequence_number != seq {
+                    continue; // a late answer to an earlier request
+                }
+                match m.payload {
+                    NetlinkPayload::Done(_) => return Ok(out),
+                    NetlinkPayload::Error(e) => {
+                        return match e.code {
+                            Some(c) => Err(io::Error::from_raw_os_error(-c.get())),
+                            None => Ok(out),
+                        }
+                    }
+                    NetlinkPayload::InnerMessage(x) => {
+                        out.push(x);
+                        if !multi {
+                            return Ok(out);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// Every IPv4 neighbour the kernel has now (`RTM_GETNEIGH` dump).
+    pub fn dump(&mut self) -> io::Result<Vec<NeighEvent>> {
+        let mut m = NeighbourMessage::default();
+        m.header.family = AddressFamily::Inet;
+        let seq = self.send(RouteNetlinkMessage::GetNeighbour(m), NLM_F_REQUEST | NLM_F_DUMP)?;
+        let msgs = self.answers(seq, true, 500)?;
+        Ok(msgs
+            .iter()
+            .filter_map(|x| match x {
+                RouteNetlinkMessage::NewNeighbour(n) => neigh_event(n, false),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// The changes notified since the last call, in order; `None` when
+    /// notifications were lost (the caller dumps the table again).
+    pub fn changes(&mut self) -> Option<Vec<NeighEvent>> {
+        let mut buf = vec![0u8; 65536];
+        let mut out = Vec::new();
+        let mut lost = false;
+        for _ in 0..256 {
+            match recv_now(&self.events, &mut buf) {
+                Ok(Some(0)) => {
+                    lost = true;
+                    self.overruns += 1;
+                }
+                Ok(Some(n)) => {
+                    for m in messages(&buf[..n], &mut self.bad) {
+                        match m.payload {
+                            NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewNeighbour(x)) => {
+                                out.extend(neigh_event(&x, false))
+                            }
+                            NetlinkPayload::InnerMessage(RouteNetlinkMessage::DelNeighbour(x)) => {
+                                out.extend(neigh_event(&x, true))
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                Ok(None) | Err(_) => break,
+            }
+        }
+        (!lost).then_some(out)
+    }
+
+    /// Asks the kernel to resolve `ip` on interface `ifindex` (creating
+    /// the entry if needed): `RTM_NEWNEIGH` with `NTF_USE`, on which
+    /// `neigh_add` calls `neigh_event_send`, as a packet to `ip` would.
+    /// Its answer comes as a change notification.
+    pub fn resolve(&mut self, ip: Ipv4Addr, ifindex: u32) -> io::Result<()> {
+        let mut m = NeighbourMessage::default();
+        m.header.family = AddressFamily::Inet;
+        m.header.ifindex = ifindex;
+        m.header.state = NeighbourState::Incomplete;
+        m.header.flags = NeighbourFlags::Use;
+        m.attributes.push(NeighbourAttribute::Destination(NeighbourAddress::Inet(ip)));
+        let seq = self.send(RouteNetlinkMessage::NewNeighbour(m), NLM_F_REQUEST | NLM_F_CREATE | NLM_F_ACK)?;
+        self.answers(seq, false, 200).map(|_| ())
+    }
+
+    /// The FIB's route to `ip` (`RTM_GETROUTE`, as `ip route get`): its
+    /// output interface and gateway; `None` when there is no usable
+    /// unicast route (unreachable, prohibited, local, ...).
+    pub fn route(&mut self, ip: Ipv4Addr) -> io::Result<Option<RouteHop>> {
+        let mut m = RouteMessage::default();
+        m.header.address_family = AddressFamily::Inet;
+        m.header.destination_prefix_length = 32;
+        m.attributes.push(RouteAttribute::Destination(RouteAddress::Inet(ip)));
+        let seq = self.send(RouteNetlinkMessage::GetRoute(m), NLM_F_REQUEST)?;
+        let msgs = match self.answers(seq, false, 200) {
+            Ok(m) => m,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENETUNREACH | libc::EHOSTUNREACH | libc::EACCES | libc::EINVAL)) => {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
+        };
+        for x in msgs {
+            let RouteNetlinkMessage::NewRoute(r) = x else { continue };
+            if r.header.kind != RouteType::Unicast {
+                return Ok(None);
+            }
+            let mut hop = RouteHop { oif: 0, gateway: None };
+            for a in &r.attributes {
+                match a {
+                    RouteAttribute::Oif(i) => hop.oif = *i,
+                    RouteAttribute::Gateway(RouteAddress::Inet(g)) => hop.gateway = Some(*g),
+                    _ => {}
+                }
+            }
+            return Ok((hop.oif != 0).then_some(hop));
+        }
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn neigh_bytes(ty: u16, state: u16, ip: [u8; 4], mac: Option<[u8; 6]>) -> Vec<u8> {
+        let mut p = vec![libc::AF_INET as u8, 0, 0, 0];
+        p.extend_from_slice(&7u32.to_ne_bytes());
+        p.extend_from_slice(&state.to_ne_bytes());
+        p.extend_from_slice(&[0, 1]);
+        p.extend_from_slice(&8u16.to_ne_bytes());
+        p.extend_from_slice(&1u16.to_ne_bytes()); // NDA_DST
+        p.extend_from_slice(&ip);
+        if let Some(m) = mac {
+            p.extend_from_slice(&10u16.to_ne_bytes());
+            p.extend_from_slice(&2u16.to_ne_bytes()); // NDA_LLADDR
+            p.extend_from_slice(&m);
+            p.extend_from_slice(&[0, 0]);
+        }
+        let mut h = Vec::new();
+        h.extend_from_slice(&((16 + p.len()) as u32).to_ne_bytes());
+        h.extend_from_slice(&ty.to_ne_bytes());
+        h.extend_from_slice(&[0; 10]);
+        h.extend(p);
+        h
+    }
+
+    #[test]
+    fn neighbour_messages_parse_and_only_usable_states_give_a_mac() {
+        let mut bad = 0;
+        let mut buf = neigh_bytes(28, 0x02, [192, 168, 10, 1], Some([2, 0, 0, 0, 0x10, 1])); // NEWNEIGH REACHABLE
+        buf.extend(neigh_bytes(28, 0x20, [192, 168, 10, 2], Some([2, 0, 0, 0, 0x10, 2]))); // FAILED
+        buf.extend(neigh_bytes(29, 0x80, [192, 168, 10, 3], Some([2, 0, 0, 0, 0x10, 3]))); // DELNEIGH PERMANENT
+        let ev: Vec<NeighEvent> = messages(&buf, &mut bad)
+            .into_iter()
+            .filter_map(|m| match m.payload {
+                NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewNeighbour(x)) => neigh_event(&x, false),
+                NetlinkPayload::InnerMessage(RouteNetlinkMessage::DelNeighbour(x)) => neigh_event(&x, true),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(bad, 0);
+        assert_eq!(
+            ev,
+            vec![
+                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 1), ifindex: 7, mac: Some(MacAddr([2, 0, 0, 0, 0x10, 1])) },
+                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 2), ifindex: 7, mac: None },
+                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 3), ifindex: 7, mac: None },
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_messages_are_counted_never_a_panic() {
+        let good = neigh_bytes(28, 0x02, [192, 168, 10, 1], Some([2, 0, 0, 0, 0x10, 1]));
+        let mut bad = 0;
+        // Every truncation, and lengths that lie.
+        for cut in 0..good.len() {
+            let _ = messages(&good[..cut], &mut bad);
+        }
+        for lie in [0u32, 3, 15, 10_000] {
+            let mut b = good.clone();
+            b[..4].copy_from_slice(&lie.to_ne_bytes());
+            let _ = messages(&b, &mut bad);
+        }
+        // An attribute whose length runs past the message.
+        let mut b = good.clone();
+        b[28..30].copy_from_slice(&200u16.to_ne_bytes());
+        assert!(messages(&b, &mut bad).is_empty());
+        assert!(bad > 0);
+        // Random bytes.
+        let mut x = 0x1234_5678u32;
+        for _ in 0..2000 {
+            let mut b = good.clone();
+            for byte in b.iter_mut().skip(16) {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                if x % 7 == 0 {
+                    *byte = x as u8;
+                }
+            }
+            for m in messages(&b, &mut bad) {
+                if let NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewNeighbour(n)) = m.payload {
+                    let _ = neigh_event(&n, false);
+                }
+            }
+        }
+    }
+}
