@@ -667,7 +667,15 @@ impl<D: Device> Control<D> {
                 services: self.limiter.counters(),
             },
             sync: self.sync.status(),
-            neighbors: self.neighbors.status(),
+            neighbors: {
+                let mut n = self.neighbors.status();
+                for (rs, e) in n.entries.iter_mut() {
+                    if let Ok(ip) = rs.parse() {
+                        e.card_macs = self.sp.flows.request_macs(&self.sp.director, ip).iter().map(|m| m.to_string()).collect();
+                    }
+                }
+                n
+            },
         }
     }
 

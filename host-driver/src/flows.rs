@@ -502,6 +502,20 @@ impl FlowManager {
         Some(ActionEntry::from_bits(&s.key.2).mac)
     }
 
+    /// The MACs of the live request actions of real servers at `ip`.
+    pub fn request_macs(&self, d: &Director, ip: Ipv4Addr) -> Vec<lvsnic_model::wire::MacAddr> {
+        let mut v: Vec<_> = self
+            .actions
+            .iter()
+            .flatten()
+            .filter(|s| !s.diverted && !s.key.1 && d.services.dests.get(s.key.0.index()).map(|r| r.addr) == Some(ip))
+            .map(|s| ActionEntry::from_bits(&s.key.2).mac)
+            .collect();
+        v.sort_unstable_by_key(|m| m.0);
+        v.dedup();
+        v
+    }
+
     /// The request action of an offloaded connection.
     pub fn request_action(&self, id: ConnId) -> Option<u16> {
         self.conns.get(&id).map(|h| h.req_action)

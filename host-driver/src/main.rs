@@ -205,6 +205,12 @@ enum Cmd {
         /// mistyped name would otherwise be a new device nothing is wired to).
         #[arg(long)]
         create_taps: bool,
+        /// How long a real server's learned MAC is trusted before it is
+        /// asked again (ARP), in ms: Linux's base_reachable_time_ms, 30000
+        /// by default, so a MAC that changed without a gratuitous ARP is
+        /// found (docs/user-guide.md, "Neighbours").
+        #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(100..=3_600_000))]
+        neighbor_reachable_ms: u64,
         /// The least severe event written to the log (standard error; the
         /// journal under systemd): off, error, warn, info or debug.
         #[arg(long, default_value = "info")]
@@ -368,8 +374,8 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, log_level, metrics } => {
-            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, log_level, metrics })
+        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, neighbor_reachable_ms, log_level, metrics } => {
+            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, neighbor_reachable_ms, log_level, metrics })
                 .map_err(|e| e.to_string())
         }
         Cmd::Manpages { dir } => {

@@ -72,6 +72,9 @@ pub struct EntryStatus {
     pub state: &'static str,
     /// Frames waiting for the MAC.
     pub held: usize,
+    /// The MACs of the card's action entries that send to this real
+    /// server, as the host last wrote them (one per distinct rewrite).
+    pub card_macs: Vec<String>,
 }
 
 /// The sender of an Ethernet ARP frame (untagged), if `frame` is one.
@@ -260,12 +263,20 @@ pub struct NeighborTable {
     pub counters: NeighborCounters,
     /// ARP request tokens and when they were last refilled.
     tokens: (u32, u64),
+    /// How long a learned MAC is trusted before it is asked again.
+    reachable_ns: u64,
 }
 
 impl NeighborTable {
     /// A table with the static entries `statics`.
     pub fn new(statics: BTreeMap<Ipv4Addr, MacAddr>) -> Self {
-        NeighborTable { statics, tokens: (ARP_PER_SEC, 0), ..Default::default() }
+        NeighborTable { statics, tokens: (ARP_PER_SEC, 0), reachable_ns: REACHABLE_NS, ..Default::default() }
+    }
+
+    /// How long a learned MAC is trusted before it is asked again
+    /// (default [`REACHABLE_NS`]).
+    pub fn set_reachable(&mut self, ns: u64) {
+        self.reachable_ns = ns.max(1);
     }
 
     /// Replaces the static entries (a reload).
@@ -371,7 +382,7 @@ impl NeighborTable {
         e.state = State::Reachable;
         e.confirmed = now;
         e.probes = 0;
-        e.next_probe = now.saturating_add(REACHABLE_NS);
+        e.next_probe = now.saturating_add(self.reachable_ns);
     }
 
     /// The kernel no longer has a usable MAC for `ip` (deleted, failed,
@@ -485,7 +496,10 @@ impl NeighborTable {
             }
             e.probes += 1;
             e.next_probe = now.saturating_add(RETRANS_NS);
-            out.push(Probe { ip, known: e.mac });
+            // A refresh asks the MAC it had first (unicast, as Linux's
+            // `ucast_solicit`), then everyone: a real server whose MAC
+            // changed does not hear the first.
+            out.push(Probe { ip, known: if e.probes == 1 { e.mac } else { None } });
         }
         out
     }
@@ -535,7 +549,13 @@ impl NeighborTable {
         for (rs, m) in &self.statics {
             s.entries.insert(
                 rs.to_string(),
-                EntryStatus { next_hop: rs.to_string(), mac: Some(m.to_string()), source: Some("static"), state: "permanent", held: 0 },
+                EntryStatus {
+                    next_hop: rs.to_string(),
+                    mac: Some(m.to_string()),
+                    source: Some("static"),
+                    state: "permanent",
+                    ..Default::default()
+                },
             );
         }
         for (rs, nh) in &self.targets {
@@ -545,7 +565,7 @@ impl NeighborTable {
                     mac: Some(m.to_string()),
                     source: Some("static"),
                     state: "permanent",
-                    held: 0,
+                    ..Default::default()
                 },
                 (None, Some(e)) => EntryStatus {
                     next_hop: nh.to_string(),
@@ -553,6 +573,7 @@ impl NeighborTable {
                     source: e.source.map(Source::name),
                     state: e.state.name(),
                     held: e.queue.len(),
+                    ..Default::default()
                 },
                 (None, None) => EntryStatus { next_hop: nh.to_string(), state: "untracked", ..Default::default() },
             };

@@ -140,6 +140,9 @@ pub struct DaemonArgs {
     /// `--create-taps`: TAP devices named by `--wire tap:` and `--host-tap`
     /// are created when missing (otherwise a missing one is an error).
     pub create_taps: bool,
+    /// `--neighbor-reachable-ms`: how long a learned MAC is trusted
+    /// before it is asked again.
+    pub neighbor_reachable_ms: u64,
     /// `--log-level`: the least severe event logged ([`crate::logging`]).
     pub log_level: log::LevelFilter,
     /// `--metrics ADDR:PORT`: serve Prometheus metrics there

@@ -80,6 +80,7 @@ pub mod socket;
 /// and sync use them too).
 pub use crate::sys;
 mod vips;
+mod neigh;
 mod wire;
 
 pub use args::{DaemonArgs, DaemonBackend, Pace, VipMode, WireSpec};
@@ -285,6 +286,8 @@ struct Daemon<D: Device> {
     onsets: Onsets,
     /// The metrics server's counters (`--metrics`).
     metrics: Option<std::sync::Arc<metrics_http::HttpStats>>,
+    /// The neighbour resolvers (rtnetlink, ARP on the wire).
+    neigh: neigh::Resolver,
 }
 
 /// The counters watched once a second for the event log.
@@ -302,8 +305,10 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
     if args.backend == DaemonBackend::Sim {
         return Err(DaemonError::Device(crate::NO_SIM_BACKEND.into()));
     }
-    let crate::setup::Loaded { cfg, limits, rules, .. } =
+    let crate::setup::Loaded { mut cfg, limits, rules, .. } =
         crate::setup::load_director_and_rules(&args.director, args.rules.as_deref())?;
+    // Real servers without a [neighbors] entry are resolved at run time.
+    cfg.resolve_neighbors = true;
     // The wire first: its first frame sets the model's start time.
     if let Some(WireSpec::Pcap { input, output, host }) = &args.wire {
         // Before anything is opened for writing: `pcap:a.pcap,a.pcap` would
@@ -433,6 +438,8 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
     );
     eprint!("{metrics_line}lvsnic daemon: {started}\n{restored}");
     d.vips = args.vips;
+    d.neigh = neigh::Resolver::new(args.host_tap.as_deref(), args.wire.is_some() || args.host_tap.is_none())?;
+    d.ctl.neighbors_mut().set_reachable(args.neighbor_reachable_ms.saturating_mul(1_000_000));
     if args.vips == VipMode::Host {
         d.addr_watch = Some(crate::rtnl::AddrWatch::open().map_err(io_err("watching the host's addresses (rtnetlink)"))?);
         d.refresh_host_addrs()?;
@@ -500,6 +507,7 @@ impl<D: Device> Daemon<D> {
                 sync_loss: Default::default(),
             },
             metrics: None,
+            neigh: neigh::Resolver::inert(),
         }
     }
 
@@ -534,6 +542,10 @@ impl<D: Device> Daemon<D> {
             if let Some(w) = &self.addr_watch {
                 fds.push(w.fd());
             }
+            let neigh_at = fds.len();
+            if let Some(fd) = self.neigh.fd() {
+                fds.push(fd);
+            }
             if let Wire::Tap(t) = &self.wire {
                 fds.push(t.fd());
             }
@@ -542,6 +554,7 @@ impl<D: Device> Daemon<D> {
             }
             fds.extend(self.ctl.sync_daemons().fds());
             let mut timeout = self.wire.poll_timeout(self.polls_card);
+            timeout = self.neigh.poll_timeout(&self.ctl, timeout);
             if self.ctl.sync_daemons().master_pending() {
                 timeout = timeout.min(100);
             }
@@ -556,8 +569,11 @@ impl<D: Device> Daemon<D> {
             }
             // A unit's watchdog is pinged from this loop: it never sleeps past a ping.
             let timeout = self.notifier.poll_timeout(timeout, Instant::now());
-            sys::poll_readable(&fds, timeout).map_err(io_err("poll"))?;
+            let readable = sys::poll_readable(&fds, timeout).map_err(io_err("poll"))?;
             self.notifier.tick(Instant::now());
+            // Neighbours first: a MAC the kernel just learned releases the
+            // frames held for it and updates the card before more come.
+            self.neighbor_work(self.neigh.fd().is_some() && readable.get(neigh_at).copied().unwrap_or(false));
             // `--vips host`: address changes first, so that a frame for a VIP
             // keepalived has just added is not handed to the host stack (which
             // would answer it with a reset).

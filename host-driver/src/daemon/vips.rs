@@ -85,12 +85,16 @@ impl<D: Device> Daemon<D> {
         }
     }
 
-    /// The queued gratuitous ARPs due by the director's current time.
+    /// The queued gratuitous ARPs due by the director's current time, and
+    /// the frames the neighbour resolvers have to send.
     pub(super) fn due_garps(&mut self) -> Vec<Vec<u8>> {
         let now = self.ctl.director().now();
         let (due, later) = std::mem::take(&mut self.garps).into_iter().partition(|(t, _)| *t <= now);
         self.garps = later;
-        due.into_iter().map(|(_, f): (Time, Vec<u8>)| f).collect()
+        let mut out: Vec<Vec<u8>> = due.into_iter().map(|(_, f): (Time, Vec<u8>)| f).collect();
+        // The neighbour resolvers' ARP requests and released frames.
+        out.append(&mut self.neigh.out);
+        out
     }
 }
 

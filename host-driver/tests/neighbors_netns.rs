@@ -1,0 +1,178 @@
+//! Neighbours as Linux learns them (issue 21, item 1), with real kernels:
+//!
+//! * over a TAP wire, a real server in a namespace and no `[neighbors]`
+//!   entry: the daemon ARPs for it, holds the first frames, a real TCP
+//!   client through the VIP works; the real server's MAC changes (`ip link
+//!   set address`, whose gratuitous ARP the daemon reads), the established
+//!   connection keeps working and the card's action entry has the new MAC;
+//! * rtnetlink: the daemon's own stack (`--host-tap`) has the neighbour
+//!   table: entries added, changed and deleted there are followed, an
+//!   unknown real server is resolved by the kernel on the daemon's request
+//!   (`NTF_USE`), and a real server behind a route `via` a gateway uses the
+//!   gateway's MAC.
+
+#[path = "daemon_harness.rs"]
+mod harness;
+
+use harness::*;
+
+#[path = "netns_harness.rs"]
+mod netns;
+use lvsnic_fixtures::*;
+use std::net::Ipv4Addr;
+use std::time::Duration;
+
+const DIRECTOR_NO_NEIGHBORS: &str =
+    "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\nmtu = 1500\ngateway_mac = \"02:00:00:00:00:fe\"\n";
+
+/// The tests share `ip netns` probes named by the process id: one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn entry(d: &Daemon, rs: &str) -> serde_json::Value {
+    d.status()["neighbors"]["entries"][rs].clone()
+}
+
+#[test]
+#[ignore = "needs root, /dev/net/tun and iproute2 network namespaces (scripts/test.sh runs it as root)"]
+fn e2e_real_server_mac_learned_on_the_wire_and_followed_when_it_changes() {
+    use netns::*;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = unavailable() {
+        panic!("cannot run here: {why}");
+    }
+    let p = format!("lvsnic-nb-{}", std::process::id());
+    let mut nss = Namespaces::default();
+    let Segment { hub, cl, rsns } = nss.segment(&p, 1);
+    must(&["ip", "-n", &hub, "tuntap", "add", "mode", "tap", "name", "lvs0"]);
+    must(&["ip", "-n", &hub, "link", "set", "lvs0", "master", "br0", "up"]);
+    let client_ip = Ipv4Addr::new(198, 51, 100, 10);
+    leaf(&hub, &cl, "vcl", &GATEWAY_MAC.to_string(), &format!("{client_ip}/24"));
+    must(&["ip", "-n", &cl, "route", "add", &format!("{VIP}/32"), "dev", "eth0"]);
+    let ns = &rsns[0];
+    let old_mac = "02:00:00:00:10:01";
+    let new_mac = "02:00:00:00:77:01";
+    leaf(&hub, ns, "vrs1", old_mac, &format!("{}/24", rs(1)));
+    must(&["ip", "-n", ns, "route", "add", &format!("{DIRECTOR_IP}/32"), "dev", "eth0"]);
+    must(&["ip", "-n", ns, "route", "add", "default", "via", &DIRECTOR_IP.to_string(), "dev", "eth0"]);
+    let dir = tmpdir("neighbors-wire");
+    let state = dir.join("state");
+    // Learned MACs asked again every 1.5 s (Linux: 30 s), so that the
+    // change without a gratuitous ARP below is found quickly.
+    let args =
+        ["--backend", "model", "--wire", "tap:lvs0", "--state-dir", state.to_str().unwrap(), "--neighbor-reachable-ms", "1500"];
+    let d = Daemon::start_in(&["ip", "netns", "exec", &hub], &dir, DIRECTOR_NO_NEIGHBORS, &args);
+    d.ok(&["-A", "-t", "10.0.0.100:80", "-s", "rr"]);
+    // Accepted without a [neighbors] entry.
+    d.ok(&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.1:80", "-m", "-w", "1"]);
+    let _server = Server::start(ns, 80, "rs1", std::sync::Arc::new(vec![b'x'; 64]));
+    let to: std::net::SocketAddr = (VIP, 80).into();
+    let mut e = Echo::open(&cl, to);
+    assert_eq!(e.say("one").unwrap(), "rs1 one");
+    let en = entry(&d, "192.168.10.1");
+    assert_eq!(en["mac"], old_mac, "{en}");
+    assert_eq!(en["source"], "arp", "{en}");
+    assert_eq!(en["card_macs"], serde_json::json!([old_mac]), "the connection is on the card: {en}");
+    let st = d.status();
+    assert!(st["neighbors"]["arp_requests"].as_u64().unwrap() >= 1, "{}", st["neighbors"]);
+    assert_eq!(st["offload"]["connections"], 1, "{}", st["offload"]);
+    let port = e.local_port();
+
+    // The real server's NIC changes; Linux announces it with a gratuitous
+    // ARP (arp_notify).
+    sysctl(ns, &["net.ipv4.conf.eth0.arp_notify=1"]);
+    must(&["ip", "-n", ns, "link", "set", "dev", "eth0", "address", new_mac]);
+    assert!(
+        wait_for(Duration::from_secs(10), || entry(&d, "192.168.10.1")["mac"] == new_mac),
+        "new MAC not learned: {}",
+        entry(&d, "192.168.10.1")
+    );
+    e.s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    assert_eq!(e.say("two").unwrap(), "rs1 two", "the established connection goes on");
+    assert_eq!(e.local_port(), port);
+    let st = d.status();
+    let en = &st["neighbors"]["entries"]["192.168.10.1"];
+    assert_eq!(en["card_macs"], serde_json::json!([new_mac]), "the card's action has the new MAC: {en}");
+    assert_eq!(st["offload"]["connections"], 1, "the connection was not taken off the card: {}", st["offload"]);
+    assert_eq!(st["neighbors"]["changed"], 1, "{}", st["neighbors"]);
+    assert_eq!(st["neighbors"]["unresolved_drops"], 0, "{}", st["neighbors"]);
+    let conns = d.stdout(&["-L", "-n", "-c"]);
+    assert_eq!(conns.lines().filter(|l| l.contains("ESTABLISHED")).count(), 1, "{conns}");
+    // A new connection goes to the new MAC too.
+    let mut e2 = Echo::open(&cl, to);
+    assert_eq!(e2.say("three").unwrap(), "rs1 three");
+
+    // Changed again, silently (no arp_notify): found by asking again.
+    sysctl(ns, &["net.ipv4.conf.eth0.arp_notify=0"]);
+    let third_mac = "02:00:00:00:88:01";
+    must(&["ip", "-n", ns, "link", "set", "dev", "eth0", "address", third_mac]);
+    assert!(
+        wait_for(Duration::from_secs(15), || entry(&d, "192.168.10.1")["mac"] == third_mac),
+        "silent change not found: {}",
+        entry(&d, "192.168.10.1")
+    );
+    assert_eq!(e.say("four").unwrap(), "rs1 four");
+    assert_eq!(e2.say("five").unwrap(), "rs1 five");
+    let st = d.status();
+    assert_eq!(st["neighbors"]["entries"]["192.168.10.1"]["card_macs"], serde_json::json!([third_mac]));
+    assert_eq!(st["offload"]["connections"], 2, "{}", st["offload"]);
+    let (code, log) = d.stop();
+    assert_eq!(code, 0, "{log}");
+    assert!(log.contains("event=neighbor_learned ip=192.168.10.1 mac=02:00:00:00:10:01 source=arp"), "{log}");
+    assert!(log.contains("event=neighbor_changed ip=192.168.10.1 old=02:00:00:00:10:01 new=02:00:00:00:77:01"), "{log}");
+}
+
+#[test]
+#[ignore = "needs root, /dev/net/tun and iproute2 network namespaces (scripts/test.sh runs it as root)"]
+fn kernel_neighbour_table_is_followed_and_a_routed_real_server_uses_its_gateway() {
+    use netns::*;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = unavailable() {
+        panic!("cannot run here: {why}");
+    }
+    let mut nss = Namespaces::default();
+    let ns = nss.add(format!("lvsnic-nbk-{}", std::process::id()));
+    must(&["ip", "-n", &ns, "tuntap", "add", "mode", "tap", "name", "lvsh"]);
+    must(&["ip", "-n", &ns, "link", "set", "lvsh", "address", "02:00:00:00:00:01", "up"]);
+    must(&["ip", "-n", &ns, "addr", "add", "192.168.10.254/24", "dev", "lvsh"]);
+    must(&["ip", "-n", &ns, "route", "add", "172.16.0.0/24", "via", "192.168.10.9", "dev", "lvsh"]);
+    // Known to the kernel before the daemon starts: dumped at start.
+    must(&["ip", "-n", &ns, "neigh", "replace", "192.168.10.1", "lladdr", "02:00:00:00:10:01", "dev", "lvsh", "nud", "permanent"]);
+    let dir = tmpdir("neighbors-kernel");
+    let state = dir.join("state");
+    let args = ["--backend", "model", "--host-tap", "lvsh", "--state-dir", state.to_str().unwrap()];
+    let d = Daemon::start_in(&["ip", "netns", "exec", &ns], &dir, DIRECTOR_NO_NEIGHBORS, &args);
+    d.ok(&["-A", "-t", "10.0.0.100:80", "-s", "rr"]);
+    d.ok(&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.1:80", "-g", "-w", "1"]);
+    d.ok(&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.2:80", "-g", "-w", "1"]);
+    d.ok(&["-a", "-t", "10.0.0.100:80", "-r", "172.16.0.5:80", "-g", "-w", "1"]);
+    let is = |rs: &str, mac: serde_json::Value| {
+        let ok = wait_for(Duration::from_secs(5), || entry(&d, rs)["mac"] == mac);
+        assert!(ok, "{rs}: want {mac}, have {}", entry(&d, rs));
+    };
+    is("192.168.10.1", "02:00:00:00:10:01".into());
+    assert_eq!(entry(&d, "192.168.10.1")["source"], "kernel");
+    // Unknown to the kernel: the daemon asks it to resolve (an entry appears).
+    let neigh = || {
+        let o = std::process::Command::new("ip").args(["-n", &ns, "neigh", "show", "dev", "lvsh"]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    assert!(wait_for(Duration::from_secs(5), || neigh().contains("192.168.10.2 ")), "no resolution asked: {}", neigh());
+    assert!(wait_for(Duration::from_secs(5), || neigh().contains("192.168.10.9 ")), "the gateway not asked for: {}", neigh());
+    assert_eq!(entry(&d, "192.168.10.2")["mac"], serde_json::Value::Null);
+    // Learned as the kernel learns it (an answer would do the same).
+    must(&["ip", "-n", &ns, "neigh", "replace", "192.168.10.2", "lladdr", "02:00:00:00:10:02", "dev", "lvsh", "nud", "reachable"]);
+    is("192.168.10.2", "02:00:00:00:10:02".into());
+    // The routed real server: the FIB's gateway, its MAC.
+    assert_eq!(entry(&d, "172.16.0.5")["next_hop"], "192.168.10.9");
+    must(&["ip", "-n", &ns, "neigh", "replace", "192.168.10.9", "lladdr", "02:00:00:00:10:09", "dev", "lvsh", "nud", "reachable"]);
+    is("172.16.0.5", "02:00:00:00:10:09".into());
+    // A change, then a deletion, followed.
+    must(&["ip", "-n", &ns, "neigh", "replace", "192.168.10.1", "lladdr", "02:00:00:00:10:11", "dev", "lvsh", "nud", "permanent"]);
+    is("192.168.10.1", "02:00:00:00:10:11".into());
+    must(&["ip", "-n", &ns, "neigh", "del", "192.168.10.1", "dev", "lvsh"]);
+    is("192.168.10.1", serde_json::Value::Null);
+    // A static entry wins over the kernel.
+    let (code, log) = d.stop();
+    assert_eq!(code, 0, "{log}");
+    assert!(log.contains("event=neighbor_learned ip=192.168.10.9 mac=02:00:00:00:10:09 source=kernel"), "{log}");
+}
