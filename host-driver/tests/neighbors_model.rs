@@ -1,0 +1,112 @@
+//! Learned neighbours through the exception loop on the `model` backend,
+//! byte for byte against a director whose `[neighbors]` has the same MAC:
+//! a real server without an entry is accepted, the first frame to it is
+//! held until an ARP answer gives its MAC and then sent exactly as the
+//! static director sends it; the connection is offloaded; a gratuitous ARP
+//! with a new MAC rewrites the card's action in place and the connection's
+//! next frames leave the card with the new MAC, nothing else changed.
+
+use lvsnic::control::Control;
+use lvsnic::device::model::{ModelDevice, MODEL_PARAMS};
+use lvsnic::device::rings::RingConfig;
+use lvsnic::slowpath::SlowPath;
+use lvsnic_fixtures::*;
+use lvsnic_model::config::DirectorConfig;
+use lvsnic_model::rules::ipvsadm::parse_rules_full;
+use lvsnic_model::wire::{MacAddr, TCP_ACK, TCP_PSH, TCP_SYN};
+use std::net::Ipv4Addr;
+
+type Ctl = Control<ModelDevice>;
+
+fn control(learning: bool) -> Ctl {
+    let head = "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\nmtu = 1500\ngateway_mac = \"02:00:00:00:00:fe\"\n";
+    let text = if learning { head.to_string() } else { format!("{head}[neighbors]\n\"192.168.10.1\" = \"{}\"\n", rs_mac(1)) };
+    let mut cfg = DirectorConfig::parse(&text).unwrap();
+    cfg.resolve_neighbors = learning;
+    let rules = parse_rules_full("-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n").unwrap().rules;
+    let d = lvsnic_model::director::Director::new(cfg, &rules, T0).unwrap();
+    let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).unwrap();
+    Control::new(SlowPath::new(d, dev, MODEL_PARAMS).unwrap(), MODEL_PARAMS.vip_count, Default::default())
+}
+
+fn arp(op: u16, sha: MacAddr, spa: Ipv4Addr, tpa: Ipv4Addr) -> Vec<u8> {
+    let mut f = if op == 2 { DIRECTOR_MAC.0.to_vec() } else { vec![0xff; 6] };
+    f.extend_from_slice(&sha.0);
+    f.extend_from_slice(&[8, 6, 0, 1, 8, 0, 6, 4]);
+    f.extend_from_slice(&op.to_be_bytes());
+    f.extend_from_slice(&sha.0);
+    f.extend_from_slice(&spa.octets());
+    f.extend_from_slice(&if op == 2 { DIRECTOR_MAC.0 } else { [0; 6] });
+    f.extend_from_slice(&tpa.octets());
+    f.resize(60, 0);
+    f
+}
+
+const CLIENT: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 10);
+const MS: u64 = 1_000_000;
+
+fn from_client(flags: u8, seq: u32, ack: u32, payload: &[u8]) -> Vec<u8> {
+    tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(CLIENT, VIP), 40000, 80, flags, seq, ack, payload)
+}
+
+#[test]
+fn held_until_arp_then_byte_exact_and_a_mac_change_rewrites_the_action_in_place() {
+    let (mut st, mut lr) = (control(false), control(true));
+    let mut t = T0;
+    let mut both = |t: u64, f: &[u8]| (st.frame(t, f).unwrap(), lr.frame(t, f).unwrap());
+
+    // The SYN: the static director sends it; the learning one holds it.
+    let (a, b) = both(t, &from_client(TCP_SYN, 1000, 0, b""));
+    assert_eq!(a.tx.len(), 1);
+    assert!(b.tx.is_empty(), "held, not sent to an unknown MAC");
+    let held_syn = a.tx[0].clone();
+    assert_eq!(held_syn[..6], rs_mac(1).0);
+    t += MS;
+    // The real server's ARP answer releases it, byte for byte as the static director sent it.
+    let (_, b) = both(t, &arp(2, rs_mac(1), rs(1), DIRECTOR_IP));
+    assert_eq!(b.tx, vec![held_syn]);
+    t += MS;
+    let syn_ack = tcp(rs_mac(1), DIRECTOR_MAC, Ip::new(rs(1), CLIENT), 80, 40000, TCP_SYN | TCP_ACK, 5000, 1001, b"");
+    let (a, b) = both(t, &syn_ack);
+    assert_eq!(a.tx, b.tx);
+    t += MS;
+    let (a, b) = both(t, &from_client(TCP_ACK, 1001, 5001, b""));
+    assert_eq!(a.tx, b.tx);
+    t += MS;
+    let (a, b) = both(t, &from_client(TCP_ACK | TCP_PSH, 1001, 5001, b"hello"));
+    assert_eq!((a.in_hardware, b.in_hardware), (true, true), "offloaded on both");
+    assert_eq!(a.tx, b.tx);
+
+    // A gratuitous ARP with a new MAC.
+    let moved = MacAddr([2, 0, 0, 0, 0x77, 1]);
+    t += MS;
+    let r = lr.frame(t, &arp(1, moved, rs(1), rs(1))).unwrap();
+    assert!(r.tx.is_empty(), "{:?}", r.tx);
+    let s = serde_json::to_value(lr.status()).unwrap();
+    assert_eq!(s["neighbors"]["entries"]["192.168.10.1"]["card_macs"], serde_json::json!([moved.to_string()]), "{s}");
+    assert_eq!(s["offload"]["connections"], 1, "{s}");
+    assert_eq!(s["neighbors"]["changed"], 1);
+    // The connection's next frame: forwarded by the card, to the new MAC,
+    // otherwise exactly what the static director forwards.
+    t += MS;
+    let f = from_client(TCP_ACK | TCP_PSH, 1006, 5001, b"again");
+    let a = st.frame(t, &f).unwrap();
+    let b = lr.frame(t, &f).unwrap();
+    assert!(b.in_hardware, "still on the card");
+    let mut want = a.tx[0].clone();
+    want[..6].copy_from_slice(&moved.0);
+    assert_eq!(b.tx, vec![want]);
+    assert_eq!(lr.director().conns.len(), st.director().conns.len());
+}
+
+#[test]
+fn a_real_server_without_a_mac_is_refused_only_without_learning() {
+    let head = "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\nmtu = 1500\ngateway_mac = \"02:00:00:00:00:fe\"\n";
+    let rules = parse_rules_full("-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n").unwrap().rules;
+    let cfg = DirectorConfig::parse(head).unwrap();
+    let e = lvsnic_model::director::Director::new(cfg.clone(), &rules, T0).err().expect("refused");
+    assert!(e.to_string().contains("has no entry in [neighbors]"), "{e}");
+    let mut cfg = cfg;
+    cfg.resolve_neighbors = true;
+    assert!(lvsnic_model::director::Director::new(cfg, &rules, T0).is_ok());
+}
