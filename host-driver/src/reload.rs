@@ -13,11 +13,14 @@
 //! difference back to the rules before) and the reload fails: a reload
 //! applies all of the file or nothing.
 //!
-//! DIRECTOR.toml is read again too: what can change at run time (new
-//! `[neighbors]`, `[timeouts]` changed in the file) is applied; a change of
-//! anything that sizes or addresses the card (`[director]`, a neighbor's
-//! MAC, `[sysctl]`, `[clock]`, `[limits]`) is refused with a message naming it, and
-//! nothing is applied.
+//! DIRECTOR.toml is read again too: what can change at run time
+//! (`[neighbors]`, `[timeouts]` changed in the file) is applied; a change of
+//! anything that sizes or addresses the card (`[director]`, `[sysctl]`,
+//! `[clock]`, `[limits]`) is refused with a message naming it, and nothing
+//! is applied. Under the daemon (which learns neighbours) a static
+//! neighbour may change or go: the card's action entries that used it are
+//! rewritten in place, connections stay; a director without learning
+//! (`cfg.resolve_neighbors` false) only takes new entries.
 
 use crate::control::{command_line, Control};
 use crate::device::Device;
@@ -229,6 +232,11 @@ fn director_changes(
     for (ip, mac) in &running.neighbors {
         match f.neighbors.get(ip) {
             Some(m) if m == mac => {}
+            // With learned neighbours (the daemon) a static entry can
+            // change or go: the card's actions are rewritten in place, and
+            // a removed entry's address is resolved like any other.
+            Some(m) if running.resolve_neighbors => notes.push(format!("neighbor {ip} {m}")),
+            None if running.resolve_neighbors => notes.push(format!("neighbor {ip} removed (learned from now on)")),
             Some(_) => return Err(format!("[neighbors] {ip}: a neighbor's MAC cannot change while the daemon runs (restart it to apply)")),
             None => return Err(format!("[neighbors] {ip}: a neighbor cannot be removed while the daemon runs (restart it to apply)")),
         }
@@ -280,13 +288,19 @@ pub fn reload<D: Device>(
     let cfg = ctl.config_mut();
     let (prev_neighbors, prev_timeouts) = (cfg.neighbors.clone(), cfg.timeouts.get());
     if let Some(f) = &file {
-        for (ip, mac) in &f.0.neighbors {
-            cfg.neighbors.entry(*ip).or_insert(*mac);
+        let mut statics = cfg.neighbors.clone();
+        if cfg.resolve_neighbors {
+            statics = f.0.neighbors.clone();
+        } else {
+            for (ip, mac) in &f.0.neighbors {
+                statics.entry(*ip).or_insert(*mac);
+            }
         }
         if loaded.as_ref().is_some_and(|l| l.0.timeouts != f.0.timeouts) {
             let (t, fi, u) = f.0.timeouts.get();
             cfg.timeouts.set(t, fi, u);
         }
+        ctl.set_static_neighbors(statics);
     }
     if let Some(s) = &script {
         if let Some(t) = s.timeouts {
@@ -299,8 +313,8 @@ pub fn reload<D: Device>(
                 }
             }
             Err(e) => {
+                ctl.set_static_neighbors(prev_neighbors);
                 let cfg = ctl.config_mut();
-                cfg.neighbors = prev_neighbors;
                 cfg.timeouts.set(prev_timeouts.0, prev_timeouts.1, prev_timeouts.2);
                 return fail(e);
             }
@@ -383,6 +397,27 @@ mod tests {
                 "-A -u 10.0.0.3:53 -s rr",
                 "-a -u 10.0.0.3:53 -r 10.0.1.1:53 -m -w 1",
             ]
+        );
+    }
+
+    #[test]
+    fn static_neighbours_change_only_where_neighbours_are_learned() {
+        let head = "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n";
+        let cfg = |nb: &str| DirectorConfig::parse(&format!("{head}[neighbors]\n{nb}")).unwrap();
+        let a = cfg("\"192.168.10.1\" = \"02:00:00:00:10:01\"\n");
+        let b = cfg("\"192.168.10.1\" = \"02:00:00:00:10:11\"\n");
+        let none = cfg("");
+        let lim = Limits::default();
+        let (la, lb, ln) = ((a.clone(), lim), (b.clone(), lim), (none.clone(), lim));
+        let e = director_changes(&a, &la, &lb).unwrap_err();
+        assert!(e.contains("a neighbor's MAC cannot change"), "{e}");
+        assert!(director_changes(&a, &la, &ln).unwrap_err().contains("cannot be removed"));
+        let mut learning = a.clone();
+        learning.resolve_neighbors = true;
+        assert_eq!(director_changes(&learning, &la, &lb).unwrap(), vec!["neighbor 192.168.10.1 02:00:00:00:10:11".to_string()]);
+        assert_eq!(
+            director_changes(&learning, &la, &ln).unwrap(),
+            vec!["neighbor 192.168.10.1 removed (learned from now on)".to_string()]
         );
     }
 }

@@ -108,6 +108,15 @@ families! {
     TABLE_FULL: Counter "lvsnic_flow_table_full_total" "Flows that did not fit in the card's table (their connection stays in software).";
     BUSY: Counter "lvsnic_device_busy_timeouts_total" "Table commands that found the device busy for too long.";
     NEIGHBOR_MISMATCH: Counter "lvsnic_neighbor_mismatches_total" "ARP frames from a [neighbors] address with another MAC than configured.";
+    NEIGHBOR_EVENTS: Counter "lvsnic_neighbor_events_total" "Real servers' next hops whose MAC was learned, changed, or not found (resolution failed).";
+    NEIGHBOR_UNRESOLVED: Gauge "lvsnic_neighbor_unresolved" "Real servers whose next hop has no known MAC.";
+    NEIGHBOR_HELD: Counter "lvsnic_neighbor_held_frames_total" "Frames held while their real server's next hop was resolved.";
+    NEIGHBOR_RELEASED: Counter "lvsnic_neighbor_released_frames_total" "Held frames sent once the MAC was known.";
+    NEIGHBOR_UNRES_DROPS: Counter "lvsnic_neighbor_unresolved_dropped_frames_total" "Frames dropped for want of a MAC (queue full, resolution failed).";
+    NEIGHBOR_ARP: Counter "lvsnic_neighbor_arp_requests_total" "ARP requests the daemon sent to resolve or confirm next hops.";
+    NEIGHBOR_ARP_LIMITED: Counter "lvsnic_neighbor_arp_rate_limited_total" "ARP requests postponed by the rate limit.";
+    NEIGHBOR_BAD: Counter "lvsnic_neighbor_bad_input_total" "Neighbour inputs refused: a MAC no host can have, a netlink message that did not parse.";
+    NEIGHBOR_FULL: Counter "lvsnic_neighbor_table_full_total" "Next hops not tracked because the neighbour table was full.";
     LIMIT_RATE: Gauge "lvsnic_rate_limit_connections_per_second" "The [limits] new-connection rate per service (absent: no limit).";
     LIMIT_BURST: Gauge "lvsnic_rate_limit_burst_connections" "The [limits] bucket depth.";
     LIMIT_ADMITTED: Counter "lvsnic_rate_limit_admitted_total" "New-connection frames that found a token, by service bucket.";
@@ -314,7 +323,18 @@ pub fn render(s: &Snapshot, format: Format) -> String {
     w.one(&ACTION_SIZE, o.action_capacity);
     w.one(&TABLE_FULL, o.table_full);
     w.one(&BUSY, o.busy_timeouts);
-    w.one(&NEIGHBOR_MISMATCH, st.director.neighbors.mismatches);
+    let nb = &st.director.neighbors;
+    w.one(&NEIGHBOR_MISMATCH, nb.mismatches);
+    let c = &nb.counters;
+    w.family(&NEIGHBOR_EVENTS, by("event", [("learned", c.learned), ("changed", c.changed), ("failed", c.failed)]));
+    w.one(&NEIGHBOR_UNRESOLVED, nb.entries.values().filter(|e| e.mac.is_none()).count() as u64);
+    w.one(&NEIGHBOR_HELD, c.held);
+    w.one(&NEIGHBOR_RELEASED, c.released);
+    w.one(&NEIGHBOR_UNRES_DROPS, c.unresolved_drops);
+    w.one(&NEIGHBOR_ARP, c.arp_requests);
+    w.one(&NEIGHBOR_ARP_LIMITED, c.arp_limited);
+    w.one(&NEIGHBOR_BAD, c.bad_input);
+    w.one(&NEIGHBOR_FULL, c.table_full);
 
     // The rate limit.
     let lim = &st.director.limits;
