@@ -234,6 +234,9 @@ pub struct NeighborCounters {
     /// Rejected inputs: an ARP or netlink neighbour with a MAC no host can
     /// have, or a netlink message that did not parse.
     pub bad_input: u64,
+    /// Requests to, or answers from, the rtnetlink thread its bounded
+    /// queues refused (the next dump makes up for them).
+    pub queue_refused: u64,
 }
 
 /// A next hop whose MAC is asked for now.
@@ -265,6 +268,12 @@ pub struct NeighborTable {
     tokens: (u32, u64),
     /// How long a learned MAC is trusted before it is asked again.
     reachable_ns: u64,
+    /// No request is due before this (a lower bound: checking costs a
+    /// pass over the entries, so the loop does it only when one may be due).
+    earliest: u64,
+    /// Real servers were added by [`hold`](Self::hold) since the last
+    /// [`take_new_targets`](Self::take_new_targets).
+    new_targets: bool,
 }
 
 impl NeighborTable {
@@ -318,6 +327,7 @@ impl NeighborTable {
                 continue;
             }
             self.entries.insert(nh, Entry::new(now));
+            self.earliest = self.earliest.min(now);
         }
         self.targets = t;
     }
@@ -396,6 +406,7 @@ impl NeighborTable {
             e.state = State::Incomplete;
             e.probes = 0;
             e.next_probe = now;
+            self.earliest = self.earliest.min(now);
             crate::logging::event(log::Level::Info, "neighbor_lost", &[("ip", &ip.to_string()), ("source", "kernel")]);
         }
     }
@@ -421,6 +432,7 @@ impl NeighborTable {
             None => {
                 // A real server added since the targets were last set: on-link until the FIB says otherwise.
                 self.targets.insert(rs, rs);
+                self.new_targets = true;
                 rs
             }
         };
@@ -431,6 +443,7 @@ impl NeighborTable {
                 return;
             }
             self.entries.insert(nh, Entry::new(now));
+            self.earliest = self.earliest.min(now);
         }
         let Some(e) = self.entries.get_mut(&nh) else { return };
         if e.state == State::Failed {
@@ -453,6 +466,9 @@ impl NeighborTable {
     /// the rate limit; entries whose requests all went unanswered fail
     /// (their held frames dropped, counted, logged).
     pub fn due_probes(&mut self, now: u64) -> Vec<Probe> {
+        if now < self.earliest {
+            return Vec::new();
+        }
         let refill = now.saturating_sub(self.tokens.1) / (1_000_000_000 / ARP_PER_SEC as u64);
         if refill > 0 {
             self.tokens.0 = (self.tokens.0 as u64 + refill).min(ARP_PER_SEC as u64) as u32;
@@ -501,12 +517,19 @@ impl NeighborTable {
             // changed does not hear the first.
             out.push(Probe { ip, known: if e.probes == 1 { e.mac } else { None } });
         }
+        self.earliest = self.entries.values().map(|e| e.next_probe).min().unwrap_or(u64::MAX);
         out
     }
 
-    /// The earliest time a probe is due, if any (for the caller's poll timeout).
+    /// The earliest time a probe may be due, if any (for the caller's poll timeout).
     pub fn next_due(&self) -> Option<u64> {
-        self.entries.values().map(|e| e.next_probe).min()
+        (!self.entries.is_empty()).then_some(self.earliest)
+    }
+
+    /// Whether [`hold`](Self::hold) added real servers the caller has not
+    /// routed yet (it then sets the targets again).
+    pub fn take_new_targets(&mut self) -> bool {
+        std::mem::take(&mut self.new_targets)
     }
 
     /// What changed for the director since the last call: per real server,

@@ -286,7 +286,10 @@ impl NeighWatch {
     /// Asks the kernel to resolve `ip` on interface `ifindex` (creating
     /// the entry if needed): `RTM_NEWNEIGH` with `NTF_USE`, on which
     /// `neigh_add` calls `neigh_event_send`, as a packet to `ip` would.
-    /// Its answer comes as a change notification.
+    /// Its answer comes as a change notification. Only for a neighbour
+    /// the kernel has no MAC for: the request sets the entry's state
+    /// (`INCOMPLETE`) first, which would drop a MAC it has (seen on
+    /// Linux 6.x: a `PERMANENT` entry asked this way ends `FAILED`).
     pub fn resolve(&mut self, ip: Ipv4Addr, ifindex: u32) -> io::Result<()> {
         let mut m = NeighbourMessage::default();
         m.header.family = AddressFamily::Inet;

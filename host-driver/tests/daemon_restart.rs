@@ -326,9 +326,13 @@ fn keepalived_load_twice_gives_exactly_the_second_files_table() {
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(d.stdout(&["-S", "-n"]), print(&b));
     assert!(print(&b).contains("-p 60"));
-    // A file the daemon refuses (a real server without a [neighbors]
-    // entry): non-zero, and the table is the one before.
-    let bad = write(&dir, "bad.conf", &keepalived_conf(30, &[2, 3, 77]));
+    // A file the daemon refuses (a fwmark service, which the lvsnic
+    // director does not carry out; a real server without a [neighbors]
+    // entry is learned now, not refused): non-zero, and the table is the
+    // one before.
+    let bad_text = keepalived_conf(30, &[2, 3, 77])
+        + "virtual_server fwmark 7 {\n  lb_algo rr\n  lb_kind DR\n  real_server 192.168.10.9 80 {\n    weight 1\n  }\n}\n";
+    let bad = write(&dir, "bad.conf", &bad_text);
     let r = load(&bad);
     assert_ne!(r.code, 0, "{r:?}");
     assert!(r.stderr.contains("not loaded, the daemon's rules are unchanged"), "{r:?}");

@@ -117,6 +117,7 @@ families! {
     NEIGHBOR_ARP_LIMITED: Counter "lvsnic_neighbor_arp_rate_limited_total" "ARP requests postponed by the rate limit.";
     NEIGHBOR_BAD: Counter "lvsnic_neighbor_bad_input_total" "Neighbour inputs refused: a MAC no host can have, a netlink message that did not parse.";
     NEIGHBOR_FULL: Counter "lvsnic_neighbor_table_full_total" "Next hops not tracked because the neighbour table was full.";
+    NEIGHBOR_QUEUE: Counter "lvsnic_neighbor_queue_refused_total" "Requests to or answers from the rtnetlink thread its bounded queues refused.";
     LIMIT_RATE: Gauge "lvsnic_rate_limit_connections_per_second" "The [limits] new-connection rate per service (absent: no limit).";
     LIMIT_BURST: Gauge "lvsnic_rate_limit_burst_connections" "The [limits] bucket depth.";
     LIMIT_ADMITTED: Counter "lvsnic_rate_limit_admitted_total" "New-connection frames that found a token, by service bucket.";
@@ -335,6 +336,7 @@ pub fn render(s: &Snapshot, format: Format) -> String {
     w.one(&NEIGHBOR_ARP_LIMITED, c.arp_limited);
     w.one(&NEIGHBOR_BAD, c.bad_input);
     w.one(&NEIGHBOR_FULL, c.table_full);
+    w.one(&NEIGHBOR_QUEUE, c.queue_refused);
 
     // The rate limit.
     let lim = &st.director.limits;
