@@ -33,6 +33,7 @@ pub mod pci;
 pub mod rings;
 pub mod sys;
 pub mod vfio;
+pub mod vfio_pci;
 
 use format::{q, DmaCaps};
 use lvsnic_model::hw::regs::*;
