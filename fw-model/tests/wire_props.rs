@@ -38,7 +38,7 @@ use lvsnic_model::wire::{
     IpProtocol,
     build, parse_frame, ArpOperation, ArpPacket, ArpRepr, ChecksumCheck, EthernetFrame, EthernetRepr, FrameError,
     Icmpv4Packet, Icmpv4Repr, Ipv4Packet, Ipv4Repr, MacAddr, TcpPacket, TcpRepr, UdpPacket, UdpRepr, WireError,
-    ETHERTYPE_ARP, ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP,
+    Ipv6Packet, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_TCP, IPPROTO_UDP,
 };
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -489,8 +489,17 @@ fn check_classifier_against_views(f: &[u8]) -> Result<(), TestCaseError> {
     prop_assert_eq!(info.l2_len, eth.header_len());
     prop_assert_eq!(info.vlan_tci, eth.vlan_tci());
     prop_assert_eq!(info.ethertype, eth.ethertype());
+    if info.ethertype == ETHERTYPE_IPV6 {
+        // IPv6 (random_ipv6_never_panics checks its findings in depth): no
+        // IPv4 finding, and a fixed header the view refuses is an error.
+        prop_assert!(info.ipv4.is_none());
+        if Ipv6Packet::new_checked(&f[info.l2_len..]).is_err() {
+            prop_assert!(info.ipv6.is_none() && info.l4.is_none() && info.error.is_some(), "{:?}", info);
+        }
+        return Ok(());
+    }
     if info.ethertype != ETHERTYPE_IPV4 {
-        prop_assert!(info.ipv4.is_none() && info.l4.is_none() && info.error.is_none());
+        prop_assert!(info.ipv4.is_none() && info.ipv6.is_none() && info.l4.is_none() && info.error.is_none());
         return Ok(());
     }
     let ip_bytes = &f[info.l2_len..];
@@ -807,4 +816,15 @@ proptest! {
             }
         }
     }
+}
+
+/// Found by `random_bytes_never_panic`: an Ethernet header whose type is
+/// IPv6 and nothing after it is an IPv6 error, which the classifier check
+/// once took for a non-IP frame's.
+#[test]
+fn bare_ipv6_ethertype_is_an_ipv6_error() {
+    let mut f = vec![0u8; 12];
+    f.extend([0x86, 0xdd]);
+    assert_eq!(parse_frame(&f).error, Some(FrameError::Ipv6Truncated));
+    check_classifier_against_views(&f).unwrap();
 }

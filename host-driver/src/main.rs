@@ -221,6 +221,11 @@ enum Cmd {
         /// start). Metric list: docs/user-guide.md, "Metrics".
         #[arg(long, value_name = "ADDR:PORT")]
         metrics: Option<std::net::SocketAddr>,
+        /// Run the forwarding loop alone on this CPU and every other thread
+        /// of the daemon (control clients, state writer, health checkers,
+        /// sync, metrics) on the CPUs left; default: no placement.
+        #[arg(long, value_name = "CPU")]
+        loop_cpu: Option<usize>,
     },
     /// Apply DIRECTOR.toml and the rules file again, as differences (as SIGHUP does).
     Reload {
@@ -374,8 +379,8 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, neighbor_reachable_ms, log_level, metrics } => {
-            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, neighbor_reachable_ms, log_level, metrics })
+        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, neighbor_reachable_ms, log_level, metrics, loop_cpu } => {
+            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, neighbor_reachable_ms, log_level, metrics, loop_cpu })
                 .map_err(|e| e.to_string())
         }
         Cmd::Manpages { dir } => {

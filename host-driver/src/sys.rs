@@ -3,7 +3,7 @@
 //! handling, TAP devices, poll(2), the stack's addresses (getifaddrs(3);
 //! rtnetlink is [`crate::rtnl`], on the netlink crates), interface indexes, the control queue's wake-up (eventfd(2)) and a control
 //! client's credentials (`SO_PEERCRED`). All of the daemon's `unsafe` is here.
-// `unsafe` allowed here (the crate denies it): sigaction(2), poll(2), the TUNSETIFF and SIOCSIFFLAGS ioctls, getifaddrs(3), if_nametoindex(3), eventfd(2), getsockopt(2).
+// `unsafe` allowed here (the crate denies it): sigaction(2), poll(2), the TUNSETIFF and SIOCSIFFLAGS ioctls, getifaddrs(3), if_nametoindex(3), eventfd(2), getsockopt(2), gettid(2), sched_{get,set}affinity(2).
 #![allow(unsafe_code)]
 
 use std::fs::File;
@@ -438,5 +438,91 @@ mod tests {
         assert_eq!(group_by_name("lvsnic-no-such-group").unwrap(), None);
         assert_eq!(user_by_name("ro\0ot").unwrap_err().kind(), io::ErrorKind::InvalidInput);
         assert_eq!(group_by_name("ro\0ot").unwrap_err().kind(), io::ErrorKind::InvalidInput);
+    }
+}
+
+/// The calling thread's kernel thread id (gettid(2)).
+pub fn gettid() -> i32 {
+    // SAFETY: gettid(2) takes no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// The CPUs thread `tid` (0: the calling thread) may run on
+/// (sched_getaffinity(2)), in increasing order.
+pub fn cpu_affinity(tid: i32) -> io::Result<Vec<usize>> {
+    // SAFETY: an all-zero cpu_set_t is a valid (empty) set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: the kernel writes at most size_of::<cpu_set_t>() bytes into `set`, which lives across the call.
+    if unsafe { libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: CPU_ISSET reads `set` within its bounds (the index is below CPU_SETSIZE).
+    Ok((0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect())
+}
+
+/// Lets thread `tid` (0: the calling thread) run only on `cpus`
+/// (sched_setaffinity(2)). A CPU number at or above `CPU_SETSIZE` is an
+/// `InvalidInput` error.
+pub fn set_cpu_affinity(tid: i32, cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: an all-zero cpu_set_t is a valid (empty) set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        if c >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("CPU {c} is beyond the {} this build knows", libc::CPU_SETSIZE)));
+        }
+        // SAFETY: `c` is below CPU_SETSIZE (checked above), so CPU_SET writes inside `set`.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: the kernel reads size_of::<cpu_set_t>() bytes from `set`, which lives across the call.
+    if unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The kernel thread ids of this process's threads (`/proc/self/task`).
+pub fn thread_ids() -> io::Result<Vec<i32>> {
+    let mut ids = Vec::new();
+    for e in std::fs::read_dir("/proc/self/task")? {
+        if let Some(id) = e?.file_name().to_str().and_then(|n| n.parse().ok()) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+/// Puts thread `tid` (0: the calling thread) in `SCHED_IDLE` (`idle`) or
+/// back in `SCHED_OTHER` (sched_setscheduler(2)). An idle thread runs only
+/// when nothing of normal priority wants the CPU, and anything of normal
+/// priority that wakes up takes the CPU from it at once.
+pub fn set_sched_idle(tid: i32, idle: bool) -> io::Result<()> {
+    let p = libc::sched_param { sched_priority: 0 };
+    let policy = if idle { libc::SCHED_IDLE } else { libc::SCHED_OTHER };
+    // SAFETY: sched_setscheduler(2) reads `p`, which lives across the call.
+    if unsafe { libc::sched_setscheduler(tid, policy, &p) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether thread `tid` (0: the calling thread) is in `SCHED_IDLE`.
+pub fn sched_idle(tid: i32) -> io::Result<bool> {
+    // SAFETY: sched_getscheduler(2) takes a thread id only.
+    let p = unsafe { libc::sched_getscheduler(tid) };
+    if p < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(p == libc::SCHED_IDLE)
+}
+
+/// Thread `tid` of this process's scheduling times in nanoseconds
+/// (`/proc/self/task/TID/schedstat`): on a CPU, and runnable but waiting
+/// for one.
+pub fn thread_sched_ns(tid: i32) -> io::Result<(u64, u64)> {
+    let s = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat"))?;
+    let mut f = s.split_whitespace().map(|v| v.parse::<u64>().ok());
+    match (f.next().flatten(), f.next().flatten()) {
+        (Some(on_cpu), Some(waiting)) => Ok((on_cpu, waiting)),
+        _ => Err(io::Error::new(io::ErrorKind::InvalidData, format!("/proc/self/task/{tid}/schedstat: {s:?}"))),
     }
 }

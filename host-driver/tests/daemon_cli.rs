@@ -8,6 +8,7 @@ mod harness;
 
 use harness::*;
 use lvsnic_fixtures::director_toml;
+use std::time::{Duration, Instant};
 
 const RULES: &str = "\
 -A -t 10.0.0.100:80 -s rr
@@ -447,6 +448,7 @@ fn status_keeps_the_keys_tests_and_docs_read() {
         &["control", "deadline_cut"],
         &["control", "too_large"],
         &["control", "longest_control_us"],
+        &["control", "bulk_promoted"],
         &["control_refused"],
         &["pcap_frames_left"],
     ] {
@@ -589,4 +591,83 @@ fn arp_answers_that_contradict_a_static_neighbor_are_logged_and_counted() {
     assert_eq!(st["neighbors"]["mismatched"], serde_json::json!({}));
     let log = std::fs::read_to_string(&d.log).unwrap();
     assert!(log.contains("lvsnic daemon: info: event=neighbor_match ip=192.168.10.1 mac=02:00:00:00:10:01 arp=reply"), "{log}");
+}
+
+/// The CPUs a thread of process `pid` may run on, from
+/// `/proc/PID/task/TID/status` (`Cpus_allowed_list`, e.g. `0-3,5`).
+fn cpus_allowed(pid: u32, tid: &str) -> Vec<usize> {
+    let st = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).unwrap_or_default();
+    let list = st.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap_or("").trim().to_string();
+    let mut cpus = Vec::new();
+    for part in list.split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => cpus.extend(a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()),
+            None => cpus.push(part.parse().unwrap()),
+        }
+    }
+    cpus
+}
+
+/// `--loop-cpu CPU`: the forwarding loop (the daemon's main thread) runs
+/// on CPU alone and every other thread on the rest, including a thread
+/// started from the loop after the start (a sync daemon); `status` says
+/// so; a CPU the process may not use, or the only one, is one clear line.
+#[test]
+fn loop_cpu_puts_the_loop_alone_on_its_cpu() {
+    let allowed = cpus_allowed(std::process::id(), &std::process::id().to_string());
+    let dir = tmpdir("loopcpu");
+    let dcfg = write(&dir, "director.toml", &director_toml());
+    let refused = |cpu: &str, taskset: Option<&str>| {
+        let mut c = match taskset {
+            Some(cpus) => {
+                let mut c = std::process::Command::new("taskset");
+                c.args(["-c", cpus, LVSNIC]);
+                c
+            }
+            None => std::process::Command::new(LVSNIC),
+        };
+        let o = c.args(["daemon", "--backend", "model", "--director", dcfg.to_str().unwrap(), "--loop-cpu", cpu, "--socket"]).arg(dir.join("s")).output().unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let (c, e) = refused("1023", None);
+    assert_eq!((c, e.lines().count()), (Some(1), 1), "{e}");
+    assert!(e.starts_with("lvsnic: --loop-cpu 1023: this process may run on CPUs "), "{e}");
+    if allowed.len() < 2 {
+        eprintln!("loop_cpu_puts_the_loop_alone_on_its_cpu: one CPU only, placement not tried");
+        return;
+    }
+    let only = allowed[0].to_string();
+    let (c, e) = refused(&only, Some(&only));
+    assert_eq!(c, Some(1), "{e}");
+    assert!(e.contains("it is the only CPU this process may run on"), "{e}");
+
+    let cpu = *allowed.last().unwrap();
+    let others: Vec<usize> = allowed.iter().copied().filter(|&c| c != cpu).collect();
+    let d = Daemon::start(&dir, &director_toml(), &["--loop-cpu", &cpu.to_string()]);
+    // A thread the loop starts: the backup sync daemon's receiver (on
+    // loopback, a port of its own).
+    let port = (20_000 + std::process::id() % 20_000).to_string();
+    d.ok(&["--start-daemon", "backup", "--mcast-interface", "lo", "--syncid", "7", "--mcast-port", &port]);
+    let pid = d.pid();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let tids: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        let placed = tids.iter().map(|t| (t.clone(), cpus_allowed(pid, t))).collect::<Vec<_>>();
+        let main_ok = placed.iter().any(|(t, c)| t == &pid.to_string() && c == &vec![cpu]);
+        let rest_ok = placed.iter().filter(|(t, _)| t != &pid.to_string()).all(|(_, c)| c == &others);
+        if main_ok && rest_ok && tids.len() >= 3 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "threads and their CPUs (loop {cpu}, others {others:?}): {placed:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let st = d.status();
+    assert_eq!(st["placement"]["loop_cpu"], cpu, "{st}");
+    assert_eq!(st["placement"]["others"], serde_json::json!(others), "{st}");
+    assert!(counter(&st, &["placement", "moved"]) >= 1, "the sync daemon's thread was moved: {st}");
+    let (code, log) = d.stop();
+    assert_eq!(code, 0, "{log}");
 }

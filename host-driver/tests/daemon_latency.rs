@@ -15,6 +15,7 @@
 //! ```text
 //! cargo test --release -p lvsnic --test daemon_latency -- --ignored --nocapture
 //! LVSNIC_LATENCY_CONNS=2000000 cargo test ...   (the table's size; default 500,000)
+//! LVSNIC_LATENCY_LOOP_CPU=1 cargo test ...       (the loop alone on CPU 1: --loop-cpu)
 //! ```
 #[path = "daemon_harness.rs"]
 mod harness;
@@ -170,12 +171,23 @@ fn forwarding_latency_beside_the_control_plane() {
         "rules",
         "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n-A -u 10.0.0.100:53 -s rr\n-a -u 10.0.0.100:53 -r 192.168.10.2:53 -m -w 1\n",
     );
-    let d = Daemon::start_in(
-        &["ip", "netns", "exec", &ns],
-        &dir,
-        &director_toml(),
-        &["--backend", "model", "--rules", rules.to_str().unwrap(), "--wire", &format!("tap:{TAP}"), "--create-taps"],
-    );
+    // LVSNIC_LATENCY_LOOP_CPU=N: the daemon's loop alone on CPU N
+    // (`--loop-cpu N`), and this process (the probe, the `lvsnic` clients
+    // it starts) on the other CPUs, as an operator would place them.
+    let loop_cpu = std::env::var("LVSNIC_LATENCY_LOOP_CPU").ok();
+    let mut args = vec!["--backend", "model", "--rules", rules.to_str().unwrap(), "--create-taps"];
+    let wire = format!("tap:{TAP}");
+    args.extend(["--wire", &wire]);
+    if let Some(cpu) = &loop_cpu {
+        args.extend(["--loop-cpu", cpu.as_str()]);
+    }
+    let d = Daemon::start_in(&["ip", "netns", "exec", &ns], &dir, &director_toml(), &args);
+    if loop_cpu.is_some() {
+        let others = d.status()["placement"]["others"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap() as usize).collect::<Vec<_>>();
+        // Threads started from here on (the probe's, the clients) inherit it.
+        lvsnic::sys::set_cpu_affinity(0, &others).unwrap();
+        println!("daemon loop on CPU {}, everything else (the probe, clients, the daemon's other threads) on {others:?}", loop_cpu.as_deref().unwrap());
+    }
     must(&["ip", "-n", &ns, "link", "set", TAP, "txqueuelen", "100000"]);
     let sock = Arc::new(in_netns(&ns, || PacketSocket::open(TAP, Duration::from_millis(20), Some(64 << 20))));
     let mut report = Vec::new();

@@ -781,7 +781,8 @@ const VI_1: &str = "vrrp_instance VI_1 {\n    state BACKUP\n    interface eth0\n
 /// Imports `global_defs { LINES }` followed by [`VI_1`]: the sync daemons
 /// asked for and the warnings as `LINE: MESSAGE`.
 fn sync_import(name: &str, lines: &str) -> (Option<lvsnic::keepalived::SyncDaemonsConfig>, Vec<String>) {
-    let dir = tmpdir("ka-syncd");
+    // A directory per file: the tests that call this run in parallel.
+    let dir = tmpdir(&format!("ka-syncd-{name}"));
     let f = write(&dir, name, &format!("global_defs {{\n{lines}}}\n{VI_1}"));
     let imp = lvsnic::keepalived::import(&f).unwrap_or_else(|e| panic!("{:?}", e.errors));
     let w = imp.warnings.iter().map(|d| format!("{}: {}", d.loc.line, d.msg)).collect();

@@ -3,9 +3,11 @@
 # not boot it here) with the host's root file system shared read-only, runs
 # one script inside as root, and returns its exit status.
 #
-#   scripts/vm/run.sh [--timeout SECONDS] DIR SCRIPT [ARGS...]
+#   scripts/vm/run.sh [--timeout SECONDS] [--append KERNEL-ARGS] [--qemu-opts OPTS] DIR SCRIPT [ARGS...]
 #
 # The timeout (default $LVSNIC_VM_TIMEOUT or 1200 s) covers boot and script.
+# --append adds kernel command-line arguments, --qemu-opts QEMU options
+# (scripts/vm/vfio.sh: an emulated IOMMU and QEMU's edu device).
 #
 # DIR is writable inside the VM (results go there; it must not be under
 # /tmp, which the guest mounts as its own tmpfs). SCRIPT runs with ARGS.
@@ -17,8 +19,17 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 die() { echo "lvsnic: $*" >&2; exit 1; }
 TIMEOUT=${LVSNIC_VM_TIMEOUT:-1200}
-if [ "${1:-}" = --timeout ]; then TIMEOUT=$2; shift 2; fi
-[ $# -ge 2 ] || die "usage: scripts/vm/run.sh [--timeout SECONDS] DIR SCRIPT [ARGS...]"
+APPEND=""
+QEMU_OPTS=""
+while :; do
+    case "${1:-}" in
+        --timeout) TIMEOUT=$2; shift 2 ;;
+        --append) APPEND=$2; shift 2 ;;
+        --qemu-opts) QEMU_OPTS=$2; shift 2 ;;
+        *) break ;;
+    esac
+done
+[ $# -ge 2 ] || die "usage: scripts/vm/run.sh [--timeout SECONDS] [--append KERNEL-ARGS] [--qemu-opts OPTS] DIR SCRIPT [ARGS...]"
 DIR=$(cd "$1" && pwd) || die "$1: no such directory"
 shift
 case "$DIR" in /tmp|/tmp/*) die "$DIR: the VM's /tmp is its own; use a directory elsewhere (e.g. target/conformance)";; esac
@@ -35,11 +46,13 @@ set +e
 # than a minute of TCG time for nothing the director needs): QEMU runs in a
 # private mount namespace where /usr/lib/systemd is an empty directory, so
 # the guest, which sees QEMU's view of the root file system, has no udevd.
-export KERNEL DIR INNER
+export KERNEL DIR INNER APPEND QEMU_OPTS
 timeout --kill-after=10 "$TIMEOUT" unshare --mount --propagation private sh -c '
     mount -t tmpfs -o size=1m,mode=0755 none /usr/lib/systemd &&
-    exec vng --run "$KERNEL" --disable-kvm --disable-microvm --cpus 1 --memory 1G \
-        --verbose --rwdir "$DIR" --exec "$INNER"' </dev/null >"$DIR/vm-console.txt" 2>&1
+    set -- --run "$KERNEL" --disable-kvm --disable-microvm --cpus 1 --memory 1G --verbose --rwdir "$DIR" &&
+    if [ -n "$APPEND" ]; then set -- "$@" --append "$APPEND"; fi &&
+    if [ -n "$QEMU_OPTS" ]; then set -- "$@" --qemu-opts="$QEMU_OPTS"; fi &&
+    exec vng "$@" --exec "$INNER"' </dev/null >"$DIR/vm-console.txt" 2>&1
 RC=$?
 set -e
 T1=$(date +%s%N)

@@ -148,6 +148,9 @@ pub struct DaemonArgs {
     /// `--metrics ADDR:PORT`: serve Prometheus metrics there
     /// ([`super::metrics`]).
     pub metrics: Option<std::net::SocketAddr>,
+    /// `--loop-cpu CPU`: the forwarding loop alone on this CPU, every
+    /// other thread on the rest ([`super::placement`]).
+    pub loop_cpu: Option<usize>,
 }
 
 #[cfg(test)]

@@ -498,12 +498,13 @@ mod tests {
             host_dropped: k,
             tx_dropped: k,
             vips: "backup",
-            control: Some(super::super::ControlStatus { clients: Default::default(), longest_control_us: 1500 }),
+            control: Some(super::super::ControlStatus { clients: Default::default(), longest_control_us: 1500, bulk_promoted: 0 }),
             control_refused: k,
             health: Some(crate::health::HealthCounters { checks: k, checker_up: k, ..Default::default() }),
             pcap_frames_left: Some(k),
             state: Some(super::super::StateStatus { written: k, failed: 0 }),
             metrics: Some(super::super::metrics_http::HttpCounters { ok: k, ..Default::default() }),
+            placement: None,
         };
         let mut conn_states = ConnStates::default();
         conn_states.counts.insert(("TCP", "ESTABLISHED"), k);

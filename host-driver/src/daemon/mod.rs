@@ -69,8 +69,10 @@
 //!   made from; the server's thread formats the copy.
 
 pub mod args;
+pub mod bulk;
 pub mod client;
 pub mod notify;
+pub mod placement;
 pub mod exposition;
 pub mod metrics;
 pub mod metrics_http;
@@ -160,6 +162,9 @@ pub enum DaemonError {
     /// DIRECTOR.toml or the rules file.
     #[error("{0}")]
     Load(#[from] crate::setup::LoadError),
+    /// `--loop-cpu` cannot be honoured.
+    #[error("{0}")]
+    Placement(String),
 }
 
 /// Opens TAP device `name`: it must exist unless `create` (`--create-taps`),
@@ -222,6 +227,20 @@ struct DaemonStatus {
     /// The metrics server's requests, by result (absent without `--metrics`).
     #[serde(skip_serializing_if = "Option::is_none")]
     metrics: Option<metrics_http::HttpCounters>,
+    /// `--loop-cpu`: where the threads run (absent without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    placement: Option<PlacementStatus>,
+}
+
+/// `status` → `placement` (`--loop-cpu`).
+#[derive(serde::Serialize)]
+struct PlacementStatus {
+    /// The forwarding loop's CPU.
+    loop_cpu: usize,
+    /// The CPUs of every other thread.
+    others: Vec<usize>,
+    /// Threads the loop started and moved off its CPU since the start.
+    moved: u64,
 }
 
 /// `status` → `state`: files of the state directory written, and writes
@@ -239,6 +258,9 @@ struct ControlStatus {
     clients: client::ClientCounters,
     /// The longest time one iteration spent on control work (µs).
     longest_control_us: u64,
+    /// Client threads put back from idle to normal priority because they
+    /// were starved ([`bulk`]).
+    bulk_promoted: u64,
 }
 
 /// The daemon's whole state.
@@ -288,6 +310,8 @@ struct Daemon<D: Device> {
     metrics: Option<std::sync::Arc<metrics_http::HttpStats>>,
     /// The neighbour resolvers (rtnetlink, ARP on the wire).
     neigh: neigh::Resolver,
+    /// `--loop-cpu`: the loop alone on one CPU ([`placement`]).
+    placement: Option<placement::Placement>,
 }
 
 /// The counters watched once a second for the event log.
@@ -301,6 +325,8 @@ struct Onsets {
 /// Runs `lvsnic daemon` until SIGINT/SIGTERM; returns the closing summary.
 pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
     crate::logging::init(args.log_level);
+    // Before the daemon starts any thread: they all inherit the other CPUs.
+    let placement = args.loop_cpu.map(placement::Placement::start).transpose().map_err(DaemonError::Placement)?;
     #[cfg(not(feature = "sim"))]
     if args.backend == DaemonBackend::Sim {
         return Err(DaemonError::Device(crate::NO_SIM_BACKEND.into()));
@@ -327,7 +353,7 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
     let mut director = Director::new(cfg, &rules, start)?;
     director.set_vips_owned_by_default(args.vips == VipMode::Master);
     let dev_err = |e: String| DaemonError::Device(e);
-    let parts = Parts { director, limits, wire, host_tap, live };
+    let parts = Parts { director, limits, wire, host_tap, live, placement };
     match args.backend {
         DaemonBackend::Model => {
             let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).map_err(|e| dev_err(e.to_string()))?;
@@ -377,6 +403,7 @@ struct Parts {
     wire: Wire,
     host_tap: Option<sys::Tap>,
     live: bool,
+    placement: Option<placement::Placement>,
 }
 
 impl Parts {
@@ -388,6 +415,7 @@ impl Parts {
         let ctl = Control::new(sp, params.vip_count, self.limits);
         let mut d = Daemon::new(ctl, run_wire, self.wire, self.host_tap, self.live || polls_card);
         d.polls_card = polls_card;
+        d.placement = self.placement;
         Ok(d)
     }
 }
@@ -453,7 +481,10 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
         "daemon_start",
         &[("backend", &format!("{:?}", args.backend).to_lowercase()), ("services", &services), ("wire", &wire_desc), ("socket", &socket_path)],
     );
-    let r = d.forward(&inbox);
+    let r = match d.placement.as_mut().map(|p| p.enter_loop()) {
+        Some(Err(e)) => Err(DaemonError::Placement(e)),
+        _ => d.forward(&inbox),
+    };
     d.notifier.stopping();
     match &r {
         Ok(()) => crate::logging::event(log::Level::Info, "daemon_stop", &[]),
@@ -508,6 +539,7 @@ impl<D: Device> Daemon<D> {
             },
             metrics: None,
             neigh: neigh::Resolver::inert(),
+            placement: None,
         }
     }
 
@@ -610,6 +642,9 @@ impl<D: Device> Daemon<D> {
             self.keeper.tick(&mut self.ctl, Instant::now() + CONTROL_BUDGET);
             if self.onsets.due <= Instant::now() {
                 self.log_onsets();
+            }
+            if let Some(p) = &mut self.placement {
+                p.sweep(Instant::now());
             }
             // Flows of deleted real servers: their frames already come up
             // (the `host` bit of their actions); the entries leave the
@@ -749,7 +784,7 @@ impl<D: Device> Daemon<D> {
             control: self
                 .clients
                 .as_ref()
-                .map(|c| ControlStatus { clients: c.counters(), longest_control_us: self.longest_control_us }),
+                .map(|c| ControlStatus { clients: c.counters(), longest_control_us: self.longest_control_us, bulk_promoted: bulk::promoted() }),
             control_refused: socket::refused_requests(),
             health: self.health.as_ref().map(|h| h.counters),
             pcap_frames_left: match &self.wire {
@@ -761,6 +796,7 @@ impl<D: Device> Daemon<D> {
                 StateStatus { written, failed }
             }),
             metrics: self.metrics.as_ref().map(|m| m.counters()),
+            placement: self.placement.as_ref().map(|p| PlacementStatus { loop_cpu: p.loop_cpu, others: p.others.clone(), moved: p.moved }),
         }
     }
 

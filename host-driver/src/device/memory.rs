@@ -8,9 +8,10 @@
 //! * [`SimMemory`]: plain memory shared by the host rings and a modelled
 //!   device (the `model` and `sim` backends, tests).
 //! * [`DmaRegion`]: an anonymous mapping (hugepages when available) that
-//!   the VFIO backend maps into the IOMMU; the only `unsafe` of this file
-//!   is its volatile copy loop.
-// `unsafe` allowed here (the crate denies it): volatile copies to and from DMA memory, the anonymous mapping.
+//!   the VFIO backend maps into the IOMMU; the `unsafe` of this file is its
+//!   volatile copy loop and the `vfio-ioctls` call that maps it
+//!   ([`DmaRegion::map_into`]), whose contract is this type's.
+// `unsafe` allowed here (the crate denies it): volatile copies to and from DMA memory, the IOMMU mapping of it.
 #![allow(unsafe_code)]
 
 use std::sync::{Arc, Mutex};
@@ -152,6 +153,23 @@ impl DmaRegion {
     /// Sets the device address the region is mapped at.
     pub fn set_iova(&mut self, iova: u64) {
         self.iova = iova;
+    }
+
+    /// Maps the whole region into `container`'s IOMMU at its IOVA
+    /// ([`base`](DmaMemory::base)), readable and writable by the device
+    /// (`VFIO_IOMMU_MAP_DMA`). The caller unmaps it
+    /// (`VfioContainer::vfio_dma_unmap`) before dropping the region.
+    pub fn map_into(&self, container: &vfio_ioctls::VfioContainer) -> Result<(), vfio_ioctls::VfioError> {
+        // SAFETY: vfio-ioctls requires that, while mapped, the memory is
+        // only accessed through raw pointers by volatile operations and
+        // that no Rust reference to it exists: `DmaRegion` never hands out
+        // a reference into `self.map` (every access is the volatile
+        // by-value copy of `read`/`write` below), and the mapping lives
+        // until `self` is dropped, after its owner unmapped it
+        // (`VfioPci::unmap_dma`; if the owner fails to, the kernel keeps
+        // the pages pinned until the container closes, never freed under
+        // the device).
+        unsafe { container.vfio_dma_map(self.iova, self.len, self.map.as_mut_ptr()) }
     }
 }
 

@@ -10,7 +10,7 @@
 #![allow(unsafe_code)]
 
 use lvsnic_model::hw::Csr;
-use std::fs::File;
+use std::os::fd::AsRawFd;
 
 /// A mapped BAR.
 pub struct Bar {
@@ -27,8 +27,10 @@ impl std::fmt::Debug for Bar {
 
 impl Bar {
     /// Maps `len` bytes of `file` at `offset` (for VFIO: the device file at
-    /// the region's offset), shared, read-write.
-    pub fn map(file: &File, offset: u64, len: usize) -> std::io::Result<Bar> {
+    /// the region's offset), shared, read-write. The mapping holds its own
+    /// reference to the file: drop the `Bar` before closing the device, or
+    /// the device stays open.
+    pub fn map<F: AsRawFd>(file: &F, offset: u64, len: usize) -> std::io::Result<Bar> {
         let map = memmap2::MmapOptions::new().offset(offset).len(len).map_raw(file)?;
         Ok(Bar { map, len, bad: 0 })
     }

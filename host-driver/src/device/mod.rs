@@ -14,9 +14,13 @@
 //! [`board_emu`] is an emulated board for the `etherbone` backend's tests
 //! (the hardware model behind the same UDP protocol).
 //!
+//! [`vfio_pci`] is the generic VFIO PCI device (rust-vmm's `vfio-ioctls`
+//! underneath) the `vfio` backend is built on; `tests/vfio_edu.rs` drives
+//! it against QEMU's `edu` device in a VM (scripts/vm/vfio.sh).
+//!
 //! One file per concern; `unsafe` lives only in [`mmio`] (volatile BAR
-//! access), [`memory`] (volatile DMA-memory copies) and [`sys`] (the
-//! `ioctl` system call), each of which allows it; the workspace denies it
+//! access), [`memory`] (volatile DMA-memory copies) and [`sys`] (the two
+//! VFIO ioctls vfio-ioctls does not serve), each of which allows it; the workspace denies it
 //! everywhere else (`[workspace.lints]`).
 
 pub mod board_emu;
@@ -33,6 +37,7 @@ pub mod pci;
 pub mod rings;
 pub mod sys;
 pub mod vfio;
+pub mod vfio_pci;
 
 use format::{q, DmaCaps};
 use lvsnic_model::hw::regs::*;

@@ -1,0 +1,162 @@
+//! Bulk work at idle priority, never starved: the threads that format
+//! replies for control clients (a listing of two million connections is
+//! seconds of CPU) run in `SCHED_IDLE`, so that the forwarding loop (and
+//! anything else of normal priority) that wakes up takes the CPU from them
+//! at once instead of waiting for the end of their time slice. On two
+//! cores this took the ARP probe's p99 during a `-L -n -c` of 2M
+//! connections from 5.4 ms to 1.0 ms (docs/performance.md, "Control plane
+//! beside forwarding").
+//!
+//! `SCHED_IDLE` alone would let a host busy with normal work starve a
+//! listing forever. The acceptor's thread (normal priority, awake every
+//! 100 ms) [`watch`]es them: a bulk thread that spent more than
+//! [`STARVED`] of the last [`WINDOW`] runnable but waiting for a CPU (the
+//! kernel's `run_delay`; time asleep, e.g. waiting for the loop's reply,
+//! does not count) is put back to normal priority for the rest of its
+//! work, and counted (`status` → `control.bulk_promoted`).
+
+use crate::sys;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long a bulk thread is watched before its waiting is judged.
+pub const WINDOW: Duration = Duration::from_secs(1);
+/// The share of [`WINDOW`] a bulk thread may wait for a CPU.
+pub const STARVED: f64 = 0.5;
+
+/// A bulk thread: its id, when its window began and its waiting time then.
+struct Entry {
+    tid: i32,
+    since: Instant,
+    waited_ns: u64,
+}
+
+static THREADS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+static PROMOTED: AtomicU64 = AtomicU64::new(0);
+
+/// Bulk threads put back to normal priority since the start.
+pub fn promoted() -> u64 {
+    PROMOTED.load(Ordering::Relaxed)
+}
+
+/// While it lives, the calling thread runs at idle priority and is watched.
+pub struct Bulk {
+    tid: i32,
+}
+
+/// The calling thread becomes bulk work (if the kernel allows
+/// `SCHED_IDLE`; otherwise it stays as it was, unwatched).
+pub fn enter() -> Option<Bulk> {
+    let tid = sys::gettid();
+    let (_, waited_ns) = sys::thread_sched_ns(tid).ok()?;
+    sys::set_sched_idle(0, true).ok()?;
+    THREADS.lock().unwrap_or_else(|e| e.into_inner()).push(Entry { tid, since: Instant::now(), waited_ns });
+    Some(Bulk { tid })
+}
+
+impl Drop for Bulk {
+    fn drop(&mut self) {
+        THREADS.lock().unwrap_or_else(|e| e.into_inner()).retain(|e| e.tid != self.tid);
+        let _ = sys::set_sched_idle(0, false);
+    }
+}
+
+/// Whether a thread that waited `waited` for a CPU during `window` was starved.
+fn starved(waited: Duration, window: Duration) -> bool {
+    waited.as_secs_f64() > STARVED * window.as_secs_f64()
+}
+
+/// Every bulk thread whose window has passed: one that was starved in it
+/// goes back to normal priority (and is no longer watched); the others
+/// start a new window.
+pub fn watch(now: Instant) {
+    let mut threads = THREADS.lock().unwrap_or_else(|e| e.into_inner());
+    threads.retain_mut(|e| {
+        let window = now.saturating_duration_since(e.since);
+        if window < WINDOW {
+            return true;
+        }
+        let Ok((_, waited_ns)) = sys::thread_sched_ns(e.tid) else { return false };
+        if starved(Duration::from_nanos(waited_ns.saturating_sub(e.waited_ns)), window) {
+            if sys::set_sched_idle(e.tid, false).is_ok() {
+                PROMOTED.fetch_add(1, Ordering::Relaxed);
+            }
+            return false;
+        }
+        e.since = now;
+        e.waited_ns = waited_ns;
+        true
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    #[test]
+    fn starved_means_waiting_for_a_cpu_more_than_half_the_window() {
+        let w = Duration::from_secs(1);
+        assert!(!starved(Duration::from_millis(500), w));
+        assert!(starved(Duration::from_millis(501), w));
+        assert!(!starved(Duration::ZERO, Duration::from_secs(3)));
+    }
+
+    /// Two threads on one CPU: a bulk one and one of normal priority that
+    /// never sleeps. The bulk one barely runs; once its window has passed
+    /// the watch puts it back to normal priority, and then it runs. A bulk
+    /// thread that sleeps (waits for a reply) is not starved: it stays.
+    #[test]
+    fn a_starved_bulk_thread_is_promoted_a_sleeping_one_is_not() {
+        let cpu = sys::cpu_affinity(0).unwrap()[0];
+        let stop = Arc::new(AtomicBool::new(false));
+        let spin = |stop: Arc<AtomicBool>| {
+            let mut x = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+        };
+        let (s1, s2) = (stop.clone(), stop.clone());
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let hog = std::thread::spawn(move || {
+            sys::set_cpu_affinity(0, &[cpu]).unwrap();
+            spin(s1)
+        });
+        let tx = tid_tx.clone();
+        let bulk = std::thread::spawn(move || {
+            sys::set_cpu_affinity(0, &[cpu]).unwrap();
+            let b = enter();
+            tx.send((sys::gettid(), b.is_some())).unwrap();
+            spin(s2);
+            let idle = sys::sched_idle(0).unwrap();
+            drop(b);
+            idle
+        });
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let (sleeper_tx, sleeper_rx) = std::sync::mpsc::channel();
+        drop(tid_tx);
+        let sleeper = std::thread::spawn(move || {
+            let _b = enter();
+            sleeper_tx.send(sys::gettid()).unwrap();
+            done_rx.recv().unwrap();
+            sys::sched_idle(0).unwrap()
+        });
+        let (starving, entered) = tid_rx.recv().unwrap();
+        let sleeping = sleeper_rx.recv().unwrap();
+        assert!(entered, "SCHED_IDLE is open to any thread");
+        let before = promoted();
+        watch(Instant::now());
+        assert_eq!(promoted(), before, "nothing judged before its window");
+        std::thread::sleep(WINDOW + Duration::from_millis(300));
+        watch(Instant::now());
+        let watched: Vec<i32> = THREADS.lock().unwrap().iter().map(|e| e.tid).collect();
+        stop.store(true, Ordering::Relaxed);
+        done_tx.send(()).unwrap();
+        let (was_idle, sleeper_idle) = (bulk.join().unwrap(), sleeper.join().unwrap());
+        hog.join().unwrap();
+        assert!(promoted() > before && !watched.contains(&starving) && !was_idle, "the starved thread was promoted: {watched:?}");
+        assert!(sleeper_idle && watched.contains(&sleeping), "the sleeping thread stayed at idle priority, watched: {watched:?}");
+    }
+}
