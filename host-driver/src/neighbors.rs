@@ -239,6 +239,9 @@ pub struct NeighborCounters {
     pub queue_refused: u64,
 }
 
+/// A real server whose next-hop MAC is now this (`None`: unknown).
+pub type NextHopChange = (Ipv4Addr, Option<MacAddr>);
+
 /// A next hop whose MAC is asked for now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Probe {
@@ -535,7 +538,7 @@ impl NeighborTable {
     /// What changed for the director since the last call: per real server,
     /// the next-hop MAC to use now (`None`: not known any more), and the
     /// frames held for it that can go now (their destination MAC set).
-    pub fn reconcile(&mut self) -> (Vec<(Ipv4Addr, Option<MacAddr>)>, Vec<Vec<u8>>) {
+    pub fn reconcile(&mut self) -> (Vec<NextHopChange>, Vec<Vec<u8>>) {
         let mut changes = Vec::new();
         let rs_all: Vec<Ipv4Addr> = self.targets.keys().chain(self.pushed.keys()).copied().collect();
         for rs in rs_all {
