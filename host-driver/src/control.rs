@@ -671,7 +671,12 @@ impl<D: Device> Control<D> {
                 let mut n = self.neighbors.status();
                 for (rs, e) in n.entries.iter_mut() {
                     if let Ok(ip) = rs.parse() {
-                        e.card_macs = self.sp.flows.request_macs(&self.sp.director, ip).iter().map(|m| m.to_string()).collect();
+                        let macs = if e.gateway {
+                            self.sp.flows.gateway_macs(&self.sp.director)
+                        } else {
+                            self.sp.flows.request_macs(&self.sp.director, ip)
+                        };
+                        e.card_macs = macs.iter().map(|m| m.to_string()).collect();
                     }
                 }
                 n

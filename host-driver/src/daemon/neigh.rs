@@ -249,6 +249,11 @@ impl Resolver {
             self.routes.retain(|rs, _| servers.binary_search(rs).is_ok());
             let targets: Vec<(Ipv4Addr, Ipv4Addr)> =
                 servers.iter().map(|&rs| (rs, self.routes.get(&rs).copied().unwrap_or(rs))).collect();
+            // The gateway towards the clients, when only its address is
+            // configured: learned like a real server on the link.
+            let cfg = &ctl.director().cfg;
+            let gateway = cfg.gateway.filter(|_| cfg.gateway_mac.is_none());
+            ctl.neighbors_mut().set_gateway(gateway);
             ctl.neighbors_mut().set_targets(targets, now);
             if wall >= self.targets_due {
                 if let Some(k) = &self.kernel {
