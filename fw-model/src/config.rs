@@ -761,6 +761,24 @@ mod tests {
     }
 
     #[test]
+    fn the_gateway_is_its_mac_or_its_address_and_one_is_needed() {
+        let head = "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\n";
+        let e = parse_err(head);
+        assert_eq!(e, MISSING_GATEWAY);
+        assert!(e.contains("gateway_mac") && e.contains("gateway (") && !e.contains('\n'), "{e}");
+        let c = DirectorConfig::parse(&format!("{head}gateway = \"10.0.0.254\"\n")).unwrap();
+        assert_eq!((c.gateway, c.gateway_mac), (Some(Ipv4Addr::new(10, 0, 0, 254)), None));
+        assert_eq!(c.static_gateway_mac().unwrap_err(), NO_STATIC_GATEWAY);
+        let c = DirectorConfig::parse(&format!("{head}gateway_mac = \"02:00:00:00:00:fe\"\ngateway = \"10.0.0.254\"\n")).unwrap();
+        assert_eq!(c.static_gateway_mac(), Ok(MacAddr([2, 0, 0, 0, 0, 0xfe])));
+        assert_eq!(parse_err(&format!("{head}gateway = \"10.0.0.x\"\n")), "line 4: [director] gateway: '10.0.0.x' is not an IPv4 address");
+        assert!(parse_err(&format!("{head}gateway = \"10.0.0.1\"\n")).starts_with("line 4: [director] gateway: 10.0.0.1 cannot be a next hop"));
+        assert!(parse_err(&format!("{head}gateway = \"255.255.255.255\"\n")).starts_with("line 4: [director] gateway: 255.255.255.255 cannot"));
+        let e = parse_err(&format!("{head}gateway = 10.0.0.254\n"));
+        assert!(e.starts_with("line 4, column 11: gateway: expected an IPv4 address in quotes"), "{e}");
+    }
+
+    #[test]
     fn impossible_macs_are_refused_with_key_and_line() {
         let cfg = |mac: &str, gw: &str, nb: &str| {
             format!(

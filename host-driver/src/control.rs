@@ -467,7 +467,14 @@ impl<D: Device> Control<D> {
         // The sync daemons follow DIRECTOR.toml's `[sysctl] sync_*`.
         let mut sync = crate::sync::SyncDaemons::new(sp.director.cfg.sysctl.sync);
         sync.set_limits(limits); // a backup's entries obey `[limits]` too
-        let neighbors = crate::neighbors::NeighborTable::new(sp.director.cfg.neighbors.clone());
+        let mut neighbors = crate::neighbors::NeighborTable::new(sp.director.cfg.neighbors.clone());
+        let cfg = &sp.director.cfg;
+        if cfg.resolve_neighbors && cfg.gateway_mac.is_none() {
+            // The gateway is tracked from the start: its ARP is learned
+            // before the first frame towards it.
+            neighbors.set_gateway(cfg.gateway);
+            neighbors.set_targets([], sp.director.now());
+        }
         Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default(), sync, neighbors }
     }
 

@@ -44,6 +44,8 @@ mod ip_vs_in;
 mod ip_vs_out;
 mod output;
 mod stats;
+#[cfg(test)]
+mod tests;
 mod timers;
 
 use crate::config::DirectorConfig;
