@@ -797,6 +797,37 @@ mod tests {
     }
 
     #[test]
+    fn the_gateway_is_a_target_of_its_own() {
+        let mut t = NeighborTable::new(BTreeMap::new());
+        let cgw = Ipv4Addr::new(10, 0, 0, 254);
+        t.set_gateway(Some(cgw));
+        t.set_targets([(RS, RS)], 0);
+        assert!(t.tracks(cgw) && t.tracks(RS));
+        assert_eq!(t.next_hop(cgw), Some(cgw));
+        t.hold(cgw, vec![vec![0; 60]], 0);
+        let st = t.status();
+        assert_eq!((st.entries["10.0.0.254"].held, st.entries["10.0.0.254"].gateway), (1, true));
+        assert!(!st.entries["192.168.10.1"].gateway);
+        let json = serde_json::to_value(&st).unwrap();
+        assert_eq!(json["entries"]["192.168.10.1"].get("gateway"), None, "only the gateway says so");
+        // Towards a gateway whose address is unknown: dropped, counted, nothing asked.
+        t.hold(Ipv4Addr::UNSPECIFIED, vec![vec![0; 60]], 0);
+        assert_eq!(t.counters.unresolved_drops, 1);
+        assert!(!t.tracks(Ipv4Addr::UNSPECIFIED));
+        assert_eq!(t.due_probes(0).len(), 2, "the real server and the gateway");
+        t.observe(&arp(2, [2, 0, 0, 0, 0, 0xfe], [10, 0, 0, 254]), 1);
+        let (changes, frames) = t.reconcile();
+        assert_eq!(changes, vec![(cgw, Some(MacAddr([2, 0, 0, 0, 0, 0xfe])))]);
+        assert_eq!(frames.len(), 1);
+        assert_eq!(frames[0][..6], [2, 0, 0, 0, 0, 0xfe]);
+        // No longer learned (a static gateway): untracked, and forgotten by the director.
+        t.set_gateway(None);
+        t.set_targets([(RS, RS)], 2);
+        assert!(!t.tracks(cgw));
+        assert_eq!(t.reconcile().0, vec![(cgw, None)]);
+    }
+
+    #[test]
     fn arp_requests_are_byte_exact() {
         let f = arp_request(MacAddr([2, 0, 0, 0, 0, 1]), Ipv4Addr::new(10, 0, 0, 1), RS, None);
         let mut want = vec![0xff; 6];
