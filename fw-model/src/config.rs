@@ -8,6 +8,7 @@
 //! mtu = 1500                   # egress MTU
 //! gateway_mac = "02:00:00:00:00:fe"  # next hop for everything that is not a neighbor
 //! gateway = "10.0.0.254"       # or its address: `lvsnic daemon` learns its MAC
+//!                              # ("fib": the default route's, with --host-tap)
 //!                              # (one of the two is needed; gateway_mac wins)
 //! vlan = "drop"                # 802.1Q-tagged frames: "drop" (Linux without a VLAN
 //!                              # sub-interface) or "balance" (handled like untagged, tag kept)
@@ -215,6 +216,10 @@ pub struct DirectorConfig {
     /// no `gateway_mac`, its MAC is resolved like a real server's and
     /// frames towards it are held until it is known.
     pub gateway: Option<Ipv4Addr>,
+    /// `[director] gateway = "fib"`: the gateway is the default route's
+    /// (main table) through the director's own stack (`lvsnic daemon
+    /// --host-tap`), followed at run time into [`gateway`](Self::gateway).
+    pub gateway_from_fib: bool,
     /// What to do with 802.1Q-tagged frames (`[director] vlan`).
     pub vlan: VlanMode,
     /// Directly reachable hosts (real servers), IP to MAC (`[neighbors]`).
@@ -330,17 +335,21 @@ impl DirectorConfig {
                 Some(m)
             }
         };
+        let gateway_from_fib = raw.director.gateway.as_deref() == Some("fib");
         let gateway = match &raw.director.gateway {
             None => None,
+            Some(g) if g == "fib" => None,
             Some(g) => {
-                let a: Ipv4Addr = g.parse().map_err(|_| format!("[director] gateway: '{g}' is not an IPv4 address"))?;
+                let a: Ipv4Addr = g
+                    .parse()
+                    .map_err(|_| format!("[director] gateway: '{g}' is not an IPv4 address (or \"fib\": the default route's)"))?;
                 if a.is_unspecified() || a.is_broadcast() || a.is_multicast() || a == ip {
                     return Err(format!("[director] gateway: {a} cannot be a next hop (unspecified, broadcast, multicast or the director's own address)"));
                 }
                 Some(a)
             }
         };
-        if gateway_mac.is_none() && gateway.is_none() {
+        if gateway_mac.is_none() && gateway.is_none() && !gateway_from_fib {
             return Err(MISSING_GATEWAY.into());
         }
         let mtu = raw.director.mtu.unwrap_or(1500);
@@ -412,7 +421,7 @@ impl DirectorConfig {
                 Some(KernelClock { hz, anchor_ns: c.at_ns.unwrap_or(0), anchor_jiffies: c.jiffies.unwrap_or(0) })
             }
         };
-        Ok(DirectorConfig { ip, mac, mtu: mtu as u16, gateway_mac, gateway, vlan, neighbors, timeouts, sysctl, clock, resolve_neighbors: false })
+        Ok(DirectorConfig { ip, mac, mtu: mtu as u16, gateway_mac, gateway, gateway_from_fib, vlan, neighbors, timeouts, sysctl, clock, resolve_neighbors: false })
     }
 
     /// The MAC of the next hop towards `ip`: its neighbor entry, or the
@@ -431,7 +440,11 @@ impl DirectorConfig {
 
 /// Neither `gateway_mac` nor `gateway` in `[director]`.
 pub const MISSING_GATEWAY: &str =
-    "[director]: gateway_mac (the gateway's MAC) or gateway (its IPv4 address, for `lvsnic daemon` to learn the MAC) is needed: the next hop towards the clients";
+    "[director]: gateway_mac (the gateway's MAC) or gateway (its IPv4 address, or \"fib\", for `lvsnic daemon` to learn the MAC) is needed: the next hop towards the clients";
+
+/// `gateway = "fib"` without the director's own stack to ask.
+pub const FIB_NEEDS_HOST_TAP: &str =
+    "[director] gateway = \"fib\" takes the default route of the director's own stack: run `lvsnic daemon` with --host-tap NAME, or name the gateway's address";
 
 /// `gateway` without `gateway_mac` where nothing learns the MAC.
 pub const NO_STATIC_GATEWAY: &str =
@@ -771,7 +784,12 @@ mod tests {
         assert_eq!(c.static_gateway_mac().unwrap_err(), NO_STATIC_GATEWAY);
         let c = DirectorConfig::parse(&format!("{head}gateway_mac = \"02:00:00:00:00:fe\"\ngateway = \"10.0.0.254\"\n")).unwrap();
         assert_eq!(c.static_gateway_mac(), Ok(MacAddr([2, 0, 0, 0, 0, 0xfe])));
-        assert_eq!(parse_err(&format!("{head}gateway = \"10.0.0.x\"\n")), "line 4: [director] gateway: '10.0.0.x' is not an IPv4 address");
+        assert_eq!(
+            parse_err(&format!("{head}gateway = \"10.0.0.x\"\n")),
+            "line 4: [director] gateway: '10.0.0.x' is not an IPv4 address (or \"fib\": the default route's)"
+        );
+        let c = DirectorConfig::parse(&format!("{head}gateway = \"fib\"\n")).unwrap();
+        assert_eq!((c.gateway, c.gateway_mac, c.gateway_from_fib), (None, None, true));
         assert!(parse_err(&format!("{head}gateway = \"10.0.0.1\"\n")).starts_with("line 4: [director] gateway: 10.0.0.1 cannot be a next hop"));
         assert!(parse_err(&format!("{head}gateway = \"255.255.255.255\"\n")).starts_with("line 4: [director] gateway: 255.255.255.255 cannot"));
         let e = parse_err(&format!("{head}gateway = 10.0.0.254\n"));

@@ -563,6 +563,26 @@ impl<D: Device> Control<D> {
         release
     }
 
+    /// The gateway's address moved (`[director] gateway = "fib"`: the
+    /// default route changed): the golden model sends towards the new one
+    /// (unknown until learned: frames towards it are held), and every
+    /// offloaded connection is brought in line (those replying through the
+    /// gateway leave the card until its MAC is known).
+    pub fn set_gateway_address(&mut self, gateway: Option<std::net::Ipv4Addr>) {
+        let old = self.sp.director.cfg.gateway;
+        crate::logging::event(
+            log::Level::Info,
+            "gateway_moved",
+            &[("old", &addr_or_none(old)), ("new", &addr_or_none(gateway)), ("source", "fib")],
+        );
+        self.sp.director.cfg.gateway = gateway;
+        self.neighbors.set_gateway(gateway);
+        let now = self.sp.director.now();
+        let targets: Vec<_> = self.real_servers().into_iter().map(|rs| (rs, self.neighbors.next_hop(rs).unwrap_or(rs))).collect();
+        self.neighbors.set_targets(targets, now);
+        self.sp.gateway_moved();
+    }
+
     /// `[neighbors]` as a reload found it: the static entries are replaced
     /// (with `cfg.resolve_neighbors`: a changed or removed entry takes
     /// effect at once, the card's actions rewritten in place).
@@ -1192,6 +1212,11 @@ impl<D: Device + Wire> Control<D> {
         self.counters.transmitted += 1;
         Ok(f)
     }
+}
+
+/// An address for the event log, `none` when there is none.
+fn addr_or_none(a: Option<std::net::Ipv4Addr>) -> String {
+    a.map_or_else(|| "none".to_string(), |a| a.to_string())
 }
 
 #[cfg(test)]

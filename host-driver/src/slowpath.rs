@@ -205,6 +205,16 @@ impl<D: Device> SlowPath<D> {
         self.flows.next_hop_changed(&mut self.dp, &mut self.director, ip)
     }
 
+    /// The gateway's address changed: every offloaded connection is
+    /// brought in line with what the golden model now sends (reply flows
+    /// towards an unknown gateway leave the card).
+    pub fn gateway_moved(&mut self) {
+        self.director.neighbors_changed();
+        for id in self.flows.offloaded() {
+            self.flows.sync(&mut self.dp, &mut self.director, id);
+        }
+    }
+
     /// `[neighbors]` changed (a reload): the golden model and the card's
     /// actions follow the new static entries of `changed` addresses.
     pub fn statics_changed(&mut self, changed: &[Ipv4Addr]) -> usize {

@@ -215,3 +215,40 @@ fn a_nat_reply_is_held_until_the_gateways_arp_and_a_gateway_mac_change_rewrites_
     assert!(!b.in_hardware && b.tx.is_empty(), "to the host, and not sent without a MAC");
     assert_eq!(lr.director().conns.len(), st.director().conns.len());
 }
+
+#[test]
+fn a_gateway_that_moves_takes_its_connections_off_the_card_until_the_new_one_answers() {
+    // `gateway = "fib"`: the default route moved to another router.
+    let (mut st, mut lr) = (gateway_control(false), gateway_control(true));
+    let mut t = T0;
+    pair(&mut st, &mut lr, t, &from_client(TCP_SYN, 1000, 0, b""));
+    t += MS;
+    pair(&mut st, &mut lr, t, &arp(2, GATEWAY_MAC, GW, DIRECTOR_IP));
+    t += MS;
+    pair(&mut st, &mut lr, t, &from_rs(TCP_SYN | TCP_ACK, 5000, 1001, b""));
+    t += MS;
+    let (a, b) = pair(&mut st, &mut lr, t, &from_client(TCP_ACK, 1001, 5001, b""));
+    assert_eq!(a.tx, b.tx);
+    t += MS;
+    let (_, b) = pair(&mut st, &mut lr, t, &from_rs(TCP_ACK | TCP_PSH, 5001, 1001, b"hi"));
+    assert!(b.in_hardware, "offloaded with the first gateway's MAC");
+
+    let next = Ipv4Addr::new(10, 0, 0, 253);
+    let next_mac = MacAddr([2, 0, 0, 0, 0, 0xfd]);
+    lr.set_gateway_address(Some(next));
+    let s = serde_json::to_value(lr.status()).unwrap();
+    assert_eq!(s["offload"]["connections"], 0, "{s}");
+    assert_eq!(s["neighbors"]["entries"]["10.0.0.253"]["gateway"], true, "{s}");
+    assert_eq!(s["neighbors"]["entries"]["10.0.0.254"], serde_json::Value::Null, "{s}");
+    // The next reply is held for the new gateway, then goes to its MAC.
+    t += MS;
+    let f = from_rs(TCP_ACK | TCP_PSH, 5003, 1001, b"there");
+    let a = st.frame(t, &f).unwrap();
+    let b = lr.frame(t, &f).unwrap();
+    assert!(!b.in_hardware && b.tx.is_empty(), "held");
+    t += MS;
+    let r = lr.frame(t, &arp(2, next_mac, next, DIRECTOR_IP)).unwrap();
+    let mut want = a.tx[0].clone();
+    want[..6].copy_from_slice(&next_mac.0);
+    assert_eq!(r.tx, vec![want]);
+}

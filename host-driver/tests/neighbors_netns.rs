@@ -13,7 +13,8 @@
 //!   unknown real server is resolved by the kernel on the daemon's request
 //!   (`NTF_USE`), and a real server behind a route `via` a gateway uses the
 //!   gateway's MAC; the gateway towards the clients (`[director] gateway`)
-//!   is learned from the kernel's table like a real server.
+//!   is learned from the kernel's table like a real server, or taken from
+//!   the default route (`gateway = "fib"`) and followed when it moves.
 
 #[path = "daemon_harness.rs"]
 mod harness;
@@ -229,4 +230,42 @@ fn kernel_neighbour_table_is_followed_and_a_routed_real_server_uses_its_gateway(
     let (code, log) = d.stop();
     assert_eq!(code, 0, "{log}");
     assert!(log.contains("event=neighbor_learned ip=192.168.10.9 mac=02:00:00:00:10:09 source=kernel"), "{log}");
+}
+
+#[test]
+#[ignore = "needs root, /dev/net/tun and iproute2 network namespaces (scripts/test.sh runs it as root)"]
+fn the_gateway_from_the_default_route_is_learned_and_followed_when_the_route_moves() {
+    use netns::*;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = unavailable() {
+        panic!("cannot run here: {why}");
+    }
+    let mut nss = Namespaces::default();
+    let ns = nss.add(format!("lvsnic-nbf-{}", std::process::id()));
+    must(&["ip", "-n", &ns, "tuntap", "add", "mode", "tap", "name", "lvsh"]);
+    must(&["ip", "-n", &ns, "link", "set", "lvsh", "address", "02:00:00:00:00:01", "up"]);
+    must(&["ip", "-n", &ns, "addr", "add", "192.168.10.254/24", "dev", "lvsh"]);
+    must(&["ip", "-n", &ns, "route", "add", "default", "via", "192.168.10.7", "dev", "lvsh"]);
+    let dir = tmpdir("neighbors-fib");
+    let state = dir.join("state");
+    let args = ["--backend", "model", "--host-tap", "lvsh", "--state-dir", state.to_str().unwrap()];
+    let director = DIRECTOR_NO_NEIGHBORS.replace("gateway_mac = \"02:00:00:00:00:fe\"", "gateway = \"fib\"");
+    let d = Daemon::start_in(&["ip", "netns", "exec", &ns], &dir, &director, &args);
+    let neigh = || {
+        let o = std::process::Command::new("ip").args(["-n", &ns, "neigh", "show", "dev", "lvsh"]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    assert!(wait_for(Duration::from_secs(5), || entry(&d, "192.168.10.7")["gateway"] == true), "{}", d.status()["neighbors"]);
+    assert!(wait_for(Duration::from_secs(5), || neigh().contains("192.168.10.7 ")), "the gateway not asked for: {}", neigh());
+    must(&["ip", "-n", &ns, "neigh", "replace", "192.168.10.7", "lladdr", "02:00:00:00:10:07", "dev", "lvsh", "nud", "reachable"]);
+    assert!(wait_for(Duration::from_secs(5), || entry(&d, "192.168.10.7")["mac"] == "02:00:00:00:10:07"), "{}", entry(&d, "192.168.10.7"));
+    assert_eq!(entry(&d, "192.168.10.7")["source"], "kernel");
+    // The default route moves: so does the gateway.
+    must(&["ip", "-n", &ns, "route", "replace", "default", "via", "192.168.10.8", "dev", "lvsh"]);
+    assert!(wait_for(Duration::from_secs(5), || entry(&d, "192.168.10.8")["gateway"] == true), "{}", d.status()["neighbors"]);
+    assert_eq!(entry(&d, "192.168.10.7"), serde_json::Value::Null, "the old gateway is no longer tracked");
+    let (code, log) = d.stop();
+    assert_eq!(code, 0, "{log}");
+    assert!(log.contains("event=gateway_moved old=none new=192.168.10.7 source=fib"), "{log}");
+    assert!(log.contains("event=gateway_moved old=192.168.10.7 new=192.168.10.8 source=fib"), "{log}");
 }
