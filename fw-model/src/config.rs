@@ -7,6 +7,9 @@
 //! mac = "02:00:00:00:00:01"    # the NIC's MAC (source of every transmitted frame)
 //! mtu = 1500                   # egress MTU
 //! gateway_mac = "02:00:00:00:00:fe"  # next hop for everything that is not a neighbor
+//! gateway = "10.0.0.254"       # or its address: `lvsnic daemon` learns its MAC
+//!                              # ("fib": the default route's, with --host-tap)
+//!                              # (one of the two is needed; gateway_mac wins)
 //! vlan = "drop"                # 802.1Q-tagged frames: "drop" (Linux without a VLAN
 //!                              # sub-interface) or "balance" (handled like untagged, tag kept)
 //!
@@ -203,8 +206,20 @@ pub struct DirectorConfig {
     /// Egress MTU in bytes (`[director] mtu`, 68..=9216, default 1500).
     pub mtu: u16,
     /// Next-hop MAC for every destination that is not a neighbor
-    /// (`[director] gateway_mac`).
-    pub gateway_mac: MacAddr,
+    /// (`[director] gateway_mac`): static, it wins over what is learned
+    /// for [`gateway`](Self::gateway). `None`: learned at run time
+    /// (`resolve_neighbors`); a [`Director`](crate::director::Director)
+    /// that does not learn refuses to start without it.
+    pub gateway_mac: Option<MacAddr>,
+    /// The gateway's address on the director's segment (`[director]
+    /// gateway`): with [`resolve_neighbors`](Self::resolve_neighbors) and
+    /// no `gateway_mac`, its MAC is resolved like a real server's and
+    /// frames towards it are held until it is known.
+    pub gateway: Option<Ipv4Addr>,
+    /// `[director] gateway = "fib"`: the gateway is the default route's
+    /// (main table) through the director's own stack (`lvsnic daemon
+    /// --host-tap`), followed at run time into [`gateway`](Self::gateway).
+    pub gateway_from_fib: bool,
     /// What to do with 802.1Q-tagged frames (`[director] vlan`).
     pub vlan: VlanMode,
     /// Directly reachable hosts (real servers), IP to MAC (`[neighbors]`).
@@ -251,7 +266,8 @@ struct RawDirector {
     ip: String,
     mac: String,
     mtu: Option<u32>,
-    gateway_mac: String,
+    gateway_mac: Option<String>,
+    gateway: Option<String>,
     vlan: Option<String>,
 }
 
@@ -311,12 +327,31 @@ impl DirectorConfig {
         let mac: MacAddr =
             raw.director.mac.parse().map_err(|_| format!("[director] mac: '{}' is not a MAC address", raw.director.mac))?;
         usable_mac(mac).map_err(|why| format!("[director] mac: {mac} {why}"))?;
-        let gateway_mac: MacAddr = raw
-            .director
-            .gateway_mac
-            .parse()
-            .map_err(|_| format!("[director] gateway_mac: '{}' is not a MAC address", raw.director.gateway_mac))?;
-        usable_mac(gateway_mac).map_err(|why| format!("[director] gateway_mac: {gateway_mac} {why}"))?;
+        let gateway_mac = match &raw.director.gateway_mac {
+            None => None,
+            Some(g) => {
+                let m: MacAddr = g.parse().map_err(|_| format!("[director] gateway_mac: '{g}' is not a MAC address"))?;
+                usable_mac(m).map_err(|why| format!("[director] gateway_mac: {m} {why}"))?;
+                Some(m)
+            }
+        };
+        let gateway_from_fib = raw.director.gateway.as_deref() == Some("fib");
+        let gateway = match &raw.director.gateway {
+            None => None,
+            Some(g) if g == "fib" => None,
+            Some(g) => {
+                let a: Ipv4Addr = g
+                    .parse()
+                    .map_err(|_| format!("[director] gateway: '{g}' is not an IPv4 address (or \"fib\": the default route's)"))?;
+                if a.is_unspecified() || a.is_broadcast() || a.is_multicast() || a == ip {
+                    return Err(format!("[director] gateway: {a} cannot be a next hop (unspecified, broadcast, multicast or the director's own address)"));
+                }
+                Some(a)
+            }
+        };
+        if gateway_mac.is_none() && gateway.is_none() && !gateway_from_fib {
+            return Err(MISSING_GATEWAY.into());
+        }
         let mtu = raw.director.mtu.unwrap_or(1500);
         if !(68..=9216).contains(&mtu) {
             return Err(format!("[director] mtu: {mtu} is outside 68..=9216"));
@@ -386,14 +421,34 @@ impl DirectorConfig {
                 Some(KernelClock { hz, anchor_ns: c.at_ns.unwrap_or(0), anchor_jiffies: c.jiffies.unwrap_or(0) })
             }
         };
-        Ok(DirectorConfig { ip, mac, mtu: mtu as u16, gateway_mac, vlan, neighbors, timeouts, sysctl, clock, resolve_neighbors: false })
+        Ok(DirectorConfig { ip, mac, mtu: mtu as u16, gateway_mac, gateway, gateway_from_fib, vlan, neighbors, timeouts, sysctl, clock, resolve_neighbors: false })
     }
 
-    /// The MAC of the next hop towards `ip`: its neighbor entry, or the gateway.
+    /// The MAC of the next hop towards `ip`: its neighbor entry, or the
+    /// gateway's static MAC (all zeros when only its address is given:
+    /// what is learned is the [`Director`](crate::director::Director)'s).
     pub fn next_hop_mac(&self, ip: Ipv4Addr) -> MacAddr {
-        self.neighbors.get(&ip).copied().unwrap_or(self.gateway_mac)
+        self.neighbors.get(&ip).copied().or(self.gateway_mac).unwrap_or(MacAddr::ZERO)
+    }
+
+    /// The static `gateway_mac`, or the one-line error of a path that does
+    /// not learn the gateway's MAC (replay, conformance, vectors, traffic).
+    pub fn static_gateway_mac(&self) -> Result<MacAddr, String> {
+        self.gateway_mac.ok_or_else(|| NO_STATIC_GATEWAY.to_string())
     }
 }
+
+/// Neither `gateway_mac` nor `gateway` in `[director]`.
+pub const MISSING_GATEWAY: &str =
+    "[director]: gateway_mac (the gateway's MAC) or gateway (its IPv4 address, or \"fib\", for `lvsnic daemon` to learn the MAC) is needed: the next hop towards the clients";
+
+/// `gateway = "fib"` without the director's own stack to ask.
+pub const FIB_NEEDS_HOST_TAP: &str =
+    "[director] gateway = \"fib\" takes the default route of the director's own stack: run `lvsnic daemon` with --host-tap NAME, or name the gateway's address";
+
+/// `gateway` without `gateway_mac` where nothing learns the MAC.
+pub const NO_STATIC_GATEWAY: &str =
+    "[director] gateway_mac is needed here: only `lvsnic daemon` learns the gateway's MAC from [director] gateway";
 
 /// Why `m` cannot be a host's own MAC (the source of its frames and the
 /// destination of frames sent to it): broadcast, all zeros, or a group
@@ -430,7 +485,7 @@ fn string_hint(section: &str, key: &str) -> Option<&'static str> {
         ("director", "mac" | "gateway_mac") | ("neighbors", _) => {
             Some("expected a MAC address in quotes, e.g. \"02:00:00:00:00:01\"")
         }
-        ("director", "ip") => Some("expected an IPv4 address in quotes, e.g. \"10.0.0.1\""),
+        ("director", "ip" | "gateway") => Some("expected an IPv4 address in quotes, e.g. \"10.0.0.1\""),
         ("director", "vlan") => Some("expected \"drop\" or \"balance\" in quotes"),
         _ => None,
     }
@@ -716,6 +771,29 @@ mod tests {
         assert_eq!(e, "line 7: [neighbors] 10.0.0.x: '10.0.0.x' is not an IPv4 address");
         let e = parse_err(&format!("{HEAD}[clock]\nhz = 250\njiffies = 5\n"));
         assert!(e.starts_with("line 7: [clock] jiffies and at_ns go together"), "{e}");
+    }
+
+    #[test]
+    fn the_gateway_is_its_mac_or_its_address_and_one_is_needed() {
+        let head = "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\n";
+        let e = parse_err(head);
+        assert_eq!(e, MISSING_GATEWAY);
+        assert!(e.contains("gateway_mac") && e.contains("gateway (") && !e.contains('\n'), "{e}");
+        let c = DirectorConfig::parse(&format!("{head}gateway = \"10.0.0.254\"\n")).unwrap();
+        assert_eq!((c.gateway, c.gateway_mac), (Some(Ipv4Addr::new(10, 0, 0, 254)), None));
+        assert_eq!(c.static_gateway_mac().unwrap_err(), NO_STATIC_GATEWAY);
+        let c = DirectorConfig::parse(&format!("{head}gateway_mac = \"02:00:00:00:00:fe\"\ngateway = \"10.0.0.254\"\n")).unwrap();
+        assert_eq!(c.static_gateway_mac(), Ok(MacAddr([2, 0, 0, 0, 0, 0xfe])));
+        assert_eq!(
+            parse_err(&format!("{head}gateway = \"10.0.0.x\"\n")),
+            "line 4: [director] gateway: '10.0.0.x' is not an IPv4 address (or \"fib\": the default route's)"
+        );
+        let c = DirectorConfig::parse(&format!("{head}gateway = \"fib\"\n")).unwrap();
+        assert_eq!((c.gateway, c.gateway_mac, c.gateway_from_fib), (None, None, true));
+        assert!(parse_err(&format!("{head}gateway = \"10.0.0.1\"\n")).starts_with("line 4: [director] gateway: 10.0.0.1 cannot be a next hop"));
+        assert!(parse_err(&format!("{head}gateway = \"255.255.255.255\"\n")).starts_with("line 4: [director] gateway: 255.255.255.255 cannot"));
+        let e = parse_err(&format!("{head}gateway = 10.0.0.254\n"));
+        assert!(e.starts_with("line 4, column 11: gateway: expected an IPv4 address in quotes"), "{e}");
     }
 
     #[test]

@@ -467,7 +467,14 @@ impl<D: Device> Control<D> {
         // The sync daemons follow DIRECTOR.toml's `[sysctl] sync_*`.
         let mut sync = crate::sync::SyncDaemons::new(sp.director.cfg.sysctl.sync);
         sync.set_limits(limits); // a backup's entries obey `[limits]` too
-        let neighbors = crate::neighbors::NeighborTable::new(sp.director.cfg.neighbors.clone());
+        let mut neighbors = crate::neighbors::NeighborTable::new(sp.director.cfg.neighbors.clone());
+        let cfg = &sp.director.cfg;
+        if cfg.resolve_neighbors && cfg.gateway_mac.is_none() {
+            // The gateway is tracked from the start: its ARP is learned
+            // before the first frame towards it.
+            neighbors.set_gateway(cfg.gateway);
+            neighbors.set_targets([], sp.director.now());
+        }
         Control { sp, vip_count, limiter: Limiter::new(limits), counters: LoopCounters::default(), sync, neighbors }
     }
 
@@ -554,6 +561,26 @@ impl<D: Device> Control<D> {
             self.sp.set_next_hop(rs, mac);
         }
         release
+    }
+
+    /// The gateway's address moved (`[director] gateway = "fib"`: the
+    /// default route changed): the golden model sends towards the new one
+    /// (unknown until learned: frames towards it are held), and every
+    /// offloaded connection is brought in line (those replying through the
+    /// gateway leave the card until its MAC is known).
+    pub fn set_gateway_address(&mut self, gateway: Option<std::net::Ipv4Addr>) {
+        let old = self.sp.director.cfg.gateway;
+        crate::logging::event(
+            log::Level::Info,
+            "gateway_moved",
+            &[("old", &addr_or_none(old)), ("new", &addr_or_none(gateway)), ("source", "fib")],
+        );
+        self.sp.director.cfg.gateway = gateway;
+        self.neighbors.set_gateway(gateway);
+        let now = self.sp.director.now();
+        let targets: Vec<_> = self.real_servers().into_iter().map(|rs| (rs, self.neighbors.next_hop(rs).unwrap_or(rs))).collect();
+        self.neighbors.set_targets(targets, now);
+        self.sp.gateway_moved();
     }
 
     /// `[neighbors]` as a reload found it: the static entries are replaced
@@ -671,7 +698,12 @@ impl<D: Device> Control<D> {
                 let mut n = self.neighbors.status();
                 for (rs, e) in n.entries.iter_mut() {
                     if let Ok(ip) = rs.parse() {
-                        e.card_macs = self.sp.flows.request_macs(&self.sp.director, ip).iter().map(|m| m.to_string()).collect();
+                        let macs = if e.gateway {
+                            self.sp.flows.gateway_macs(&self.sp.director)
+                        } else {
+                            self.sp.flows.request_macs(&self.sp.director, ip)
+                        };
+                        e.card_macs = macs.iter().map(|m| m.to_string()).collect();
                     }
                 }
                 n
@@ -1180,6 +1212,11 @@ impl<D: Device + Wire> Control<D> {
         self.counters.transmitted += 1;
         Ok(f)
     }
+}
+
+/// An address for the event log, `none` when there is none.
+fn addr_or_none(a: Option<std::net::Ipv4Addr>) -> String {
+    a.map_or_else(|| "none".to_string(), |a| a.to_string())
 }
 
 #[cfg(test)]

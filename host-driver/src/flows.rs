@@ -62,6 +62,9 @@ pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
     let mac = d.real_server_mac(Ipv4Addr::from(c.daddr))?;
     let (req_action, rep) = match c.fwd() {
         cf::MASQ => {
+            // Replies go to the client's next hop (the gateway, mostly):
+            // while its MAC is not known the connection stays in software.
+            let client_mac = d.next_hop_mac(Ipv4Addr::from(c.caddr))?;
             let a = ActionEntry {
                 op: ActionOp::NatDnat,
                 host: false,
@@ -74,7 +77,7 @@ pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
             let ra = ActionEntry {
                 op: ActionOp::NatSnat,
                 host: false,
-                mac: d.next_hop_mac(Ipv4Addr::from(c.caddr)),
+                mac: client_mac,
                 addr: IpAddr::V4(Ipv4Addr::from(c.vaddr)),
                 port: c.vport,
                 l4_delta: ActionEntry::nat_delta(c.daddr, c.dport, c.vaddr, c.vport),
@@ -492,7 +495,90 @@ impl FlowManager {
         for id in clients {
             self.sync(hw, d, id);
         }
+        if d.cfg.gateway == Some(ip) && d.cfg.gateway_mac.is_none() {
+            rewritten += self.gateway_changed(hw, d);
+        }
         rewritten
+    }
+
+    /// The gateway's learned MAC changed (already applied to `d`): every
+    /// reply action whose connections all reply through the gateway is
+    /// rewritten in place (one write per action; flows, connections and
+    /// counters stay); a connection sharing its reply action with clients
+    /// that are neighbours themselves is brought in line alone. Returns
+    /// how many action entries were rewritten.
+    fn gateway_changed(&mut self, hw: &mut dyn Csr, d: &mut Director) -> usize {
+        let Some(mac) = d.gateway_mac() else { return 0 };
+        // Per reply action: whether every connection on it replies through the gateway.
+        let mut via: HashMap<u16, bool> = HashMap::default();
+        for h in self.conns.values() {
+            let Some(ra) = h.rep_action else { continue };
+            let gw = d.via_gateway(Ipv4Addr::from(h.wanted.req.0.saddr));
+            *via.entry(ra).or_insert(true) &= gw;
+        }
+        let mut rewritten = 0;
+        let mut alone = Vec::new();
+        for (&i, &all) in &via {
+            let Some(s) = self.actions[i as usize] else { continue };
+            if s.diverted {
+                continue;
+            }
+            let old = ActionEntry::from_bits(&s.key.2);
+            if old.mac == mac {
+                continue;
+            }
+            if !all {
+                alone.push(i);
+                continue;
+            }
+            let new = ActionEntry { mac, ..old };
+            let key = (s.key.0, s.key.1, new.to_bits());
+            Self::write_action(hw, i, &key.2);
+            if self.action_index.get(&s.key) == Some(&i) {
+                self.action_index.remove(&s.key);
+            }
+            self.action_index.entry(key).or_insert(i);
+            if let Some(slot) = self.actions[i as usize].as_mut() {
+                slot.key = key;
+            }
+            for h in self.conns.values_mut() {
+                if let (Some(ra), Some(rep)) = (h.rep_action, h.wanted.rep.as_mut()) {
+                    if ra == i {
+                        rep.1 = new;
+                    }
+                }
+            }
+            rewritten += 1;
+        }
+        if !alone.is_empty() {
+            let ids: Vec<ConnId> = self
+                .conns
+                .iter()
+                .filter(|(_, h)| h.rep_action.is_some_and(|ra| alone.contains(&ra)) && d.via_gateway(Ipv4Addr::from(h.wanted.req.0.saddr)))
+                .map(|(&id, _)| id)
+                .collect();
+            for id in ids {
+                self.sync(hw, d, id);
+            }
+        }
+        rewritten
+    }
+
+    /// The MACs of the live reply actions of connections whose clients
+    /// reply through the gateway (for the gateway's `card_macs`).
+    pub fn gateway_macs(&self, d: &Director) -> Vec<lvsnic_model::wire::MacAddr> {
+        let mut v: Vec<_> = self
+            .conns
+            .values()
+            .filter(|h| d.via_gateway(Ipv4Addr::from(h.wanted.req.0.saddr)))
+            .filter_map(|h| h.rep_action)
+            .filter_map(|i| self.actions.get(i as usize)?.as_ref())
+            .filter(|s| !s.diverted)
+            .map(|s| ActionEntry::from_bits(&s.key.2).mac)
+            .collect();
+        v.sort_unstable_by_key(|m| m.0);
+        v.dedup();
+        v
     }
 
     /// The MAC of action entry `i` as the host last wrote it (tests,

@@ -1,8 +1,10 @@
 //! Neighbours: the next-hop MACs of the real servers, as Linux learns them.
 //!
-//! [`NeighborTable`] holds, for every address the director sends to that
-//! is not the gateway towards the clients, the MAC of its next hop (the
-//! real server itself, or the router the FIB names for it), with where it
+//! [`NeighborTable`] holds, for every real server the director sends to,
+//! the MAC of its next hop (the real server itself, or the router the FIB
+//! names for it), and the MAC of the gateway towards the clients when only
+//! its address is configured (`[director] gateway` without `gateway_mac`;
+//! [`set_gateway`](NeighborTable::set_gateway)), with where it
 //! came from ([`Source`]): a static `[neighbors]` entry (always wins), the
 //! kernel's own neighbour table (rtnetlink, [`crate::rtnl`]) or an ARP
 //! frame seen on the wire (the `model`/`sim` backends' `--wire tap:`).
@@ -73,8 +75,12 @@ pub struct EntryStatus {
     /// Frames waiting for the MAC.
     pub held: usize,
     /// The MACs of the card's action entries that send to this real
-    /// server, as the host last wrote them (one per distinct rewrite).
+    /// server (for the gateway: the reply actions towards clients behind
+    /// it), as the host last wrote them (one per distinct rewrite).
     pub card_macs: Vec<String>,
+    /// This is the gateway towards the clients (`[director] gateway`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gateway: bool,
 }
 
 /// The sender of an Ethernet ARP frame (untagged), if `frame` is one.
@@ -277,6 +283,9 @@ pub struct NeighborTable {
     /// Real servers were added by [`hold`](Self::hold) since the last
     /// [`take_new_targets`](Self::take_new_targets).
     new_targets: bool,
+    /// The gateway whose MAC is learned (`[director] gateway` without
+    /// `gateway_mac`): a target of its own, its own next hop.
+    gateway: Option<Ipv4Addr>,
 }
 
 impl NeighborTable {
@@ -301,13 +310,27 @@ impl NeighborTable {
         &self.statics
     }
 
+    /// The gateway whose MAC is to be learned (`None`: a static
+    /// `gateway_mac`, nothing to learn); it becomes a target at the next
+    /// [`set_targets`](Self::set_targets).
+    pub fn set_gateway(&mut self, gateway: Option<Ipv4Addr>) {
+        self.gateway = gateway.filter(|g| !g.is_unspecified());
+    }
+
+    /// The gateway whose MAC is learned, if any.
+    pub fn gateway(&self) -> Option<Ipv4Addr> {
+        self.gateway
+    }
+
     /// Sets the real servers to reach and each one's next hop (itself when
-    /// on-link): entries for new next hops start being resolved, those no
+    /// on-link), with [the gateway](Self::set_gateway) as its own next
+    /// hop: entries for new next hops start being resolved, those no
     /// real server needs any more are dropped (with their held frames,
     /// counted). A real server with a static entry needs no next hop.
     pub fn set_targets(&mut self, targets: impl IntoIterator<Item = (Ipv4Addr, Ipv4Addr)>, now: u64) {
         let mut t = BTreeMap::new();
-        for (rs, nh) in targets {
+        let gateway = self.gateway.map(|g| (g, g));
+        for (rs, nh) in targets.into_iter().chain(gateway) {
             if self.statics.contains_key(&rs) {
                 continue;
             }
@@ -430,6 +453,11 @@ impl NeighborTable {
     /// Holds frames for real server `rs` until its next hop's MAC is
     /// known; the oldest go first when more than [`UNRES_QLEN`] wait.
     pub fn hold(&mut self, rs: Ipv4Addr, frames: Vec<Vec<u8>>, now: u64) {
+        if rs.is_unspecified() {
+            // Towards a gateway whose address is not known: nothing to ask.
+            self.counters.unresolved_drops += frames.len() as u64;
+            return;
+        }
         let nh = match self.targets.get(&rs) {
             Some(&nh) => nh,
             None => {
@@ -603,7 +631,7 @@ impl NeighborTable {
                 },
                 (None, None) => EntryStatus { next_hop: nh.to_string(), state: "untracked", ..Default::default() },
             };
-            s.entries.insert(rs.to_string(), st);
+            s.entries.insert(rs.to_string(), EntryStatus { gateway: self.gateway == Some(*rs), ..st });
         }
         s
     }
@@ -766,6 +794,37 @@ mod tests {
         t.observe(&arp(2, [2, 0, 0, 0, 0x10, 1], [192, 168, 10, 1])[..30], 1);
         assert_eq!(t.effective(RS), None);
         assert_eq!(t.counters.bad_input, 2);
+    }
+
+    #[test]
+    fn the_gateway_is_a_target_of_its_own() {
+        let mut t = NeighborTable::new(BTreeMap::new());
+        let cgw = Ipv4Addr::new(10, 0, 0, 254);
+        t.set_gateway(Some(cgw));
+        t.set_targets([(RS, RS)], 0);
+        assert!(t.tracks(cgw) && t.tracks(RS));
+        assert_eq!(t.next_hop(cgw), Some(cgw));
+        t.hold(cgw, vec![vec![0; 60]], 0);
+        let st = t.status();
+        assert_eq!((st.entries["10.0.0.254"].held, st.entries["10.0.0.254"].gateway), (1, true));
+        assert!(!st.entries["192.168.10.1"].gateway);
+        let json = serde_json::to_value(&st).unwrap();
+        assert_eq!(json["entries"]["192.168.10.1"].get("gateway"), None, "only the gateway says so");
+        // Towards a gateway whose address is unknown: dropped, counted, nothing asked.
+        t.hold(Ipv4Addr::UNSPECIFIED, vec![vec![0; 60]], 0);
+        assert_eq!(t.counters.unresolved_drops, 1);
+        assert!(!t.tracks(Ipv4Addr::UNSPECIFIED));
+        assert_eq!(t.due_probes(0).len(), 2, "the real server and the gateway");
+        t.observe(&arp(2, [2, 0, 0, 0, 0, 0xfe], [10, 0, 0, 254]), 1);
+        let (changes, frames) = t.reconcile();
+        assert_eq!(changes, vec![(cgw, Some(MacAddr([2, 0, 0, 0, 0, 0xfe])))]);
+        assert_eq!(frames.len(), 1);
+        assert_eq!(frames[0][..6], [2, 0, 0, 0, 0, 0xfe]);
+        // No longer learned (a static gateway): untracked, and forgotten by the director.
+        t.set_gateway(None);
+        t.set_targets([(RS, RS)], 2);
+        assert!(!t.tracks(cgw));
+        assert_eq!(t.reconcile().0, vec![(cgw, None)]);
     }
 
     #[test]

@@ -213,11 +213,12 @@ fn director_changes(
     file: &(DirectorConfig, Limits),
 ) -> Result<Vec<String>, String> {
     let (o, f) = (&loaded.0, &file.0);
-    let fixed: [(&str, bool); 7] = [
+    let fixed: [(&str, bool); 8] = [
         ("[director] ip", o.ip != f.ip),
         ("[director] mac", o.mac != f.mac),
         ("[director] mtu", o.mtu != f.mtu),
         ("[director] gateway_mac", o.gateway_mac != f.gateway_mac),
+        ("[director] gateway", o.gateway != f.gateway),
         ("[director] vlan", o.vlan != f.vlan),
         ("[sysctl]", o.sysctl != f.sysctl),
         ("[clock]", o.clock != f.clock),

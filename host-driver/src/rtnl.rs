@@ -301,6 +301,17 @@ impl NeighWatch {
         self.answers(seq, false, 200).map(|_| ())
     }
 
+    /// The gateway of the main table's default route out of interface
+    /// `ifindex` (`ip route show default dev IF`; the lowest metric wins),
+    /// from a route dump (`RTM_GETROUTE`); `None` without one.
+    pub fn default_gateway(&mut self, ifindex: u32) -> io::Result<Option<Ipv4Addr>> {
+        let mut m = RouteMessage::default();
+        m.header.address_family = AddressFamily::Inet;
+        let seq = self.send(RouteNetlinkMessage::GetRoute(m), NLM_F_REQUEST | NLM_F_DUMP)?;
+        let msgs = self.answers(seq, true, 500)?;
+        Ok(default_gateway_of(&msgs, ifindex))
+    }
+
     /// The FIB's route to `ip` (`RTM_GETROUTE`, as `ip route get`): its
     /// output interface and gateway; `None` when there is no usable
     /// unicast route (unreachable, prohibited, local, ...).
@@ -334,6 +345,38 @@ impl NeighWatch {
         }
         Ok(None)
     }
+}
+
+/// The gateway of the main table's default route out of interface
+/// `ifindex` in a route dump (the lowest metric wins), if any.
+fn default_gateway_of(msgs: &[RouteNetlinkMessage], ifindex: u32) -> Option<Ipv4Addr> {
+    let mut best: Option<(u32, Ipv4Addr)> = None;
+    for x in msgs {
+        let RouteNetlinkMessage::NewRoute(r) = x else { continue };
+        let h = &r.header;
+        if h.address_family != AddressFamily::Inet || h.destination_prefix_length != 0 || h.kind != RouteType::Unicast {
+            continue;
+        }
+        let (mut table, mut oif, mut gw, mut prio) = (h.table as u32, 0, None, 0);
+        for a in &r.attributes {
+            match a {
+                RouteAttribute::Table(t) => table = *t,
+                RouteAttribute::Oif(i) => oif = *i,
+                RouteAttribute::Gateway(RouteAddress::Inet(g)) => gw = Some(*g),
+                RouteAttribute::Priority(p) => prio = *p,
+                _ => {}
+            }
+        }
+        if table != 254 || oif != ifindex {
+            continue;
+        }
+        if let Some(g) = gw {
+            if best.map_or(true, |(p, _)| prio < p) {
+                best = Some((prio, g));
+            }
+        }
+    }
+    best.map(|(_, g)| g)
 }
 
 #[cfg(test)]
@@ -385,6 +428,31 @@ mod tests {
                 NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 3), ifindex: 7, mac: None },
             ]
         );
+    }
+
+    #[test]
+    fn the_default_gateway_is_the_main_tables_on_our_interface_lowest_metric_first() {
+        let route = |prefix: u8, table: u32, oif: u32, gw: [u8; 4], prio: Option<u32>| {
+            let mut r = RouteMessage::default();
+            r.header.address_family = AddressFamily::Inet;
+            r.header.destination_prefix_length = prefix;
+            r.header.kind = RouteType::Unicast;
+            r.attributes.push(RouteAttribute::Table(table));
+            r.attributes.push(RouteAttribute::Oif(oif));
+            r.attributes.push(RouteAttribute::Gateway(RouteAddress::Inet(Ipv4Addr::from(gw))));
+            r.attributes.extend(prio.map(RouteAttribute::Priority));
+            RouteNetlinkMessage::NewRoute(r)
+        };
+        let msgs = vec![
+            route(24, 254, 7, [192, 168, 10, 1], None),   // not a default route
+            route(0, 255, 7, [192, 168, 10, 2], None),    // not the main table
+            route(0, 254, 3, [192, 168, 10, 3], None),    // another interface (management)
+            route(0, 254, 7, [192, 168, 10, 4], Some(200)),
+            route(0, 254, 7, [192, 168, 10, 5], Some(100)),
+        ];
+        assert_eq!(default_gateway_of(&msgs, 7), Some(Ipv4Addr::new(192, 168, 10, 5)));
+        assert_eq!(default_gateway_of(&msgs, 3), Some(Ipv4Addr::new(192, 168, 10, 3)));
+        assert_eq!(default_gateway_of(&msgs, 9), None);
     }
 
     #[test]

@@ -47,9 +47,10 @@ pub struct FrameResult {
     /// Why the data plane handed it up (an exception), as its metadata said.
     pub reason: Option<lvsnic_model::hw::Reason>,
     /// Frames the director sent to a real server whose next hop has no
-    /// MAC yet (`cfg.resolve_neighbors`): not sent, their destination MAC
-    /// all zeros, for the host to hold until the MAC is known; and that
-    /// real server.
+    /// MAC yet, or towards the gateway while its MAC is not known
+    /// (`cfg.resolve_neighbors`): not sent, their destination MAC all
+    /// zeros, for the host to hold until the MAC is known; and that real
+    /// server (or the gateway's address).
     pub held: Option<(Ipv4Addr, Vec<Vec<u8>>)>,
 }
 
@@ -190,15 +191,28 @@ impl<D: Device> SlowPath<D> {
         if mac.is_none() {
             // Unknown now: the connections' flows leave the card (their
             // frames come up and are held until the MAC is known again).
+            // The gateway: every offloaded NAT connection whose client
+            // replies through it leaves too.
             let v = u32::from(ip);
+            let gateway = self.director.cfg.gateway == Some(ip);
             for id in self.flows.offloaded() {
-                if self.director.conns.get(id).daddr == v {
+                if gateway || self.director.conns.get(id).daddr == v {
                     self.flows.sync(&mut self.dp, &mut self.director, id);
                 }
             }
             return 0;
         }
         self.flows.next_hop_changed(&mut self.dp, &mut self.director, ip)
+    }
+
+    /// The gateway's address changed: every offloaded connection is
+    /// brought in line with what the golden model now sends (reply flows
+    /// towards an unknown gateway leave the card).
+    pub fn gateway_moved(&mut self) {
+        self.director.neighbors_changed();
+        for id in self.flows.offloaded() {
+            self.flows.sync(&mut self.dp, &mut self.director, id);
+        }
     }
 
     /// `[neighbors]` changed (a reload): the golden model and the card's

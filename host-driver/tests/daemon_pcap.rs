@@ -2,7 +2,9 @@
 //! in the middle of a capture (`--pace step`), compared with frames built
 //! independently (`lvsnic_fixtures::expect`); listings after traffic byte for
 //! byte; the new-connection rate limit under a SYN flood; a whole capture
-//! through the daemon equals `lvsnic replay`.
+//! through the daemon equals `lvsnic replay`; a gateway known only by its
+//! address (`[director] gateway`) learned from its ARP answer, the NAT
+//! reply held until then and sent byte-exact.
 
 #[path = "daemon_harness.rs"]
 mod harness;
@@ -266,4 +268,63 @@ fn a_capture_through_the_daemon_equals_replay() {
     let rates = d.run(&["-L", "-n", "--rate"]).stdout;
     let listing = d.run(&["-L", "-n", "--stats"]).stdout + &d.run(&["-L", "-n"]).stdout + &rates;
     assert!(summary.ends_with(&format!("\n{listing}\n")), "{summary}\n---\n{listing}");
+}
+
+#[test]
+fn a_nat_reply_waits_on_the_wire_for_the_gateways_arp_answer_and_goes_byte_exact() {
+    // `[director] gateway` without `gateway_mac`: the daemon ARPs for it
+    // from the start, holds the SYN-ACK towards the client until the
+    // gateway answers, then sends it exactly as a static gateway_mac would.
+    let dir = tmpdir("gateway-learned");
+    let rules = write(&dir, "rules", "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n");
+    let gw = Ipv4Addr::new(10, 0, 0, 254);
+    let cfg = director_toml().replace("gateway_mac = \"02:00:00:00:00:fe\"", "gateway = \"10.0.0.254\"");
+    assert!(cfg.contains("gateway = "));
+    let mut answer = DIRECTOR_MAC.0.to_vec();
+    answer.extend_from_slice(&GATEWAY_MAC.0);
+    answer.extend_from_slice(&[8, 6, 0, 1, 8, 0, 6, 4, 0, 2]);
+    answer.extend_from_slice(&GATEWAY_MAC.0);
+    answer.extend_from_slice(&gw.octets());
+    answer.extend_from_slice(&DIRECTOR_MAC.0);
+    answer.extend_from_slice(&DIRECTOR_IP.octets());
+    answer.resize(60, 0);
+    let frames: Vec<(u64, Vec<u8>)> = vec![
+        (T0, from_client(1, TCP_SYN, 100, b"")),
+        (T0 + MS, to_client(1, 1, TCP_SYN | TCP_ACK)),
+        (T0 + 2 * MS, answer),
+        (T0 + 3 * MS, from_client(1, TCP_ACK, 101, b"")),
+        (T0 + 4 * MS, to_client(1, 1, TCP_ACK)),
+    ];
+    let (inp, out) = (dir.join("in.pcap"), dir.join("out.pcap"));
+    write_pcap(&inp, &frames);
+    let w = format!("pcap:{},{}", inp.display(), out.display());
+    let d = Daemon::start(&dir, &cfg, &["--rules", rules.to_str().unwrap(), "--wire", &w]);
+    let t0 = std::time::Instant::now();
+    while d.status()["pcap_frames_left"] != 0 {
+        assert!(t0.elapsed().as_secs() < 60);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let st = d.status();
+    let got: Vec<Vec<u8>> = pcap::read_file(&out).unwrap().into_iter().map(|r| r.data).collect();
+    let (arps, rest): (Vec<Vec<u8>>, Vec<Vec<u8>>) = got.into_iter().partition(|f| f[12..14] == [8, 6]);
+    let f = |i: usize| frames[i].1.clone();
+    let expected = vec![
+        expect::nat_request(&f(0), rs(1), 80, rs_mac(1)),
+        expect::nat_reply(&f(1), VIP, 80),
+        expect::nat_request(&f(3), rs(1), 80, rs_mac(1)),
+        expect::nat_reply(&f(4), VIP, 80),
+    ];
+    assert_eq!(rest.len(), expected.len(), "{st}");
+    for (i, (g, e)) in rest.iter().zip(&expected).enumerate() {
+        assert_eq!(g, e, "frame {i}");
+    }
+    // The gateway was asked for (a pcap wire may not carry the requests out).
+    let request = lvsnic::neighbors::arp_request(DIRECTOR_MAC, DIRECTOR_IP, gw, None);
+    assert!(arps.iter().all(|a| *a == request), "{arps:?}");
+    let nb = &st["neighbors"];
+    assert!(nb["arp_requests"].as_u64().unwrap() >= 1, "{nb}");
+    let e = &nb["entries"]["10.0.0.254"];
+    assert_eq!((e["gateway"].clone(), e["mac"].clone(), e["source"].clone()), (true.into(), GATEWAY_MAC.to_string().into(), "arp".into()), "{nb}");
+    assert_eq!((nb["held"].clone(), nb["released"].clone(), nb["unresolved_drops"].clone()), (1.into(), 1.into(), 0.into()), "{nb}");
+    assert_eq!(st["offload"]["connections"], 1, "offloaded once the gateway was known: {st}");
 }

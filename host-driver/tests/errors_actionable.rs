@@ -226,3 +226,32 @@ fn help_lists_subcommands_no_silent_backend_no_silent_tap() {
         assert!(line.to_lowercase().contains("control socket"), "{sub}: {line:?}\n{}", r.stdout);
     }
 }
+
+#[test]
+fn a_director_toml_without_a_usable_gateway_is_one_line_naming_the_keys() {
+    let dir = tmpdir("err-gateway");
+    let rules = write(&dir, "rules", RULES);
+    let input = dir.join("in.pcap");
+    write_pcap(&input, &[]);
+    let out = dir.join("out.pcap");
+    let sock = dir.join("s.sock");
+    let replay = |director: &std::path::Path| {
+        run(&["replay", "--rules", rules.to_str().unwrap(), "--director", director.to_str().unwrap(), "--input", input.to_str().unwrap(), "--output", out.to_str().unwrap()])
+    };
+    let daemon = |director: &std::path::Path| {
+        run(&["daemon", "--backend", "model", "--director", director.to_str().unwrap(), "--socket", sock.to_str().unwrap()])
+    };
+    // Neither key: refused at load, everywhere.
+    let neither = write(&dir, "neither.toml", &director_toml().replace("gateway_mac = \"02:00:00:00:00:fe\"\n", ""));
+    let want = format!("lvsnic: {}: {}\n", neither.display(), lvsnic_model::config::MISSING_GATEWAY);
+    assert_eq!((replay(&neither).code, replay(&neither).stderr), (1, want.clone()));
+    assert_eq!((daemon(&neither).code, daemon(&neither).stderr), (1, want));
+    // Only its address: replay learns nothing and says so.
+    let addr = write(&dir, "addr.toml", &director_toml().replace("gateway_mac = \"02:00:00:00:00:fe\"", "gateway = \"10.0.0.254\""));
+    let r = replay(&addr);
+    assert_eq!((r.code, r.stderr), (1, format!("lvsnic: {}\n", lvsnic_model::config::NO_STATIC_GATEWAY)));
+    // "fib" without the director's own stack to ask.
+    let fib = write(&dir, "fib.toml", &director_toml().replace("gateway_mac = \"02:00:00:00:00:fe\"", "gateway = \"fib\""));
+    let r = daemon(&fib);
+    assert_eq!((r.code, r.stderr), (1, format!("lvsnic: {}: {}\n", fib.display(), lvsnic_model::config::FIB_NEEDS_HOST_TAP)));
+}

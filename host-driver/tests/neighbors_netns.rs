@@ -5,11 +5,16 @@
 //!   client through the VIP works; the real server's MAC changes (`ip link
 //!   set address`, whose gratuitous ARP the daemon reads), the established
 //!   connection keeps working and the card's action entry has the new MAC;
+//!   the gateway towards the clients is only an address (`[director]
+//!   gateway`): its MAC is learned from its ARP answer, NAT replies wait
+//!   for it, and when it changes the card's reply action follows;
 //! * rtnetlink: the daemon's own stack (`--host-tap`) has the neighbour
 //!   table: entries added, changed and deleted there are followed, an
 //!   unknown real server is resolved by the kernel on the daemon's request
 //!   (`NTF_USE`), and a real server behind a route `via` a gateway uses the
-//!   gateway's MAC.
+//!   gateway's MAC; the gateway towards the clients (`[director] gateway`)
+//!   is learned from the kernel's table like a real server, or taken from
+//!   the default route (`gateway = "fib"`) and followed when it moves.
 
 #[path = "daemon_harness.rs"]
 mod harness;
@@ -24,6 +29,11 @@ use std::time::Duration;
 
 const DIRECTOR_NO_NEIGHBORS: &str =
     "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\nmtu = 1500\ngateway_mac = \"02:00:00:00:00:fe\"\n";
+
+/// No `gateway_mac`: the gateway (an address of the client's namespace,
+/// 198.51.100.1) is learned.
+const DIRECTOR_LEARNED_GATEWAY: &str =
+    "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\nmtu = 1500\ngateway = \"198.51.100.1\"\n";
 
 /// The tests share `ip netns` probes named by the process id: one at a time.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -48,6 +58,10 @@ fn e2e_real_server_mac_learned_on_the_wire_and_followed_when_it_changes() {
     let client_ip = Ipv4Addr::new(198, 51, 100, 10);
     leaf(&hub, &cl, "vcl", &GATEWAY_MAC.to_string(), &format!("{client_ip}/24"));
     must(&["ip", "-n", &cl, "route", "add", &format!("{VIP}/32"), "dev", "eth0"]);
+    // The client's router, as the director sees it: an address of the
+    // client's namespace, answering ARP with the client's MAC.
+    must(&["ip", "-n", &cl, "addr", "add", "198.51.100.1/32", "dev", "eth0"]);
+    must(&["ip", "-n", &cl, "route", "add", &format!("{DIRECTOR_IP}/32"), "dev", "eth0"]);
     let ns = &rsns[0];
     let old_mac = "02:00:00:00:10:01";
     let new_mac = "02:00:00:00:77:01";
@@ -60,7 +74,7 @@ fn e2e_real_server_mac_learned_on_the_wire_and_followed_when_it_changes() {
     // change without a gratuitous ARP below is found quickly.
     let args =
         ["--backend", "model", "--wire", "tap:lvs0", "--state-dir", state.to_str().unwrap(), "--neighbor-reachable-ms", "1500"];
-    let d = Daemon::start_in(&["ip", "netns", "exec", &hub], &dir, DIRECTOR_NO_NEIGHBORS, &args);
+    let d = Daemon::start_in(&["ip", "netns", "exec", &hub], &dir, DIRECTOR_LEARNED_GATEWAY, &args);
     d.ok(&["-A", "-t", "10.0.0.100:80", "-s", "rr"]);
     // Accepted without a [neighbors] entry.
     d.ok(&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.1:80", "-m", "-w", "1"]);
@@ -74,8 +88,12 @@ fn e2e_real_server_mac_learned_on_the_wire_and_followed_when_it_changes() {
     assert_eq!(en["mac"], old_mac, "{en}");
     assert_eq!(en["source"], "arp", "{en}");
     assert_eq!(en["card_macs"], serde_json::json!([old_mac]), "the connection is on the card: {en}");
+    // The gateway: learned from its ARP answer, the reply action has its MAC.
+    let gw = entry(&d, "198.51.100.1");
+    assert_eq!((gw["gateway"].clone(), gw["mac"].clone(), gw["source"].clone()), (true.into(), GATEWAY_MAC.to_string().into(), "arp".into()), "{gw}");
+    assert_eq!(gw["card_macs"], serde_json::json!([GATEWAY_MAC.to_string()]), "{gw}");
     let st = d.status();
-    assert!(st["neighbors"]["arp_requests"].as_u64().unwrap() >= 1, "{}", st["neighbors"]);
+    assert!(st["neighbors"]["arp_requests"].as_u64().unwrap() >= 2, "{}", st["neighbors"]);
     assert_eq!(st["offload"]["connections"], 1, "{}", st["offload"]);
     let port = e.local_port();
 
@@ -127,8 +145,26 @@ fn e2e_real_server_mac_learned_on_the_wire_and_followed_when_it_changes() {
     let st = d.status();
     assert_eq!(st["neighbors"]["entries"]["192.168.10.1"]["card_macs"], serde_json::json!([third_mac]));
     assert_eq!(st["offload"]["connections"], 2, "{}", st["offload"]);
+
+    // The gateway's MAC changes (with a gratuitous ARP): the reply action
+    // is rewritten in place, both connections stay on the card and go on.
+    sysctl(&cl, &["net.ipv4.conf.eth0.arp_notify=1"]);
+    let gw_new = "02:00:00:00:77:fe";
+    must(&["ip", "-n", &cl, "link", "set", "dev", "eth0", "address", gw_new]);
+    assert!(
+        wait_for(Duration::from_secs(10), || entry(&d, "198.51.100.1")["mac"] == gw_new),
+        "new gateway MAC not learned: {}",
+        entry(&d, "198.51.100.1")
+    );
+    assert_eq!(e.say("six").unwrap(), "rs1 six");
+    assert_eq!(e2.say("seven").unwrap(), "rs1 seven");
+    let st = d.status();
+    assert_eq!(st["neighbors"]["entries"]["198.51.100.1"]["card_macs"], serde_json::json!([gw_new]), "{}", st["neighbors"]);
+    assert_eq!(st["offload"]["connections"], 2, "{}", st["offload"]);
     let (code, log) = d.stop();
     assert_eq!(code, 0, "{log}");
+    assert!(log.contains("event=neighbor_learned ip=198.51.100.1 mac=02:00:00:00:00:fe source=arp"), "{log}");
+    assert!(log.contains("event=neighbor_changed ip=198.51.100.1 old=02:00:00:00:00:fe new=02:00:00:00:77:fe"), "{log}");
     assert!(log.contains("event=neighbor_learned ip=192.168.10.1 mac=02:00:00:00:10:01 source=arp"), "{log}");
     assert!(log.contains("event=neighbor_changed ip=192.168.10.1 old=02:00:00:00:10:01 new=02:00:00:00:77:01"), "{log}");
 }
@@ -152,7 +188,9 @@ fn kernel_neighbour_table_is_followed_and_a_routed_real_server_uses_its_gateway(
     let dir = tmpdir("neighbors-kernel");
     let state = dir.join("state");
     let args = ["--backend", "model", "--host-tap", "lvsh", "--state-dir", state.to_str().unwrap()];
-    let d = Daemon::start_in(&["ip", "netns", "exec", &ns], &dir, DIRECTOR_NO_NEIGHBORS, &args);
+    // The gateway towards the clients, by address only: resolved through the kernel.
+    let director = DIRECTOR_NO_NEIGHBORS.replace("gateway_mac = \"02:00:00:00:00:fe\"", "gateway = \"192.168.10.7\"");
+    let d = Daemon::start_in(&["ip", "netns", "exec", &ns], &dir, &director, &args);
     d.ok(&["-A", "-t", "10.0.0.100:80", "-s", "rr"]);
     d.ok(&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.1:80", "-g", "-w", "1"]);
     d.ok(&["-a", "-t", "10.0.0.100:80", "-r", "192.168.10.2:80", "-g", "-w", "1"]);
@@ -178,6 +216,11 @@ fn kernel_neighbour_table_is_followed_and_a_routed_real_server_uses_its_gateway(
     assert!(wait_for(Duration::from_secs(5), || entry(&d, "172.16.0.5")["next_hop"] == "192.168.10.9"), "{}", entry(&d, "172.16.0.5"));
     must(&["ip", "-n", &ns, "neigh", "replace", "192.168.10.9", "lladdr", "02:00:00:00:10:09", "dev", "lvsh", "nud", "reachable"]);
     is("172.16.0.5", "02:00:00:00:10:09".into());
+    // The gateway: asked for like a real server, learned from the kernel's table.
+    assert!(wait_for(Duration::from_secs(5), || neigh().contains("192.168.10.7 ")), "the client gateway not asked for: {}", neigh());
+    must(&["ip", "-n", &ns, "neigh", "replace", "192.168.10.7", "lladdr", "02:00:00:00:10:07", "dev", "lvsh", "nud", "reachable"]);
+    is("192.168.10.7", "02:00:00:00:10:07".into());
+    assert_eq!((entry(&d, "192.168.10.7")["gateway"].clone(), entry(&d, "192.168.10.7")["source"].clone()), (true.into(), "kernel".into()));
     // A change, then a deletion, followed.
     must(&["ip", "-n", &ns, "neigh", "replace", "192.168.10.1", "lladdr", "02:00:00:00:10:11", "dev", "lvsh", "nud", "permanent"]);
     is("192.168.10.1", "02:00:00:00:10:11".into());
@@ -187,4 +230,42 @@ fn kernel_neighbour_table_is_followed_and_a_routed_real_server_uses_its_gateway(
     let (code, log) = d.stop();
     assert_eq!(code, 0, "{log}");
     assert!(log.contains("event=neighbor_learned ip=192.168.10.9 mac=02:00:00:00:10:09 source=kernel"), "{log}");
+}
+
+#[test]
+#[ignore = "needs root, /dev/net/tun and iproute2 network namespaces (scripts/test.sh runs it as root)"]
+fn the_gateway_from_the_default_route_is_learned_and_followed_when_the_route_moves() {
+    use netns::*;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = unavailable() {
+        panic!("cannot run here: {why}");
+    }
+    let mut nss = Namespaces::default();
+    let ns = nss.add(format!("lvsnic-nbf-{}", std::process::id()));
+    must(&["ip", "-n", &ns, "tuntap", "add", "mode", "tap", "name", "lvsh"]);
+    must(&["ip", "-n", &ns, "link", "set", "lvsh", "address", "02:00:00:00:00:01", "up"]);
+    must(&["ip", "-n", &ns, "addr", "add", "192.168.10.254/24", "dev", "lvsh"]);
+    must(&["ip", "-n", &ns, "route", "add", "default", "via", "192.168.10.7", "dev", "lvsh"]);
+    let dir = tmpdir("neighbors-fib");
+    let state = dir.join("state");
+    let args = ["--backend", "model", "--host-tap", "lvsh", "--state-dir", state.to_str().unwrap()];
+    let director = DIRECTOR_NO_NEIGHBORS.replace("gateway_mac = \"02:00:00:00:00:fe\"", "gateway = \"fib\"");
+    let d = Daemon::start_in(&["ip", "netns", "exec", &ns], &dir, &director, &args);
+    let neigh = || {
+        let o = std::process::Command::new("ip").args(["-n", &ns, "neigh", "show", "dev", "lvsh"]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    assert!(wait_for(Duration::from_secs(5), || entry(&d, "192.168.10.7")["gateway"] == true), "{}", d.status()["neighbors"]);
+    assert!(wait_for(Duration::from_secs(5), || neigh().contains("192.168.10.7 ")), "the gateway not asked for: {}", neigh());
+    must(&["ip", "-n", &ns, "neigh", "replace", "192.168.10.7", "lladdr", "02:00:00:00:10:07", "dev", "lvsh", "nud", "reachable"]);
+    assert!(wait_for(Duration::from_secs(5), || entry(&d, "192.168.10.7")["mac"] == "02:00:00:00:10:07"), "{}", entry(&d, "192.168.10.7"));
+    assert_eq!(entry(&d, "192.168.10.7")["source"], "kernel");
+    // The default route moves: so does the gateway.
+    must(&["ip", "-n", &ns, "route", "replace", "default", "via", "192.168.10.8", "dev", "lvsh"]);
+    assert!(wait_for(Duration::from_secs(5), || entry(&d, "192.168.10.8")["gateway"] == true), "{}", d.status()["neighbors"]);
+    assert_eq!(entry(&d, "192.168.10.7"), serde_json::Value::Null, "the old gateway is no longer tracked");
+    let (code, log) = d.stop();
+    assert_eq!(code, 0, "{log}");
+    assert!(log.contains("event=gateway_moved old=none new=192.168.10.7 source=fib"), "{log}");
+    assert!(log.contains("event=gateway_moved old=192.168.10.7 new=192.168.10.8 source=fib"), "{log}");
 }

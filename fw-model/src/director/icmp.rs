@@ -221,7 +221,7 @@ impl Director {
         xmit::nat_icmp(frame, p.l3, true, Ipv4Addr::from(c.vaddr), c.vport);
         self.out_stats(&c, p.len as u64);
         self.forward_options(frame, p.l3);
-        let mac = self.next_hop_mac(Ipv4Addr::from(c.caddr));
+        let mac = self.tx_next_hop_mac(Ipv4Addr::from(c.caddr));
         xmit::set_macs(frame, mac, self.cfg.mac);
         self.finish_tx(frame, p.l3, extra)
     }

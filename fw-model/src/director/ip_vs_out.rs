@@ -61,7 +61,7 @@ impl Director {
         self.set_state(id, Direction::Output, tflags);
         self.conn_put(id);
         self.forward_options(frame, p.l3);
-        let mac = self.next_hop_mac(Ipv4Addr::from(c.caddr));
+        let mac = self.tx_next_hop_mac(Ipv4Addr::from(c.caddr));
         xmit::set_macs(frame, mac, self.cfg.mac);
         self.finish_tx(frame, p.l3, extra)
     }

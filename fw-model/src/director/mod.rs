@@ -44,6 +44,8 @@ mod ip_vs_in;
 mod ip_vs_out;
 mod output;
 mod stats;
+#[cfg(test)]
+mod tests;
 mod timers;
 
 use crate::config::DirectorConfig;
@@ -269,6 +271,9 @@ pub enum DirectorError {
         /// What the kernel would say.
         error: RuleError,
     },
+    /// No static gateway MAC, and nothing learns it (only `lvsnic daemon` does).
+    #[error("{}", crate::config::NO_STATIC_GATEWAY)]
+    NoGatewayMac,
     /// A real server the director cannot reach: no next-hop MAC.
     #[error("real server {addr} of service {service} has no entry in [neighbors] of the director configuration")]
     NoNeighbor {
@@ -348,7 +353,9 @@ pub struct Director {
     /// `[neighbors]` entries win over these.
     learned: HashMap<Ipv4Addr, MacAddr>,
     /// The real server whose next hop had no MAC when the last processed
-    /// frame was transmitted to it (`cfg.resolve_neighbors` only): the
+    /// frame was transmitted to it, or the gateway (`cfg.gateway`) when
+    /// the frame went towards it without its MAC known
+    /// (`cfg.resolve_neighbors` only): the
     /// frames of that [`Action::Transmit`] carry the all-zero destination
     /// MAC, and the host holds them until the MAC is known (Linux queues
     /// them on the neighbour, `arp_queue`).
@@ -426,6 +433,9 @@ impl Director {
             vip_state: std::collections::BTreeMap::new(),
             vips_owned_by_default: true,
         };
+        if d.cfg.gateway_mac.is_none() && !d.cfg.resolve_neighbors {
+            return Err(DirectorError::NoGatewayMac);
+        }
         for s in &rules.services {
             let name = service_name(&s.key);
             d.services.add_service(s, start).map_err(|error| DirectorError::Rule { service: name.clone(), error })?;
@@ -447,11 +457,44 @@ impl Director {
     }
 
     /// The MAC of the next hop towards `ip`: its `[neighbors]` entry, else
-    /// the one the host learned, else the gateway.
-    pub fn next_hop_mac(&self, ip: Ipv4Addr) -> MacAddr {
+    /// the one the host learned, else the [gateway's](Self::gateway_mac);
+    /// `None` while that is unknown (learned, not resolved yet).
+    pub fn next_hop_mac(&self, ip: Ipv4Addr) -> Option<MacAddr> {
         match self.cfg.neighbors.get(&ip).or_else(|| self.learned.get(&ip)) {
-            Some(&m) => m,
-            None => self.cfg.gateway_mac,
+            Some(&m) => Some(m),
+            None => self.gateway_mac(),
+        }
+    }
+
+    /// The gateway's MAC: `[director] gateway_mac` (static, wins), else
+    /// the `[neighbors]` entry or learned MAC of `[director] gateway`;
+    /// `None` while it is not known.
+    pub fn gateway_mac(&self) -> Option<MacAddr> {
+        if let Some(m) = self.cfg.gateway_mac {
+            return Some(m);
+        }
+        let g = self.cfg.gateway?;
+        self.cfg.neighbors.get(&g).or_else(|| self.learned.get(&g)).copied()
+    }
+
+    /// Whether frames to `ip` go through the gateway (no `[neighbors]`
+    /// entry, nothing learned for it).
+    pub fn via_gateway(&self, ip: Ipv4Addr) -> bool {
+        !self.cfg.neighbors.contains_key(&ip) && !self.learned.contains_key(&ip)
+    }
+
+    /// [`next_hop_mac`](Self::next_hop_mac) for a frame being transmitted:
+    /// while the gateway's MAC is unknown, the all-zero MAC, and the frame
+    /// is marked [unresolved](Self::unresolved) on the gateway (the host
+    /// holds it until the MAC is known; an unknown gateway address marks
+    /// it on 0.0.0.0, which the host drops, counted).
+    pub(super) fn tx_next_hop_mac(&mut self, ip: Ipv4Addr) -> MacAddr {
+        match self.next_hop_mac(ip) {
+            Some(m) => m,
+            None => {
+                self.unresolved = Some(self.cfg.gateway.unwrap_or(Ipv4Addr::UNSPECIFIED));
+                MacAddr::ZERO
+            }
         }
     }
 
@@ -463,7 +506,7 @@ impl Director {
         match self.cfg.neighbors.get(&ip).or_else(|| self.learned.get(&ip)) {
             Some(&m) => Some(m),
             None if self.cfg.resolve_neighbors => None,
-            None => Some(self.cfg.gateway_mac),
+            None => self.cfg.gateway_mac,
         }
     }
 

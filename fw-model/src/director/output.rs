@@ -93,7 +93,7 @@ impl Director {
             None => Vec::new(),
         };
         let ident = self.next_ip_id();
-        let dst_mac = self.next_hop_mac(Ipv4Addr::from(p.saddr));
+        let dst_mac = self.tx_next_hop_mac(Ipv4Addr::from(p.saddr));
         let f = xmit::icmp_error_frame(
             frame,
             p.l3,

@@ -1,5 +1,6 @@
 //! Open-loop established traffic for benchmarks ([`established_flows`]).
 
+use lvsnic_model::wire::MacAddr;
 use super::frames::{self as fb, Filler, L2, L3};
 use super::{client_addrs, per_2_32, subseed, Outcome, TrafficError, DEFAULT_START, MAX_CLIENTS};
 use lvsnic_model::config::DirectorConfig;
@@ -94,6 +95,9 @@ pub fn established_flows(
 ) -> Result<Vec<PcapRecord>, TrafficError> {
     let mss = cfg.mtu.saturating_sub(40).clamp(536, 1460) as usize;
     let bad = |m: String| Err(TrafficError::Spec(m));
+    if cfg.gateway_mac.is_none() {
+        return Err(lvsnic_model::director::DirectorError::NoGatewayMac.into());
+    }
     if spec.clients == 0 || spec.clients > MAX_CLIENTS {
         return bad(format!("clients {} is not between 1 and {MAX_CLIENTS}", spec.clients));
     }
@@ -145,7 +149,7 @@ pub fn established_flows(
         ts += spec.gap;
         o
     };
-    let client_l2 = L2 { src: cfg.gateway_mac, dst: cfg.mac, vlan: None };
+    let client_l2 = L2 { src: cfg.gateway_mac.unwrap_or(MacAddr::ZERO), dst: cfg.mac, vlan: None };
     let mut flows = Vec::with_capacity(spec.flows);
     for i in 0..spec.flows {
         let caddr = addrs[i % spec.clients];

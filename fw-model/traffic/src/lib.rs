@@ -580,6 +580,9 @@ pub fn generate(spec: &TrafficSpec, cfg: &DirectorConfig, rules: &RuleSet) -> Re
 /// The capture for `spec` with per-frame tags, sessions and counts.
 pub fn generate_capture(spec: &TrafficSpec, cfg: &DirectorConfig, rules: &RuleSet) -> Result<Capture, TrafficError> {
     spec.validate()?;
+    if cfg.gateway_mac.is_none() {
+        return Err(DirectorError::NoGatewayMac.into());
+    }
     sim::run(spec, cfg, rules)
 }
 

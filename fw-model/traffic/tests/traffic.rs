@@ -229,7 +229,7 @@ fn frames_parse_as_intended() {
         match c {
             Category::TcpClient | Category::UdpClient | Category::TcpIdleResume | Category::ClientIcmpError => {
                 assert_eq!(dst, cfg().mac.0);
-                assert_eq!(&f[6..12], cfg().gateway_mac.0);
+                assert_eq!(&f[6..12], cfg().gateway_mac.unwrap().0);
             }
             Category::TcpServer | Category::UdpServer => {
                 assert_eq!(dst, cfg().mac.0);
@@ -724,4 +724,15 @@ fn ten_thousand_connections() {
     if !cfg!(debug_assertions) {
         assert!(took.as_secs_f64() < 2.0, "took {took:?}");
     }
+}
+
+#[test]
+fn a_gateway_known_only_by_its_address_is_refused_in_one_line() {
+    // Client frames come from the gateway's MAC: the generator needs `gateway_mac`.
+    let c = DirectorConfig::parse(&DIRECTOR.replace("gateway_mac = \"02:00:00:00:00:fe\"", "gateway = \"10.0.0.254\"")).unwrap();
+    assert_eq!(c.gateway_mac, None);
+    let e = generate(&moderate(), &c, &rules()).unwrap_err().to_string();
+    assert_eq!(e, lvsnic_model::config::NO_STATIC_GATEWAY);
+    let e = established_flows(&FlowSpec::default(), &c, &rules()).unwrap_err().to_string();
+    assert_eq!(e, lvsnic_model::config::NO_STATIC_GATEWAY);
 }

@@ -54,7 +54,7 @@ pub fn director_env(cfg: &DirectorConfig, local: &[Ipv4Addr]) -> String {
     let b = |x: bool| x as u8;
     let mut e = String::new();
     let _ = writeln!(e, "DIR_IP={}\nDIR_MAC={}\nDIR_MTU={}", cfg.ip, cfg.mac, cfg.mtu);
-    let _ = writeln!(e, "GW_IP={GATEWAY_IP}\nGW_MAC={}", cfg.gateway_mac);
+    let _ = writeln!(e, "GW_IP={GATEWAY_IP}\nGW_MAC={}", cfg.gateway_mac.unwrap_or(lvsnic_model::wire::MacAddr::ZERO));
     let n: Vec<String> = cfg.neighbors.iter().map(|(ip, mac)| format!("{ip}={mac}")).collect();
     let _ = writeln!(e, "NEIGHBORS=\"{}\"", n.join(" "));
     let vips: Vec<String> = local.iter().filter(|a| **a != cfg.ip).map(|a| a.to_string()).collect();

@@ -109,7 +109,7 @@ families! {
     BUSY: Counter "lvsnic_device_busy_timeouts_total" "Table commands that found the device busy for too long.";
     NEIGHBOR_MISMATCH: Counter "lvsnic_neighbor_mismatches_total" "ARP frames from a [neighbors] address with another MAC than configured.";
     NEIGHBOR_EVENTS: Counter "lvsnic_neighbor_events_total" "Real servers' next hops whose MAC was learned, changed, or not found (resolution failed).";
-    NEIGHBOR_UNRESOLVED: Gauge "lvsnic_neighbor_unresolved" "Real servers whose next hop has no known MAC.";
+    NEIGHBOR_UNRESOLVED: Gauge "lvsnic_neighbor_unresolved" "Real servers (and a learned gateway) whose next hop has no known MAC.";
     NEIGHBOR_HELD: Counter "lvsnic_neighbor_held_frames_total" "Frames held while their real server's next hop was resolved.";
     NEIGHBOR_RELEASED: Counter "lvsnic_neighbor_released_frames_total" "Held frames sent once the MAC was known.";
     NEIGHBOR_UNRES_DROPS: Counter "lvsnic_neighbor_unresolved_dropped_frames_total" "Frames dropped for want of a MAC (queue full, resolution failed).";

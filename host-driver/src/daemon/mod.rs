@@ -335,6 +335,12 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
         crate::setup::load_director_and_rules(&args.director, args.rules.as_deref())?;
     // Real servers without a [neighbors] entry are resolved at run time.
     cfg.resolve_neighbors = true;
+    if cfg.gateway_from_fib && cfg.gateway_mac.is_none() && args.host_tap.is_none() {
+        return Err(DaemonError::Config(lvsnic_model::config::ConfigError::Invalid {
+            path: args.director.display().to_string(),
+            msg: lvsnic_model::config::FIB_NEEDS_HOST_TAP.into(),
+        }));
+    }
     // The wire first: its first frame sets the model's start time.
     if let Some(WireSpec::Pcap { input, output, host }) = &args.wire {
         // Before anything is opened for writing: `pcap:a.pcap,a.pcap` would

@@ -49,8 +49,9 @@ enum Ask {
 enum Told {
     /// Neighbours on our interface (a dump or notifications).
     Neigh(Vec<NeighEvent>),
-    /// Real server → next hop (the FIB's gateway, or itself).
-    Routes(Vec<(Ipv4Addr, Ipv4Addr)>),
+    /// Real server → next hop (the FIB's gateway, or itself), and the
+    /// gateway of the default route out of our interface.
+    Routes(Vec<(Ipv4Addr, Ipv4Addr)>, Option<Ipv4Addr>),
 }
 
 /// The kernel side, on its own thread.
@@ -141,7 +142,8 @@ impl KernelThread {
                                     (rs, nh)
                                 })
                                 .collect();
-                            if !send(Told::Routes(routes)) {
+                            let default = nw.default_gateway(ifindex).ok().flatten();
+                            if !send(Told::Routes(routes, default)) {
                                 return;
                             }
                         }
@@ -234,9 +236,15 @@ impl Resolver {
                             }
                         }
                     }
-                    Told::Routes(r) => {
+                    Told::Routes(r, default) => {
                         for (rs, nh) in r {
                             routes_changed |= self.routes.insert(rs, nh) != Some(nh);
+                        }
+                        // `gateway = "fib"`: the default route's gateway.
+                        let cfg = &ctl.director().cfg;
+                        if cfg.gateway_from_fib && cfg.gateway_mac.is_none() && cfg.gateway != default {
+                            ctl.set_gateway_address(default);
+                            routes_changed = true;
                         }
                     }
                 }
@@ -249,6 +257,11 @@ impl Resolver {
             self.routes.retain(|rs, _| servers.binary_search(rs).is_ok());
             let targets: Vec<(Ipv4Addr, Ipv4Addr)> =
                 servers.iter().map(|&rs| (rs, self.routes.get(&rs).copied().unwrap_or(rs))).collect();
+            // The gateway towards the clients, when only its address is
+            // configured: learned like a real server on the link.
+            let cfg = &ctl.director().cfg;
+            let gateway = cfg.gateway.filter(|_| cfg.gateway_mac.is_none());
+            ctl.neighbors_mut().set_gateway(gateway);
             ctl.neighbors_mut().set_targets(targets, now);
             if wall >= self.targets_due {
                 if let Some(k) = &self.kernel {

@@ -1,6 +1,7 @@
 //! Malformed frames: a well-formed segment to a VIP damaged one way per
 //! category (see [`crate::Category`]).
 
+use lvsnic_model::wire::MacAddr;
 use super::*;
 
 impl Sim<'_> {
@@ -11,7 +12,7 @@ impl Sim<'_> {
         let l3 = self.other_l3(o, dst, None, true);
         let t = o.tcp(80, TCP_SYN);
         let good = lvsnic_model::wire::build::tcp_frame(
-            &lvsnic_model::wire::EthernetRepr { src: self.cfg.gateway_mac, dst: self.cfg.mac, vlan_tci: None, ethertype: 0 },
+            &lvsnic_model::wire::EthernetRepr { src: self.cfg.gateway_mac.unwrap_or(MacAddr::ZERO), dst: self.cfg.mac, vlan_tci: None, ethertype: 0 },
             &lvsnic_model::wire::Ipv4Repr {
                 src_addr: l3.src,
                 dst_addr: l3.dst,

@@ -2,6 +2,7 @@
 //! multi-step units (ICMP echo, TCP to the director's own address, an IPv4
 //! fragment pair) and the helpers that address them.
 
+use lvsnic_model::wire::MacAddr;
 use super::*;
 
 impl Other {
@@ -55,7 +56,7 @@ impl Sim<'_> {
     }
 
     pub(super) fn gw_l2(&self) -> L2 {
-        L2 { src: self.cfg.gateway_mac, dst: self.cfg.mac, vlan: None }
+        L2 { src: self.cfg.gateway_mac.unwrap_or(MacAddr::ZERO), dst: self.cfg.mac, vlan: None }
     }
 
     pub(super) fn other_l3(&self, o: &Other, dst: Ipv4Addr, ttl: Option<u8>, df: bool) -> L3 {

@@ -2,12 +2,13 @@
 //! broadcast, IP options, and probes of a VIP port (SYN to a closed port,
 //! stray ACK, TTL 1, oversized DF to a tunnel service).
 
+use lvsnic_model::wire::MacAddr;
 use super::*;
 
 impl Sim<'_> {
     pub(super) fn single_other(&mut self, idx: u32) -> Vec<u8> {
         let cat = self.others[idx as usize].cat;
-        let gw = (self.cfg.gateway_mac, self.gateway_ip);
+        let gw = (self.cfg.gateway_mac.unwrap_or(MacAddr::ZERO), self.gateway_ip);
         match cat {
             Category::ArpVip => {
                 let vip = self.random_vip_of(idx);
@@ -38,7 +39,7 @@ impl Sim<'_> {
                 self.probe(idx, cat)
             }
             Category::Ipv6 => {
-                let src = if self.rng.chance(1, 2) { self.cfg.gateway_mac } else { self.random_mac() };
+                let src = if self.rng.chance(1, 2) { self.cfg.gateway_mac.unwrap_or(MacAddr::ZERO) } else { self.random_mac() };
                 if self.rng.chance(1, 2) {
                     let low = self.rng.next_u64() as u32;
                     fb::ipv6_neighbor_solicitation(src, low, &mut self.rng)
@@ -69,7 +70,7 @@ impl Sim<'_> {
                 };
                 let mut payload = vec![0x17, 0x03, 0x03, 0x00, 0x40];
                 self.filler.extend(&mut payload, o.ack as usize, 64);
-                fb::tcp(&L2 { src: self.cfg.gateway_mac, dst, vlan: None }, &l3, &t, &[], &[], &payload)
+                fb::tcp(&L2 { src: self.cfg.gateway_mac.unwrap_or(MacAddr::ZERO), dst, vlan: None }, &l3, &t, &[], &[], &payload)
             }
             Category::Broadcast => {
                 let mac = self.random_mac();

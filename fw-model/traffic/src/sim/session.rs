@@ -2,13 +2,14 @@
 //! segments, round trips and think times, the start and end of a session
 //! and of an exchange.
 
+use lvsnic_model::wire::MacAddr;
 use super::*;
 
 impl Sim<'_> {
     pub(super) fn client_l2(&self, sid: u32) -> L2 {
         let s = &self.sess[sid as usize];
         let vlan = s.info.vlan.then(|| self.clients[s.client as usize].vlan);
-        L2 { src: self.cfg.gateway_mac, dst: self.cfg.mac, vlan }
+        L2 { src: self.cfg.gateway_mac.unwrap_or(MacAddr::ZERO), dst: self.cfg.mac, vlan }
     }
 
     pub(super) fn client_l3(&mut self, sid: u32, df: bool) -> L3 {
