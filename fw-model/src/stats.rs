@@ -221,42 +221,66 @@ pub struct OffloadCounts {
     pub table_full: u64,
 }
 
+/// Items made by `f` from the live services of `d`, from service index
+/// `*next` on, looking at `max` services at most, appended to `out`;
+/// whether the table's end was reached. What a caller that must not hold
+/// its thread for 10,000 services uses to copy them over several calls.
+pub fn services_step<T>(
+    d: &Director,
+    next: &mut usize,
+    max: usize,
+    out: &mut Vec<T>,
+    f: impl Fn(&Director, &crate::ipvs::Service) -> T,
+) -> bool {
+    let all = &d.services.services;
+    let end = all.len().min(next.saturating_add(max));
+    out.extend(all[(*next).min(end)..end].iter().filter(|s| s.live).map(|s| f(d, s)));
+    *next = end;
+    end == all.len()
+}
+
+/// One service of a [`Report`].
+pub fn service_report(d: &Director, s: &crate::ipvs::Service) -> ServiceReport {
+    let real_servers: Vec<RealServerReport> = s
+        .order
+        .iter()
+        .rev()
+        .map(|&id| {
+            let r = d.services.dest(id);
+            RealServerReport {
+                server: format!("{}:{}", r.addr, r.port),
+                forward: r.fwd.list_name().to_string(),
+                weight: r.weight,
+                activeconns: r.activeconns,
+                inactconns: r.inactconns,
+                persistconns: r.persistconns,
+                stats: r.stats,
+                rates: r.est.read(),
+            }
+        })
+        .collect();
+    ServiceReport {
+        service: format!("{} {}:{}", s.proto.list_name(), s.vaddr, s.vport),
+        scheduler: s.rule.scheduler.clone(),
+        activeconns: real_servers.iter().map(|r| r.activeconns as i64).sum(),
+        inactconns: real_servers.iter().map(|r| r.inactconns as i64).sum(),
+        stats: s.stats,
+        rates: s.est.read(),
+        real_servers,
+    }
+}
+
 impl Report {
     /// Builds the report of a director's current state.
     pub fn of(d: &Director) -> Report {
-        let services = d
-            .services
-            .live_services()
-            .map(|s| {
-                let real_servers: Vec<RealServerReport> = s
-                    .order
-                    .iter()
-                    .rev()
-                    .map(|&id| {
-                        let r = d.services.dest(id);
-                        RealServerReport {
-                            server: format!("{}:{}", r.addr, r.port),
-                            forward: r.fwd.list_name().to_string(),
-                            weight: r.weight,
-                            activeconns: r.activeconns,
-                            inactconns: r.inactconns,
-                            persistconns: r.persistconns,
-                            stats: r.stats,
-                            rates: r.est.read(),
-                        }
-                    })
-                    .collect();
-                ServiceReport {
-                    service: format!("{} {}:{}", s.proto.list_name(), s.vaddr, s.vport),
-                    scheduler: s.rule.scheduler.clone(),
-                    activeconns: real_servers.iter().map(|r| r.activeconns as i64).sum(),
-                    inactconns: real_servers.iter().map(|r| r.inactconns as i64).sum(),
-                    stats: s.stats,
-                    rates: s.est.read(),
-                    real_servers,
-                }
-            })
-            .collect();
+        let (mut next, mut services) = (0, Vec::new());
+        while !services_step(d, &mut next, usize::MAX, &mut services, service_report) {}
+        Report::with_services(d, services)
+    }
+
+    /// The report of `d` with `services` as its services' part (taken
+    /// before, a slice at a time: [`services_step`] with [`service_report`]).
+    pub fn with_services(d: &Director, services: Vec<ServiceReport>) -> Report {
         let c = &d.counters;
         Report {
             services,
@@ -303,49 +327,55 @@ impl Report {
 /// The director's services as `ipvsadm -L` lists them (counters and the
 /// rate estimator's averages included).
 pub fn listings(d: &Director) -> (crate::rules::ipvsadm::ListingHeader, Vec<crate::rules::ipvsadm::ServiceListing>) {
-    use crate::rules::ipvsadm::{DestListing, ListingHeader, RateView, ServiceListing, StatsView};
+    let (mut next, mut services) = (0, Vec::new());
+    while !services_step(d, &mut next, usize::MAX, &mut services, service_listing) {}
+    (listing_header(d), services)
+}
+
+/// The header line's part of [`listings`].
+pub fn listing_header(d: &Director) -> crate::rules::ipvsadm::ListingHeader {
+    crate::rules::ipvsadm::ListingHeader { conn_tab_size: 1u32 << d.cfg.sysctl.conn_tab_bits }
+}
+
+/// One service of [`listings`].
+pub fn service_listing(d: &Director, s: &crate::ipvs::Service) -> crate::rules::ipvsadm::ServiceListing {
+    use crate::rules::ipvsadm::{DestListing, RateView, ServiceListing, StatsView};
     let sv = |s: &Stats| StatsView { conns: s.conns, inpkts: s.inpkts, outpkts: s.outpkts, inbytes: s.inbytes, outbytes: s.outbytes };
     let rv = |e: &crate::ipvs::Estimator| {
         let r = e.read();
         RateView { cps: r.cps, inpps: r.inpps, outpps: r.outpps, inbps: r.inbps, outbps: r.outbps }
     };
-    let header = ListingHeader { conn_tab_size: 1u32 << d.cfg.sysctl.conn_tab_bits };
-    let services = d
-        .services
-        .live_services()
-        .map(|s| ServiceListing {
-            key: s.rule.key,
-            scheduler: s.rule.scheduler.clone(),
-            flags: s.rule.flags,
-            persistent: s.rule.persistent,
-            netmask: s.rule.netmask,
-            pe: s.rule.pe.clone(),
-            ops: s.rule.ops,
-            stats: sv(&s.stats),
-            rates: rv(&s.est),
-            dests: s
-                .order
-                .iter()
-                .map(|&id| {
-                    let r = d.services.dest(id);
-                    DestListing {
-                        addr: std::net::IpAddr::V4(r.addr),
-                        port: r.port,
-                        fwd: r.fwd,
-                        weight: r.weight as u32,
-                        u_threshold: r.u_threshold,
-                        l_threshold: r.l_threshold,
-                        activeconns: r.activeconns as u32,
-                        inactconns: r.inactconns as u32,
-                        persistconns: r.persistconns as u32,
-                        stats: sv(&r.stats),
-                        rates: rv(&r.est),
-                    }
-                })
-                .collect(),
-        })
-        .collect();
-    (header, services)
+    ServiceListing {
+        key: s.rule.key,
+        scheduler: s.rule.scheduler.clone(),
+        flags: s.rule.flags,
+        persistent: s.rule.persistent,
+        netmask: s.rule.netmask,
+        pe: s.rule.pe.clone(),
+        ops: s.rule.ops,
+        stats: sv(&s.stats),
+        rates: rv(&s.est),
+        dests: s
+            .order
+            .iter()
+            .map(|&id| {
+                let r = d.services.dest(id);
+                DestListing {
+                    addr: std::net::IpAddr::V4(r.addr),
+                    port: r.port,
+                    fwd: r.fwd,
+                    weight: r.weight as u32,
+                    u_threshold: r.u_threshold,
+                    l_threshold: r.l_threshold,
+                    activeconns: r.activeconns as u32,
+                    inactconns: r.inactconns as u32,
+                    persistconns: r.persistconns as u32,
+                    stats: sv(&r.stats),
+                    rates: rv(&r.est),
+                }
+            })
+            .collect(),
+    }
 }
 
 /// The connection table as `ipvsadm -L -n -c` lists it (`/proc/net/ip_vs_conn`

@@ -70,7 +70,7 @@ use lvsnic_model::director::Director;
 use lvsnic_model::rules::ipvsadm::first_option_fails;
 use lvsnic_model::rules::ipvsadm::SyncDaemon;
 use lvsnic_model::rules::{ServiceKey, ServiceRule};
-use lvsnic_model::stats::{connection_listing, listings, Report};
+use lvsnic_model::stats::{connection_listing, listing_header, listings, service_listing, service_report, services_step, Report, ServiceReport};
 use lvsnic_model::time::Time;
 use serde::Serialize;
 use std::net::IpAddr;
@@ -242,6 +242,25 @@ pub enum Step {
     Rules(RulesCopy),
     /// `-C`: delete the services with [`Control::flush_step`].
     Flush(Flush),
+    /// A service listing (`-L`, `--stats`, `--rate`...): copy the services
+    /// with [`Control::listing_step`], then format them away from the loop
+    /// with [`Control::listing_text`].
+    Listing(ListOptions, ServicesCopy<lvsnic_model::rules::ipvsadm::ServiceListing>),
+}
+
+/// Something made of every live service, made a slice of services at a
+/// time ([`Control::services_step`]).
+#[derive(Debug)]
+pub struct ServicesCopy<T> {
+    next: usize,
+    /// What was made so far.
+    pub items: Vec<T>,
+}
+
+impl<T> Default for ServicesCopy<T> {
+    fn default() -> Self {
+        ServicesCopy { next: 0, items: Vec::new() }
+    }
 }
 
 /// A `-C` deleting services a few at a time: each is deleted as `-D`
@@ -705,9 +724,18 @@ impl<D: Device> Control<D> {
     /// work first, so that the counters include it.
     pub fn status(&mut self) -> Status {
         self.sp.settle();
+        let mut c = ServicesCopy::default();
+        while !self.services_step(&mut c, service_report, None) {}
+        self.status_with(c.items)
+    }
+
+    /// [`status`](Self::status) with its services' reports taken before
+    /// (the card's counters credited first: [`settle`](Self::settle), then
+    /// [`services_step`](Self::services_step) with [`service_report`]).
+    pub fn status_with(&mut self, services: Vec<ServiceReport>) -> Status {
         Status {
             now_ns: self.sp.director.now(),
-            director: Report::of(&self.sp.director),
+            director: Report::with_services(&self.sp.director, services),
             exception_loop: self.counters,
             offload: OffloadStatus {
                 connections: self.sp.flows.len(),
@@ -769,6 +797,11 @@ impl<D: Device> Control<D> {
                 while !self.rules_step(&mut c, None) {}
                 Output { stdout: format_save(&c.rules), ..Default::default() }
             }
+            Step::Listing(opts, mut c) => {
+                while !self.listing_step(&mut c, None) {}
+                let text = self.listing_text(&opts);
+                text(c.items)
+            }
             Step::Flush(mut f) => loop {
                 if let Some(out) = self.flush_step(&mut f, None) {
                     break out;
@@ -820,8 +853,7 @@ impl<D: Device> Control<D> {
                     }
                 }
                 self.sp.settle();
-                let (h, s) = listings(&self.sp.director);
-                return Step::Later(Box::new(move || Output { stdout: format_list(&h, &s, &opts), ..Default::default() }));
+                return Step::Listing(opts, ServicesCopy::default());
             }
             Ok(Command::Save { .. }) => return Step::Rules(RulesCopy::default()),
             Ok(Command::Clear) => {
@@ -871,6 +903,37 @@ impl<D: Device> Control<D> {
         let mut out = std::mem::take(&mut r.out);
         out.exit = code;
         Some(out)
+    }
+
+    /// Makes `f` of services from where the last call stopped until
+    /// `until` (if given) has passed or every service is done; whether
+    /// they all are.
+    pub fn services_step<T>(
+        &self,
+        c: &mut ServicesCopy<T>,
+        f: fn(&lvsnic_model::director::Director, &lvsnic_model::ipvs::Service) -> T,
+        until: Option<Instant>,
+    ) -> bool {
+        loop {
+            if services_step(&self.sp.director, &mut c.next, RULES_PER_LOOK, &mut c.items, f) {
+                return true;
+            }
+            if until.is_some_and(|u| Instant::now() >= u) {
+                return false;
+            }
+        }
+    }
+
+    /// A service listing's services, a slice at a time ([`Step::Listing`]).
+    pub fn listing_step(&self, c: &mut ServicesCopy<lvsnic_model::rules::ipvsadm::ServiceListing>, until: Option<Instant>) -> bool {
+        self.services_step(c, service_listing, until)
+    }
+
+    /// What formats a service listing once its services are copied: the
+    /// header taken now, the text made by whoever runs it.
+    pub fn listing_text(&self, opts: &ListOptions) -> impl FnOnce(Vec<lvsnic_model::rules::ipvsadm::ServiceListing>) -> Output + Send + 'static {
+        let (h, opts) = (listing_header(&self.sp.director), opts.clone());
+        move |s| Output { stdout: format_list(&h, &s, &opts), ..Default::default() }
     }
 
     /// Deletes services of a `-C` until `until` (if given) has passed or
@@ -1349,18 +1412,22 @@ mod tests {
         Control::new(sp, MODEL_PARAMS.vip_count, Limits::default())
     }
 
-    /// `-L` and `-S` are taken from a copy of the tables in the loop and
-    /// formatted later by whoever asked (the client's thread): what comes
-    /// out is the table as it was when asked, even if it changed since;
-    /// a missing service is still refused at once.
+    /// `-L` and `-S` are taken from a copy of the tables in the loop (a
+    /// slice of services at a time) and formatted later by whoever asked
+    /// (the client's thread): what comes out is the table as it was when
+    /// copied, even if it changed since; a missing service is still
+    /// refused at once.
     #[test]
     fn listings_and_save_are_formatted_later_from_a_copy() {
         let mut ctl = control();
         let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
         let before = ctl.ipvsadm("ipvsadm", &a(&["-L", "-n", "--stats"]), None);
-        let Step::Later(list) = ctl.ipvsadm_begin("ipvsadm", &a(&["-L", "-n", "--stats"]), None) else {
-            panic!("-L -n is formatted later")
+        let Step::Listing(opts, mut copy) = ctl.ipvsadm_begin("ipvsadm", &a(&["-L", "-n", "--stats"]), None) else {
+            panic!("-L -n is copied in slices")
         };
+        while !ctl.listing_step(&mut copy, Some(Instant::now())) {}
+        let text = ctl.listing_text(&opts);
+        let list = move || text(copy.items);
         let Step::Rules(mut copy) = ctl.ipvsadm_begin("ipvsadm", &a(&["-S", "-n"]), None) else { panic!("-S is copied in slices") };
         while !ctl.rules_step(&mut copy, Some(Instant::now())) {}
         let save = move || Output { stdout: format_save(&copy.rules), ..Default::default() };
@@ -1378,6 +1445,43 @@ mod tests {
     fn cmd(line: &str) -> Command {
         let words: Vec<&str> = line.split_whitespace().collect();
         parse_command(&words).unwrap()
+    }
+
+    /// With more services than one slice copies, a listing, `-S` and the
+    /// status report are taken over several calls and come out as taken
+    /// at once.
+    #[test]
+    fn listings_save_and_status_of_many_services_are_copied_in_slices() {
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+        let mut ctl = control();
+        for i in 0..300 {
+            ctl.apply(cmd(&format!("-A -t 10.0.{}.{}:80 -s wlc", 1 + i / 256, i % 256))).unwrap();
+            ctl.apply(cmd(&format!("-a -t 10.0.{}.{}:80 -r 192.168.10.1:80 -m -w {}", 1 + i / 256, i % 256, i % 7))).unwrap();
+        }
+        syns(&mut ctl, 5);
+        let whole = ctl.ipvsadm("ipvsadm", &a(&["-L", "-n", "--stats"]), None);
+        let Step::Listing(opts, mut copy) = ctl.ipvsadm_begin("ipvsadm", &a(&["-L", "-n", "--stats"]), None) else { panic!() };
+        let mut slices = 0;
+        while !ctl.listing_step(&mut copy, Some(Instant::now())) {
+            slices += 1;
+        }
+        assert!(slices >= 3, "{slices} slices");
+        assert_eq!(ctl.listing_text(&opts)(copy.items), whole);
+        let saved = ctl.ipvsadm("ipvsadm", &a(&["-S", "-n"]), None);
+        let Step::Rules(mut copy) = ctl.ipvsadm_begin("ipvsadm", &a(&["-S", "-n"]), None) else { panic!() };
+        let mut slices = 0;
+        while !ctl.rules_step(&mut copy, Some(Instant::now())) {
+            slices += 1;
+        }
+        assert!(slices >= 3, "{slices} slices");
+        assert_eq!(format_save(&copy.rules), saved.stdout);
+        assert_eq!(saved.stdout.lines().filter(|l| l.starts_with("-A")).count(), 300 + MIXED_RULES.lines().filter(|l| l.starts_with("-A")).count());
+        let whole = serde_json::to_value(ctl.status()).unwrap();
+        let mut copy = ServicesCopy::default();
+        while !ctl.services_step(&mut copy, service_report, Some(Instant::now())) {}
+        let mut sliced = serde_json::to_value(ctl.status_with(copy.items)).unwrap();
+        sliced["now_ns"] = whole["now_ns"].clone();
+        assert_eq!(sliced, whole);
     }
 
     /// `-C` deletes services a slice at a time, as the kernel's

@@ -89,7 +89,7 @@ mod wire;
 pub use args::{DaemonArgs, DaemonBackend, Pace, VipMode, WireSpec};
 pub use vips::{GARP_MASTER_DELAY_NS, GARP_MASTER_REPEAT};
 
-use crate::control::{ConnList, ConnStates, Control, Restore, RulesCopy, Step};
+use crate::control::{ConnList, ConnStates, Control, Restore, RulesCopy, ServicesCopy, Step};
 use crate::device::model::{ModelDevice, MODEL_PARAMS};
 use crate::device::rings::RingConfig;
 use crate::device::vfio::VfioDevice;
@@ -211,8 +211,21 @@ enum Work {
     /// file a slice at a time (no other change may start meanwhile), then
     /// the reply, sent once the file is on disk.
     Save(crate::state::SaveCopy, Output),
-    /// A scrape: the connection table counted by state, then a copy.
-    Metrics(ConnStates, exposition::Format),
+    /// A scrape: the connection table counted by state, then the
+    /// services' reports and listings copied, a slice at a time.
+    Metrics(Box<MetricsCopy>),
+    /// `lvsnic status`: the services' reports copied a slice at a time.
+    Status(ServicesCopy<lvsnic_model::stats::ServiceReport>),
+    /// A service listing, copied a slice at a time.
+    Listing(lvsnic_model::rules::ipvsadm::ListOptions, ServicesCopy<lvsnic_model::rules::ipvsadm::ServiceListing>),
+}
+
+/// A scrape being taken ([`Work::Metrics`]).
+struct MetricsCopy {
+    states: ConnStates,
+    format: exposition::Format,
+    reports: ServicesCopy<lvsnic_model::stats::ServiceReport>,
+    listings: ServicesCopy<lvsnic_model::rules::ipvsadm::ServiceListing>,
 }
 
 /// What `lvsnic status` prints: [`Control::status`] and, beside its
@@ -735,13 +748,35 @@ impl<D: Device> Daemon<D> {
                         }
                         None => false,
                     },
-                    Work::Metrics(states, format) => {
-                        let done = self.ctl.conn_states_step(states, Some(until));
+                    Work::Metrics(m) => {
+                        let done = self.ctl.conn_states_step(&mut m.states, Some(until))
+                            && self.ctl.services_step(&mut m.reports, lvsnic_model::stats::service_report, Some(until))
+                            && self.ctl.listing_step(&mut m.listings, Some(until));
                         if done {
-                            let snap = self.metrics_snapshot(std::mem::take(states));
-                            let format = *format;
+                            let format = m.format;
+                            let (states, reports, listings) =
+                                (std::mem::take(&mut m.states), std::mem::take(&mut m.reports.items), std::mem::take(&mut m.listings.items));
+                            let snap = self.metrics_snapshot(states, reports, listings);
                             let f = move || Output { stdout: metrics::render(&snap, format), ..Default::default() };
                             let _ = tx.send(Part::Later(Box::new(f)));
+                        }
+                        done
+                    }
+                    Work::Status(c) => {
+                        let done = self.ctl.services_step(c, lvsnic_model::stats::service_report, Some(until));
+                        if done {
+                            let st = self.status_with(std::mem::take(&mut c.items));
+                            let f = move || Output { stdout: serde_json::to_string_pretty(&st).unwrap_or_default() + "\n", ..Default::default() };
+                            let _ = tx.send(Part::Later(Box::new(f)));
+                        }
+                        done
+                    }
+                    Work::Listing(opts, c) => {
+                        let done = self.ctl.listing_step(c, Some(until));
+                        if done {
+                            let text = self.ctl.listing_text(opts);
+                            let items = std::mem::take(&mut c.items);
+                            let _ = tx.send(Part::Later(Box::new(move || text(items))));
                         }
                         done
                     }
@@ -826,20 +861,25 @@ impl<D: Device> Daemon<D> {
                         self.current = Some((reply, Work::Flush(f)));
                         return;
                     }
+                    Step::Listing(opts, c) => {
+                        self.current = Some((reply, Work::Listing(opts, c)));
+                        return;
+                    }
                 }
             }
             // A scrape: counted a slice at a time, formatted by the metrics
             // server's thread.
             Request::Metrics { openmetrics } => {
                 let format = if openmetrics { exposition::Format::OpenMetrics } else { exposition::Format::Text };
-                self.current = Some((reply, Work::Metrics(ConnStates::default(), format)));
+                self.ctl.settle();
+                let m = MetricsCopy { states: ConnStates::default(), format, reports: Default::default(), listings: Default::default() };
+                self.current = Some((reply, Work::Metrics(Box::new(m))));
                 return;
             }
             // `status`: taken here, serialized by the client's thread.
             Request::Status => {
-                let st = self.status();
-                let f = move || Output { stdout: serde_json::to_string_pretty(&st).unwrap_or_default() + "\n", ..Default::default() };
-                let _ = reply.send(Part::Later(Box::new(f)));
+                self.ctl.settle();
+                self.current = Some((reply, Work::Status(ServicesCopy::default())));
                 return;
             }
             other => self.request(other),
@@ -870,8 +910,19 @@ impl<D: Device> Daemon<D> {
 
     /// `lvsnic status`: the director's state and the daemon's own sections.
     fn status(&mut self) -> DaemonStatus {
+        let director = self.ctl.status();
+        self.daemon_status(director)
+    }
+
+    /// [`status`](Self::status) with the services' reports taken before.
+    fn status_with(&mut self, services: Vec<lvsnic_model::stats::ServiceReport>) -> DaemonStatus {
+        let director = self.ctl.status_with(services);
+        self.daemon_status(director)
+    }
+
+    fn daemon_status(&mut self, director: crate::control::Status) -> DaemonStatus {
         DaemonStatus {
-            director: self.ctl.status(),
+            director,
             host_dropped: self.host_dropped,
             tx_dropped: self.tx_dropped,
             vips: self.vips.name(),
@@ -896,10 +947,14 @@ impl<D: Device> Daemon<D> {
     }
 
     /// What a scrape is formatted from (`conn_states` counted already).
-    fn metrics_snapshot(&mut self, conn_states: ConnStates) -> metrics::Snapshot {
-        let status = self.status(); // settles the card's counters first
+    fn metrics_snapshot(
+        &mut self,
+        conn_states: ConnStates,
+        reports: Vec<lvsnic_model::stats::ServiceReport>,
+        services: Vec<lvsnic_model::rules::ipvsadm::ServiceListing>,
+    ) -> metrics::Snapshot {
+        let status = self.status_with(reports);
         let d = self.ctl.director();
-        let (_, services) = lvsnic_model::stats::listings(d);
         let vips = vips::known_vips(d).into_iter().map(|a| (a, d.vip_owned(a))).collect();
         let (checkers, quorums) = self.health.as_ref().map(|h| (h.checkers_now(), h.quorums())).unwrap_or_default();
         metrics::Snapshot { status, services, conn_states, checkers, quorums, vips }
