@@ -329,7 +329,7 @@ pub fn listings(d: &Director) -> (crate::rules::ipvsadm::ListingHeader, Vec<crat
                 .map(|&id| {
                     let r = d.services.dest(id);
                     DestListing {
-                        addr: std::net::IpAddr::V4(r.addr),
+                        addr: r.addr,
                         port: r.port,
                         fwd: r.fwd,
                         weight: r.weight as u32,

@@ -539,7 +539,7 @@ impl<D: Device> Control<D> {
         let mut v: Vec<std::net::Ipv4Addr> = d
             .services
             .live_services()
-            .flat_map(|s| s.order.iter().map(|&id| d.services.dest(id).addr))
+            .flat_map(|s| s.order.iter().filter_map(|&id| d.services.dest(id).addr_v4()))
             .filter(|&a| a != d.cfg.ip)
             .collect();
         v.sort_unstable();

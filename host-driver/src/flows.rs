@@ -461,7 +461,7 @@ impl FlowManager {
         for i in 0..self.actions.len() as u16 {
             let Some(s) = self.actions[i as usize] else { continue };
             let (dest, reply, bits) = s.key;
-            if s.diverted || reply || d.services.dests.get(dest.index()).map(|r| r.addr) != Some(ip) {
+            if s.diverted || reply || d.services.dests.get(dest.index()).and_then(|r| r.addr_v4()) != Some(ip) {
                 continue;
             }
             let Some(mac) = d.real_server_mac(ip) else { continue };
@@ -594,7 +594,7 @@ impl FlowManager {
             .actions
             .iter()
             .flatten()
-            .filter(|s| !s.diverted && !s.key.1 && d.services.dests.get(s.key.0.index()).map(|r| r.addr) == Some(ip))
+            .filter(|s| !s.diverted && !s.key.1 && d.services.dests.get(s.key.0.index()).and_then(|r| r.addr_v4()) == Some(ip))
             .map(|s| ActionEntry::from_bits(&s.key.2).mac)
             .collect();
         v.sort_unstable_by_key(|m| m.0);

@@ -92,7 +92,7 @@ impl<D: Device> SlowPath<D> {
             .director
             .services
             .live_services()
-            .map(|s| u32::from(s.vaddr))
+            .filter_map(|s| s.vaddr_v4().map(u32::from))
             .filter(|&v| self.director.owns_vip(v))
             .collect();
         vips.sort_unstable();

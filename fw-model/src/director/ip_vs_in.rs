@@ -76,8 +76,8 @@ impl Director {
             return Err(self.host(HostReason::FtpData));
         }
         let pkt = SchedPacket {
-            saddr: Ipv4Addr::from(p.saddr),
-            daddr: Ipv4Addr::from(p.daddr),
+            saddr: Ipv4Addr::from(p.saddr).into(),
+            daddr: Ipv4Addr::from(p.daddr).into(),
             sport,
             dport,
             proto: p.proto,
@@ -100,7 +100,7 @@ impl Director {
         };
         let d = self.services.dest(dest);
         let dp = if d.port != 0 { d.port } else { dport };
-        let mut c = Conn::new(p.proto, p.saddr, sport, p.daddr, dport, u32::from(d.addr), dp, one_packet);
+        let mut c = Conn::new(p.proto, p.saddr, sport, p.daddr, dport, d.addr4(), dp, one_packet);
         self.bind_dest(&mut c, dest);
         let id = self.insert_conn(c);
         self.conn_stats(dest, svc);
@@ -115,11 +115,11 @@ impl Director {
     /// `ip_vs_sched_persist`.
     pub(super) fn sched_persist(&mut self, svc: ServiceId, pkt: &SchedPacket, one_packet: u16) -> Option<ConnId> {
         let s = self.services.service(svc);
-        let snet = u32::from(pkt.saddr) & s.netmask();
+        let snet = super::v4(pkt.saddr) & s.netmask();
         let svc_port = s.vport;
         let svc_timeout = s.timeout();
         let vport = if pkt.dport == svc_port && svc_port != crate::ipvs::service::FTPPORT { pkt.dport } else { 0 };
-        let vaddr = u32::from(pkt.daddr);
+        let vaddr = super::v4(pkt.daddr);
         let proto = pkt.proto;
         let mut ct = self.conns.ct_in_get(proto, snet, 0, vaddr, vport);
         if let Some(t) = ct {
@@ -134,7 +134,7 @@ impl Director {
                 let dest = self.services.schedule(svc, pkt, now, &mut self.rng)?;
                 let d = self.services.dest(dest);
                 let tdport = if pkt.dport == svc_port && svc_port != crate::ipvs::service::FTPPORT { d.port } else { 0 };
-                let mut t = Conn::new(proto, snet, 0, vaddr, vport, u32::from(d.addr), tdport, cf::TEMPLATE);
+                let mut t = Conn::new(proto, snet, 0, vaddr, vport, d.addr4(), tdport, cf::TEMPLATE);
                 self.bind_dest(&mut t, dest);
                 t.set_timeout(svc_timeout);
                         let id = self.insert_conn(t);
@@ -147,7 +147,7 @@ impl Director {
         if dport == svc_port && d.port != 0 {
             dport = d.port;
         }
-        let mut c = Conn::new(proto, u32::from(pkt.saddr), pkt.sport, vaddr, pkt.dport, u32::from(d.addr), dport, one_packet);
+        let mut c = Conn::new(proto, super::v4(pkt.saddr), pkt.sport, vaddr, pkt.dport, d.addr4(), dport, one_packet);
         self.bind_dest(&mut c, dest);
         let id = self.insert_conn(c);
         // ip_vs_control_add + ip_vs_conn_put(ct)

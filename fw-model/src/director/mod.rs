@@ -47,6 +47,8 @@ mod stats;
 #[cfg(test)]
 mod tests;
 mod timers;
+#[cfg(test)]
+mod v6_tests;
 
 use crate::config::DirectorConfig;
 use crate::defrag::{Defrag, DefragFail, DefragResult, DefragUser};
@@ -395,6 +397,16 @@ impl Offload for NoOffload {
         None
     }
     fn removed(&mut self, _: ConnId, _: &Conn) {}
+}
+
+/// An IPv4 address of the IPv4 packet path in host order (0 for IPv6, which
+/// that path never carries).
+#[inline]
+fn v4(a: std::net::IpAddr) -> u32 {
+    match a {
+        std::net::IpAddr::V4(a) => u32::from(a),
+        std::net::IpAddr::V6(_) => 0,
+    }
 }
 
 fn service_name(key: &ServiceKey) -> String {

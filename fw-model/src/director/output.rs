@@ -221,7 +221,11 @@ impl Director {
         if i >= self.dest_mac.len() {
             let n = self.services.dests.len().max(i + 1);
             let macs: Vec<MacAddr> = (self.dest_mac.len()..n)
-                .map(|j| self.real_server_mac(self.services.dests[j].addr).unwrap_or(MacAddr::ZERO))
+                .map(|j| match self.services.dests[j].addr {
+                    std::net::IpAddr::V4(a) => self.real_server_mac(a).unwrap_or(MacAddr::ZERO),
+                    // Not reached: IPv6 servers carry no IPv4 traffic.
+                    std::net::IpAddr::V6(_) => MacAddr::ZERO,
+                })
                 .collect();
             self.dest_mac.extend(macs);
         }

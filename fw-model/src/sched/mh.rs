@@ -139,7 +139,9 @@ impl Mh {
         let mut setup: Vec<Setup> = svc
             .iter()
             .map(|(_, d)| {
-                let addr = u32::from(d.addr);
+                // ip_vs_mh_hashkey folds by svc->af; the director carries only
+                // same-family servers, so the server's own family is the service's.
+                let addr = super::hash::addr_fold(&d.addr);
                 let offset = mh_hashkey(addr, d.port, MH_HASH1, 0) % MH_TAB_SIZE as u32;
                 let skip = mh_hashkey(addr, d.port, MH_HASH2, 0) % (MH_TAB_SIZE as u32 - 1) + 1;
                 let lw = d.last_weight;
@@ -225,7 +227,7 @@ impl Scheduler for Mh {
 
     fn schedule(&mut self, svc: &SvcView, pkt: &SchedPacket, _now: Time, _rng: &mut dyn RandomSource) -> Option<DestId> {
         let port = if svc.flags.port() { sched_port(pkt) } else { 0 };
-        let addr = u32::from(pkt.saddr);
+        let addr = super::hash::addr_fold(&pkt.saddr);
         if svc.flags.fallback() {
             self.get_fallback(svc, addr, port)
         } else {

@@ -115,8 +115,8 @@ impl TestService {
             now: 0,
             rng: ScriptedRandom::new(Vec::new()),
             pkt: SchedPacket {
-                saddr: Ipv4Addr::new(192, 0, 2, 10),
-                daddr: Ipv4Addr::new(198, 51, 100, 1),
+                saddr: Ipv4Addr::new(192, 0, 2, 10).into(),
+                daddr: Ipv4Addr::new(198, 51, 100, 1).into(),
                 sport: 40000,
                 dport: 80,
                 proto: 6,
@@ -131,12 +131,13 @@ impl TestService {
 
     /// `ipvsadm -a -r addr:80 -w weight`. Returns the server's id (the same id
     /// again when a deleted server is re-added).
-    pub fn add(&mut self, addr: Ipv4Addr, weight: i32) -> DestId {
+    pub fn add(&mut self, addr: impl Into<std::net::IpAddr>, weight: i32) -> DestId {
         self.add_port(addr, 80, weight)
     }
 
     /// `ipvsadm -a -r addr:port -w weight`.
-    pub fn add_port(&mut self, addr: Ipv4Addr, port: u16, weight: i32) -> DestId {
+    pub fn add_port(&mut self, addr: impl Into<std::net::IpAddr>, port: u16, weight: i32) -> DestId {
+        let addr: std::net::IpAddr = addr.into();
         let existing = self.dests.iter().position(|d| d.addr == addr && d.port == port);
         let id = match existing {
             Some(i) => {
@@ -213,20 +214,20 @@ impl TestService {
     }
 
     /// Schedule for a packet from `saddr` (default packet otherwise).
-    pub fn pick_from(&mut self, saddr: Ipv4Addr) -> Option<DestId> {
-        let pkt = SchedPacket { saddr, ..self.pkt };
+    pub fn pick_from(&mut self, saddr: impl Into<std::net::IpAddr>) -> Option<DestId> {
+        let pkt = SchedPacket { saddr: saddr.into(), ..self.pkt };
         self.pick_pkt(pkt)
     }
 
     /// Schedule for a packet from `saddr:sport`.
-    pub fn pick_from_port(&mut self, saddr: Ipv4Addr, sport: u16) -> Option<DestId> {
-        let pkt = SchedPacket { saddr, sport, ..self.pkt };
+    pub fn pick_from_port(&mut self, saddr: impl Into<std::net::IpAddr>, sport: u16) -> Option<DestId> {
+        let pkt = SchedPacket { saddr: saddr.into(), sport, ..self.pkt };
         self.pick_pkt(pkt)
     }
 
     /// Schedule for a packet to `daddr` (lblc/lblcr/dh key).
-    pub fn pick_to(&mut self, daddr: Ipv4Addr) -> Option<DestId> {
-        let pkt = SchedPacket { daddr, ..self.pkt };
+    pub fn pick_to(&mut self, daddr: impl Into<std::net::IpAddr>) -> Option<DestId> {
+        let pkt = SchedPacket { daddr: daddr.into(), ..self.pkt };
         self.pick_pkt(pkt)
     }
 
