@@ -351,13 +351,14 @@ pub fn listings(d: &Director) -> (crate::rules::ipvsadm::ListingHeader, Vec<crat
 /// The connection table as `ipvsadm -L -n -c` lists it (`/proc/net/ip_vs_conn`
 /// order is the hash table's; the model lists by slot).
 pub fn connection_listings(d: &Director) -> Vec<crate::rules::ipvsadm::ConnListing> {
-    d.conns.iter().map(|(_, c)| connection_listing(d, c)).collect()
+    d.conns.iter().map(|(id, _)| connection_listing(d, id)).collect()
 }
 
-/// One row of [`connection_listings`]: connection `c` of `d` as
+/// One row of [`connection_listings`]: connection `id` of `d` as
 /// `ipvsadm -L -n -c` prints it (the daemon lists its table a slice at a
 /// time, as the kernel's `/proc/net/ip_vs_conn` reads do).
-pub fn connection_listing(d: &Director, c: &crate::conn::Conn) -> crate::rules::ipvsadm::ConnListing {
+pub fn connection_listing(d: &Director, id: crate::conn::ConnId) -> crate::rules::ipvsadm::ConnListing {
+    let c = d.conns.get(id);
     use crate::conn::tcp::STATE_NAMES;
     use crate::rules::{ipvsadm::ConnListing, Protocol};
     use std::net::{IpAddr, Ipv4Addr};
@@ -373,13 +374,17 @@ pub fn connection_listing(d: &Director, c: &crate::conn::Conn) -> crate::rules::
         _ => "NONE".to_string(),
     };
     let left = c.expires.saturating_sub(now) / crate::time::SEC;
+    let (caddr, vaddr, daddr) = match d.conns.v6_addrs(id) {
+        Some(a) => (IpAddr::V6(a.caddr), IpAddr::V6(a.vaddr), IpAddr::V6(a.daddr)),
+        None => (IpAddr::V4(Ipv4Addr::from(c.caddr)), IpAddr::V4(Ipv4Addr::from(c.vaddr)), IpAddr::V4(Ipv4Addr::from(c.daddr))),
+    };
     ConnListing {
         proto,
-        caddr: IpAddr::V4(Ipv4Addr::from(c.caddr)),
+        caddr,
         cport: c.cport,
-        vaddr: IpAddr::V4(Ipv4Addr::from(c.vaddr)),
+        vaddr,
         vport: c.vport,
-        daddr: IpAddr::V4(Ipv4Addr::from(c.daddr)),
+        daddr,
         dport: c.dport,
         state,
         expires_secs: left.min(u32::MAX as u64) as u32,

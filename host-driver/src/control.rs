@@ -848,7 +848,7 @@ impl<D: Device> Control<D> {
                 continue;
             }
             let c = d.conns.get(id);
-            let mut row = connection_listing(d, c);
+            let mut row = connection_listing(d, id);
             if let Some(t) = view.last_use(id, c) {
                 let exp = (t + c.timeout()).max(c.expires);
                 row.expires_secs = (exp.saturating_sub(now) / lvsnic_model::time::SEC).min(u32::MAX as u64) as u32;

@@ -44,6 +44,10 @@ pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
     if c.is_template() || c.flags & cf::ONE_PACKET != 0 || c.dest == NIL || !(c.proto == 6 || c.proto == 17) {
         return None;
     }
+    if c.is_v6() {
+        // The card carries IPv4 only: IPv6 connections stay in software.
+        return None;
+    }
     if !d.owns_vip(c.vaddr) {
         // VRRP backup for the VIP: its packets go to the host stack, as on
         // Linux once the address is gone; replies from the real servers

@@ -453,6 +453,11 @@ impl Snapshot {
                 continue;
             }
             let c = d.conns.get(id);
+            if c.is_v6() {
+                // The saved form is IPv4 only: IPv6 connections are not
+                // kept across a restart (yet).
+                continue;
+            }
             let mut exp = c.expires;
             if let Some(t) = view.last_use(id, c) {
                 exp = exp.max(t + c.timeout());

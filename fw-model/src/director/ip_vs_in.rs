@@ -19,8 +19,36 @@ impl Director {
         let Some((_, sport, dport, tflags)) = p.l4 else {
             return self.host(HostReason::Malformed);
         };
-        let mut cp = self.conns.in_get(p.proto, p.saddr, sport, p.daddr, dport);
-        let is_syn = p.proto == IPPROTO_TCP && tflags & TCP_SYN != 0;
+        let cp = self.conns.in_get(p.proto, p.saddr, sport, p.daddr, dport);
+        let cp = self.reuse_or_resched(cp, p.proto, tflags);
+        let id = match cp {
+            Some(id) => id,
+            None => match self.try_to_schedule(frame, p, sport, dport, tflags) {
+                Ok(id) => id,
+                Err(a) => return a,
+            },
+        };
+        self.last_conn = Some(id);
+        let c = *self.conns.get(id);
+        if c.dest != NIL && !self.services.dests[c.dest as usize].available {
+            if self.cfg.sysctl.expire_nodest_conn {
+                self.expire_now(id);
+            }
+            return self.drop(DropReason::DestUnavailable);
+        }
+        self.in_stats(&c, p.len);
+        self.set_state(id, Direction::Input, tflags);
+        let a = self.xmit_request(frame, extra, p, id, false);
+        self.conn_put(id);
+        a
+    }
+
+    /// The connection a request found, or `None` when a SYN must
+    /// reschedule it (`ip_vs_in`: `is_new_conn_expected` and the
+    /// weight-0 server case; the old connection is expired now unless it
+    /// controls others).
+    pub(super) fn reuse_or_resched(&mut self, mut cp: Option<ConnId>, proto: u8, tflags: u8) -> Option<ConnId> {
+        let is_syn = proto == IPPROTO_TCP && tflags & TCP_SYN != 0;
         let mode = self.cfg.sysctl.conn_reuse_mode;
         // Linux 6.1 (since "ipvs: allow expiration of connections with
         // conn_reuse_mode 0"): a SYN on a conn whose server has weight 0 is
@@ -42,26 +70,7 @@ impl Director {
                 cp = None;
             }
         }
-        let id = match cp {
-            Some(id) => id,
-            None => match self.try_to_schedule(frame, p, sport, dport, tflags) {
-                Ok(id) => id,
-                Err(a) => return a,
-            },
-        };
-        self.last_conn = Some(id);
-        let c = *self.conns.get(id);
-        if c.dest != NIL && !self.services.dests[c.dest as usize].available {
-            if self.cfg.sysctl.expire_nodest_conn {
-                self.expire_now(id);
-            }
-            return self.drop(DropReason::DestUnavailable);
-        }
-        self.in_stats(&c, p.len);
-        self.set_state(id, Direction::Input, tflags);
-        let a = self.xmit_request(frame, extra, p, id, false);
-        self.conn_put(id);
-        a
+        cp
     }
 
     /// `tcp_conn_schedule`/`udp_conn_schedule` → `ip_vs_schedule`.

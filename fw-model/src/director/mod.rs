@@ -47,8 +47,11 @@ mod stats;
 #[cfg(test)]
 mod tests;
 mod timers;
+pub mod v6;
 #[cfg(test)]
 mod v6_tests;
+#[cfg(test)]
+mod v6_xmit_tests;
 
 use crate::config::DirectorConfig;
 use crate::defrag::{Defrag, DefragFail, DefragResult, DefragUser};
@@ -629,6 +632,7 @@ impl Director {
         match info.ethertype {
             wire::ETHERTYPE_ARP => return self.arp(frame, &info),
             wire::ETHERTYPE_IPV4 => {}
+            wire::ETHERTYPE_IPV6 => return self.ipv6(frame, extra, &info),
             _ => return self.host(HostReason::NonIp),
         }
         // IPVS does not look at the TCP data offset, only the fixed header.
