@@ -361,7 +361,6 @@ pub fn connection_listing(d: &Director, id: crate::conn::ConnId) -> crate::rules
     let c = d.conns.get(id);
     use crate::conn::tcp::STATE_NAMES;
     use crate::rules::{ipvsadm::ConnListing, Protocol};
-    use std::net::{IpAddr, Ipv4Addr};
     let now = d.now();
     let proto = match c.proto {
         17 => Protocol::Udp,
@@ -374,10 +373,7 @@ pub fn connection_listing(d: &Director, id: crate::conn::ConnId) -> crate::rules
         _ => "NONE".to_string(),
     };
     let left = c.expires.saturating_sub(now) / crate::time::SEC;
-    let (caddr, vaddr, daddr) = match d.conns.v6_addrs(id) {
-        Some(a) => (IpAddr::V6(a.caddr), IpAddr::V6(a.vaddr), IpAddr::V6(a.daddr)),
-        None => (IpAddr::V4(Ipv4Addr::from(c.caddr)), IpAddr::V4(Ipv4Addr::from(c.vaddr)), IpAddr::V4(Ipv4Addr::from(c.daddr))),
-    };
+    let crate::conn::ConnAddrs { caddr, vaddr, daddr } = d.conns.addrs(id);
     ConnListing {
         proto,
         caddr,

@@ -501,3 +501,63 @@ pub fn ip6ip6_encap(frame: &mut Vec<u8>, l3: usize, src: std::net::Ipv6Addr, dst
     outer.set_dst_addr(dst);
     frame.splice(l3..l3, h);
 }
+
+/// IPv6-in-IPv4 encapsulation (`ip_vs_tunnel_xmit` for an IPv6 packet,
+/// `ip_vs_prepare_tunneled_skb` with `skb_af == AF_INET6`; the inner hop
+/// limit already decremented): a 20-byte IPv4 header inserted after the
+/// Ethernet header, whose EtherType becomes IPv4: version 4, IHL 5,
+/// TOS = `INET_ECN_encapsulate` of the
+/// inner traffic class, total length = 20 + 40 + inner Payload Length, ID
+/// `ident`, DF clear, TTL = the inner hop limit, protocol 41, source
+/// `src`, destination `dst`, header checksum.
+pub fn ip6in4_encap(frame: &mut Vec<u8>, l3: usize, src: Ipv4Addr, dst: Ipv4Addr, ident: u16) {
+    use crate::wire::ipv6::Ipv6Packet;
+    let inner = Ipv6Packet::new_unchecked(&frame[l3..]);
+    let (tc, pl, hop) = (inner.traffic_class(), inner.payload_len(), inner.hop_limit());
+    let mut h = [0u8; ipv4::HEADER_LEN];
+    let mut outer = Ipv4Packet::new_unchecked(&mut h[..]);
+    outer.set_version(4);
+    outer.set_header_len(ipv4::HEADER_LEN as u8);
+    outer.set_tos(ecn_encapsulate(tc));
+    outer.set_total_len(pl.wrapping_add((ipv4::HEADER_LEN + V6_L4) as u16));
+    outer.set_ident(ident);
+    outer.set_dont_frag(false);
+    outer.set_ttl(hop);
+    outer.set_protocol(41);
+    outer.set_src_addr(src);
+    outer.set_dst_addr(dst);
+    outer.fill_checksum();
+    frame.splice(l3..l3, h);
+    // The frame now carries IPv4 (the EtherType just before the header,
+    // after any 802.1Q tag).
+    frame[l3 - 2..l3].copy_from_slice(&crate::wire::ETHERTYPE_IPV4.to_be_bytes());
+}
+
+/// IPv4-in-IPv6 encapsulation (`ip_vs_tunnel_xmit_v6` for an IPv4 packet,
+/// `ip_vs_prepare_tunneled_skb` with `skb_af == AF_INET`; the inner TTL
+/// already decremented): the inner header checksum recomputed
+/// (`ip_send_check`), then a 40-byte IPv6 header inserted after the
+/// Ethernet header, whose EtherType becomes IPv6: version 6, traffic class = `INET_ECN_encapsulate` of
+/// the inner TOS, flow label 0, payload length = the inner total length,
+/// next header 4 (`IPPROTO_IPIP`), hop limit = the inner TTL, source
+/// `src`, destination `dst`.
+pub fn ip4in6_encap(frame: &mut Vec<u8>, l3: usize, src: std::net::Ipv6Addr, dst: std::net::Ipv6Addr) {
+    use crate::wire::ipv6::Ipv6Packet;
+    let mut inner = ip_at_mut(frame, l3);
+    inner.fill_checksum();
+    let (tos, tot, ttl) = (inner.tos(), inner.total_len(), inner.ttl());
+    let mut h = [0u8; V6_L4];
+    let mut outer = Ipv6Packet::new_unchecked(&mut h[..]);
+    outer.set_version(6);
+    outer.set_traffic_class(ecn_encapsulate(tos));
+    outer.set_flow_label(0);
+    outer.set_payload_len(tot);
+    outer.set_next_header(crate::wire::IpProtocol::from(IPPROTO_IPIP));
+    outer.set_hop_limit(ttl);
+    outer.set_src_addr(src);
+    outer.set_dst_addr(dst);
+    frame.splice(l3..l3, h);
+    // The frame now carries IPv6 (the EtherType just before the header,
+    // after any 802.1Q tag).
+    frame[l3 - 2..l3].copy_from_slice(&crate::wire::ETHERTYPE_IPV6.to_be_bytes());
+}

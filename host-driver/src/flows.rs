@@ -44,8 +44,9 @@ pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
     if c.is_template() || c.flags & cf::ONE_PACKET != 0 || c.dest == NIL || !(c.proto == 6 || c.proto == 17) {
         return None;
     }
-    if c.is_v6() {
-        // The card carries IPv4 only: IPv6 connections stay in software.
+    if !c.is_v4_only() {
+        // The card carries IPv4 only: IPv6 connections, and IPv4 ones
+        // tunnelled to an IPv6 server, stay in software.
         return None;
     }
     if !d.owns_vip(c.vaddr) {

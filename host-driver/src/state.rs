@@ -453,9 +453,9 @@ impl Snapshot {
                 continue;
             }
             let c = d.conns.get(id);
-            if c.is_v6() {
-                // The saved form is IPv4 only: IPv6 connections are not
-                // kept across a restart (yet).
+            if !c.is_v4_only() {
+                // The saved form is IPv4 only: connections with an IPv6
+                // side are not kept across a restart (yet).
                 continue;
             }
             let mut exp = c.expires;

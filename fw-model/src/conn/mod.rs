@@ -22,7 +22,7 @@ use timer::TimerQueue;
 
 use crate::time::Time;
 use std::cmp::Reverse;
-use std::net::Ipv6Addr;
+use std::net::{IpAddr, Ipv6Addr};
 
 /// Connection flags (`IP_VS_CONN_F_*`, include/uapi/linux/ip_vs.h).
 pub mod flags {
@@ -65,18 +65,26 @@ pub const AF_INET: u8 = 2;
 /// `AF_INET6`: [`Conn::af`] of an IPv6 entry.
 pub const AF_INET6: u8 = 10;
 
-/// The addresses of an IPv6 entry (`cp->caddr`, `cp->vaddr`, `cp->daddr`
-/// as `in6`), kept beside the slab: an IPv6 [`Conn`] holds their 32-bit
-/// folds ([`crate::sched::hash::addr_fold`]) in its `u32` fields, so the
-/// record stays 56 bytes and IPv4 entries pay nothing.
+/// The addresses of an entry with an IPv6 side (`cp->caddr`, `cp->vaddr`
+/// of family `cp->af`, `cp->daddr` of family `cp->daf`), kept beside the
+/// slab: the [`Conn`] holds IPv4 addresses as they are and IPv6 ones as
+/// their 32-bit folds ([`crate::sched::hash::addr_fold`]) in its `u32`
+/// fields, so the record keeps its size and IPv4-only entries pay nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct V6Addrs {
+pub struct ConnAddrs {
     /// Client address.
-    pub caddr: std::net::Ipv6Addr,
-    /// Virtual address.
-    pub vaddr: std::net::Ipv6Addr,
-    /// Real server address.
-    pub daddr: std::net::Ipv6Addr,
+    pub caddr: IpAddr,
+    /// Virtual address (the client's family).
+    pub vaddr: IpAddr,
+    /// Real server address (its own family: a tunnel may cross families).
+    pub daddr: IpAddr,
+}
+
+/// The `u32` a [`Conn`] holds for an address: an IPv4 address itself, the
+/// fold of an IPv6 one.
+#[inline]
+fn held(a: &IpAddr) -> u32 {
+    crate::sched::hash::addr_fold(a)
 }
 
 /// The 32-bit fold of an IPv6 address (what an IPv6 [`Conn`] holds).
@@ -121,9 +129,12 @@ pub struct Conn {
     pub proto: u8,
     /// Protocol state (TCP: [`tcp::state`]; UDP: 0 = "UDP").
     pub state: u8,
-    /// Address family (`cp->af`): [`AF_INET`] or [`AF_INET6`].
+    /// Address family of the client side (`cp->af`): [`AF_INET`] or
+    /// [`AF_INET6`].
     pub af: u8,
-    _pad: u8,
+    /// Address family of the real server (`cp->daf`): differs from
+    /// [`af`](Self::af) only for a tunnel across families.
+    pub daf: u8,
     /// Real server (`DestId.0`), or [`NIL`].
     pub dest: u32,
     /// Controlling template (`cp->control`), or [`NIL`].
@@ -159,7 +170,7 @@ impl Conn {
             proto,
             state: 0,
             af: AF_INET,
-            _pad: 0,
+            daf: AF_INET,
             dest: NIL,
             control: NIL,
             n_control: 0,
@@ -171,10 +182,17 @@ impl Conn {
         }
     }
 
-    /// Whether this is an IPv6 entry.
+    /// Whether this is an IPv6 entry (client side).
     #[inline]
     pub fn is_v6(&self) -> bool {
         self.af == AF_INET6
+    }
+
+    /// Whether every address of the entry is IPv4 (its `u32` fields are
+    /// the addresses themselves).
+    #[inline]
+    pub fn is_v4_only(&self) -> bool {
+        self.af == AF_INET && self.daf == AF_INET
     }
 
     /// Whether this is a persistence template (`IP_VS_CONN_F_TEMPLATE`).
@@ -219,8 +237,8 @@ pub struct ConnTable {
     live: usize,
     timers: TimerQueue,
     arm_seq: u32,
-    /// Addresses of the IPv6 entries, by slab index.
-    v6: std::collections::HashMap<u32, V6Addrs>,
+    /// Addresses of the entries with an IPv6 side, by slab index.
+    v6: std::collections::HashMap<u32, ConnAddrs>,
 }
 
 impl Default for ConnTable {
@@ -362,30 +380,41 @@ impl ConnTable {
         self.link(id.0);
     }
 
-    /// Inserts a new IPv6 entry: `conn` (its address fields are replaced
-    /// by the folds of `addrs`, its family set) as [`insert`](Self::insert).
-    pub fn insert_v6(&mut self, mut conn: Conn, addrs: V6Addrs) -> ConnId {
-        conn.af = AF_INET6;
-        conn.caddr = fold6(&addrs.caddr);
-        conn.vaddr = fold6(&addrs.vaddr);
-        conn.daddr = fold6(&addrs.daddr);
+    /// Inserts a new entry of any families: `conn` with its address fields
+    /// and families set from `addrs`, as [`insert`](Self::insert); an
+    /// all-IPv4 entry is stored exactly as `insert` stores it.
+    pub fn insert_addrs(&mut self, mut conn: Conn, addrs: ConnAddrs) -> ConnId {
+        let fam = |a: &IpAddr| if a.is_ipv4() { AF_INET } else { AF_INET6 };
+        conn.af = fam(&addrs.caddr);
+        conn.daf = fam(&addrs.daddr);
+        conn.caddr = held(&addrs.caddr);
+        conn.vaddr = held(&addrs.vaddr);
+        conn.daddr = held(&addrs.daddr);
+        let wide = !conn.is_v4_only();
         let id = self.insert(conn);
-        self.v6.insert(id.0, addrs);
+        if wide {
+            self.v6.insert(id.0, addrs);
+        }
         id
     }
 
-    /// The addresses of an IPv6 entry (`None` for IPv4).
+    /// The addresses of entry `id`, of whatever families.
     #[inline]
-    pub fn v6_addrs(&self, id: ConnId) -> Option<&V6Addrs> {
-        if self.slab[id.0 as usize].af != AF_INET6 {
-            return None;
+    pub fn addrs(&self, id: ConnId) -> ConnAddrs {
+        let c = &self.slab[id.0 as usize];
+        match self.v6.get(&id.0) {
+            Some(a) if !c.is_v4_only() => *a,
+            _ => ConnAddrs {
+                caddr: IpAddr::V4(c.caddr.into()),
+                vaddr: IpAddr::V4(c.vaddr.into()),
+                daddr: IpAddr::V4(c.daddr.into()),
+            },
         }
-        self.v6.get(&id.0)
     }
 
     /// Removes an entry from the table and frees its slot.
     pub fn remove(&mut self, id: ConnId) -> Conn {
-        if self.slab[id.0 as usize].af == AF_INET6 {
+        if !self.slab[id.0 as usize].is_v4_only() {
             self.v6.remove(&id.0);
         }
         self.unlink(id.0);
@@ -513,7 +542,7 @@ impl ConnTable {
                 && c.vaddr == fv
                 && ((cport == 0) ^ (c.flags & flags::NO_CPORT == 0))
                 && c.proto == proto
-                && self.v6.get(&cur).is_some_and(|a| a.caddr == *caddr && a.vaddr == *vaddr)
+                && self.v6.get(&cur).is_some_and(|a| a.caddr == IpAddr::V6(*caddr) && a.vaddr == IpAddr::V6(*vaddr))
             {
                 return Some(ConnId(cur));
             }
@@ -531,7 +560,7 @@ impl ConnTable {
             if c.af == AF_INET6 && c.cport == dport && c.caddr == fd && c.proto == proto {
                 if let Some(a) = self.v6.get(&cur) {
                     let (addr, p) = if c.fwd() != flags::MASQ { (a.vaddr, c.vport) } else { (a.daddr, c.dport) };
-                    if sport == p && a.caddr == *daddr && *saddr == addr {
+                    if sport == p && a.caddr == IpAddr::V6(*daddr) && IpAddr::V6(*saddr) == addr {
                         return Some(ConnId(cur));
                     }
                 }
@@ -555,7 +584,7 @@ impl ConnTable {
                 && c.cport == cport
                 && c.flags & flags::TEMPLATE != 0
                 && c.proto == proto
-                && self.v6.get(&cur).is_some_and(|a| a.caddr == *caddr && a.vaddr == *vaddr)
+                && self.v6.get(&cur).is_some_and(|a| a.caddr == IpAddr::V6(*caddr) && a.vaddr == IpAddr::V6(*vaddr))
             {
                 return Some(ConnId(cur));
             }

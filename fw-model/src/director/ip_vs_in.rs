@@ -109,9 +109,10 @@ impl Director {
         };
         let d = self.services.dest(dest);
         let dp = if d.port != 0 { d.port } else { dport };
+        let daddr = d.addr;
         let mut c = Conn::new(p.proto, p.saddr, sport, p.daddr, dport, d.addr4(), dp, one_packet);
         self.bind_dest(&mut c, dest);
-        let id = self.insert_conn(c);
+        let id = self.insert_conn_to(c, daddr);
         self.conn_stats(dest, svc);
         Ok(id)
     }
@@ -119,6 +120,22 @@ impl Director {
     pub(crate) fn insert_conn(&mut self, c: Conn) -> ConnId {
         self.counters.conns_created += 1;
         self.conns.insert(c)
+    }
+
+    /// [`insert_conn`](Self::insert_conn) for an IPv4 connection to real
+    /// server address `daddr`: an IPv6 one (a tunnel across families,
+    /// `cp->daf == AF_INET6`) is kept beside the record.
+    fn insert_conn_to(&mut self, c: Conn, daddr: std::net::IpAddr) -> ConnId {
+        if daddr.is_ipv4() {
+            return self.insert_conn(c);
+        }
+        self.counters.conns_created += 1;
+        let addrs = crate::conn::ConnAddrs {
+            caddr: Ipv4Addr::from(c.caddr).into(),
+            vaddr: Ipv4Addr::from(c.vaddr).into(),
+            daddr,
+        };
+        self.conns.insert_addrs(c, addrs)
     }
 
     /// `ip_vs_sched_persist`.
@@ -143,10 +160,11 @@ impl Director {
                 let dest = self.services.schedule(svc, pkt, now, &mut self.rng)?;
                 let d = self.services.dest(dest);
                 let tdport = if pkt.dport == svc_port && svc_port != crate::ipvs::service::FTPPORT { d.port } else { 0 };
+                let daddr = d.addr;
                 let mut t = Conn::new(proto, snet, 0, vaddr, vport, d.addr4(), tdport, cf::TEMPLATE);
                 self.bind_dest(&mut t, dest);
                 t.set_timeout(svc_timeout);
-                        let id = self.insert_conn(t);
+                let id = self.insert_conn_to(t, daddr);
                 self.counters.templates_created += 1;
                 (id, dest)
             }
@@ -156,9 +174,10 @@ impl Director {
         if dport == svc_port && d.port != 0 {
             dport = d.port;
         }
+        let daddr = d.addr;
         let mut c = Conn::new(proto, super::v4(pkt.saddr), pkt.sport, vaddr, pkt.dport, d.addr4(), dport, one_packet);
         self.bind_dest(&mut c, dest);
-        let id = self.insert_conn(c);
+        let id = self.insert_conn_to(c, daddr);
         // ip_vs_control_add + ip_vs_conn_put(ct)
         self.conns.get_mut(id).control = ct.0;
         self.conns.get_mut(ct).n_control += 1;

@@ -15,7 +15,7 @@
 
 use super::{Action, Director, DropReason, HostReason};
 use crate::conn::tcp::Direction;
-use crate::conn::{flags as cf, Conn, ConnId, V6Addrs, NIL};
+use crate::conn::{flags as cf, Conn, ConnAddrs, ConnId, NIL};
 use crate::ipvs::{DestId, ServiceId};
 use crate::sched::SchedPacket;
 use crate::wire::{self, FrameInfo, MacAddr, IPPROTO_TCP, IPPROTO_UDP, TCP_RST, TCP_SYN};
@@ -166,13 +166,10 @@ impl Director {
         flags: u16,
         dest: DestId,
     ) -> ConnId {
-        let IpAddr::V6(daddr) = daddr else {
-            unreachable!("IPv6 services have IPv6 servers only (ServiceTable::add_dest)")
-        };
         let mut c = Conn::new(proto, 0, cport, 0, vport, 0, dport, flags);
         self.bind_dest(&mut c, dest);
         self.counters.conns_created += 1;
-        self.conns.insert_v6(c, V6Addrs { caddr, vaddr, daddr })
+        self.conns.insert_addrs(c, ConnAddrs { caddr: caddr.into(), vaddr: vaddr.into(), daddr })
     }
 
     /// `ip_vs_sched_persist` for IPv6: the template is keyed on the client
@@ -230,17 +227,20 @@ impl Director {
         self.drop(DropReason::NoRealServer)
     }
 
-    /// `ip_vs_nat_xmit_v6`, `ip_vs_dr_xmit_v6`, `ip_vs_tunnel_xmit_v6`.
+    /// `ip_vs_nat_xmit_v6`, `ip_vs_dr_xmit_v6`, `ip_vs_tunnel_xmit_v6`,
+    /// and `ip_vs_tunnel_xmit` for an IPv4 real server.
     fn xmit_request6(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt6, id: ConnId) -> Action {
         let _ = extra;
         let c = *self.conns.get(id);
-        let Some(&a) = self.conns.v6_addrs(id) else {
-            return self.host(HostReason::NonIp);
-        };
         let fwd = c.fwd();
         if fwd == cf::LOCALNODE {
             return self.host(HostReason::LocalRealServer);
         }
+        let daddr = match self.conns.addrs(id).daddr {
+            IpAddr::V6(d) => d,
+            IpAddr::V4(d) if fwd == cf::TUNNEL => return self.tunnel_6in4(frame, p, c.dest, d),
+            IpAddr::V4(_) => return self.host(HostReason::NonIp),
+        };
         let tunnel = fwd == cf::TUNNEL;
         let tun_src = match (tunnel, self.cfg.ip6) {
             (true, None) => return self.host(HostReason::NonIp),
@@ -259,17 +259,43 @@ impl Director {
         if u32::from(p.len) > mtu {
             return self.drop(DropReason::FragNeeded);
         }
-        let Some(mac) = self.v6_next_hop(&a.daddr) else {
+        let Some(mac) = self.v6_next_hop(&daddr) else {
             return self.host(HostReason::NonIp);
         };
         xmit::trim_to_ipv6(frame, p.l3);
         xmit::ipv6_decrease_hop_limit(frame, p.l3);
         match fwd {
-            cf::MASQ => xmit::nat_rewrite6(frame, p.l3, true, a.daddr, c.dport),
+            cf::MASQ => xmit::nat_rewrite6(frame, p.l3, true, daddr, c.dport),
             cf::DROUTE => {}
-            cf::TUNNEL => xmit::ip6ip6_encap(frame, p.l3, tun_src, a.daddr),
+            cf::TUNNEL => xmit::ip6ip6_encap(frame, p.l3, tun_src, daddr),
             _ => return self.host(HostReason::LocalRealServer),
         }
+        xmit::set_macs(frame, mac, self.cfg.mac);
+        Action::Transmit
+    }
+
+    /// `ip_vs_tunnel_xmit` for an IPv6 connection to an IPv4 real server
+    /// (`cp->af == AF_INET6`, `cp->daf == AF_INET`): `__ip_vs_get_out_rt`
+    /// decrements the hop limit, the MTU is the link's less 20 (below 68
+    /// refused), too big is refused (`__mtu_check_toobig_v6`: ICMPv6 not
+    /// sent by the model); the outer IPv4 header: TOS the
+    /// `INET_ECN_encapsulate`d traffic class, DF clear (the inner packet
+    /// is IPv6: `ip_vs_prepare_tunneled_skb` gives df 0), TTL the inner hop
+    /// limit, protocol 41, source the director's address, checksum. The ID
+    /// Linux draws from `ip_select_ident` comes from the model's counter.
+    fn tunnel_6in4(&mut self, frame: &mut Vec<u8>, p: &Pkt6, dest: u32, daddr: std::net::Ipv4Addr) -> Action {
+        if p.hop_limit <= 1 {
+            return self.drop(DropReason::TtlExceeded);
+        }
+        let mtu = u32::from(self.cfg.mtu) - wire::ipv4::HEADER_LEN as u32;
+        if mtu < 68 || u32::from(p.len) > mtu {
+            return self.drop(DropReason::FragNeeded);
+        }
+        xmit::trim_to_ipv6(frame, p.l3);
+        xmit::ipv6_decrease_hop_limit(frame, p.l3);
+        let id = self.next_ip_id();
+        xmit::ip6in4_encap(frame, p.l3, self.cfg.ip, daddr, id);
+        let mac = self.dest_mac(dest, daddr);
         xmit::set_macs(frame, mac, self.cfg.mac);
         Action::Transmit
     }
@@ -280,7 +306,8 @@ impl Director {
     fn ip_vs_out6(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt6, id: ConnId) -> Action {
         let _ = extra;
         let c = *self.conns.get(id);
-        let Some(&a) = self.conns.v6_addrs(id) else {
+        let a = self.conns.addrs(id);
+        let (IpAddr::V6(caddr), IpAddr::V6(vaddr)) = (a.caddr, a.vaddr) else {
             return self.host(HostReason::NonIp);
         };
         self.last_conn = Some(id);
@@ -292,12 +319,12 @@ impl Director {
         if u32::from(p.len) > u32::from(self.cfg.mtu) {
             return self.drop(DropReason::FragNeeded);
         }
-        let Some(mac) = self.v6_next_hop(&a.caddr) else {
+        let Some(mac) = self.v6_next_hop(&caddr) else {
             return self.host(HostReason::NonIp);
         };
         xmit::trim_to_ipv6(frame, p.l3);
         xmit::ipv6_decrease_hop_limit(frame, p.l3);
-        xmit::nat_rewrite6(frame, p.l3, false, a.vaddr, c.vport);
+        xmit::nat_rewrite6(frame, p.l3, false, vaddr, c.vport);
         self.out_stats(&c, u64::from(p.len));
         self.set_state(id, Direction::Output, p.tflags);
         self.conn_put(id);

@@ -108,7 +108,7 @@ fn deleting_ipv6_servers_and_services() {
 }
 
 /// `ip_vs_genl_set_cmd`: a server of the other family is EINVAL unless it
-/// is tunnelled; the director does not carry mixed-family tunnels yet.
+/// is tunnelled; `ip_vs_new_dest`: an IPv6 server must be global unicast.
 #[test]
 fn mixed_family_servers_refused_as_the_kernel_does() {
     let mut d = director();
@@ -121,5 +121,10 @@ fn mixed_family_servers_refused_as_the_kernel_does() {
     }
     assert_eq!(RuleError::MixedFamily.to_string(), "Invalid argument");
     let tun = FwdMethod::Tunnel { tun: TunnelType::Ipip, csum: TunnelCsum::NoCsum };
-    assert!(matches!(d.services.add_dest(&v4svc, &dest(v6("2001:db8:1::9").into(), tun)), Err(RuleError::Unsupported(_))));
+    assert!(d.services.add_dest(&v4svc, &dest(v6("2001:db8:1::9").into(), tun)).is_ok());
+    assert!(d.services.add_dest(&v6svc, &dest("192.168.10.9".parse().unwrap(), tun)).is_ok());
+    for bad in ["::", "ff02::1", "fe80::1", "febf::1"] {
+        assert_eq!(d.services.add_dest(&v6svc, &dest(v6(bad).into(), tun)), Err(RuleError::BadDestAddress), "{bad}");
+    }
+    assert!(d.services.add_dest(&v6svc, &dest(v6("fec0::1").into(), FwdMethod::Route)).is_ok());
 }

@@ -276,3 +276,113 @@ fn ipv6_connections_expire() {
     assert_eq!(d.conns.len(), 0);
     assert_eq!(d.conns.in_get6(6, &client, 40003, &vip, 80), None);
 }
+
+// ---------------------------------------------------------------------------
+// Tunnels across families (`ip_vs_genl_set_cmd` accepts them for -i only)
+
+const MIXED_CFG: &str = "[director]\nip = \"10.0.0.1\"\nip6 = \"2001:db8::1\"\nmac = \"02:00:00:00:00:01\"\nmtu = 1500\n\
+gateway_mac = \"02:00:00:00:00:fe\"\n[neighbors]\n\"2001:db8:1::4\" = \"02:00:00:00:10:04\"\n\
+\"192.168.10.3\" = \"02:00:00:00:0a:03\"\n";
+const MIXED_RULES: &str = "\
+-A -t 10.0.0.100:80 -s rr
+-a -t 10.0.0.100:80 -r [2001:db8:1::4]:80 -i -w 1
+-A -u [2001:db8::30]:53 -s rr
+-a -u [2001:db8::30]:53 -r 192.168.10.3:53 -i -w 1
+";
+const RS4: [u8; 6] = [2, 0, 0, 0, 0x10, 4];
+const RS_V4: [u8; 6] = [2, 0, 0, 0, 0x0a, 3];
+
+fn mixed() -> Director {
+    Director::new(DirectorConfig::parse(MIXED_CFG).unwrap(), &parse_rules(MIXED_RULES).unwrap(), T0).unwrap()
+}
+
+/// An IPv4 header (IHL 5) with its checksum, from this file's own sum.
+#[allow(clippy::too_many_arguments)]
+fn ip4(tos: u8, tot: usize, id: u16, df: bool, ttl: u8, proto: u8, s: [u8; 4], d: [u8; 4]) -> Vec<u8> {
+    let mut h = vec![0x45, tos];
+    h.extend_from_slice(&(tot as u16).to_be_bytes());
+    h.extend_from_slice(&id.to_be_bytes());
+    h.extend_from_slice(&[if df { 0x40 } else { 0 }, 0, ttl, proto, 0, 0]);
+    h.extend_from_slice(&s);
+    h.extend_from_slice(&d);
+    let c = !(sum16(&h, 0) as u16);
+    h[10..12].copy_from_slice(&c.to_be_bytes());
+    h
+}
+
+/// A TCP segment over IPv4 (pseudo-header of RFC 793) with its checksum.
+fn tcp4(s: [u8; 4], d: [u8; 4], sp: u16, dp: u16, flags: u8, data: &[u8]) -> Vec<u8> {
+    let mut seg = Vec::new();
+    seg.extend_from_slice(&sp.to_be_bytes());
+    seg.extend_from_slice(&dp.to_be_bytes());
+    seg.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, flags, 0x02, 0x00, 0, 0, 0, 0]);
+    seg.extend_from_slice(data);
+    let mut ph = s.to_vec();
+    ph.extend_from_slice(&d);
+    ph.extend_from_slice(&[0, 6]);
+    ph.extend_from_slice(&(seg.len() as u16).to_be_bytes());
+    let c = !(sum16(&seg, sum16(&ph, 0)) as u16);
+    seg[16..18].copy_from_slice(&c.to_be_bytes());
+    seg
+}
+
+/// IPv4 client, IPv6 real server: `ip_vs_tunnel_xmit_v6` puts the IPv4
+/// packet (TTL − 1, header checksum redone) behind an IPv6 header with
+/// next header 4, payload length the IPv4 total length, hop limit the
+/// inner TTL, traffic class the ECN-encapsulated TOS, flow label 0.
+#[test]
+fn ipv4_client_to_ipv6_server_tunnel_byte_exact() {
+    let mut d = mixed();
+    let (client, vip) = ([198, 51, 100, 10], [10, 0, 0, 100]);
+    let seg = tcp4(client, vip, 40000, 80, 0x02, b"");
+    let mut syn = DIR.to_vec();
+    syn.extend_from_slice(&GW);
+    syn.extend_from_slice(&[0x08, 0x00]);
+    syn.extend_from_slice(&ip4(0x2b, 40, 0x1234, true, 64, 6, client, vip));
+    syn.extend_from_slice(&seg);
+    let mut want = RS4.to_vec();
+    want.extend_from_slice(&DIR);
+    want.extend_from_slice(&[0x86, 0xdd]);
+    // TOS 0x2b: DSCP 10, ECN CE → ECT(0): traffic class 0x2a.
+    want.extend_from_slice(&ip6(0x2a, 0, 40, 4, 63, a("2001:db8::1"), a("2001:db8:1::4")));
+    want.extend_from_slice(&ip4(0x2b, 40, 0x1234, true, 63, 6, client, vip));
+    want.extend_from_slice(&seg);
+    assert_eq!(run(&mut d, T0, &syn).unwrap(), want);
+    // The connection lists with its IPv6 server.
+    let rows = crate::stats::connection_listings(&d);
+    assert!(
+        format_connections(&rows, false).ends_with("TCP 01:00  SYN_RECV    198.51.100.10:40000 10.0.0.100:80      [2001:db8:1::4]:80\n"),
+        "{}",
+        format_connections(&rows, false)
+    );
+    // DF and too big for the link less 40: "fragmentation needed" with
+    // MTU 1460 (`ensure_mtu_is_adequate` for AF_INET).
+    let big = tcp4(client, vip, 40000, 80, 0x10, &[0u8; 1440]);
+    let mut f = DIR.to_vec();
+    f.extend_from_slice(&GW);
+    f.extend_from_slice(&[0x08, 0x00]);
+    f.extend_from_slice(&ip4(0, 1480, 7, true, 64, 6, client, vip));
+    f.extend_from_slice(&big);
+    let out = run(&mut d, T0 + SEC, &f).unwrap();
+    assert_eq!((out[34], out[35]), (3, 4), "ICMP destination unreachable, fragmentation needed");
+    assert_eq!(u16::from_be_bytes([out[40], out[41]]), 1460);
+}
+
+/// IPv6 client, IPv4 real server: `ip_vs_tunnel_xmit` puts the IPv6
+/// packet (hop limit − 1) behind an IPv4 header: protocol 41, DF clear,
+/// TTL the inner hop limit, TOS the ECN-encapsulated traffic class; the ID
+/// (random in Linux) from the model's counter, 0 first.
+#[test]
+fn ipv6_client_to_ipv4_server_tunnel_byte_exact() {
+    let mut d = mixed();
+    let (client, vip) = (a("2001:db8:ff::11"), a("2001:db8::30"));
+    let seg = udp(client, vip, 5353, 53, b"abc");
+    let q = frame(DIR, GW, 0x01, 0x9, 17, 64, client, vip, &seg);
+    let mut want = RS_V4.to_vec();
+    want.extend_from_slice(&DIR);
+    want.extend_from_slice(&[0x08, 0x00]);
+    want.extend_from_slice(&ip4(0x01, 20 + 40 + seg.len(), 0, false, 63, 41, [10, 0, 0, 1], [192, 168, 10, 3]));
+    want.extend_from_slice(&ip6(0x01, 0x9, seg.len(), 17, 63, client, vip));
+    want.extend_from_slice(&seg);
+    assert_eq!(run(&mut d, T0, &q).unwrap(), want);
+}

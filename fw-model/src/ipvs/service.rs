@@ -111,6 +111,11 @@ pub enum RuleError {
     /// than a tunnel (`ip_vs_genl_set_cmd`: EINVAL).
     #[error("Invalid argument")]
     MixedFamily,
+    /// An IPv6 real server that is not a global unicast address
+    /// (`ip_vs_new_dest`: `!(atype & IPV6_ADDR_UNICAST) || atype &
+    /// IPV6_ADDR_LINKLOCAL`: EINVAL).
+    #[error("Invalid argument")]
+    BadDestAddress,
     /// A rule the director does not carry out (fwmark, SCTP, ...).
     #[error("{0}")]
     Unsupported(String),
@@ -162,18 +167,24 @@ fn check_supported_service(rule: &ServiceRule) -> Result<(Protocol, IpAddr, u16)
     }
 }
 
-/// A real server of `svc_af`'s service (`ip_vs_genl_set_cmd`): one of
+/// A real server of `svc_addr`'s service (`ip_vs_genl_set_cmd`): one of
 /// another address family only with tunnelling (EINVAL otherwise; the
-/// sync-daemon case, also EINVAL, is not modelled).
+/// sync-daemon case, also EINVAL, is not modelled), carried as a tunnel
+/// across families (`ip_vs_tunnel_xmit_v6` for an IPv4 client,
+/// `ip_vs_tunnel_xmit` for an IPv6 one).
 fn check_supported_dest(d: &DestRule, svc_addr: IpAddr) -> Result<IpAddr, RuleError> {
     let addr = d.addr;
     if addr.is_ipv4() != svc_addr.is_ipv4() && !matches!(d.fwd, FwdMethod::Tunnel { .. }) {
         return Err(RuleError::MixedFamily);
     }
-    if addr.is_ipv4() != svc_addr.is_ipv4() {
-        return Err(RuleError::Unsupported(
-            "tunnels to a real server of the other address family are not supported by the lvsnic director yet".into(),
-        ));
+    if let IpAddr::V6(a) = addr {
+        // ip_vs_new_dest: an IPv6 server must be unicast and not
+        // link-local (unless it is one of the director's own addresses,
+        // which the model's servers are not).
+        let seg0 = a.segments()[0];
+        if a.is_unspecified() || a.is_multicast() || (seg0 & 0xffc0) == 0xfe80 {
+            return Err(RuleError::BadDestAddress);
+        }
     }
     match d.fwd {
         FwdMethod::Tunnel { tun: TunnelType::Ipip, .. } | FwdMethod::Masq | FwdMethod::Route | FwdMethod::Local => {}
@@ -225,7 +236,7 @@ impl ServiceTable {
     /// The scheduler's view of a service.
     pub fn view(&self, id: ServiceId) -> SvcView<'_> {
         let s = &self.services[id.0 as usize];
-        SvcView { dests: &self.dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport }
+        SvcView { dests: &self.dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport, v6: s.vaddr.is_ipv6() }
     }
 
     /// Live services in the order they were added.
@@ -307,7 +318,7 @@ impl ServiceTable {
         }
         let id = ServiceId(self.services.len() as u32);
         let order: Vec<DestId> = Vec::new();
-        let view = SvcView { dests: &self.dests, order: &order, flags: rule.flags, proto, port: vport };
+        let view = SvcView { dests: &self.dests, order: &order, flags: rule.flags, proto, port: vport, v6: vaddr.is_ipv6() };
         let sched = sched::new_scheduler(&rule.scheduler, &view, now)
             .map_err(|_| RuleError::UnknownScheduler(rule.scheduler.clone()))?;
         let mut r = rule.clone();
@@ -341,7 +352,7 @@ impl ServiceTable {
         let id = self.lookup_key(&rule.key).ok_or(RuleError::NoSuchService)?;
         let s = &self.services[id.0 as usize];
         if s.rule.scheduler != rule.scheduler {
-            let view = SvcView { dests: &self.dests, order: &s.order, flags: rule.flags, proto: s.proto, port: s.vport };
+            let view = SvcView { dests: &self.dests, order: &s.order, flags: rule.flags, proto: s.proto, port: s.vport, v6: s.vaddr.is_ipv6() };
             let sched = sched::new_scheduler(&rule.scheduler, &view, now)
                 .map_err(|_| RuleError::UnknownScheduler(rule.scheduler.clone()))?;
             self.services[id.0 as usize].sched = sched;
@@ -459,7 +470,7 @@ impl ServiceTable {
         }
         let dests = &self.dests;
         let s = &mut self.services[svc.0 as usize];
-        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport };
+        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport, v6: s.vaddr.is_ipv6() };
         if add {
             s.sched.add_dest(&view, id);
         } else {
@@ -484,7 +495,7 @@ impl ServiceTable {
         self.services[svc.0 as usize].order.remove(pos);
         let dests = &self.dests;
         let s = &mut self.services[svc.0 as usize];
-        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport };
+        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport, v6: s.vaddr.is_ipv6() };
         s.sched.del_dest(&view, id, pos);
         self.trash_dest(id, now);
         Ok(id)
@@ -535,7 +546,7 @@ impl ServiceTable {
     pub fn schedule(&mut self, svc: ServiceId, pkt: &SchedPacket, now: Time, rng: &mut dyn RandomSource) -> Option<DestId> {
         let dests = &self.dests;
         let s = &mut self.services[svc.0 as usize];
-        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport };
+        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport, v6: s.vaddr.is_ipv6() };
         s.sched.schedule(&view, pkt, now, rng)
     }
 

@@ -25,6 +25,23 @@ pub fn addr_fold(addr: &std::net::IpAddr) -> u32 {
     }
 }
 
+/// [`addr_fold`] of a real server's address as `ip_vs_mh_hashkey` does it,
+/// by the *service's* family (`svc->af`) over the server's `union
+/// nf_inet_addr`: for an IPv6 service an IPv4 server's address is its
+/// first word, the rest zero (`ip_vs_addr_copy` into a zeroed dest), so it
+/// folds to itself; for an IPv4 service an IPv6 server's address is read
+/// as its first word only (`addr->ip`).
+#[inline]
+pub fn addr_fold_as(addr: &std::net::IpAddr, svc_v6: bool) -> u32 {
+    match addr {
+        std::net::IpAddr::V6(a) if !svc_v6 => {
+            let o = a.octets();
+            u32::from_be_bytes([o[0], o[1], o[2], o[3]])
+        }
+        _ => addr_fold(addr),
+    }
+}
+
 /// `GOLDEN_RATIO_32` from `include/linux/hash.h`.
 pub const GOLDEN_RATIO_32: u32 = 0x61C8_8647;
 
@@ -94,6 +111,17 @@ mod tests {
         // An IPv4-mapped address does not fold to the IPv4 address.
         let m: Ipv6Addr = "::ffff:10.0.0.1".parse().unwrap();
         assert_eq!(addr_fold(&IpAddr::V6(m)), 0x0000_ffff ^ 0x0A00_0001);
+    }
+
+    #[test]
+    fn mh_folds_a_server_by_its_service_family() {
+        use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+        let v6: IpAddr = "2001:db8:1:2::3".parse::<Ipv6Addr>().unwrap().into();
+        let v4: IpAddr = Ipv4Addr::new(192, 0, 2, 7).into();
+        assert_eq!(addr_fold_as(&v6, true), 0x2001_0db8 ^ 0x0001_0002 ^ 0 ^ 3);
+        assert_eq!(addr_fold_as(&v6, false), 0x2001_0db8);
+        assert_eq!(addr_fold_as(&v4, true), 0xC000_0207);
+        assert_eq!(addr_fold_as(&v4, false), 0xC000_0207);
     }
 
     #[test]

@@ -71,6 +71,9 @@ pub struct SvcView<'a> {
     pub proto: Protocol,
     /// Service port (0 for a port-0 service).
     pub port: u16,
+    /// The service is IPv6 (`svc->af == AF_INET6`): how mh folds its
+    /// servers' addresses.
+    pub v6: bool,
 }
 
 impl<'a> SvcView<'a> {

@@ -75,6 +75,8 @@ pub struct TestService {
     pub proto: Protocol,
     /// Service port.
     pub port: u16,
+    /// The service is IPv6.
+    pub v6: bool,
     /// The sysctls the scheduler was bound with.
     pub sysctls: SchedSysctls,
     /// The scheduler under test.
@@ -102,7 +104,7 @@ impl TestService {
 
     /// As [`TestService::new`] with flags and sysctls.
     pub fn with(name: &str, flags: SchedFlags, sysctls: SchedSysctls) -> Self {
-        let view = SvcView { dests: &[], order: &[], flags, proto: Protocol::Tcp, port: 80 };
+        let view = SvcView { dests: &[], order: &[], flags, proto: Protocol::Tcp, port: 80, v6: false };
         let sched = new_scheduler_with(name, &view, 0, &sysctls).expect("known scheduler");
         TestService {
             dests: Vec::new(),
@@ -110,6 +112,7 @@ impl TestService {
             flags,
             proto: Protocol::Tcp,
             port: 80,
+            v6: false,
             sysctls,
             sched,
             now: 0,
@@ -126,7 +129,7 @@ impl TestService {
 
     /// The scheduler's view of the service.
     pub fn view(&self) -> SvcView<'_> {
-        SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port }
+        SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port, v6: self.v6 }
     }
 
     /// `ipvsadm -a -r addr:80 -w weight`. Returns the server's id (the same id
@@ -157,7 +160,7 @@ impl TestService {
             }
         };
         self.order.insert(0, id);
-        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port };
+        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port, v6: self.v6 };
         self.sched.add_dest(&view, id);
         id
     }
@@ -167,7 +170,7 @@ impl TestService {
         let pos = self.order.iter().position(|&x| x == id).expect("server in the service");
         self.order.remove(pos);
         self.dests[id.index()].available = false;
-        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port };
+        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port, v6: self.v6 };
         self.sched.del_dest(&view, id, pos);
     }
 
@@ -179,7 +182,7 @@ impl TestService {
         if weight != 0 {
             d.last_weight = weight;
         }
-        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port };
+        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port, v6: self.v6 };
         self.sched.upd_dest(&view, id);
     }
 
@@ -197,7 +200,7 @@ impl TestService {
 
     /// `ipvsadm -E -s name`: a new scheduler bound to the current list at `now`.
     pub fn switch_scheduler(&mut self, name: &str) {
-        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port };
+        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port, v6: self.v6 };
         self.sched = new_scheduler_with(name, &view, self.now, &self.sysctls).expect("known scheduler");
     }
 
@@ -209,7 +212,7 @@ impl TestService {
 
     /// Schedule a new connection for `pkt` at the current time.
     pub fn pick_pkt(&mut self, pkt: SchedPacket) -> Option<DestId> {
-        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port };
+        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port, v6: self.v6 };
         self.sched.schedule(&view, &pkt, self.now, &mut self.rng)
     }
 

@@ -41,7 +41,7 @@ fn allocs() -> usize {
 
 #[test]
 fn registry_knows_every_scheduler() {
-    let view = SvcView { dests: &[], order: &[], flags: SchedFlags::default(), proto: Protocol::Tcp, port: 80 };
+    let view = SvcView { dests: &[], order: &[], flags: SchedFlags::default(), proto: Protocol::Tcp, port: 80, v6: false };
     for &name in SCHEDULERS {
         let s = new_scheduler(name, &view, 0).expect(name);
         assert_eq!(s.name(), name);
