@@ -361,6 +361,7 @@ pub fn connection_listing(d: &Director, id: crate::conn::ConnId) -> crate::rules
     let c = d.conns.get(id);
     use crate::conn::tcp::STATE_NAMES;
     use crate::rules::{ipvsadm::ConnListing, Protocol};
+    use std::net::IpAddr;
     let now = d.now();
     let proto = match c.proto {
         17 => Protocol::Udp,
@@ -373,7 +374,20 @@ pub fn connection_listing(d: &Director, id: crate::conn::ConnId) -> crate::rules
         _ => "NONE".to_string(),
     };
     let left = c.expires.saturating_sub(now) / crate::time::SEC;
-    let crate::conn::ConnAddrs { caddr, vaddr, daddr } = d.conns.addrs(id);
+    let crate::conn::ConnAddrs { caddr, vaddr, mut daddr } = d.conns.addrs(id);
+    // ipvsadm's print_conn reads the three addresses of a
+    // /proc/net/ip_vs_conn line in the client's family
+    // (ip_vs_conn_seq_show prints the server's in its own: `%pI6` or
+    // `%08X`). A tunnel across families so shows its server wrongly: an
+    // IPv6 server of an IPv4 client goes through `strtoul(.., 16)`, which
+    // stops at the first ':' (2001:0db8:... shows as 0.0.32.1); an IPv4
+    // server of an IPv6 client fails `inet_pton` and leaves ipvsadm's
+    // buffer uninitialised (the model shows ::).
+    daddr = match (caddr, daddr) {
+        (IpAddr::V4(_), IpAddr::V6(a)) => IpAddr::V4(u32::from(a.segments()[0]).into()),
+        (IpAddr::V6(_), IpAddr::V4(_)) => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
+        (_, a) => a,
+    };
     ConnListing {
         proto,
         caddr,
