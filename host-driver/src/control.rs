@@ -233,11 +233,43 @@ pub enum Step {
     Restore(Restore),
     /// `-L -c`: take the table's rows with [`Control::conns_step`].
     Conns(ConnList),
-    /// A listing or `-S` taken from the tables (a copy), to be formatted
-    /// away from the forwarding loop: 10,000 services take tens of
+    /// A listing taken from the tables (a copy), to be formatted away
+    /// from the forwarding loop: 10,000 services take tens of
     /// milliseconds to format.
     Later(Later),
+    /// `-S`: copy the rules with [`Control::rules_step`], then format
+    /// them away from the loop with [`format_save`].
+    Rules(RulesCopy),
+    /// `-C`: delete the services with [`Control::flush_step`].
+    Flush(Flush),
 }
+
+/// A `-C` deleting services a few at a time: each is deleted as `-D`
+/// deletes it (its servers to the trash, their offloaded flows diverted),
+/// so that 10,000 services do not hold forwarding for the whole flush.
+/// Packets between two slices see the services not yet deleted, as they
+/// do in the kernel, whose `ip_vs_flush` unlinks services one by one
+/// while packets look them up under RCU.
+#[derive(Debug)]
+pub struct Flush {
+    /// The services left to delete, the last first.
+    left: Vec<ServiceKey>,
+    vips_written: Option<Instant>,
+}
+
+/// The rules of every service (what `-S` prints and the state file keeps)
+/// being copied a slice of services at a time: 10,000 services take 1–2 ms
+/// to copy, longer than forwarding should wait.
+#[derive(Debug, Default)]
+pub struct RulesCopy {
+    /// The next service index to look at.
+    next: usize,
+    /// What was copied so far.
+    pub rules: lvsnic_model::rules::RuleSet,
+}
+
+/// Services whose rules are copied between two looks at the clock.
+const RULES_PER_LOOK: usize = 64;
 
 /// What formats a reply from a copy of the tables, on another thread.
 pub type Later = Box<dyn FnOnce() -> Output + Send>;
@@ -733,6 +765,15 @@ impl<D: Device> Control<D> {
                 }
             }
             Step::Later(f) => f(),
+            Step::Rules(mut c) => {
+                while !self.rules_step(&mut c, None) {}
+                Output { stdout: format_save(&c.rules), ..Default::default() }
+            }
+            Step::Flush(mut f) => loop {
+                if let Some(out) = self.flush_step(&mut f, None) {
+                    break out;
+                }
+            },
         }
     }
 
@@ -782,9 +823,10 @@ impl<D: Device> Control<D> {
                 let (h, s) = listings(&self.sp.director);
                 return Step::Later(Box::new(move || Output { stdout: format_list(&h, &s, &opts), ..Default::default() }));
             }
-            Ok(Command::Save { .. }) => {
-                let rules = self.sp.director.services.to_rules();
-                return Step::Later(Box::new(move || Output { stdout: format_save(&rules), ..Default::default() }));
+            Ok(Command::Save { .. }) => return Step::Rules(RulesCopy::default()),
+            Ok(Command::Clear) => {
+                let left = self.sp.director.services.live_services().map(|s| s.rule.key).collect();
+                return Step::Flush(Flush { left, vips_written: None });
             }
             _ => {}
         }
@@ -829,6 +871,44 @@ impl<D: Device> Control<D> {
         let mut out = std::mem::take(&mut r.out);
         out.exit = code;
         Some(out)
+    }
+
+    /// Deletes services of a `-C` until `until` (if given) has passed or
+    /// none is left; its output once none is left. The data plane's VIP
+    /// table is written as during a restore.
+    pub fn flush_step(&mut self, f: &mut Flush, until: Option<Instant>) -> Option<Output> {
+        let mut n = 0;
+        while let Some(key) = f.left.pop() {
+            // Only this flush deletes services meanwhile (requests wait for
+            // it); a health checker's change may come between slices,
+            // which changes no service's existence.
+            let _ = self.apply_change(Command::DeleteService(key));
+            n += 1;
+            if n % 16 == 0 && until.is_some_and(|u| Instant::now() >= u) {
+                break;
+            }
+        }
+        let done = f.left.is_empty();
+        if done || f.vips_written.is_none_or(|t| t.elapsed() >= RESTORE_VIP_WRITE_EVERY) {
+            self.sp.sync_vips(self.vip_count);
+            f.vips_written = Some(Instant::now());
+        }
+        done.then(Output::default)
+    }
+
+    /// Copies services' rules from where the last call stopped until
+    /// `until` (if given) has passed or every service is copied; whether
+    /// the copy is complete. The caller changes no rule between calls.
+    pub fn rules_step(&self, c: &mut RulesCopy, until: Option<Instant>) -> bool {
+        let services = &self.sp.director.services;
+        loop {
+            if services.to_rules_step(&mut c.next, RULES_PER_LOOK, &mut c.rules) {
+                return true;
+            }
+            if until.is_some_and(|u| Instant::now() >= u) {
+                return false;
+            }
+        }
     }
 
     /// Rows of the connection table from where the last call stopped until
@@ -1281,7 +1361,9 @@ mod tests {
         let Step::Later(list) = ctl.ipvsadm_begin("ipvsadm", &a(&["-L", "-n", "--stats"]), None) else {
             panic!("-L -n is formatted later")
         };
-        let Step::Later(save) = ctl.ipvsadm_begin("ipvsadm", &a(&["-S", "-n"]), None) else { panic!("-S is formatted later") };
+        let Step::Rules(mut copy) = ctl.ipvsadm_begin("ipvsadm", &a(&["-S", "-n"]), None) else { panic!("-S is copied in slices") };
+        while !ctl.rules_step(&mut copy, Some(Instant::now())) {}
+        let save = move || Output { stdout: format_save(&copy.rules), ..Default::default() };
         ctl.apply(cmd("-A -t 10.0.0.99:80 -s rr")).unwrap();
         let (list, save) = std::thread::spawn(move || (list(), save())).join().unwrap();
         assert_eq!(list, before, "the listing as it was when asked");
@@ -1296,6 +1378,55 @@ mod tests {
     fn cmd(line: &str) -> Command {
         let words: Vec<&str> = line.split_whitespace().collect();
         parse_command(&words).unwrap()
+    }
+
+    /// `-C` deletes services a slice at a time, as the kernel's
+    /// `ip_vs_flush` unlinks them one by one while packets still find the
+    /// others: between slices a service not yet deleted takes new
+    /// connections; at the end the director is as after a one-shot flush.
+    #[test]
+    fn a_flush_deletes_services_a_slice_at_a_time_and_ends_as_one() {
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+        let (mut one, mut sliced) = (control(), control());
+        for ctl in [&mut one, &mut sliced] {
+            for i in 0..40 {
+                ctl.apply(cmd(&format!("-A -t 10.0.1.{i}:80 -s rr"))).unwrap();
+                ctl.apply(cmd(&format!("-a -t 10.0.1.{i}:80 -r 192.168.10.1:80 -m"))).unwrap();
+            }
+            syns(ctl, 5);
+        }
+        let live = |c: &Control<ModelDevice>| c.sp.director.services.live_services().count();
+        let before = live(&sliced);
+        assert!(!sliced.sp.flows.is_empty(), "connections are offloaded");
+        one.apply(Command::Clear).unwrap();
+        let Step::Flush(mut f) = sliced.ipvsadm_begin("ipvsadm", &a(&["-C"]), None) else { panic!("-C is applied in slices") };
+        let mut slices = 0;
+        let out = loop {
+            // A budget already spent: each call does the least a slice does.
+            if let Some(out) = sliced.flush_step(&mut f, Some(Instant::now())) {
+                break out;
+            }
+            slices += 1;
+            let n = live(&sliced);
+            assert!(n > 0 && n <= before - 16 * slices, "{n} of {before} services left after {slices} slices");
+            if slices == 1 {
+                // The first service (MIXED_RULES' VIP:80) is deleted last.
+                let conns = sliced.sp.director.conns.len();
+                let c = std::net::Ipv4Addr::new(198, 51, 100, 200);
+                let syn = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 40000, 80, TCP_SYN, 1, 0, &[]);
+                sliced.frame(T0 + 50, &syn).unwrap();
+                assert_eq!(sliced.sp.director.conns.len(), conns + 1, "a service not yet deleted still schedules");
+            }
+        };
+        assert!(slices >= 2, "{before} services in {slices} slices");
+        assert_eq!((out.stdout.as_str(), out.stderr.as_str(), out.exit), ("", "", 0));
+        assert_eq!(live(&sliced), 0);
+        remove_all_diverted(&mut sliced);
+        remove_all_diverted(&mut one);
+        assert_eq!(sliced.ipvsadm("ipvsadm", &a(&["-L", "-n"]), None), one.ipvsadm("ipvsadm", &a(&["-L", "-n"]), None));
+        assert_eq!(sliced.ipvsadm("ipvsadm", &a(&["-S", "-n"]), None).stdout, "");
+        assert_eq!((sliced.sp.flows.len(), sliced.sp.flows.table_use()), (one.sp.flows.len(), one.sp.flows.table_use()));
+        assert_eq!(sliced.sp.flows.len(), 0, "the deleted servers' flows left the card");
     }
 
     /// SYNs of clients 1..=n to VIP:80 (NAT, wlc over rs1 and rs2).

@@ -19,6 +19,7 @@
 //! (`lvsnic-sim`, which needs Verilator to build). Without it the binary
 //! has the `model` and `vfio` backends only, and `--backend sim` says so.
 
+pub mod bulk;
 pub mod changes;
 pub mod cli;
 pub mod conformance;

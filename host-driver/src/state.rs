@@ -198,7 +198,8 @@ enum Payload {
     /// Bytes as they are (the writer's own tests).
     #[cfg(test)]
     Bytes(Vec<u8>),
-    Conns(ConnSnapshot),
+    /// A connection snapshot, put together by the writer.
+    Conns(Snapshot),
     /// The running state and its rules, formatted by the writer.
     State(Box<RunningState>, lvsnic_model::rules::RuleSet),
 }
@@ -235,8 +236,10 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Starts the writer thread.
-    pub fn start() -> std::io::Result<Writer> {
+    /// Starts the writer thread; `idle`: it formats and writes at idle
+    /// priority, never starved ([`crate::bulk`]; the daemon, whose
+    /// acceptor watches bulk threads).
+    pub fn start(idle: bool) -> std::io::Result<Writer> {
         use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
         use std::sync::Arc;
         let (tx, rx) = std::sync::mpsc::channel::<WriteJob>();
@@ -250,11 +253,15 @@ impl Writer {
             // not one a second.
             let mut failing = false;
             for job in rx {
+                // Formatting 10,000 services or 2M connections is tens of
+                // milliseconds to seconds of CPU: at idle priority the
+                // forwarding loop takes the CPU back the moment it wakes.
+                let _bulk = if idle { crate::bulk::enter() } else { None };
                 let t0 = std::time::Instant::now();
                 let bytes = match job.bytes {
                     #[cfg(test)]
                     Payload::Bytes(b) => Ok(b),
-                    Payload::Conns(s) => serde_json::to_vec(&s).map_err(std::io::Error::other),
+                    Payload::Conns(s) => serde_json::to_vec(&s.into_snapshot()).map_err(std::io::Error::other),
                     Payload::State(mut st, rules) => {
                         st.rules = crate::reload::rules_text(&rules);
                         serde_json::to_vec(&st).map_err(std::io::Error::other)
@@ -293,7 +300,7 @@ impl Writer {
     }
 
     /// Queues a connection snapshot for `path` (serialized by the writer).
-    fn write_conns(&self, path: PathBuf, snap: ConnSnapshot) {
+    fn write_conns(&self, path: PathBuf, snap: Snapshot) {
         self.send(WriteJob { path, bytes: Payload::Conns(snap), then: None, conns: true });
     }
 
@@ -365,6 +372,12 @@ pub fn capture<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> Ru
 /// empty, and the rules to write there. Formatting 10,000 services takes
 /// tens of milliseconds, so the daemon leaves it to the writer thread.
 fn capture_parts<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> (RunningState, lvsnic_model::rules::RuleSet) {
+    (capture_settings(ctl, health), ctl.director().services.to_rules())
+}
+
+/// The running state but for the rules (cheap: timeouts, VIPs, sync
+/// daemons, checkers).
+fn capture_settings<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> RunningState {
     let d = ctl.director();
     let mut vips: Vec<(Ipv4Addr, bool)> = d.vip_states().collect();
     vips.sort_unstable();
@@ -398,7 +411,20 @@ fn capture_parts<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> 
         health: health.cloned(),
         keepalived_services: Vec::new(),
     };
-    (st, d.services.to_rules())
+    st
+}
+
+/// A save being copied ([`Keeper::begin_save`]).
+pub struct SaveCopy {
+    rules: crate::control::RulesCopy,
+}
+
+impl SaveCopy {
+    /// Copies rules until `until` or the end; whether the copy is complete.
+    /// No rule may change between the first step and the last.
+    pub fn step<D: Device>(&mut self, ctl: &Control<D>, until: Option<std::time::Instant>) -> bool {
+        ctl.rules_step(&mut self.rules, until)
+    }
 }
 
 /// The connection table of `ctl` now: every live connection and template
@@ -417,18 +443,45 @@ pub fn snapshot<D: Device>(ctl: &mut Control<D>) -> ConnSnapshot {
 pub struct Snapshot {
     next: u32,
     taken_ns: Time,
-    conns: Vec<SavedConn>,
+    /// The connections taken, in chunks of [`SNAPSHOT_CHUNK`]: one vector
+    /// of 2M connections would be moved whole each time it grows (10 ms
+    /// with the loop waiting), and the table may grow while it is taken.
+    chunks: Vec<Vec<SavedConn>>,
     /// Time the loop spent on it.
     cost: std::time::Duration,
 }
 
+/// Connections per chunk of a [`Snapshot`] (3 MB).
+const SNAPSHOT_CHUNK: usize = 65536;
+
 impl Snapshot {
+    /// Connections taken so far.
+    pub fn len(&self) -> usize {
+        self.chunks.iter().map(Vec::len).sum()
+    }
+
+    /// Whether none was taken.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn push(&mut self, c: SavedConn) {
+        match self.chunks.last_mut() {
+            Some(v) if v.len() < SNAPSHOT_CHUNK => v.push(c),
+            _ => {
+                let mut v = Vec::with_capacity(SNAPSHOT_CHUNK);
+                v.push(c);
+                self.chunks.push(v);
+            }
+        }
+    }
+
     /// Begins a snapshot of `ctl`'s table (the card's counters credited).
     pub fn begin<D: Device>(ctl: &mut Control<D>) -> Snapshot {
         let t0 = std::time::Instant::now();
         ctl.settle();
         let d = ctl.director();
-        Snapshot { next: 0, taken_ns: d.now(), conns: Vec::with_capacity(d.conns.len()), cost: t0.elapsed() }
+        Snapshot { next: 0, taken_ns: d.now(), chunks: Vec::new(), cost: t0.elapsed() }
     }
 
     /// Takes connections until `until` (if given) has passed or the table
@@ -445,7 +498,7 @@ impl Snapshot {
             let id = lvsnic_model::conn::ConnId(self.next);
             self.next += 1;
             n += 1;
-            if n % 256 == 0 && until.is_some_and(|u| std::time::Instant::now() >= u) {
+            if n % 64 == 0 && until.is_some_and(|u| std::time::Instant::now() >= u) {
                 self.next -= 1;
                 break;
             }
@@ -466,7 +519,7 @@ impl Snapshot {
             if left == 0 {
                 continue;
             }
-            self.conns.push(SavedConn {
+            self.push(SavedConn {
                 proto: c.proto,
                 caddr: Ipv4Addr::from(c.caddr),
                 cport: c.cport,
@@ -486,7 +539,7 @@ impl Snapshot {
 
     /// The snapshot taken.
     pub fn into_snapshot(self) -> ConnSnapshot {
-        ConnSnapshot { version: STATE_VERSION, taken_ns: self.taken_ns, conns: self.conns }
+        ConnSnapshot { version: STATE_VERSION, taken_ns: self.taken_ns, conns: self.chunks.concat() }
     }
 }
 
@@ -624,7 +677,7 @@ impl Keeper {
             .create(&dir)
             .map_err(|e| StateError::Io { path: dir.display().to_string(), source: e })?;
         let loaded = crate::limits::load_director(director).ok();
-        let writer = Writer::start().map_err(|e| StateError::Io { path: dir.display().to_string(), source: e })?;
+        let writer = Writer::start(true).map_err(|e| StateError::Io { path: dir.display().to_string(), source: e })?;
         Ok(Keeper {
             writer: Some(writer),
             dir: Some(dir),
@@ -699,15 +752,37 @@ impl Keeper {
     /// once it is on disk (a reply: a client that sees it may count on the
     /// change surviving a crash), while the loop goes on forwarding.
     pub fn save_then<D: Device>(&mut self, ctl: &Control<D>, then: Option<AfterWrite>) {
+        if self.dir.is_none() {
+            if let Some(t) = then {
+                t();
+            }
+            return;
+        }
+        let mut copy = SaveCopy { rules: crate::control::RulesCopy::default() };
+        while !copy.step(ctl, None) {}
+        self.save_copied(copy, ctl, then);
+    }
+
+    /// A save of the running configuration whose rules are copied a slice
+    /// at a time ([`SaveCopy::step`]), then handed to the writer with
+    /// [`save_copied`](Self::save_copied): the forwarding loop never holds
+    /// for the whole copy. None when no state is kept.
+    pub fn begin_save(&self) -> Option<SaveCopy> {
+        self.dir.as_ref().map(|_| SaveCopy { rules: crate::control::RulesCopy::default() })
+    }
+
+    /// A save copied: its settings are taken now, and the file is written
+    /// by the writer thread, then `then` runs.
+    pub fn save_copied<D: Device>(&mut self, copy: SaveCopy, ctl: &Control<D>, then: Option<AfterWrite>) {
         let Some(dir) = self.dir.clone() else {
             if let Some(t) = then {
                 t();
             }
             return;
         };
-        let (mut st, rules) = capture_parts(ctl, self.health.as_ref());
+        let mut st = capture_settings(ctl, self.health.as_ref());
         st.keepalived_services = self.ka_services.clone();
-        let job = WriteJob { path: dir.join(STATE_FILE), bytes: Payload::State(Box::new(st), rules), then, conns: false };
+        let job = WriteJob { path: dir.join(STATE_FILE), bytes: Payload::State(Box::new(st), copy.rules.rules), then, conns: false };
         self.writer().send(job);
     }
 
@@ -733,9 +808,8 @@ impl Keeper {
     fn written(&mut self, s: Snapshot) {
         let Some(dir) = self.dir.clone() else { return };
         self.last_cost = s.cost;
-        let snap = s.into_snapshot();
-        self.last_count = snap.conns.len();
-        self.writer().write_conns(dir.join(CONNS_FILE), snap);
+        self.last_count = s.len();
+        self.writer().write_conns(dir.join(CONNS_FILE), s);
         self.last_snapshot = Some(std::time::Instant::now());
     }
 
@@ -894,6 +968,36 @@ impl Keeper {
 mod tests {
     use super::*;
 
+    /// A snapshot of more connections than a chunk holds keeps every one,
+    /// in the order taken, and only the last chunk is partly filled (the
+    /// loop never moves what it has already taken).
+    #[test]
+    fn a_snapshot_is_taken_in_chunks_and_written_whole() {
+        let mut s = Snapshot { next: 0, taken_ns: 7, chunks: Vec::new(), cost: Default::default() };
+        let conn = |i: usize| SavedConn {
+            proto: 6,
+            caddr: Ipv4Addr::from(i as u32),
+            cport: (i % 65536) as u16,
+            vaddr: Ipv4Addr::new(10, 0, 0, 1),
+            vport: 80,
+            daddr: Ipv4Addr::new(192, 168, 0, 1),
+            dport: 80,
+            flags: 0,
+            state: 1,
+            timeout_ms: 900_000,
+            left_ms: 1 + i as u64,
+        };
+        let n = 2 * SNAPSHOT_CHUNK + 3;
+        for i in 0..n {
+            s.push(conn(i));
+        }
+        assert_eq!((s.len(), s.chunks.len()), (n, 3));
+        assert!(s.chunks.iter().all(|c| c.capacity() == SNAPSHOT_CHUNK), "no chunk grew past its size");
+        let snap = s.into_snapshot();
+        assert_eq!((snap.taken_ns, snap.conns.len()), (7, n));
+        assert!(snap.conns.iter().enumerate().all(|(i, c)| c.caddr == Ipv4Addr::from(i as u32) && c.left_ms == 1 + i as u64));
+    }
+
     fn tmp(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("lvsnic-state-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
@@ -953,7 +1057,7 @@ mod tests {
     #[test]
     fn writer_never_makes_the_caller_wait() {
         let d = tmp("writer");
-        let w = Writer::start().unwrap();
+        let w = Writer::start(false).unwrap();
         let (hold_tx, hold_rx) = std::sync::mpsc::channel::<()>();
         let (done_tx, done_rx) = std::sync::mpsc::channel::<(u32, Vec<u8>)>();
         w.write(d.join("first"), b"x".to_vec(), Some(Box::new(move || {
@@ -983,7 +1087,7 @@ mod tests {
     #[test]
     fn writer_counts_failures() {
         let d = tmp("writer-fail");
-        let w = Writer::start().unwrap();
+        let w = Writer::start(false).unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         w.write(d.join("no-such-dir").join(STATE_FILE), b"x".to_vec(), Some(Box::new(move || {
             let _ = tx.send(());

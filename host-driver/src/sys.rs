@@ -60,10 +60,20 @@ pub fn request_shutdown() {
 /// poll(2) for readability on `fds`; returns which are readable. An
 /// interrupted poll returns all false.
 pub fn poll_readable(fds: &[RawFd], timeout_ms: i32) -> io::Result<Vec<bool>> {
+    let t = (timeout_ms >= 0).then(|| std::time::Duration::from_millis(timeout_ms as u64));
+    poll_readable_for(fds, t)
+}
+
+/// [`poll_readable`] with a timeout finer than a millisecond (`ppoll(2)`;
+/// None: no timeout).
+pub fn poll_readable_for(fds: &[RawFd], timeout: Option<std::time::Duration>) -> io::Result<Vec<bool>> {
     let mut p: Vec<libc::pollfd> =
         fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
-    // SAFETY: `p` is a valid array of `p.len()` pollfd structures.
-    let rc = unsafe { libc::poll(p.as_mut_ptr(), p.len() as libc::nfds_t, timeout_ms) };
+    let ts = timeout.map(|t| libc::timespec { tv_sec: t.as_secs() as libc::time_t, tv_nsec: t.subsec_nanos() as libc::c_long });
+    let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `p` is a valid array of `p.len()` pollfd structures; `tsp` is
+    // null or points at `ts`, alive for the call; no signal mask is passed.
+    let rc = unsafe { libc::ppoll(p.as_mut_ptr(), p.len() as libc::nfds_t, tsp, std::ptr::null()) };
     if rc < 0 {
         let e = io::Error::last_os_error();
         if e.kind() == io::ErrorKind::Interrupted {

@@ -398,6 +398,7 @@ fn status_keeps_the_keys_tests_and_docs_read() {
         "exception_loop",
         "host_dropped",
         "limits",
+        "loop_steps",
         "neighbors",
         "now_ns",
         "offload",
@@ -454,6 +455,14 @@ fn status_keeps_the_keys_tests_and_docs_read() {
     ] {
         num(path);
     }
+    // Each step of the forwarding loop, timed: its longest run and how
+    // many runs took over a millisecond.
+    for step in ["neighbors", "host_addrs", "control", "wire", "health", "device", "sync", "timers", "state", "diverted"] {
+        num(&["loop_steps", step, "longest_us"]);
+        num(&["loop_steps", step, "over_1ms"]);
+    }
+    assert_eq!(st["loop_steps"].as_object().map(|o| o.len()), Some(10), "{st}");
+    assert!(num(&["loop_steps", "wire", "longest_us"]) > 0, "frames were run: {st}");
     assert!(num(&["exception_loop", "frames"]) > 50 && num(&["director", "total", "inpkts"]) > 0, "{st}");
     assert_eq!(num(&["pcap_frames_left"]), 0);
     assert_eq!(num(&["limits", "new_conn_per_sec"]), 1000);

@@ -148,6 +148,25 @@ fn probe_for<R>(sock: &Arc<PacketSocket>, target: Ipv4Addr, f: impl FnOnce() -> 
     (Latency { sent: n, answered: us.len(), us }, r)
 }
 
+/// The daemon's loop steps that ran longer than 300 µs at least once
+/// (`status` → `loop_steps`): their longest run and how many runs took
+/// over a millisecond, so far.
+fn long_steps(status: &serde_json::Value) -> String {
+    let steps = status["loop_steps"].as_object().expect("status has loop_steps");
+    let mut out = String::new();
+    for (name, t) in steps {
+        let (us, n) = (t["longest_us"].as_u64().unwrap(), t["over_1ms"].as_u64().unwrap());
+        if us > 300 {
+            out.push_str(&format!(" {name} {us} us ({n} over 1 ms)"));
+        }
+    }
+    if out.is_empty() {
+        " none over 300 us".into()
+    } else {
+        out
+    }
+}
+
 /// Reads a client's reply (up to 20 s).
 fn reply_of(s: &mut UnixStream) -> serde_json::Value {
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
@@ -195,6 +214,7 @@ fn forwarding_latency_beside_the_control_plane() {
     // 1. No client.
     let (idle, _) = probe_during(&sock, || std::thread::sleep(Duration::from_secs(3)));
     report.push(idle.line("no control client", ""));
+    println!("  loop steps so far:{}", long_steps(&d.status()));
 
     // 2. 100 idle clients and 10 sending one byte a second.
     let (busy, (mut idle_clients, slow)) = probe_during(&sock, || {
@@ -223,6 +243,7 @@ fn forwarding_latency_beside_the_control_plane() {
         (idle, slow)
     });
     report.push(busy.line("100 idle + 10 one-byte-a-second clients", ""));
+    println!("  loop steps so far:{}", long_steps(&d.status()));
     for s in &mut idle_clients {
         let r = reply_of(s);
         assert_eq!(r["stderr"], "lvsnic daemon: no complete request within 5 s (0 bytes received)\n", "{r}");
@@ -258,6 +279,7 @@ fn forwarding_latency_beside_the_control_plane() {
     // The same table without a control request: the baseline of the listing.
     let (full, _) = probe_during(&sock, || std::thread::sleep(Duration::from_secs(3)));
     report.push(full.line(&format!("{live} connections, no control client"), ""));
+    println!("  loop steps so far:{}", long_steps(&d.status()));
     let (during_l, (listing, took)) = probe_during(&sock, || {
         std::thread::sleep(Duration::from_millis(200));
         // Into a file: the listing (up to 150 MB) is not read by this
@@ -288,6 +310,7 @@ fn forwarding_latency_beside_the_control_plane() {
         &format!("-L -n -c of {live} connections"),
         &format!("(listing took {:.3} s, {} MB; table filled in {:.1} s)", took.as_secs_f64(), listing.stdout.len() >> 20, fill.as_secs_f64()),
     ));
+    println!("  loop steps so far:{}", long_steps(&d.status()));
 
     // 4. `-R` of 10,000 services on distinct VIPs.
     let mut restore = String::new();
@@ -305,6 +328,7 @@ fn forwarding_latency_beside_the_control_plane() {
     });
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
     report.push(during_r.line("-R of 10,000 services", &format!("(-R took {:.3} s)", took.as_secs_f64())));
+    println!("  loop steps so far:{}", long_steps(&d.status()));
     let saved = d.stdout(&["-S", "-n"]);
     assert_eq!(saved.lines().filter(|l| l.starts_with("-A ")).count(), 10_002);
 
@@ -338,6 +362,7 @@ fn forwarding_latency_beside_the_control_plane() {
         &format!("-C of 10,002 services, {offloaded} offloaded flows"),
         &format!("(-C took {:.3} s, flow table empty after {:.3} s)", took_c.as_secs_f64(), emptied.as_secs_f64()),
     ));
+    println!("  loop steps so far:{}", long_steps(&d.status()));
 
     println!("\nARP probe latency, one probe a millisecond over tap:{TAP} (--backend model):");
     for l in &report {

@@ -62,7 +62,7 @@ pub mod wrr;
 #[derive(Clone, Copy)]
 pub struct SvcView<'a> {
     /// The director's arena of real servers (indexed by [`DestId`]).
-    pub dests: &'a [Dest],
+    pub dests: &'a [Box<Dest>],
     /// This service's servers in kernel list order: index 0 is the newest.
     pub order: &'a [DestId],
     /// Scheduler flags (`-b`).
@@ -85,7 +85,7 @@ impl<'a> SvcView<'a> {
     /// The service's servers in list order, with their ids.
     pub fn iter(&self) -> impl Iterator<Item = (DestId, &'a Dest)> + 'a {
         let dests = self.dests;
-        self.order.iter().map(move |&id| (id, &dests[id.index()]))
+        self.order.iter().map(move |&id| (id, &*dests[id.index()]))
     }
 
     /// Number of servers in the list (`svc->num_dests`).

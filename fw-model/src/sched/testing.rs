@@ -66,7 +66,7 @@ impl RandomSource for ScriptedRandom {
 /// One virtual service with a scheduler, driven like ip_vs_ctl.c drives it.
 pub struct TestService {
     /// The real server arena.
-    pub dests: Vec<Dest>,
+    pub dests: Vec<Box<Dest>>,
     /// The service's servers in kernel list order (newest first).
     pub order: Vec<DestId>,
     /// Scheduler flags (`-b`).
@@ -155,7 +155,7 @@ impl TestService {
             }
             None => {
                 let id = DestId(self.dests.len() as u32);
-                self.dests.push(Dest::new(ServiceId(0), addr, port, FwdMethod::Route, weight));
+                self.dests.push(Box::new(Dest::new(ServiceId(0), addr, port, FwdMethod::Route, weight)));
                 id
             }
         };

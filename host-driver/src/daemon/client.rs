@@ -265,12 +265,12 @@ struct Ctx {
 
 /// The accept loop of the control socket and of the metrics server: waits
 /// for connections (polls of 100 ms, so that `stop` and a shutdown are
-/// seen, and [`super::bulk::watch`] runs) and hands each accepted one to
+/// seen, and [`crate::bulk::watch`] runs) and hands each accepted one to
 /// `each`, until either.
 pub(super) fn accept_until<S>(fd: std::os::fd::RawFd, stop: &AtomicBool, mut accept: impl FnMut() -> io::Result<S>, mut each: impl FnMut(S)) {
     while !stop.load(Ordering::SeqCst) && !sys::shutdown_requested() {
         // Bulk threads starved at idle priority go back to normal.
-        super::bulk::watch(Instant::now());
+        crate::bulk::watch(Instant::now());
         match sys::poll_readable(&[fd], 100) {
             Ok(r) if r[0] => {}
             Ok(_) => continue,
@@ -391,7 +391,7 @@ fn read_request(mut s: &UnixStream, deadline: Instant, l: &ClientLimits) -> Resu
 
 fn serve_client(s: UnixStream, ctx: Ctx) {
     // Formatting a reply can be seconds of CPU: at idle priority (never starved).
-    let _bulk = super::bulk::enter();
+    let _bulk = crate::bulk::enter();
     let _active = Held(&ctx.stats.active);
     let deadline = Instant::now() + ctx.limits.deadline;
     let _ = s.set_nonblocking(false);

@@ -505,6 +505,7 @@ mod tests {
             state: Some(super::super::StateStatus { written: k, failed: 0 }),
             metrics: Some(super::super::metrics_http::HttpCounters { ok: k, ..Default::default() }),
             placement: None,
+            loop_steps: Default::default(),
         };
         let mut conn_states = ConnStates::default();
         conn_states.counts.insert(("TCP", "ESTABLISHED"), k);

@@ -282,7 +282,7 @@ fn parse_head(head: &[u8]) -> Option<Head> {
 
 fn serve(s: TcpStream, fetch: Fetch, limits: HttpLimits, stats: Arc<HttpStats>) {
     // Formatting a scrape of many services: at idle priority (never starved).
-    let _bulk = super::bulk::enter();
+    let _bulk = crate::bulk::enter();
     let _active = Held(&stats.active);
     let _ = s.set_nonblocking(false);
     let count = |c: &AtomicU64| {

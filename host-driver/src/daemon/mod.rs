@@ -69,7 +69,7 @@
 //!   made from; the server's thread formats the copy.
 
 pub mod args;
-pub mod bulk;
+
 pub mod client;
 pub mod notify;
 pub mod placement;
@@ -78,6 +78,7 @@ pub mod metrics;
 pub mod metrics_http;
 pub mod proto;
 pub mod socket;
+mod steps;
 /// The system calls of the daemon (kept at the crate's top: health checkers
 /// and sync use them too).
 pub use crate::sys;
@@ -88,7 +89,7 @@ mod wire;
 pub use args::{DaemonArgs, DaemonBackend, Pace, VipMode, WireSpec};
 pub use vips::{GARP_MASTER_DELAY_NS, GARP_MASTER_REPEAT};
 
-use crate::control::{ConnList, ConnStates, Control, Restore, Step};
+use crate::control::{ConnList, ConnStates, Control, Restore, RulesCopy, Step};
 use crate::device::model::{ModelDevice, MODEL_PARAMS};
 use crate::device::rings::RingConfig;
 use crate::device::vfio::VfioDevice;
@@ -105,11 +106,19 @@ use proto::{Reply, Request};
 use socket::ControlSocket;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use steps::Step as LoopStep;
 use wire::{RunWire, Wire};
 
 /// The most the forwarding loop spends on control work (requests, slices
 /// of a `-R` or of a connection listing) before it runs frames again.
 pub const CONTROL_BUDGET: Duration = Duration::from_micros(100);
+
+/// How long the loop sleeps (unless a frame comes) between two slices of
+/// control work: a `-R` of 10,000 services or a listing of 2M connections
+/// runs at about half of one CPU instead of all of it, and the loop wakes
+/// for frames as a thread that sleeps does (on two shared cores this took
+/// the probe's p99 during a `-R` from 2-3 ms to ...; docs/performance.md).
+pub const CONTROL_PAUSE: Duration = Duration::from_micros(100);
 
 /// A failure the user sees as one line.
 #[derive(Debug, thiserror::Error)]
@@ -193,6 +202,15 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError
 enum Work {
     Restore(Restore),
     Conns(ConnList),
+    /// `-S`: the rules copied a slice at a time, formatted by the client's
+    /// thread.
+    Rules(RulesCopy),
+    /// `-C`: services deleted a slice at a time.
+    Flush(crate::control::Flush),
+    /// A change applied: the running configuration copied for the state
+    /// file a slice at a time (no other change may start meanwhile), then
+    /// the reply, sent once the file is on disk.
+    Save(crate::state::SaveCopy, Output),
     /// A scrape: the connection table counted by state, then a copy.
     Metrics(ConnStates, exposition::Format),
 }
@@ -230,6 +248,9 @@ struct DaemonStatus {
     /// `--loop-cpu`: where the threads run (absent without it).
     #[serde(skip_serializing_if = "Option::is_none")]
     placement: Option<PlacementStatus>,
+    /// Each step of the forwarding loop: its longest run and how many runs
+    /// took over a millisecond ([`steps`]).
+    loop_steps: std::collections::BTreeMap<&'static str, steps::StepTimes>,
 }
 
 /// `status` → `placement` (`--loop-cpu`).
@@ -259,7 +280,7 @@ struct ControlStatus {
     /// The longest time one iteration spent on control work (µs).
     longest_control_us: u64,
     /// Client threads put back from idle to normal priority because they
-    /// were starved ([`bulk`]).
+    /// were starved ([`crate::bulk`]).
     bulk_promoted: u64,
 }
 
@@ -312,6 +333,8 @@ struct Daemon<D: Device> {
     neigh: neigh::Resolver,
     /// `--loop-cpu`: the loop alone on one CPU ([`placement`]).
     placement: Option<placement::Placement>,
+    /// The loop's steps, timed ([`steps`]).
+    steps: steps::LoopSteps,
 }
 
 /// The counters watched once a second for the event log.
@@ -546,6 +569,7 @@ impl<D: Device> Daemon<D> {
             metrics: None,
             neigh: neigh::Resolver::inert(),
             placement: None,
+            steps: Default::default(),
         }
     }
 
@@ -596,7 +620,14 @@ impl<D: Device> Daemon<D> {
             if self.ctl.sync_daemons().master_pending() {
                 timeout = timeout.min(100);
             }
-            if self.backlog || self.current.is_some() || self.keeper.busy() {
+            // Control work left for the next turn: the loop sleeps
+            // [`CONTROL_PAUSE`] between slices (unless something else wants
+            // it back at once), so that on a busy machine it stays a thread
+            // that sleeps and wakes for its frames rather than one the
+            // scheduler sees as using its whole share.
+            let control_pending = self.backlog || self.current.is_some() || self.keeper.busy();
+            let pause = control_pending && timeout != 0;
+            if control_pending {
                 timeout = 0;
             } else if self.ctl.slow_path_mut().flows.has_diverted() {
                 // Background work that nobody waits for: a slice a
@@ -607,30 +638,53 @@ impl<D: Device> Daemon<D> {
             }
             // A unit's watchdog is pinged from this loop: it never sleeps past a ping.
             let timeout = self.notifier.poll_timeout(timeout, Instant::now());
-            let readable = sys::poll_readable(&fds, timeout).map_err(io_err("poll"))?;
+            let readable = if pause && timeout == 0 {
+                sys::poll_readable_for(&fds, Some(CONTROL_PAUSE))
+            } else {
+                sys::poll_readable(&fds, timeout)
+            }
+            .map_err(io_err("poll"))?;
             self.notifier.tick(Instant::now());
             // Neighbours first: a MAC the kernel just learned releases the
             // frames held for it and updates the card before more come.
+            let t = Instant::now();
             self.neighbor_work(self.neigh.fd().is_some() && readable.get(neigh_at).copied().unwrap_or(false));
+            self.steps.done(LoopStep::Neighbors, t);
             // `--vips host`: address changes first, so that a frame for a VIP
             // keepalived has just added is not handed to the host stack (which
             // would answer it with a reset).
+            let t = Instant::now();
             if self.addr_watch.as_ref().is_some_and(|w| w.changed()) {
                 self.refresh_host_addrs()?;
             }
+            self.steps.done(LoopStep::HostAddrs, t);
             let t = Instant::now();
             self.control_work(inbox);
-            let us = t.elapsed().as_micros() as u64;
+            let us = self.steps.done(LoopStep::Control, t);
             self.longest_control_us = self.longest_control_us.max(us);
+            let t = Instant::now();
             (self.run_wire)(self, &mut buf)?;
-            self.run_health();
+            self.steps.done(LoopStep::Wire, t);
+            // Health results wait while a save copies the rules: the copy
+            // must see no change between its slices.
+            if !matches!(self.current, Some((_, Work::Save(..)))) {
+                let t = Instant::now();
+                self.run_health();
+                self.steps.done(LoopStep::Health, t);
+            }
             // A real card's exceptions arrive on its receive ring (polled).
+            let t = Instant::now();
             self.ctl.poll_device(256).map_err(|e| DaemonError::Device(e.to_string()))?;
+            self.steps.done(LoopStep::Device, t);
             // Connection sync: what the backup received, what the master sends.
+            let t = Instant::now();
             self.ctl.run_sync();
+            self.steps.done(LoopStep::Sync, t);
             if self.live && last_tick.elapsed() >= Duration::from_millis(100) {
+                let t = Instant::now();
                 self.ctl.advance(sys::realtime_ns());
                 last_tick = Instant::now();
+                self.steps.done(LoopStep::Timers, t);
             }
             if sys::take_reload() {
                 self.notifier.reloading();
@@ -645,7 +699,9 @@ impl<D: Device> Daemon<D> {
                 eprint!("{}", r.stderr);
                 self.keeper.save(&self.ctl);
             }
+            let t = Instant::now();
             self.keeper.tick(&mut self.ctl, Instant::now() + CONTROL_BUDGET);
+            self.steps.done(LoopStep::State, t);
             if self.onsets.due <= Instant::now() {
                 self.log_onsets();
             }
@@ -658,7 +714,7 @@ impl<D: Device> Daemon<D> {
             if self.ctl.slow_path_mut().flows.has_diverted() {
                 let t = Instant::now();
                 self.ctl.slow_path_mut().remove_diverted_until(t + CONTROL_BUDGET);
-                let us = t.elapsed().as_micros() as u64;
+                let us = self.steps.done(LoopStep::Diverted, t);
                 self.longest_control_us = self.longest_control_us.max(us);
             }
         }
@@ -689,6 +745,23 @@ impl<D: Device> Daemon<D> {
                         }
                         done
                     }
+                    Work::Rules(c) => {
+                        let done = self.ctl.rules_step(c, Some(until));
+                        if done {
+                            let rules = std::mem::take(&mut c.rules);
+                            let f = move || Output { stdout: lvsnic_model::rules::ipvsadm::format_save(&rules), ..Default::default() };
+                            let _ = tx.send(Part::Later(Box::new(f)));
+                        }
+                        done
+                    }
+                    Work::Save(c, _) => c.step(&self.ctl, Some(until)),
+                    Work::Flush(f) => match self.ctl.flush_step(f, Some(until)) {
+                        Some(out) => {
+                            self.answer(true, tx.clone(), out);
+                            true
+                        }
+                        None => false,
+                    },
                     Work::Conns(l) => {
                         let (rows, done) = self.ctl.conns_step(l, Some(until));
                         // A client gone: the listing stops.
@@ -703,6 +776,9 @@ impl<D: Device> Daemon<D> {
                     self.current = Some((tx, work));
                     self.backlog = true;
                     return;
+                }
+                if let Work::Save(copy, out) = work {
+                    self.keeper.save_copied(copy, &self.ctl, Some(Box::new(move || drop(tx.send(Part::Done(out))))));
                 }
             }
             if Instant::now() >= until {
@@ -742,6 +818,14 @@ impl<D: Device> Daemon<D> {
                         let _ = reply.send(Part::Later(f));
                         return;
                     }
+                    Step::Rules(c) => {
+                        self.current = Some((reply, Work::Rules(c)));
+                        return;
+                    }
+                    Step::Flush(f) => {
+                        self.current = Some((reply, Work::Flush(f)));
+                        return;
+                    }
                 }
             }
             // A scrape: counted a slice at a time, formatted by the metrics
@@ -773,8 +857,12 @@ impl<D: Device> Daemon<D> {
         if self.addr_watch.is_some() {
             self.follow_host_addrs(); // services may have come or gone
         }
-        if changes {
-            self.keeper.save_then(&self.ctl, Some(Box::new(move || drop(tx.send(Part::Done(out))))));
+        if !changes {
+            let _ = tx.send(Part::Done(out));
+        } else if let Some(copy) = self.keeper.begin_save() {
+            // Copied a slice at a time by `control_work`; requests queued
+            // behind it wait, so no rule changes while it is copied.
+            self.current = Some((tx, Work::Save(copy, out)));
         } else {
             let _ = tx.send(Part::Done(out));
         }
@@ -790,7 +878,7 @@ impl<D: Device> Daemon<D> {
             control: self
                 .clients
                 .as_ref()
-                .map(|c| ControlStatus { clients: c.counters(), longest_control_us: self.longest_control_us, bulk_promoted: bulk::promoted() }),
+                .map(|c| ControlStatus { clients: c.counters(), longest_control_us: self.longest_control_us, bulk_promoted: crate::bulk::promoted() }),
             control_refused: socket::refused_requests(),
             health: self.health.as_ref().map(|h| h.counters),
             pcap_frames_left: match &self.wire {
@@ -803,6 +891,7 @@ impl<D: Device> Daemon<D> {
             }),
             metrics: self.metrics.as_ref().map(|m| m.counters()),
             placement: self.placement.as_ref().map(|p| PlacementStatus { loop_cpu: p.loop_cpu, others: p.others.clone(), moved: p.moved }),
+            loop_steps: self.steps.report(),
         }
     }
 
