@@ -387,3 +387,24 @@ fn ipv6_client_to_ipv4_server_tunnel_byte_exact() {
     want.extend_from_slice(&seg);
     assert_eq!(run(&mut d, T0, &q).unwrap(), want);
 }
+
+/// With `vlan = "balance"`, an 802.1Q-tagged request keeps its tag; the
+/// EtherType after the tag becomes the outer header's.
+#[test]
+fn tagged_ipv6_request_tunnelled_to_an_ipv4_server_keeps_its_tag() {
+    let cfg = MIXED_CFG.replace("mtu = 1500\n", "mtu = 1500\nvlan = \"balance\"\n");
+    let mut d = Director::new(DirectorConfig::parse(&cfg).unwrap(), &parse_rules(MIXED_RULES).unwrap(), T0).unwrap();
+    let (client, vip) = (a("2001:db8:ff::12"), a("2001:db8::30"));
+    let seg = udp(client, vip, 5353, 53, b"tagged");
+    let untagged = frame(DIR, GW, 0, 0, 17, 64, client, vip, &seg);
+    let mut q = untagged[..12].to_vec();
+    q.extend_from_slice(&[0x81, 0x00, 0x00, 0x07]);
+    q.extend_from_slice(&untagged[12..]);
+    let mut want = RS_V4.to_vec();
+    want.extend_from_slice(&DIR);
+    want.extend_from_slice(&[0x81, 0x00, 0x00, 0x07, 0x08, 0x00]);
+    want.extend_from_slice(&ip4(0, 20 + 40 + seg.len(), 0, false, 63, 41, [10, 0, 0, 1], [192, 168, 10, 3]));
+    want.extend_from_slice(&ip6(0, 0, seg.len(), 17, 63, client, vip));
+    want.extend_from_slice(&seg);
+    assert_eq!(run(&mut d, T0, &q).unwrap(), want);
+}
