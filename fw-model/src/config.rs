@@ -69,7 +69,7 @@ use crate::time::{secs, KernelClock, Time};
 use crate::wire::MacAddr;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// A problem with `DIRECTOR.toml`, as one line.
 #[derive(Debug, thiserror::Error)]
@@ -224,6 +224,14 @@ pub struct DirectorConfig {
     pub vlan: VlanMode,
     /// Directly reachable hosts (real servers), IP to MAC (`[neighbors]`).
     pub neighbors: BTreeMap<Ipv4Addr, MacAddr>,
+    /// The director's own IPv6 address (`[director] ip6`, optional): the
+    /// source of ip6ip6 tunnel headers. Without it IPv6 tunnel
+    /// connections stay with the host stack.
+    pub ip6: Option<Ipv6Addr>,
+    /// Directly reachable IPv6 hosts, IPv6 address to MAC (`[neighbors]`
+    /// keys that are IPv6 addresses). IPv6 destinations without an entry
+    /// go through `gateway_mac`.
+    pub neighbors6: BTreeMap<Ipv6Addr, MacAddr>,
     /// Protocol timeouts (`[timeouts]`).
     pub timeouts: Timeouts,
     /// IPVS sysctls (`[sysctl]`).
@@ -269,6 +277,7 @@ struct RawDirector {
     gateway_mac: Option<String>,
     gateway: Option<String>,
     vlan: Option<String>,
+    ip6: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -362,12 +371,31 @@ impl DirectorConfig {
             Some(x) => return Err(format!("[director] vlan: '{x}' is not \"drop\" or \"balance\"")),
         };
         let mut neighbors = BTreeMap::new();
+        let mut neighbors6 = BTreeMap::new();
         for (k, v) in &raw.neighbors {
-            let a: Ipv4Addr = k.parse().map_err(|_| format!("[neighbors] {k}: '{k}' is not an IPv4 address"))?;
+            let a6 = k.parse::<Ipv6Addr>().ok();
+            let a: Option<Ipv4Addr> = match a6 {
+                Some(_) => None,
+                None => Some(k.parse().map_err(|_| format!("[neighbors] {k}: '{k}' is not an IPv4 address"))?),
+            };
             let m: MacAddr = v.parse().map_err(|_| format!("[neighbors] {k}: '{v}' is not a MAC address"))?;
             usable_mac(m).map_err(|why| format!("[neighbors] {k}: {m} {why}"))?;
-            neighbors.insert(a, m);
+            match (a, a6) {
+                (Some(a), _) => {
+                    neighbors.insert(a, m);
+                }
+                (None, Some(a6)) => {
+                    neighbors6.insert(a6, m);
+                }
+                (None, None) => {}
+            }
         }
+        let ip6 = match &raw.director.ip6 {
+            None => None,
+            Some(s) => Some(
+                s.parse::<Ipv6Addr>().map_err(|_| format!("[director] ip6: '{s}' is not an IPv6 address"))?,
+            ),
+        };
         let mut timeouts = Timeouts::default();
         if let Some(t) = raw.timeouts {
             timeouts.set(t.tcp.unwrap_or(0), t.tcpfin.unwrap_or(0), t.udp.unwrap_or(0));
@@ -421,7 +449,22 @@ impl DirectorConfig {
                 Some(KernelClock { hz, anchor_ns: c.at_ns.unwrap_or(0), anchor_jiffies: c.jiffies.unwrap_or(0) })
             }
         };
-        Ok(DirectorConfig { ip, mac, mtu: mtu as u16, gateway_mac, gateway, gateway_from_fib, vlan, neighbors, timeouts, sysctl, clock, resolve_neighbors: false })
+        Ok(DirectorConfig {
+            ip,
+            mac,
+            mtu: mtu as u16,
+            gateway_mac,
+            gateway,
+            gateway_from_fib,
+            vlan,
+            neighbors,
+            ip6,
+            neighbors6,
+            timeouts,
+            sysctl,
+            clock,
+            resolve_neighbors: false,
+        })
     }
 
     /// The MAC of the next hop towards `ip`: its neighbor entry, or the

@@ -248,7 +248,7 @@ pub fn service_report(d: &Director, s: &crate::ipvs::Service) -> ServiceReport {
         .map(|&id| {
             let r = d.services.dest(id);
             RealServerReport {
-                server: format!("{}:{}", r.addr, r.port),
+                server: std::net::SocketAddr::new(r.addr, r.port).to_string(),
                 forward: r.fwd.list_name().to_string(),
                 weight: r.weight,
                 activeconns: r.activeconns,
@@ -260,7 +260,7 @@ pub fn service_report(d: &Director, s: &crate::ipvs::Service) -> ServiceReport {
         })
         .collect();
     ServiceReport {
-        service: format!("{} {}:{}", s.proto.list_name(), s.vaddr, s.vport),
+        service: format!("{} {}", s.proto.list_name(), std::net::SocketAddr::new(s.vaddr, s.vport)),
         scheduler: s.rule.scheduler.clone(),
         activeconns: real_servers.iter().map(|r| r.activeconns as i64).sum(),
         inactconns: real_servers.iter().map(|r| r.inactconns as i64).sum(),
@@ -361,7 +361,7 @@ pub fn service_listing(d: &Director, s: &crate::ipvs::Service) -> crate::rules::
             .map(|&id| {
                 let r = d.services.dest(id);
                 DestListing {
-                    addr: std::net::IpAddr::V4(r.addr),
+                    addr: r.addr,
                     port: r.port,
                     fwd: r.fwd,
                     weight: r.weight as u32,
@@ -381,16 +381,17 @@ pub fn service_listing(d: &Director, s: &crate::ipvs::Service) -> crate::rules::
 /// The connection table as `ipvsadm -L -n -c` lists it (`/proc/net/ip_vs_conn`
 /// order is the hash table's; the model lists by slot).
 pub fn connection_listings(d: &Director) -> Vec<crate::rules::ipvsadm::ConnListing> {
-    d.conns.iter().map(|(_, c)| connection_listing(d, c)).collect()
+    d.conns.iter().map(|(id, _)| connection_listing(d, id)).collect()
 }
 
-/// One row of [`connection_listings`]: connection `c` of `d` as
+/// One row of [`connection_listings`]: connection `id` of `d` as
 /// `ipvsadm -L -n -c` prints it (the daemon lists its table a slice at a
 /// time, as the kernel's `/proc/net/ip_vs_conn` reads do).
-pub fn connection_listing(d: &Director, c: &crate::conn::Conn) -> crate::rules::ipvsadm::ConnListing {
+pub fn connection_listing(d: &Director, id: crate::conn::ConnId) -> crate::rules::ipvsadm::ConnListing {
+    let c = d.conns.get(id);
     use crate::conn::tcp::STATE_NAMES;
     use crate::rules::{ipvsadm::ConnListing, Protocol};
-    use std::net::{IpAddr, Ipv4Addr};
+    use std::net::IpAddr;
     let now = d.now();
     let proto = match c.proto {
         17 => Protocol::Udp,
@@ -403,13 +404,27 @@ pub fn connection_listing(d: &Director, c: &crate::conn::Conn) -> crate::rules::
         _ => "NONE".to_string(),
     };
     let left = c.expires.saturating_sub(now) / crate::time::SEC;
+    let crate::conn::ConnAddrs { caddr, vaddr, mut daddr } = d.conns.addrs(id);
+    // ipvsadm's print_conn reads the three addresses of a
+    // /proc/net/ip_vs_conn line in the client's family
+    // (ip_vs_conn_seq_show prints the server's in its own: `%pI6` or
+    // `%08X`). A tunnel across families so shows its server wrongly: an
+    // IPv6 server of an IPv4 client goes through `strtoul(.., 16)`, which
+    // stops at the first ':' (2001:0db8:... shows as 0.0.32.1); an IPv4
+    // server of an IPv6 client fails `inet_pton` and leaves ipvsadm's
+    // buffer uninitialised (the model shows ::).
+    daddr = match (caddr, daddr) {
+        (IpAddr::V4(_), IpAddr::V6(a)) => IpAddr::V4(u32::from(a.segments()[0]).into()),
+        (IpAddr::V6(_), IpAddr::V4(_)) => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
+        (_, a) => a,
+    };
     ConnListing {
         proto,
-        caddr: IpAddr::V4(Ipv4Addr::from(c.caddr)),
+        caddr,
         cport: c.cport,
-        vaddr: IpAddr::V4(Ipv4Addr::from(c.vaddr)),
+        vaddr,
         vport: c.vport,
-        daddr: IpAddr::V4(Ipv4Addr::from(c.daddr)),
+        daddr,
         dport: c.dport,
         state,
         expires_secs: left.min(u32::MAX as u64) as u32,

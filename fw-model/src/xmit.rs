@@ -410,3 +410,154 @@ pub fn arp_reply(req: &[u8], l3: usize, our_mac: MacAddr, target_ip: Ipv4Addr) -
     let _ = reply.emit(&mut ArpPacket::new_unchecked(&mut f[l3..]));
     f
 }
+
+// ---------------------------------------------------------------------------
+// IPv6 (the AF_INET6 branches of the same transmitters)
+
+/// The byte offset of the upper layer of the IPv6 packet at `frame[l3..]`
+/// (the director hands only packets without extension headers).
+const V6_L4: usize = crate::wire::ipv6::HEADER_LEN;
+
+/// `ip_rcv`'s trim for IPv6 (`ipv6_rcv` → `pskb_trim_rcsum` to the
+/// Payload Length + 40).
+pub fn trim_to_ipv6(frame: &mut Vec<u8>, l3: usize) {
+    let pl = usize::from(u16::from_be_bytes([frame[l3 + 4], frame[l3 + 5]]));
+    frame.truncate(l3 + V6_L4 + pl);
+}
+
+/// `decrement_ttl` for AF_INET6: `ipv6_hdr(skb)->hop_limit--` (the caller
+/// checked `hop_limit > 1`).
+pub fn ipv6_decrease_hop_limit(frame: &mut [u8], l3: usize) {
+    frame[l3 + 7] = frame[l3 + 7].wrapping_sub(1);
+}
+
+/// One IPv6 endpoint of a TCP or UDP packet rewritten as the IPVS NAT
+/// handlers do for `cp->af == AF_INET6`: the address in the IPv6 header,
+/// the port in the L4 header, and the L4 checksum updated incrementally
+/// over the pseudo-header's changed address (eight 16-bit words) and the
+/// port (`tcp_fast_csum_update` / `udp_fast_csum_update` with
+/// `ip_vs_check_diff16`). UDP as in [`nat_rewrite`]: a non-zero checksum
+/// is updated (a result of 0 stored as `0xFFFF`); a zero one is computed
+/// in full. There is no IPv6 header checksum. `dst == true` rewrites the
+/// destination.
+pub fn nat_rewrite6(frame: &mut [u8], l3: usize, dst: bool, new_addr: std::net::Ipv6Addr, new_port: u16) {
+    use crate::wire::ipv6::Ipv6Packet;
+    let mut ip = Ipv6Packet::new_unchecked(&mut frame[l3..]);
+    let old_addr = if dst { ip.dst_addr() } else { ip.src_addr() };
+    if dst {
+        ip.set_dst_addr(new_addr);
+    } else {
+        ip.set_src_addr(new_addr);
+    }
+    let (src, daddr) = (ip.src_addr(), ip.dst_addr());
+    let proto = frame[l3 + 6];
+    let seg = &mut frame[l3 + V6_L4..];
+    let old_port = replace_transport_port(seg, dst, new_port);
+    let delta = old_addr
+        .segments()
+        .iter()
+        .zip(new_addr.segments().iter())
+        .map(|(&o, &n)| checksum::delta16(o, n))
+        .sum::<u32>()
+        + checksum::delta16(old_port, new_port);
+    if proto == IPPROTO_TCP {
+        let mut tcp = TcpPacket::new_unchecked(seg);
+        tcp.set_checksum(checksum::apply_delta(tcp.checksum(), delta));
+    } else {
+        let mut udp = UdpPacket::new_unchecked(&mut *seg);
+        let check = udp.checksum();
+        if check != 0 {
+            udp.set_checksum(checksum::udp_finalize(checksum::apply_delta(check, delta)));
+        } else {
+            seg[6] = 0;
+            seg[7] = 0;
+            let sum = checksum::ones_sum(seg, checksum::pseudo_header_sum_v6(src, daddr, IPPROTO_UDP, seg.len() as u32));
+            let c = checksum::udp_finalize(!checksum::fold(sum));
+            seg[6..8].copy_from_slice(&c.to_be_bytes());
+        }
+    }
+}
+
+/// ip6ip6 encapsulation as `ip_vs_tunnel_xmit_v6` +
+/// `ip_vs_prepare_tunneled_skb` build it (the inner hop limit already
+/// decremented): a 40-byte outer header inserted after the Ethernet
+/// header: version 6, traffic class = `INET_ECN_encapsulate` of the inner
+/// one, flow label 0, payload length = inner Payload Length + 40, next
+/// header 41 (`IPPROTO_IPV6`), hop limit = the inner hop limit, source
+/// `src` (the director's address), destination `dst` (the real server).
+pub fn ip6ip6_encap(frame: &mut Vec<u8>, l3: usize, src: std::net::Ipv6Addr, dst: std::net::Ipv6Addr) {
+    use crate::wire::ipv6::Ipv6Packet;
+    let inner = Ipv6Packet::new_unchecked(&frame[l3..]);
+    let (tc, pl, hop) = (inner.traffic_class(), inner.payload_len(), inner.hop_limit());
+    let mut h = [0u8; V6_L4];
+    let mut outer = Ipv6Packet::new_unchecked(&mut h[..]);
+    outer.set_version(6);
+    outer.set_traffic_class(ecn_encapsulate(tc));
+    outer.set_flow_label(0);
+    outer.set_payload_len(pl.wrapping_add(V6_L4 as u16));
+    outer.set_next_header(crate::wire::IpProtocol::from(41u8));
+    outer.set_hop_limit(hop);
+    outer.set_src_addr(src);
+    outer.set_dst_addr(dst);
+    frame.splice(l3..l3, h);
+}
+
+/// IPv6-in-IPv4 encapsulation (`ip_vs_tunnel_xmit` for an IPv6 packet,
+/// `ip_vs_prepare_tunneled_skb` with `skb_af == AF_INET6`; the inner hop
+/// limit already decremented): a 20-byte IPv4 header inserted after the
+/// Ethernet header, whose EtherType becomes IPv4: version 4, IHL 5,
+/// TOS = `INET_ECN_encapsulate` of the
+/// inner traffic class, total length = 20 + 40 + inner Payload Length, ID
+/// `ident`, DF clear, TTL = the inner hop limit, protocol 41, source
+/// `src`, destination `dst`, header checksum.
+pub fn ip6in4_encap(frame: &mut Vec<u8>, l3: usize, src: Ipv4Addr, dst: Ipv4Addr, ident: u16) {
+    use crate::wire::ipv6::Ipv6Packet;
+    let inner = Ipv6Packet::new_unchecked(&frame[l3..]);
+    let (tc, pl, hop) = (inner.traffic_class(), inner.payload_len(), inner.hop_limit());
+    let mut h = [0u8; ipv4::HEADER_LEN];
+    let mut outer = Ipv4Packet::new_unchecked(&mut h[..]);
+    outer.set_version(4);
+    outer.set_header_len(ipv4::HEADER_LEN as u8);
+    outer.set_tos(ecn_encapsulate(tc));
+    outer.set_total_len(pl.wrapping_add((ipv4::HEADER_LEN + V6_L4) as u16));
+    outer.set_ident(ident);
+    outer.set_dont_frag(false);
+    outer.set_ttl(hop);
+    outer.set_protocol(41);
+    outer.set_src_addr(src);
+    outer.set_dst_addr(dst);
+    outer.fill_checksum();
+    frame.splice(l3..l3, h);
+    // The frame now carries IPv4 (the EtherType just before the header,
+    // after any 802.1Q tag).
+    frame[l3 - 2..l3].copy_from_slice(&crate::wire::ETHERTYPE_IPV4.to_be_bytes());
+}
+
+/// IPv4-in-IPv6 encapsulation (`ip_vs_tunnel_xmit_v6` for an IPv4 packet,
+/// `ip_vs_prepare_tunneled_skb` with `skb_af == AF_INET`; the inner TTL
+/// already decremented): the inner header checksum recomputed
+/// (`ip_send_check`), then a 40-byte IPv6 header inserted after the
+/// Ethernet header, whose EtherType becomes IPv6: version 6, traffic class = `INET_ECN_encapsulate` of
+/// the inner TOS, flow label 0, payload length = the inner total length,
+/// next header 4 (`IPPROTO_IPIP`), hop limit = the inner TTL, source
+/// `src`, destination `dst`.
+pub fn ip4in6_encap(frame: &mut Vec<u8>, l3: usize, src: std::net::Ipv6Addr, dst: std::net::Ipv6Addr) {
+    use crate::wire::ipv6::Ipv6Packet;
+    let mut inner = ip_at_mut(frame, l3);
+    inner.fill_checksum();
+    let (tos, tot, ttl) = (inner.tos(), inner.total_len(), inner.ttl());
+    let mut h = [0u8; V6_L4];
+    let mut outer = Ipv6Packet::new_unchecked(&mut h[..]);
+    outer.set_version(6);
+    outer.set_traffic_class(ecn_encapsulate(tos));
+    outer.set_flow_label(0);
+    outer.set_payload_len(tot);
+    outer.set_next_header(crate::wire::IpProtocol::from(IPPROTO_IPIP));
+    outer.set_hop_limit(ttl);
+    outer.set_src_addr(src);
+    outer.set_dst_addr(dst);
+    frame.splice(l3..l3, h);
+    // The frame now carries IPv6 (the EtherType just before the header,
+    // after any 802.1Q tag).
+    frame[l3 - 2..l3].copy_from_slice(&crate::wire::ETHERTYPE_IPV6.to_be_bytes());
+}

@@ -590,7 +590,7 @@ impl<D: Device> Control<D> {
         let mut v: Vec<std::net::Ipv4Addr> = d
             .services
             .live_services()
-            .flat_map(|s| s.order.iter().map(|&id| d.services.dest(id).addr))
+            .flat_map(|s| s.order.iter().filter_map(|&id| d.services.dest(id).addr_v4()))
             .filter(|&a| a != d.cfg.ip)
             .collect();
         v.sort_unstable();
@@ -991,7 +991,7 @@ impl<D: Device> Control<D> {
                 continue;
             }
             let c = d.conns.get(id);
-            let mut row = connection_listing(d, c);
+            let mut row = connection_listing(d, id);
             if let Some(t) = view.last_use(id, c) {
                 let exp = (t + c.timeout()).max(c.expires);
                 row.expires_secs = (exp.saturating_sub(now) / lvsnic_model::time::SEC).min(u32::MAX as u64) as u32;

@@ -44,6 +44,11 @@ pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
     if c.is_template() || c.flags & cf::ONE_PACKET != 0 || c.dest == NIL || !(c.proto == 6 || c.proto == 17) {
         return None;
     }
+    if !c.is_v4_only() {
+        // The card carries IPv4 only: IPv6 connections, and IPv4 ones
+        // tunnelled to an IPv6 server, stay in software.
+        return None;
+    }
     if !d.owns_vip(c.vaddr) {
         // VRRP backup for the VIP: its packets go to the host stack, as on
         // Linux once the address is gone; replies from the real servers
@@ -461,7 +466,7 @@ impl FlowManager {
         for i in 0..self.actions.len() as u16 {
             let Some(s) = self.actions[i as usize] else { continue };
             let (dest, reply, bits) = s.key;
-            if s.diverted || reply || d.services.dests.get(dest.index()).map(|r| r.addr) != Some(ip) {
+            if s.diverted || reply || d.services.dests.get(dest.index()).and_then(|r| r.addr_v4()) != Some(ip) {
                 continue;
             }
             let Some(mac) = d.real_server_mac(ip) else { continue };
@@ -594,7 +599,7 @@ impl FlowManager {
             .actions
             .iter()
             .flatten()
-            .filter(|s| !s.diverted && !s.key.1 && d.services.dests.get(s.key.0.index()).map(|r| r.addr) == Some(ip))
+            .filter(|s| !s.diverted && !s.key.1 && d.services.dests.get(s.key.0.index()).and_then(|r| r.addr_v4()) == Some(ip))
             .map(|s| ActionEntry::from_bits(&s.key.2).mac)
             .collect();
         v.sort_unstable_by_key(|m| m.0);

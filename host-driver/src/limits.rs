@@ -233,7 +233,7 @@ pub fn new_conn_service(d: &Director, frame: &[u8]) -> Option<SvcKey> {
         return None;
     }
     let s = d.services.service(svc);
-    Some((proto, s.vaddr, s.vport))
+    Some((proto, s.vaddr_v4()?, s.vport))
 }
 
 #[cfg(test)]

@@ -506,6 +506,11 @@ impl Snapshot {
                 continue;
             }
             let c = d.conns.get(id);
+            if !c.is_v4_only() {
+                // The saved form is IPv4 only: connections with an IPv6
+                // side are not kept across a restart (yet).
+                continue;
+            }
             let mut exp = c.expires;
             if let Some(t) = view.last_use(id, c) {
                 exp = exp.max(t + c.timeout());

@@ -111,8 +111,6 @@ const EXPLAINED: &[(&str, &str, Deliberate)] = &[
     ("-A -t 10.1.0.14:80 -s twos", TWOS, Deliberate::Accepted(&["-D -t 10.1.0.14:80"])),
     ("-A -t 10.1.1.10:80 -s none", NONE, Deliberate::Refused("Scheduler or persistence engine not found")),
     ("-D -t 10.1.1.10:80", NONE, Deliberate::Refused("No such service")),
-    ("-A -t [2001:db8::1]:80 -s rr", IPV6, Deliberate::Refused("IPv6 services are not supported")),
-    ("-D -t [2001:db8::1]:80", IPV6, Deliberate::Refused("No such service")),
     ("-A -f 1 -s rr", FWMARK, Deliberate::Refused("fwmark services (-f) are not supported")),
     ("-D -f 1", FWMARK, Deliberate::Refused("No such service")),
     ("-a -t 10.1.3.1:80 -r 192.168.21.10:80 -i --tun-type gue --tun-port 6080", TUNNEL, Deliberate::Refused(TUN_MSG)),
@@ -133,7 +131,6 @@ const VERSION: &str =
     "lvsnic's version line names lvsnic and its version (the rest of -h is ipvsadm's)";
 const TWOS: &str = "twos: lvsnic models mainline, Debian's 6.1 has no ip_vs_twos (divergence #7)";
 const NONE: &str = "-s none (a service that schedules nothing) is refused by lvsnic";
-const IPV6: &str = "IPv6 services are refused by the lvsnic director";
 const TUNNEL: &str = "GUE and GRE tunnels are refused: the card encapsulates IPIP only";
 const TUN_MSG: &str = "only ipip tunnels are supported";
 const PE: &str = "persistence engines (--pe sip) are refused: not modelled";

@@ -168,7 +168,7 @@ fn the_backup_creates_updates_and_replaces_connections() {
     assert_eq!((c.state, c.timeout_ms, c.flags & cf::FWD_MASK, c.flags & cf::INACTIVE), (1, 900_000, cf::MASQ, 0));
     assert_ne!(c.dest, NIL);
     let dest = d.services.dest(lvsnic_model::ipvs::DestId(c.dest));
-    assert_eq!((dest.addr, dest.activeconns, dest.inactconns), (rs(2), 1, 0));
+    assert_eq!((dest.addr, dest.activeconns, dest.inactconns), (std::net::IpAddr::V4(rs(2)), 1, 0));
     // The listing shows it as the kernel's would.
     let text = format_connections(&connection_listings(&d), false);
     assert!(text.contains("TCP 15:00  ESTABLISHED 198.51.100.9:40009 10.0.0.100:80      192.168.10.2:8080\n"), "{text}");

@@ -22,6 +22,7 @@ use timer::TimerQueue;
 
 use crate::time::Time;
 use std::cmp::Reverse;
+use std::net::{IpAddr, Ipv6Addr};
 
 /// Connection flags (`IP_VS_CONN_F_*`, include/uapi/linux/ip_vs.h).
 pub mod flags {
@@ -59,6 +60,39 @@ pub mod flags {
     pub const ONE_PACKET: u16 = 0x2000;
 }
 
+/// `AF_INET`: [`Conn::af`] of an IPv4 entry.
+pub const AF_INET: u8 = 2;
+/// `AF_INET6`: [`Conn::af`] of an IPv6 entry.
+pub const AF_INET6: u8 = 10;
+
+/// The addresses of an entry with an IPv6 side (`cp->caddr`, `cp->vaddr`
+/// of family `cp->af`, `cp->daddr` of family `cp->daf`), kept beside the
+/// slab: the [`Conn`] holds IPv4 addresses as they are and IPv6 ones as
+/// their 32-bit folds ([`crate::sched::hash::addr_fold`]) in its `u32`
+/// fields, so the record keeps its size and IPv4-only entries pay nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnAddrs {
+    /// Client address.
+    pub caddr: IpAddr,
+    /// Virtual address (the client's family).
+    pub vaddr: IpAddr,
+    /// Real server address (its own family: a tunnel may cross families).
+    pub daddr: IpAddr,
+}
+
+/// The `u32` a [`Conn`] holds for an address: an IPv4 address itself, the
+/// fold of an IPv6 one.
+#[inline]
+fn held(a: &IpAddr) -> u32 {
+    crate::sched::hash::addr_fold(a)
+}
+
+/// The 32-bit fold of an IPv6 address (what an IPv6 [`Conn`] holds).
+#[inline]
+pub fn fold6(a: &std::net::Ipv6Addr) -> u32 {
+    crate::sched::hash::addr_fold(&std::net::IpAddr::V6(*a))
+}
+
 /// Index of a connection in the table's slab.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ConnId(pub u32);
@@ -71,7 +105,9 @@ pub const UNARMED: Time = Time::MAX;
 
 /// One connection or persistence template (`struct ip_vs_conn`, reduced to
 /// what the model needs). Addresses are IPv4 in host byte order
-/// (`u32::from(Ipv4Addr)`).
+/// (`u32::from(Ipv4Addr)`); for an IPv6 entry ([`af`](Self::af)
+/// [`AF_INET6`]) they are folds, and the addresses themselves are in the
+/// table ([`ConnTable::v6_addrs`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct Conn {
@@ -93,7 +129,12 @@ pub struct Conn {
     pub proto: u8,
     /// Protocol state (TCP: [`tcp::state`]; UDP: 0 = "UDP").
     pub state: u8,
-    _pad: u16,
+    /// Address family of the client side (`cp->af`): [`AF_INET`] or
+    /// [`AF_INET6`].
+    pub af: u8,
+    /// Address family of the real server (`cp->daf`): differs from
+    /// [`af`](Self::af) only for a tunnel across families.
+    pub daf: u8,
     /// Real server (`DestId.0`), or [`NIL`].
     pub dest: u32,
     /// Controlling template (`cp->control`), or [`NIL`].
@@ -128,7 +169,8 @@ impl Conn {
             flags,
             proto,
             state: 0,
-            _pad: 0,
+            af: AF_INET,
+            daf: AF_INET,
             dest: NIL,
             control: NIL,
             n_control: 0,
@@ -138,6 +180,19 @@ impl Conn {
             gen: 0,
             seq: 0,
         }
+    }
+
+    /// Whether this is an IPv6 entry (client side).
+    #[inline]
+    pub fn is_v6(&self) -> bool {
+        self.af == AF_INET6
+    }
+
+    /// Whether every address of the entry is IPv4 (its `u32` fields are
+    /// the addresses themselves).
+    #[inline]
+    pub fn is_v4_only(&self) -> bool {
+        self.af == AF_INET && self.daf == AF_INET
     }
 
     /// Whether this is a persistence template (`IP_VS_CONN_F_TEMPLATE`).
@@ -182,6 +237,8 @@ pub struct ConnTable {
     live: usize,
     timers: TimerQueue,
     arm_seq: u32,
+    /// Addresses of the entries with an IPv6 side, by slab index.
+    v6: std::collections::HashMap<u32, ConnAddrs>,
 }
 
 impl Default for ConnTable {
@@ -203,6 +260,7 @@ impl ConnTable {
             live: 0,
             timers: TimerQueue::new(),
             arm_seq: 0,
+            v6: std::collections::HashMap::new(),
         }
     }
 
@@ -322,8 +380,43 @@ impl ConnTable {
         self.link(id.0);
     }
 
+    /// Inserts a new entry of any families: `conn` with its address fields
+    /// and families set from `addrs`, as [`insert`](Self::insert); an
+    /// all-IPv4 entry is stored exactly as `insert` stores it.
+    pub fn insert_addrs(&mut self, mut conn: Conn, addrs: ConnAddrs) -> ConnId {
+        let fam = |a: &IpAddr| if a.is_ipv4() { AF_INET } else { AF_INET6 };
+        conn.af = fam(&addrs.caddr);
+        conn.daf = fam(&addrs.daddr);
+        conn.caddr = held(&addrs.caddr);
+        conn.vaddr = held(&addrs.vaddr);
+        conn.daddr = held(&addrs.daddr);
+        let wide = !conn.is_v4_only();
+        let id = self.insert(conn);
+        if wide {
+            self.v6.insert(id.0, addrs);
+        }
+        id
+    }
+
+    /// The addresses of entry `id`, of whatever families.
+    #[inline]
+    pub fn addrs(&self, id: ConnId) -> ConnAddrs {
+        let c = &self.slab[id.0 as usize];
+        match self.v6.get(&id.0) {
+            Some(a) if !c.is_v4_only() => *a,
+            _ => ConnAddrs {
+                caddr: IpAddr::V4(c.caddr.into()),
+                vaddr: IpAddr::V4(c.vaddr.into()),
+                daddr: IpAddr::V4(c.daddr.into()),
+            },
+        }
+    }
+
     /// Removes an entry from the table and frees its slot.
     pub fn remove(&mut self, id: ConnId) -> Conn {
+        if !self.slab[id.0 as usize].is_v4_only() {
+            self.v6.remove(&id.0);
+        }
         self.unlink(id.0);
         let c = self.slab[id.0 as usize];
         self.slab[id.0 as usize].next = self.free_head;
@@ -386,6 +479,7 @@ impl ConnTable {
                 && c.vaddr == vaddr
                 && ((cport == 0) ^ (c.flags & flags::NO_CPORT == 0))
                 && c.proto == proto
+                && c.af == AF_INET
             {
                 return Some(ConnId(cur));
             }
@@ -404,7 +498,7 @@ impl ConnTable {
             let c = &self.slab[cur as usize];
             if c.cport == dport {
                 let (a, p) = if c.fwd() != flags::MASQ { (c.vaddr, c.vport) } else { (c.daddr, c.dport) };
-                if sport == p && c.caddr == daddr && saddr == a && c.proto == proto {
+                if sport == p && c.caddr == daddr && saddr == a && c.proto == proto && c.af == AF_INET {
                     return Some(ConnId(cur));
                 }
             }
@@ -425,6 +519,72 @@ impl ConnTable {
                 && c.cport == cport
                 && c.flags & flags::TEMPLATE != 0
                 && c.proto == proto
+                && c.af == AF_INET
+            {
+                return Some(ConnId(cur));
+            }
+            cur = c.next;
+        }
+        None
+    }
+
+    /// [`in_get`](Self::in_get) for IPv6 (`__ip_vs_conn_in_get` with
+    /// `af == AF_INET6`: `ip_vs_addr_equal` on the whole addresses).
+    pub fn in_get6(&self, proto: u8, caddr: &Ipv6Addr, cport: u16, vaddr: &Ipv6Addr, vport: u16) -> Option<ConnId> {
+        let (fc, fv) = (fold6(caddr), fold6(vaddr));
+        let mut cur = self.buckets[self.bucket_of(proto, fc, cport)];
+        while cur != NIL {
+            let c = &self.slab[cur as usize];
+            if c.af == AF_INET6
+                && c.cport == cport
+                && c.vport == vport
+                && c.caddr == fc
+                && c.vaddr == fv
+                && ((cport == 0) ^ (c.flags & flags::NO_CPORT == 0))
+                && c.proto == proto
+                && self.v6.get(&cur).is_some_and(|a| a.caddr == IpAddr::V6(*caddr) && a.vaddr == IpAddr::V6(*vaddr))
+            {
+                return Some(ConnId(cur));
+            }
+            cur = c.next;
+        }
+        None
+    }
+
+    /// [`out_get`](Self::out_get) for IPv6.
+    pub fn out_get6(&self, proto: u8, saddr: &Ipv6Addr, sport: u16, daddr: &Ipv6Addr, dport: u16) -> Option<ConnId> {
+        let fd = fold6(daddr);
+        let mut cur = self.buckets[self.bucket_of(proto, fd, dport)];
+        while cur != NIL {
+            let c = &self.slab[cur as usize];
+            if c.af == AF_INET6 && c.cport == dport && c.caddr == fd && c.proto == proto {
+                if let Some(a) = self.v6.get(&cur) {
+                    let (addr, p) = if c.fwd() != flags::MASQ { (a.vaddr, c.vport) } else { (a.daddr, c.dport) };
+                    if sport == p && a.caddr == IpAddr::V6(*daddr) && IpAddr::V6(*saddr) == addr {
+                        return Some(ConnId(cur));
+                    }
+                }
+            }
+            cur = c.next;
+        }
+        None
+    }
+
+    /// [`ct_in_get`](Self::ct_in_get) for IPv6 (`caddr` already masked to
+    /// the persistence prefix).
+    pub fn ct_in_get6(&self, proto: u8, caddr: &Ipv6Addr, cport: u16, vaddr: &Ipv6Addr, vport: u16) -> Option<ConnId> {
+        let (fc, fv) = (fold6(caddr), fold6(vaddr));
+        let mut cur = self.buckets[self.bucket_of(proto, fc, cport)];
+        while cur != NIL {
+            let c = &self.slab[cur as usize];
+            if c.af == AF_INET6
+                && c.caddr == fc
+                && c.vaddr == fv
+                && c.vport == vport
+                && c.cport == cport
+                && c.flags & flags::TEMPLATE != 0
+                && c.proto == proto
+                && self.v6.get(&cur).is_some_and(|a| a.caddr == IpAddr::V6(*caddr) && a.vaddr == IpAddr::V6(*vaddr))
             {
                 return Some(ConnId(cur));
             }

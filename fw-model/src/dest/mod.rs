@@ -14,7 +14,7 @@ pub mod estimator;
 pub use estimator::{Estimator, Rates};
 
 use crate::rules::FwdMethod;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 
 /// Index of a service in the table's arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -51,8 +51,9 @@ pub struct Stats {
 pub struct Dest {
     /// The service this server belongs to.
     pub svc: ServiceId,
-    /// Real server address.
-    pub addr: Ipv4Addr,
+    /// Real server address (`dest->af` is its family; it may differ from
+    /// its service's for tunnels).
+    pub addr: IpAddr,
     /// Real server port.
     pub port: u16,
     /// Forwarding method.
@@ -84,7 +85,7 @@ pub struct Dest {
 
 impl Dest {
     /// A fresh, available server with zero counters.
-    pub fn new(svc: ServiceId, addr: Ipv4Addr, port: u16, fwd: FwdMethod, weight: i32) -> Self {
+    pub fn new(svc: ServiceId, addr: IpAddr, port: u16, fwd: FwdMethod, weight: i32) -> Self {
         Dest {
             svc,
             addr,
@@ -111,7 +112,23 @@ impl Dest {
     }
 
     /// The address and port of this server.
-    pub fn sockaddr(&self) -> std::net::SocketAddrV4 {
-        std::net::SocketAddrV4::new(self.addr, self.port)
+    pub fn sockaddr(&self) -> std::net::SocketAddr {
+        std::net::SocketAddr::new(self.addr, self.port)
+    }
+
+    /// The IPv4 address in host order, for the IPv4 packet path; 0 for an
+    /// IPv6 server, which that path never reaches (a service's servers are
+    /// of its own family: see `ServiceTable::add_dest`).
+    #[inline]
+    pub fn addr4(&self) -> u32 {
+        self.addr_v4().map_or(0, u32::from)
+    }
+
+    /// The address when the server is IPv4.
+    pub fn addr_v4(&self) -> Option<Ipv4Addr> {
+        match self.addr {
+            IpAddr::V4(a) => Some(a),
+            IpAddr::V6(_) => None,
+        }
     }
 }

@@ -14,7 +14,7 @@ impl Director {
     pub(crate) fn bind_dest(&mut self, c: &mut Conn, dest: DestId) {
         let d = &self.services.dests[dest.index()];
         let mut fl = fwd_flags(d.fwd) | cf::INACTIVE;
-        if d.addr == self.cfg.ip {
+        if d.addr == self.cfg.ip || self.cfg.ip6.is_some_and(|a| d.addr == a) {
             fl = (fl & !cf::FWD_MASK) | cf::LOCALNODE;
         }
         if fl & cf::FWD_MASK != cf::MASQ {

@@ -6,7 +6,6 @@
 use super::{service_name, Director, DirectorError};
 use crate::ipvs::{DestId, Estimator, RuleError, ServiceId, Stats};
 use crate::rules::{DestRule, Protocol, ServiceKey, ServiceRule};
-use std::net::Ipv4Addr;
 
 impl Director {
     /// `ipvsadm -Z [service]` (`ip_vs_zero_service` / `ip_vs_zero_all`):
@@ -66,10 +65,10 @@ impl Director {
     }
 
     /// Applies `ipvsadm -d`.
-    pub fn del_dest(&mut self, key: &ServiceKey, addr: Ipv4Addr, port: u16) -> Result<(), DirectorError> {
+    pub fn del_dest(&mut self, key: &ServiceKey, addr: impl Into<std::net::IpAddr>, port: u16) -> Result<(), DirectorError> {
         let now = self.now;
         self.services
-            .del_dest(key, addr, port, now)
+            .del_dest(key, addr.into(), port, now)
             .map_err(|error| DirectorError::Rule { service: service_name(key), error })?;
         if self.cfg.sysctl.expire_nodest_conn {
             self.nodest_flush = true;

@@ -19,29 +19,8 @@ impl Director {
         let Some((_, sport, dport, tflags)) = p.l4 else {
             return self.host(HostReason::Malformed);
         };
-        let mut cp = self.conns.in_get(p.proto, p.saddr, sport, p.daddr, dport);
-        let is_syn = p.proto == IPPROTO_TCP && tflags & TCP_SYN != 0;
-        let mode = self.cfg.sysctl.conn_reuse_mode;
-        // Linux 6.1 (since "ipvs: allow expiration of connections with
-        // conn_reuse_mode 0"): a SYN on a conn whose server has weight 0 is
-        // rescheduled under expire_nodest_conn whatever conn_reuse_mode;
-        // only the TIME_WAIT/CLOSE reuse needs conn_reuse_mode.
-        if let (true, Some(id)) = (is_syn, cp) {
-            let c = *self.conns.get(id);
-            let mut resched = false;
-            if self.cfg.sysctl.expire_nodest_conn && c.dest != NIL && self.services.dests[c.dest as usize].weight == 0 {
-                resched = true;
-            } else if mode != 0 && is_new_conn_expected(&c, mode) {
-                // With conntrack off, `uses_ct` is false: always reschedule.
-                resched = true;
-            }
-            if resched {
-                if c.n_control == 0 {
-                    self.expire_now(id);
-                }
-                cp = None;
-            }
-        }
+        let cp = self.conns.in_get(p.proto, p.saddr, sport, p.daddr, dport);
+        let cp = self.reuse_or_resched(cp, p.proto, tflags);
         let id = match cp {
             Some(id) => id,
             None => match self.try_to_schedule(frame, p, sport, dport, tflags) {
@@ -64,6 +43,36 @@ impl Director {
         a
     }
 
+    /// The connection a request found, or `None` when a SYN must
+    /// reschedule it (`ip_vs_in`: `is_new_conn_expected` and the
+    /// weight-0 server case; the old connection is expired now unless it
+    /// controls others).
+    pub(super) fn reuse_or_resched(&mut self, mut cp: Option<ConnId>, proto: u8, tflags: u8) -> Option<ConnId> {
+        let is_syn = proto == IPPROTO_TCP && tflags & TCP_SYN != 0;
+        let mode = self.cfg.sysctl.conn_reuse_mode;
+        // Linux 6.1 (since "ipvs: allow expiration of connections with
+        // conn_reuse_mode 0"): a SYN on a conn whose server has weight 0 is
+        // rescheduled under expire_nodest_conn whatever conn_reuse_mode;
+        // only the TIME_WAIT/CLOSE reuse needs conn_reuse_mode.
+        if let (true, Some(id)) = (is_syn, cp) {
+            let c = *self.conns.get(id);
+            let mut resched = false;
+            if self.cfg.sysctl.expire_nodest_conn && c.dest != NIL && self.services.dests[c.dest as usize].weight == 0 {
+                resched = true;
+            } else if mode != 0 && is_new_conn_expected(&c, mode) {
+                // With conntrack off, `uses_ct` is false: always reschedule.
+                resched = true;
+            }
+            if resched {
+                if c.n_control == 0 {
+                    self.expire_now(id);
+                }
+                cp = None;
+            }
+        }
+        cp
+    }
+
     /// `tcp_conn_schedule`/`udp_conn_schedule` → `ip_vs_schedule`.
     pub(super) fn try_to_schedule(&mut self, frame: &mut Vec<u8>, p: &Pkt, sport: u16, dport: u16, tflags: u8) -> Result<ConnId, Action> {
         if p.proto == IPPROTO_TCP && (tflags & TCP_RST != 0 || !(self.cfg.sysctl.sloppy_tcp || tflags & TCP_SYN != 0)) {
@@ -76,8 +85,8 @@ impl Director {
             return Err(self.host(HostReason::FtpData));
         }
         let pkt = SchedPacket {
-            saddr: Ipv4Addr::from(p.saddr),
-            daddr: Ipv4Addr::from(p.daddr),
+            saddr: Ipv4Addr::from(p.saddr).into(),
+            daddr: Ipv4Addr::from(p.daddr).into(),
             sport,
             dport,
             proto: p.proto,
@@ -100,9 +109,10 @@ impl Director {
         };
         let d = self.services.dest(dest);
         let dp = if d.port != 0 { d.port } else { dport };
-        let mut c = Conn::new(p.proto, p.saddr, sport, p.daddr, dport, u32::from(d.addr), dp, one_packet);
+        let daddr = d.addr;
+        let mut c = Conn::new(p.proto, p.saddr, sport, p.daddr, dport, d.addr4(), dp, one_packet);
         self.bind_dest(&mut c, dest);
-        let id = self.insert_conn(c);
+        let id = self.insert_conn_to(c, daddr);
         self.conn_stats(dest, svc);
         Ok(id)
     }
@@ -112,14 +122,30 @@ impl Director {
         self.conns.insert(c)
     }
 
+    /// [`insert_conn`](Self::insert_conn) for an IPv4 connection to real
+    /// server address `daddr`: an IPv6 one (a tunnel across families,
+    /// `cp->daf == AF_INET6`) is kept beside the record.
+    fn insert_conn_to(&mut self, c: Conn, daddr: std::net::IpAddr) -> ConnId {
+        if daddr.is_ipv4() {
+            return self.insert_conn(c);
+        }
+        self.counters.conns_created += 1;
+        let addrs = crate::conn::ConnAddrs {
+            caddr: Ipv4Addr::from(c.caddr).into(),
+            vaddr: Ipv4Addr::from(c.vaddr).into(),
+            daddr,
+        };
+        self.conns.insert_addrs(c, addrs)
+    }
+
     /// `ip_vs_sched_persist`.
     pub(super) fn sched_persist(&mut self, svc: ServiceId, pkt: &SchedPacket, one_packet: u16) -> Option<ConnId> {
         let s = self.services.service(svc);
-        let snet = u32::from(pkt.saddr) & s.netmask();
+        let snet = super::v4(pkt.saddr) & s.netmask();
         let svc_port = s.vport;
         let svc_timeout = s.timeout();
         let vport = if pkt.dport == svc_port && svc_port != crate::ipvs::service::FTPPORT { pkt.dport } else { 0 };
-        let vaddr = u32::from(pkt.daddr);
+        let vaddr = super::v4(pkt.daddr);
         let proto = pkt.proto;
         let mut ct = self.conns.ct_in_get(proto, snet, 0, vaddr, vport);
         if let Some(t) = ct {
@@ -134,10 +160,11 @@ impl Director {
                 let dest = self.services.schedule(svc, pkt, now, &mut self.rng)?;
                 let d = self.services.dest(dest);
                 let tdport = if pkt.dport == svc_port && svc_port != crate::ipvs::service::FTPPORT { d.port } else { 0 };
-                let mut t = Conn::new(proto, snet, 0, vaddr, vport, u32::from(d.addr), tdport, cf::TEMPLATE);
+                let daddr = d.addr;
+                let mut t = Conn::new(proto, snet, 0, vaddr, vport, d.addr4(), tdport, cf::TEMPLATE);
                 self.bind_dest(&mut t, dest);
                 t.set_timeout(svc_timeout);
-                        let id = self.insert_conn(t);
+                let id = self.insert_conn_to(t, daddr);
                 self.counters.templates_created += 1;
                 (id, dest)
             }
@@ -147,9 +174,10 @@ impl Director {
         if dport == svc_port && d.port != 0 {
             dport = d.port;
         }
-        let mut c = Conn::new(proto, u32::from(pkt.saddr), pkt.sport, vaddr, pkt.dport, u32::from(d.addr), dport, one_packet);
+        let daddr = d.addr;
+        let mut c = Conn::new(proto, super::v4(pkt.saddr), pkt.sport, vaddr, pkt.dport, d.addr4(), dport, one_packet);
         self.bind_dest(&mut c, dest);
-        let id = self.insert_conn(c);
+        let id = self.insert_conn_to(c, daddr);
         // ip_vs_control_add + ip_vs_conn_put(ct)
         self.conns.get_mut(id).control = ct.0;
         self.conns.get_mut(ct).n_control += 1;

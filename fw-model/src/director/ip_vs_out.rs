@@ -72,7 +72,7 @@ impl Director {
             s.proto.number() == proto
                 && s.order.iter().any(|&d| {
                     let d = &self.services.dests[d.index()];
-                    u32::from(d.addr) == addr && d.port == port && d.fwd == FwdMethod::Masq
+                    d.addr4() == addr && d.addr.is_ipv4() && d.port == port && d.fwd == FwdMethod::Masq
                 })
         })
     }

@@ -47,6 +47,11 @@ mod stats;
 #[cfg(test)]
 mod tests;
 mod timers;
+pub mod v6;
+#[cfg(test)]
+mod v6_tests;
+#[cfg(test)]
+mod v6_xmit_tests;
 
 use crate::config::DirectorConfig;
 use crate::defrag::{Defrag, DefragFail, DefragResult, DefragUser};
@@ -397,6 +402,16 @@ impl Offload for NoOffload {
     fn removed(&mut self, _: ConnId, _: &Conn) {}
 }
 
+/// An IPv4 address of the IPv4 packet path in host order (0 for IPv6, which
+/// that path never carries).
+#[inline]
+fn v4(a: std::net::IpAddr) -> u32 {
+    match a {
+        std::net::IpAddr::V4(a) => u32::from(a),
+        std::net::IpAddr::V6(_) => 0,
+    }
+}
+
 fn service_name(key: &ServiceKey) -> String {
     match key {
         ServiceKey::Addr { proto, addr, port } => format!("{} {}:{}", proto.list_name(), addr, port),
@@ -617,6 +632,7 @@ impl Director {
         match info.ethertype {
             wire::ETHERTYPE_ARP => return self.arp(frame, &info),
             wire::ETHERTYPE_IPV4 => {}
+            wire::ETHERTYPE_IPV6 => return self.ipv6(frame, extra, &info),
             _ => return self.host(HostReason::NonIp),
         }
         // IPVS does not look at the TCP data offset, only the fixed header.

@@ -167,6 +167,9 @@ impl Director {
     pub(super) fn xmit_request(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt, id: ConnId, icmp: bool) -> Action {
         let c = *self.conns.get(id);
         let fwd = c.fwd();
+        if c.daf != crate::conn::AF_INET {
+            return self.tunnel_4in6(frame, p, id, icmp);
+        }
         let daddr = Ipv4Addr::from(c.daddr);
         if fwd == cf::LOCALNODE || daddr == self.cfg.ip {
             return self.host(HostReason::LocalRealServer);
@@ -214,6 +217,52 @@ impl Director {
         self.finish_tx(frame, p.l3, extra)
     }
 
+    /// `ip_vs_tunnel_xmit_v6` for an IPv4 connection to an IPv6 real
+    /// server (`cp->af == AF_INET`, `cp->daf == AF_INET6`):
+    /// `__ip_vs_get_out_rt_v6` decrements the TTL (`decrement_ttl` for
+    /// AF_INET: time exceeded at TTL ≤ 1), the MTU is the link's less 40
+    /// (below 1280 refused, silently), and `ensure_mtu_is_adequate` for
+    /// AF_INET answers DF and too big with "fragmentation needed" unless
+    /// `pmtu_disc` is off; then the 40-byte IPv6 header
+    /// ([`xmit::ip4in6_encap`]). A packet still too big for the link once
+    /// encapsulated (DF clear) would be fragmented by `ip6_fragment`; the
+    /// model drops it (documented).
+    fn tunnel_4in6(&mut self, frame: &mut Vec<u8>, p: &Pkt, id: ConnId, icmp: bool) -> Action {
+        let c = *self.conns.get(id);
+        let std::net::IpAddr::V6(daddr) = self.conns.addrs(id).daddr else {
+            return self.host(HostReason::Forward);
+        };
+        if c.fwd() != cf::TUNNEL {
+            return self.host(HostReason::LocalRealServer);
+        }
+        let Some(src) = self.cfg.ip6 else {
+            return self.host(HostReason::Forward);
+        };
+        if p.ttl <= 1 {
+            let src = p.daddr;
+            return self.icmp_send(frame, p, ICMP_TIME_EXCEEDED, 0, 0, src, DropReason::TtlExceeded);
+        }
+        let mtu = self.cfg.mtu as u32 - crate::wire::ipv6::HEADER_LEN as u32;
+        if mtu < crate::wire::ipv6::MIN_MTU as u32 {
+            return self.drop(DropReason::FragNeeded);
+        }
+        if self.cfg.sysctl.pmtu_disc && p.df && self.mtu_size(p) > mtu && !icmp {
+            let src = p.daddr;
+            return self.icmp_send(frame, p, ICMP_DEST_UNREACH, ICMP_UNREACH_FRAG_NEEDED, mtu, src, DropReason::FragNeeded);
+        }
+        let Some(mac) = self.cfg.neighbors6.get(&daddr).copied().or(self.cfg.gateway_mac) else {
+            return self.host(HostReason::Forward);
+        };
+        xmit::trim_to_ip(frame, p.l3);
+        if Ipv4Packet::new_unchecked(&frame[p.l3..]).total_len() as u32 > mtu {
+            return self.drop(DropReason::FragNeeded);
+        }
+        xmit::ip_decrease_ttl(frame, p.l3);
+        xmit::ip4in6_encap(frame, p.l3, src, daddr);
+        xmit::set_macs(frame, mac, self.cfg.mac);
+        Action::Transmit
+    }
+
     /// The next-hop MAC of real server `dest` (address `addr`).
     #[inline]
     pub(super) fn dest_mac(&mut self, dest: u32, addr: Ipv4Addr) -> MacAddr {
@@ -221,7 +270,11 @@ impl Director {
         if i >= self.dest_mac.len() {
             let n = self.services.dests.len().max(i + 1);
             let macs: Vec<MacAddr> = (self.dest_mac.len()..n)
-                .map(|j| self.real_server_mac(self.services.dests[j].addr).unwrap_or(MacAddr::ZERO))
+                .map(|j| match self.services.dests[j].addr {
+                    std::net::IpAddr::V4(a) => self.real_server_mac(a).unwrap_or(MacAddr::ZERO),
+                    // Not reached: IPv6 servers carry no IPv4 traffic.
+                    std::net::IpAddr::V6(_) => MacAddr::ZERO,
+                })
                 .collect();
             self.dest_mac.extend(macs);
         }

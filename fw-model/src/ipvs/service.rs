@@ -9,7 +9,7 @@ use crate::rules::{FwdMethod, Netmask, Protocol, RuleSet, SchedFlags, ServiceKey
 use crate::sched::{self, SchedPacket, Scheduler, SvcView};
 use crate::time::{secs, Time};
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 pub use crate::dest::ServiceId;
 
@@ -32,8 +32,8 @@ pub struct Service {
     pub rule: ServiceRule,
     /// Protocol.
     pub proto: Protocol,
-    /// Virtual address.
-    pub vaddr: Ipv4Addr,
+    /// Virtual address (IPv4 or IPv6: `svc->af` is its family).
+    pub vaddr: IpAddr,
     /// Virtual port.
     pub vport: u16,
     /// Real servers in kernel list order (newest first).
@@ -59,11 +59,29 @@ impl Service {
         secs(self.rule.persistent.unwrap_or(0) as u64)
     }
 
-    /// Persistence netmask in host byte order (`svc->netmask`).
+    /// Persistence netmask of an IPv4 service in host byte order
+    /// (`svc->netmask`).
     pub fn netmask(&self) -> u32 {
         match self.rule.netmask {
             Netmask::V4(m) => m,
             Netmask::V6(_) => 0xffff_ffff,
+        }
+    }
+
+    /// Persistence prefix length of an IPv6 service (`svc->netmask`, which
+    /// for AF_INET6 holds a prefix length, 1..=128, default 128).
+    pub fn plen(&self) -> u8 {
+        match self.rule.netmask {
+            Netmask::V6(p) => p,
+            Netmask::V4(_) => 128,
+        }
+    }
+
+    /// The virtual address when the service is IPv4.
+    pub fn vaddr_v4(&self) -> Option<Ipv4Addr> {
+        match self.vaddr {
+            IpAddr::V4(a) => Some(a),
+            IpAddr::V6(_) => None,
         }
     }
 }
@@ -89,7 +107,16 @@ pub enum RuleError {
     /// `-y` above `-x` (ERANGE).
     #[error("lower threshold is higher than upper threshold")]
     Thresholds,
-    /// A rule the director does not carry out (IPv6, fwmark, ...).
+    /// A real server of another address family than its service, other
+    /// than a tunnel (`ip_vs_genl_set_cmd`: EINVAL).
+    #[error("Invalid argument")]
+    MixedFamily,
+    /// An IPv6 real server that is not a global unicast address
+    /// (`ip_vs_new_dest`: `!(atype & IPV6_ADDR_UNICAST) || atype &
+    /// IPV6_ADDR_LINKLOCAL`: EINVAL).
+    #[error("Invalid argument")]
+    BadDestAddress,
+    /// A rule the director does not carry out (fwmark, SCTP, ...).
     #[error("{0}")]
     Unsupported(String),
 }
@@ -105,7 +132,7 @@ pub struct ServiceTable {
     /// The real server arena, by [`DestId`].
     pub dests: Vec<Box<Dest>>,
     /// Live services by (protocol, address, port).
-    index: FastMap<(u8, u32, u16), ServiceId>,
+    index: FastMap<(u8, IpAddr, u16), ServiceId>,
     ftpsvc_counter: u32,
     nullsvc_counter: u32,
     /// Deleted servers, most recently deleted first (`ipvs->dest_trash`).
@@ -120,22 +147,21 @@ pub struct ServiceTable {
     /// service, for the per-packet "is this local" test (a binary search)
     /// and so that adding or deleting a service costs no scan of them all.
     vips: Vec<u32>,
+    /// Addresses of live IPv6 services, sorted, one entry per service.
+    vips6: Vec<Ipv6Addr>,
 }
 
-/// The director only forwards IPv4 TCP/UDP address services with ipip
+/// The director forwards IPv4 and IPv6 TCP/UDP address services with ipip
 /// tunnels: the checks here name what is not supported.
-fn check_supported_service(rule: &ServiceRule) -> Result<(Protocol, Ipv4Addr, u16), RuleError> {
+fn check_supported_service(rule: &ServiceRule) -> Result<(Protocol, IpAddr, u16), RuleError> {
     match rule.key {
         ServiceKey::Fwmark { .. } => Err(RuleError::Unsupported(
             "fwmark services (-f) are not supported by the lvsnic director (no packet marks on the wire)".into(),
         )),
-        ServiceKey::Addr { addr: IpAddr::V6(_), .. } => {
-            Err(RuleError::Unsupported("IPv6 services are not supported by the lvsnic director yet".into()))
-        }
         ServiceKey::Addr { proto: Protocol::Sctp, .. } => {
             Err(RuleError::Unsupported("SCTP services are not supported by the lvsnic director yet".into()))
         }
-        ServiceKey::Addr { proto, addr: IpAddr::V4(a), port } => {
+        ServiceKey::Addr { proto, addr: a, port } => {
             if rule.pe.is_some() {
                 return Err(RuleError::Unsupported("persistence engines (--pe) are not supported yet".into()));
             }
@@ -144,11 +170,25 @@ fn check_supported_service(rule: &ServiceRule) -> Result<(Protocol, Ipv4Addr, u1
     }
 }
 
-fn check_supported_dest(d: &DestRule) -> Result<Ipv4Addr, RuleError> {
-    let addr = match d.addr {
-        IpAddr::V4(a) => a,
-        IpAddr::V6(_) => return Err(RuleError::Unsupported("IPv6 real servers are not supported yet".into())),
-    };
+/// A real server of `svc_addr`'s service (`ip_vs_genl_set_cmd`): one of
+/// another address family only with tunnelling (EINVAL otherwise; the
+/// sync-daemon case, also EINVAL, is not modelled), carried as a tunnel
+/// across families (`ip_vs_tunnel_xmit_v6` for an IPv4 client,
+/// `ip_vs_tunnel_xmit` for an IPv6 one).
+fn check_supported_dest(d: &DestRule, svc_addr: IpAddr) -> Result<IpAddr, RuleError> {
+    let addr = d.addr;
+    if addr.is_ipv4() != svc_addr.is_ipv4() && !matches!(d.fwd, FwdMethod::Tunnel { .. }) {
+        return Err(RuleError::MixedFamily);
+    }
+    if let IpAddr::V6(a) = addr {
+        // ip_vs_new_dest: an IPv6 server must be unicast and not
+        // link-local (unless it is one of the director's own addresses,
+        // which the model's servers are not).
+        let seg0 = a.segments()[0];
+        if a.is_unspecified() || a.is_multicast() || (seg0 & 0xffc0) == 0xfe80 {
+            return Err(RuleError::BadDestAddress);
+        }
+    }
     match d.fwd {
         FwdMethod::Tunnel { tun: TunnelType::Ipip, .. } | FwdMethod::Masq | FwdMethod::Route | FwdMethod::Local => {}
         FwdMethod::Tunnel { .. } => {
@@ -169,14 +209,16 @@ impl ServiceTable {
         Self::default()
     }
 
-    fn key_of(proto: Protocol, a: Ipv4Addr, port: u16) -> (u8, u32, u16) {
-        (proto.number(), u32::from(a), port)
+    fn key_of(proto: Protocol, a: IpAddr, port: u16) -> (u8, IpAddr, u16) {
+        (proto.number(), a, port)
     }
 
     /// The live service with this key.
     pub fn lookup_key(&self, key: &ServiceKey) -> Option<ServiceId> {
-        let (proto, a, port) = key.as_ipv4()?;
-        self.index.get(&Self::key_of(proto, a, port)).copied()
+        match *key {
+            ServiceKey::Addr { proto, addr, port } => self.index.get(&Self::key_of(proto, addr, port)).copied(),
+            ServiceKey::Fwmark { .. } => None,
+        }
     }
 
     /// The service with this id.
@@ -197,7 +239,7 @@ impl ServiceTable {
     /// The scheduler's view of a service.
     pub fn view(&self, id: ServiceId) -> SvcView<'_> {
         let s = &self.services[id.0 as usize];
-        SvcView { dests: &self.dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport }
+        SvcView { dests: &self.dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport, v6: s.vaddr.is_ipv6() }
     }
 
     /// Live services in the order they were added.
@@ -208,6 +250,12 @@ impl ServiceTable {
     /// `ip_vs_service_find`: exact match, then the FTP service for FTP data
     /// (TCP to port 20 or an unprivileged port), then the port-0 service.
     pub fn find(&self, proto: u8, vaddr: u32, vport: u16) -> Option<ServiceId> {
+        self.find_addr(proto, IpAddr::V4(Ipv4Addr::from(vaddr)), vport)
+    }
+
+    /// [`find`](Self::find) for a virtual address of either family
+    /// (`ip_vs_service_find` takes `af` and a `union nf_inet_addr`).
+    pub fn find_addr(&self, proto: u8, vaddr: IpAddr, vport: u16) -> Option<ServiceId> {
         if let Some(&id) = self.index.get(&(proto, vaddr, vport)) {
             return Some(id);
         }
@@ -235,6 +283,40 @@ impl ServiceTable {
         self.vips.binary_search(&addr).is_ok()
     }
 
+    /// Is `addr` the address of any live IPv6 service?
+    pub fn is_vip6(&self, addr: &Ipv6Addr) -> bool {
+        self.vips6.binary_search(addr).is_ok()
+    }
+
+    fn vip_insert(&mut self, a: IpAddr) {
+        match a {
+            IpAddr::V4(a) => {
+                let a = u32::from(a);
+                let at = self.vips.partition_point(|&v| v < a);
+                self.vips.insert(at, a);
+            }
+            IpAddr::V6(a) => {
+                let at = self.vips6.partition_point(|v| *v < a);
+                self.vips6.insert(at, a);
+            }
+        }
+    }
+
+    fn vip_remove(&mut self, a: IpAddr) {
+        match a {
+            IpAddr::V4(a) => {
+                if let Ok(at) = self.vips.binary_search(&u32::from(a)) {
+                    self.vips.remove(at);
+                }
+            }
+            IpAddr::V6(a) => {
+                if let Ok(at) = self.vips6.binary_search(&a) {
+                    self.vips6.remove(at);
+                }
+            }
+        }
+    }
+
     /// `ip_vs_add_service`.
     pub fn add_service(&mut self, rule: &ServiceRule, now: Time) -> Result<ServiceId, RuleError> {
         let (proto, vaddr, vport) = check_supported_service(rule)?;
@@ -244,7 +326,7 @@ impl ServiceTable {
         }
         let id = ServiceId(self.services.len() as u32);
         let order: Vec<DestId> = Vec::new();
-        let view = SvcView { dests: &self.dests, order: &order, flags: rule.flags, proto, port: vport };
+        let view = SvcView { dests: &self.dests, order: &order, flags: rule.flags, proto, port: vport, v6: vaddr.is_ipv6() };
         let sched = sched::new_scheduler(&rule.scheduler, &view, now)
             .map_err(|_| RuleError::UnknownScheduler(rule.scheduler.clone()))?;
         let mut r = rule.clone();
@@ -262,9 +344,7 @@ impl ServiceTable {
             live: true,
         }));
         self.index.insert(key, id);
-        let a = u32::from(vaddr);
-        let at = self.vips.partition_point(|&v| v < a);
-        self.vips.insert(at, a);
+        self.vip_insert(vaddr);
         if vport == FTPPORT {
             self.ftpsvc_counter += 1;
         } else if vport == 0 {
@@ -280,7 +360,7 @@ impl ServiceTable {
         let id = self.lookup_key(&rule.key).ok_or(RuleError::NoSuchService)?;
         let s = &self.services[id.0 as usize];
         if s.rule.scheduler != rule.scheduler {
-            let view = SvcView { dests: &self.dests, order: &s.order, flags: rule.flags, proto: s.proto, port: s.vport };
+            let view = SvcView { dests: &self.dests, order: &s.order, flags: rule.flags, proto: s.proto, port: s.vport, v6: s.vaddr.is_ipv6() };
             let sched = sched::new_scheduler(&rule.scheduler, &view, now)
                 .map_err(|_| RuleError::UnknownScheduler(rule.scheduler.clone()))?;
             self.services[id.0 as usize].sched = sched;
@@ -310,11 +390,9 @@ impl ServiceTable {
         } else if s.vport == 0 {
             self.nullsvc_counter -= 1;
         }
+        let vaddr = s.vaddr;
         self.index.remove(&key);
-        let a = u32::from(s.vaddr);
-        if let Ok(at) = self.vips.binary_search(&a) {
-            self.vips.remove(at);
-        }
+        self.vip_remove(vaddr);
         Ok(())
     }
 
@@ -324,12 +402,13 @@ impl ServiceTable {
         // Every VIP goes: emptied at once, not one sorted removal per
         // service (10,000 services: 5 ms of moves).
         self.vips.clear();
+        self.vips6.clear();
         for k in keys {
             let _ = self.del_service(&k, now);
         }
     }
 
-    fn find_dest_in(&self, svc: ServiceId, addr: Ipv4Addr, port: u16) -> Option<(usize, DestId)> {
+    fn find_dest_in(&self, svc: ServiceId, addr: IpAddr, port: u16) -> Option<(usize, DestId)> {
         self.services[svc.0 as usize]
             .order
             .iter()
@@ -342,7 +421,7 @@ impl ServiceTable {
     /// trash (`ip_vs_trash_get_dest`), inserted at the head of the list.
     pub fn add_dest(&mut self, key: &ServiceKey, d: &DestRule) -> Result<DestId, RuleError> {
         let svc = self.lookup_key(key).ok_or(RuleError::NoSuchService)?;
-        let addr = check_supported_dest(d)?;
+        let addr = check_supported_dest(d, self.services[svc.0 as usize].vaddr)?;
         if self.find_dest_in(svc, addr, d.port).is_some() {
             return Err(RuleError::DestExists);
         }
@@ -399,7 +478,7 @@ impl ServiceTable {
         }
         let dests = &self.dests;
         let s = &mut self.services[svc.0 as usize];
-        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport };
+        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport, v6: s.vaddr.is_ipv6() };
         if add {
             s.sched.add_dest(&view, id);
         } else {
@@ -410,21 +489,21 @@ impl ServiceTable {
     /// `ip_vs_edit_dest`.
     pub fn edit_dest(&mut self, key: &ServiceKey, d: &DestRule) -> Result<(), RuleError> {
         let svc = self.lookup_key(key).ok_or(RuleError::NoSuchService)?;
-        let addr = check_supported_dest(d)?;
+        let addr = check_supported_dest(d, self.services[svc.0 as usize].vaddr)?;
         let (_, id) = self.find_dest_in(svc, addr, d.port).ok_or(RuleError::NoSuchDest)?;
         self.update_dest(svc, id, d, false);
         Ok(())
     }
 
     /// `ip_vs_del_dest`: unlink (scheduler `del_dest`), then to the trash.
-    pub fn del_dest(&mut self, key: &ServiceKey, addr: Ipv4Addr, port: u16, now: Time) -> Result<DestId, RuleError> {
+    pub fn del_dest(&mut self, key: &ServiceKey, addr: IpAddr, port: u16, now: Time) -> Result<DestId, RuleError> {
         let svc = self.lookup_key(key).ok_or(RuleError::NoSuchService)?;
         let (pos, id) = self.find_dest_in(svc, addr, port).ok_or(RuleError::NoSuchDest)?;
         self.dests[id.index()].available = false;
         self.services[svc.0 as usize].order.remove(pos);
         let dests = &self.dests;
         let s = &mut self.services[svc.0 as usize];
-        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport };
+        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport, v6: s.vaddr.is_ipv6() };
         s.sched.del_dest(&view, id, pos);
         self.trash_dest(id, now);
         Ok(id)
@@ -475,7 +554,7 @@ impl ServiceTable {
     pub fn schedule(&mut self, svc: ServiceId, pkt: &SchedPacket, now: Time, rng: &mut dyn RandomSource) -> Option<DestId> {
         let dests = &self.dests;
         let s = &mut self.services[svc.0 as usize];
-        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport };
+        let view = SvcView { dests, order: &s.order, flags: s.rule.flags, proto: s.proto, port: s.vport, v6: s.vaddr.is_ipv6() };
         s.sched.schedule(&view, pkt, now, rng)
     }
 
@@ -515,7 +594,7 @@ impl ServiceTable {
                 .map(|&d| {
                     let d = &self.dests[d.index()];
                     DestRule {
-                        addr: IpAddr::V4(d.addr),
+                        addr: d.addr,
                         port: d.port,
                         fwd: d.fwd,
                         weight: d.weight as u32,

@@ -63,7 +63,7 @@ impl Scheduler for Dh {
     }
 
     fn schedule(&mut self, svc: &SvcView, pkt: &SchedPacket, _now: Time, _rng: &mut dyn RandomSource) -> Option<DestId> {
-        let id = self.buckets[hash_32(u32::from(pkt.daddr), DH_TAB_BITS) as usize]?;
+        let id = self.buckets[hash_32(super::hash::addr_fold(&pkt.daddr), DH_TAB_BITS) as usize]?;
         let d = svc.dest(id);
         if !d.available || d.weight <= 0 || d.overloaded {
             return None;
@@ -79,6 +79,24 @@ mod tests {
 
     fn bucket(daddr: Ipv4Addr) -> usize {
         (u32::from(daddr).wrapping_mul(0x61C8_8647) >> 24) as usize
+    }
+
+    /// `ip_vs_dh_hashkey` for AF_INET6: `hash_32` of the XOR of the four
+    /// words of the destination.
+    #[test]
+    fn ipv6_destinations_hash_by_the_folded_address() {
+        use std::net::Ipv6Addr;
+        let mut t = TestService::new("dh");
+        let a = t.add("2001:db8:1::1".parse::<Ipv6Addr>().unwrap(), 1);
+        let b = t.add("2001:db8:1::2".parse::<Ipv6Addr>().unwrap(), 1);
+        let c = t.add("2001:db8:1::3".parse::<Ipv6Addr>().unwrap(), 1);
+        let order = [c, b, a];
+        for x in 1..=50u16 {
+            let dst = Ipv6Addr::new(0x2001, 0xdb8, 0xff, x, 0, 0, 0, 0x10);
+            let fold: u32 = 0x2001_0db8 ^ (0x00ff_0000 | x as u32) ^ 0 ^ 0x10;
+            let bucket = (fold.wrapping_mul(0x61C8_8647) >> 24) as usize;
+            assert_eq!(t.pick_to(dst), Some(order[bucket % 3]), "{dst}");
+        }
     }
 
     #[test]
@@ -98,7 +116,7 @@ mod tests {
         let dst = Ipv4Addr::new(203, 0, 113, 7);
         let want = t.pick_to(dst);
         for x in 1..=20u8 {
-            let pkt = crate::sched::SchedPacket { saddr: Ipv4Addr::new(192, 0, 2, x), daddr: dst, ..t.pkt };
+            let pkt = crate::sched::SchedPacket { saddr: Ipv4Addr::new(192, 0, 2, x).into(), daddr: dst.into(), ..t.pkt };
             assert_eq!(t.pick_pkt(pkt), want);
         }
     }

@@ -8,6 +8,40 @@
 //! * [`fls`] is the kernel's `fls()` (find last set bit, 1-based, `fls(0) == 0`).
 //! * [`gcd`] is `lib/math/gcd.c` `gcd()` for the positive weights wrr and mh feed it.
 
+/// The `addr_fold` every IPVS hash starts from (`ip_vs_sh_hashkey`,
+/// `ip_vs_dh_hashkey`, `ip_vs_lblc_hashkey`, `ip_vs_lblcr_hashkey`,
+/// `ip_vs_mh_hashkey`), in host order: an IPv4 address itself
+/// (`ntohl(addr->ip)`); an IPv6 address folded to 32 bits by XOR of its
+/// four words (`ntohl(ip6[0] ^ ip6[1] ^ ip6[2] ^ ip6[3])`, which is the XOR
+/// of the words in host order).
+#[inline]
+pub fn addr_fold(addr: &std::net::IpAddr) -> u32 {
+    match addr {
+        std::net::IpAddr::V4(a) => u32::from(*a),
+        std::net::IpAddr::V6(a) => {
+            let o = a.octets();
+            (0..4).fold(0, |acc, i| acc ^ u32::from_be_bytes([o[4 * i], o[4 * i + 1], o[4 * i + 2], o[4 * i + 3]]))
+        }
+    }
+}
+
+/// [`addr_fold`] of a real server's address as `ip_vs_mh_hashkey` does it,
+/// by the *service's* family (`svc->af`) over the server's `union
+/// nf_inet_addr`: for an IPv6 service an IPv4 server's address is its
+/// first word, the rest zero (`ip_vs_addr_copy` into a zeroed dest), so it
+/// folds to itself; for an IPv4 service an IPv6 server's address is read
+/// as its first word only (`addr->ip`).
+#[inline]
+pub fn addr_fold_as(addr: &std::net::IpAddr, svc_v6: bool) -> u32 {
+    match addr {
+        std::net::IpAddr::V6(a) if !svc_v6 => {
+            let o = a.octets();
+            u32::from_be_bytes([o[0], o[1], o[2], o[3]])
+        }
+        _ => addr_fold(addr),
+    }
+}
+
 /// `GOLDEN_RATIO_32` from `include/linux/hash.h`.
 pub const GOLDEN_RATIO_32: u32 = 0x61C8_8647;
 
@@ -62,6 +96,32 @@ mod tests {
         // byte of 0x61C88647*10 = 0x3_D1D5_3EC6 survives shifted by 24: 0xC6000000;
         // plus 0x61C88647 = 0x1_27C8_8647 -> 0x27C88647 -> top byte 0x27.
         assert_eq!(hash_32(0x0A00_0001, 8), 0x27);
+    }
+
+    #[test]
+    fn addr_fold_xors_the_four_words_of_an_ipv6_address() {
+        use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+        assert_eq!(addr_fold(&IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1))), 0x0A00_0001);
+        // 2001:0db8:0000:0000:0000:0000:0000:0010 → 0x20010db8 ^ 0 ^ 0 ^ 0x00000010.
+        let a: Ipv6Addr = "2001:db8::10".parse().unwrap();
+        assert_eq!(addr_fold(&IpAddr::V6(a)), 0x2001_0da8);
+        // 2001:db8:1:2:3:4:5:6 → 0x20010db8 ^ 0x00010002 ^ 0x00030004 ^ 0x00050006.
+        let b: Ipv6Addr = "2001:db8:1:2:3:4:5:6".parse().unwrap();
+        assert_eq!(addr_fold(&IpAddr::V6(b)), 0x2001_0db8 ^ 0x0001_0002 ^ 0x0003_0004 ^ 0x0005_0006);
+        // An IPv4-mapped address does not fold to the IPv4 address.
+        let m: Ipv6Addr = "::ffff:10.0.0.1".parse().unwrap();
+        assert_eq!(addr_fold(&IpAddr::V6(m)), 0x0000_ffff ^ 0x0A00_0001);
+    }
+
+    #[test]
+    fn mh_folds_a_server_by_its_service_family() {
+        use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+        let v6: IpAddr = "2001:db8:1:2::3".parse::<Ipv6Addr>().unwrap().into();
+        let v4: IpAddr = Ipv4Addr::new(192, 0, 2, 7).into();
+        assert_eq!(addr_fold_as(&v6, true), 0x2001_0db8 ^ 0x0001_0002 ^ 0 ^ 3);
+        assert_eq!(addr_fold_as(&v6, false), 0x2001_0db8);
+        assert_eq!(addr_fold_as(&v4, true), 0xC000_0207);
+        assert_eq!(addr_fold_as(&v4, false), 0xC000_0207);
     }
 
     #[test]

@@ -44,6 +44,7 @@ use super::{SchedPacket, Scheduler, SvcView};
 use crate::dest::{Dest, DestId};
 use crate::rng::RandomSource;
 use crate::time::{secs, Time};
+use std::net::IpAddr;
 
 /// `IP_VS_LBLC_TAB_BITS` (also lblcr's).
 pub const TAB_BITS: u32 = 10;
@@ -61,10 +62,11 @@ pub const MAX_SIZE: i32 = (TAB_SIZE as i32) * 16;
 
 const NIL: u32 = u32::MAX;
 
-/// `ip_vs_lblc_hashkey` / `ip_vs_lblcr_hashkey` (IPv4, `addr` host order).
+/// `ip_vs_lblc_hashkey` / `ip_vs_lblcr_hashkey`: `hash_32` of the folded
+/// address ([`addr_fold`](super::hash::addr_fold)).
 #[inline]
-pub fn lblc_hashkey(addr: u32) -> usize {
-    hash_32(addr, TAB_BITS) as usize
+pub fn lblc_hashkey(addr: IpAddr) -> usize {
+    hash_32(super::hash::addr_fold(&addr), TAB_BITS) as usize
 }
 
 /// `is_overloaded()` of ip_vs_lblc.c and ip_vs_lblcr.c (identical there):
@@ -84,7 +86,7 @@ pub fn is_overloaded(dest: &Dest, svc: &SvcView) -> bool {
 /// A cache entry in the slab.
 #[derive(Clone, Debug)]
 pub(crate) struct Slot<V> {
-    pub addr: u32,
+    pub addr: IpAddr,
     pub lastuse: Time,
     pub val: V,
     next: u32,
@@ -127,7 +129,7 @@ impl<V> Table<V> {
     }
 
     /// Find the entry for `addr` (`ip_vs_lblc_get`).
-    pub fn get_mut(&mut self, addr: u32) -> Option<&mut Slot<V>> {
+    pub fn get_mut(&mut self, addr: IpAddr) -> Option<&mut Slot<V>> {
         let mut i = self.heads[lblc_hashkey(addr)];
         while i != NIL {
             let s = self.slots[i as usize].as_ref().expect("linked slot");
@@ -141,7 +143,7 @@ impl<V> Table<V> {
 
     /// Insert a new entry at the head of its bucket (`hlist_add_head_rcu`,
     /// `atomic_inc(&tbl->entries)`); the caller made sure `addr` is absent.
-    pub fn insert(&mut self, addr: u32, lastuse: Time, val: V) {
+    pub fn insert(&mut self, addr: IpAddr, lastuse: Time, val: V) {
         let b = lblc_hashkey(addr);
         let slot = Slot { addr, lastuse, val, next: self.heads[b] };
         let i = match self.free.pop() {
@@ -159,7 +161,7 @@ impl<V> Table<V> {
     }
 
     /// Remove the entry for `addr` if present.
-    pub fn remove(&mut self, addr: u32) {
+    pub fn remove(&mut self, addr: IpAddr) {
         let b = lblc_hashkey(addr);
         self.remove_in_bucket(b, |s| s.addr == addr);
     }
@@ -281,7 +283,7 @@ impl Scheduler for Lblc {
 
     fn schedule(&mut self, svc: &SvcView, pkt: &SchedPacket, now: Time, _rng: &mut dyn RandomSource) -> Option<DestId> {
         self.table.run_timers(now);
-        let daddr = u32::from(pkt.daddr);
+        let daddr = pkt.daddr;
         if let Some(en) = self.table.get_mut(daddr) {
             en.lastuse = now;
             let id = en.val;
@@ -327,6 +329,28 @@ mod tests {
         t.set_conns(a, 5, 0);
         t.set_conns(b, 0, 0);
         (t, a, b)
+    }
+
+    /// IPv6 destinations are cached by their whole address: two that fold
+    /// to the same 32 bits (same bucket of `ip_vs_lblc_hashkey`) are two
+    /// entries.
+    #[test]
+    fn ipv6_destinations_with_the_same_fold_are_distinct_entries() {
+        use std::net::Ipv6Addr;
+        let mut t = TestService::new("lblc");
+        let a = t.add("2001:db8:1::1".parse::<Ipv6Addr>().unwrap(), 10);
+        let b = t.add("2001:db8:1::2".parse::<Ipv6Addr>().unwrap(), 10);
+        // Words [0x20010db8, 0, 0, 0x10] and [0x10, 0, 0, 0x20010db8].
+        let d1: Ipv6Addr = "2001:db8::10".parse().unwrap();
+        let d2: Ipv6Addr = "0:10::2001:db8".parse().unwrap();
+        assert_eq!(lblc_hashkey(d1.into()), lblc_hashkey(d2.into()));
+        t.set_conns(b, 1, 0);
+        assert_eq!(t.pick_to(d1), Some(a));
+        t.set_conns(a, 5, 0);
+        t.set_conns(b, 0, 0);
+        assert_eq!(t.pick_to(d2), Some(b), "not d1's entry: a new one, by wlc");
+        assert_eq!(t.pick_to(d1), Some(a), "d1 still cached on A");
+        assert_eq!(t.pick_to(d2), Some(b));
     }
 
     #[test]

@@ -137,7 +137,7 @@ impl Lblcr {
     /// The server set cached for `daddr` (host order), for tests. Does not
     /// run timers.
     #[cfg(test)]
-    pub(crate) fn set_of(&mut self, daddr: u32) -> Option<DestSet> {
+    pub(crate) fn set_of(&mut self, daddr: std::net::IpAddr) -> Option<DestSet> {
         self.table.get_mut(daddr).map(|s| s.val.clone())
     }
 }
@@ -149,7 +149,7 @@ impl Scheduler for Lblcr {
 
     fn schedule(&mut self, svc: &SvcView, pkt: &SchedPacket, now: Time, _rng: &mut dyn RandomSource) -> Option<DestId> {
         self.table.run_timers(now);
-        let daddr = u32::from(pkt.daddr);
+        let daddr = pkt.daddr;
         let exp = self.expiration;
         if let Some(en) = self.table.get_mut(daddr) {
             en.lastuse = now;
@@ -204,14 +204,14 @@ mod tests {
         }
         fn pick(&mut self, daddr: Ipv4Addr) -> Option<DestId> {
             let got = self.t.pick_to(daddr);
-            let pkt = SchedPacket { daddr, ..self.t.pkt };
+            let pkt = SchedPacket { daddr: daddr.into(), ..self.t.pkt };
             let mut rng = crate::rng::SplitMix64::new(0);
             let twin = self.s.schedule(&self.t.view(), &pkt, self.t.now, &mut rng);
             assert_eq!(got, twin);
             got
         }
         fn members(&mut self, daddr: Ipv4Addr) -> Vec<DestId> {
-            self.s.set_of(u32::from(daddr)).map(|s| s.members).unwrap_or_default()
+            self.s.set_of(daddr.into()).map(|s| s.members).unwrap_or_default()
         }
     }
 

@@ -139,7 +139,7 @@ impl Mh {
         let mut setup: Vec<Setup> = svc
             .iter()
             .map(|(_, d)| {
-                let addr = u32::from(d.addr);
+                let addr = super::hash::addr_fold_as(&d.addr, svc.v6);
                 let offset = mh_hashkey(addr, d.port, MH_HASH1, 0) % MH_TAB_SIZE as u32;
                 let skip = mh_hashkey(addr, d.port, MH_HASH2, 0) % (MH_TAB_SIZE as u32 - 1) + 1;
                 let lw = d.last_weight;
@@ -225,7 +225,7 @@ impl Scheduler for Mh {
 
     fn schedule(&mut self, svc: &SvcView, pkt: &SchedPacket, _now: Time, _rng: &mut dyn RandomSource) -> Option<DestId> {
         let port = if svc.flags.port() { sched_port(pkt) } else { 0 };
-        let addr = u32::from(pkt.saddr);
+        let addr = super::hash::addr_fold(&pkt.saddr);
         if svc.flags.fallback() {
             self.get_fallback(svc, addr, port)
         } else {
@@ -248,6 +248,41 @@ mod tests {
 
     fn table(t: &TestService) -> Mh {
         Mh::new(&t.view())
+    }
+
+    /// `ip_vs_mh_hashkey` sees an address only through its fold (by the
+    /// service's family): an IPv6 service whose servers and clients fold
+    /// to some IPv4 addresses, or an IPv4 service whose IPv6 (tunnel)
+    /// servers start with them, builds the same table and picks the same
+    /// server as the IPv4 service of those addresses.
+    #[test]
+    fn ipv6_addresses_hash_by_their_fold() {
+        use std::net::Ipv6Addr;
+        // Words [0x20010db8, 0, 7, x ^ 0x20010db8 ^ 7]: fold x.
+        let folding_to = |x: Ipv4Addr| {
+            let w = u32::from(x) ^ 0x2001_0db8 ^ 7;
+            Ipv6Addr::from((0x2001_0db8u128 << 96) | (7u128 << 32) | w as u128)
+        };
+        // First word x, the rest anything: read as x by an IPv4 service.
+        let starting_with = |x: Ipv4Addr| Ipv6Addr::from(((u32::from(x) as u128) << 96) | 0xdead_beef);
+        let servers: Vec<Ipv4Addr> = (1..=5).map(|i| Ipv4Addr::from(0xAC10_0000u32 + i)).collect();
+        let (mut t4, mut t4b) = (TestService::new("mh"), TestService::new("mh"));
+        let mut t6 = TestService::new("mh");
+        t6.v6 = true;
+        let mut tx = TestService::new("mh");
+        for (i, &s) in servers.iter().enumerate() {
+            let w = i as i32 + 1;
+            assert_eq!(t4.add(s, w), t6.add(folding_to(s), w));
+            assert_eq!(t4b.add_port(s, 81, w), tx.add_port(starting_with(s), 81, w));
+        }
+        assert_eq!(table(&t4).lookup(), table(&t6).lookup());
+        assert_eq!(table(&t4b).lookup(), table(&tx).lookup());
+        // Not a coincidence of the weights: other addresses, other tables.
+        assert_ne!(table(&t4).lookup(), table(&t4b).lookup());
+        for i in 0..200u32 {
+            let c = Ipv4Addr::from(0xC633_6400u32 + i * 17);
+            assert_eq!(t4.pick_from(c), t6.pick_from(folding_to(c)), "{c}");
+        }
     }
 
     #[test]

@@ -36,7 +36,7 @@ use crate::dest::{Dest, DestId};
 use crate::rng::RandomSource;
 use crate::rules::{Protocol, SchedFlags};
 use crate::time::{secs, Time};
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 pub mod hash;
 pub mod siphash;
@@ -71,6 +71,9 @@ pub struct SvcView<'a> {
     pub proto: Protocol,
     /// Service port (0 for a port-0 service).
     pub port: u16,
+    /// The service is IPv6 (`svc->af == AF_INET6`): how mh folds its
+    /// servers' addresses.
+    pub v6: bool,
 }
 
 impl<'a> SvcView<'a> {
@@ -101,9 +104,9 @@ impl<'a> SvcView<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SchedPacket {
     /// Source address.
-    pub saddr: Ipv4Addr,
+    pub saddr: IpAddr,
     /// Destination address.
-    pub daddr: Ipv4Addr,
+    pub daddr: IpAddr,
     /// Source port; 0 when the packet has none (fragment, other protocol).
     pub sport: u16,
     /// Destination port; 0 when the packet has none.

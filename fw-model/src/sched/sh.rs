@@ -154,7 +154,7 @@ impl Scheduler for Sh {
 
     fn schedule(&mut self, svc: &SvcView, pkt: &SchedPacket, _now: Time, _rng: &mut dyn RandomSource) -> Option<DestId> {
         let port = if svc.flags.port() { sched_port(pkt) } else { 0 };
-        let addr = u32::from(pkt.saddr);
+        let addr = super::hash::addr_fold(&pkt.saddr);
         if svc.flags.fallback() {
             self.get_fallback(svc, addr, port)
         } else {
@@ -193,6 +193,33 @@ mod tests {
         assert_eq!(sh_hashkey(0x0A00_0001, 0, 250), (39 + 250) % 256);
         // port is added before hashing.
         assert_eq!(sh_hashkey(0x0A00_0001, 1, 0), bucket(Ipv4Addr::new(10, 0, 0, 2), 0));
+    }
+
+    /// IPv6 clients hash by `ip_vs_sh_hashkey`'s AF_INET6 fold: the XOR of
+    /// the four 32-bit words, then `hash_32(port + fold, 8)`.
+    #[test]
+    fn ipv6_clients_hash_by_the_folded_address() {
+        use std::net::Ipv6Addr;
+        let mut t = TestService::new("sh");
+        let a = t.add("2001:db8:1::1".parse::<Ipv6Addr>().unwrap(), 1);
+        let b = t.add("2001:db8:1::2".parse::<Ipv6Addr>().unwrap(), 1);
+        // list [B, A]: even buckets B, odd A.
+        // 2001:db8::10: words 0x20010db8, 0, 0, 0x10: fold 0x20010da8;
+        // buckets computed from the definition of hash_32.
+        let by_fold = |fold: u32| (fold.wrapping_mul(0x61C8_8647) >> 24) as usize;
+        let c: Ipv6Addr = "2001:db8::10".parse().unwrap();
+        assert_eq!(t.pick_from(c), Some([b, a][by_fold(0x2001_0da8) % 2]));
+        for x in 1..=40u16 {
+            let c = Ipv6Addr::new(0x2001, 0xdb8, 7, 0, 0, 0, x, 0x100 + x);
+            let fold = 0x2001_0db8 ^ 0x0007_0000 ^ 0 ^ (((x as u32) << 16) | (0x100 + x as u32));
+            assert_eq!(t.pick_from(c), Some([b, a][by_fold(fold) % 2]), "{c}");
+        }
+        // An IPv6 client whose fold equals an IPv4 client's address goes
+        // where that IPv4 client goes.
+        let v4 = Ipv4Addr::new(172, 16, 0, 9);
+        let o = u32::from(v4).to_be_bytes();
+        let v6 = Ipv6Addr::from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, o[0], o[1], o[2], o[3]]);
+        assert_eq!(t.pick_from(v6), t.pick_from(v4));
     }
 
     /// Weights 1, 2, 3 added A, B, C: list [C, B, A]: buckets repeat
@@ -279,7 +306,7 @@ mod tests {
         assert!(got.contains(&a) && got.contains(&b), "ports spread over both servers");
         // ICMP: port ignored.
         let client = Ipv4Addr::new(172, 16, 3, 3);
-        let pkt = SchedPacket { saddr: client, sport: 1001, proto: 1, ..t.pkt };
+        let pkt = SchedPacket { saddr: client.into(), sport: 1001, proto: 1, ..t.pkt };
         assert_eq!(t.pick_pkt(pkt), Some([b, a][bucket(client, 0) % 2]));
         // Without the flag the port does not matter.
         let mut u = TestService::new("sh");

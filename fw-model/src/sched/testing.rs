@@ -75,6 +75,8 @@ pub struct TestService {
     pub proto: Protocol,
     /// Service port.
     pub port: u16,
+    /// The service is IPv6.
+    pub v6: bool,
     /// The sysctls the scheduler was bound with.
     pub sysctls: SchedSysctls,
     /// The scheduler under test.
@@ -102,7 +104,7 @@ impl TestService {
 
     /// As [`TestService::new`] with flags and sysctls.
     pub fn with(name: &str, flags: SchedFlags, sysctls: SchedSysctls) -> Self {
-        let view = SvcView { dests: &[], order: &[], flags, proto: Protocol::Tcp, port: 80 };
+        let view = SvcView { dests: &[], order: &[], flags, proto: Protocol::Tcp, port: 80, v6: false };
         let sched = new_scheduler_with(name, &view, 0, &sysctls).expect("known scheduler");
         TestService {
             dests: Vec::new(),
@@ -110,13 +112,14 @@ impl TestService {
             flags,
             proto: Protocol::Tcp,
             port: 80,
+            v6: false,
             sysctls,
             sched,
             now: 0,
             rng: ScriptedRandom::new(Vec::new()),
             pkt: SchedPacket {
-                saddr: Ipv4Addr::new(192, 0, 2, 10),
-                daddr: Ipv4Addr::new(198, 51, 100, 1),
+                saddr: Ipv4Addr::new(192, 0, 2, 10).into(),
+                daddr: Ipv4Addr::new(198, 51, 100, 1).into(),
                 sport: 40000,
                 dport: 80,
                 proto: 6,
@@ -126,17 +129,18 @@ impl TestService {
 
     /// The scheduler's view of the service.
     pub fn view(&self) -> SvcView<'_> {
-        SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port }
+        SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port, v6: self.v6 }
     }
 
     /// `ipvsadm -a -r addr:80 -w weight`. Returns the server's id (the same id
     /// again when a deleted server is re-added).
-    pub fn add(&mut self, addr: Ipv4Addr, weight: i32) -> DestId {
+    pub fn add(&mut self, addr: impl Into<std::net::IpAddr>, weight: i32) -> DestId {
         self.add_port(addr, 80, weight)
     }
 
     /// `ipvsadm -a -r addr:port -w weight`.
-    pub fn add_port(&mut self, addr: Ipv4Addr, port: u16, weight: i32) -> DestId {
+    pub fn add_port(&mut self, addr: impl Into<std::net::IpAddr>, port: u16, weight: i32) -> DestId {
+        let addr: std::net::IpAddr = addr.into();
         let existing = self.dests.iter().position(|d| d.addr == addr && d.port == port);
         let id = match existing {
             Some(i) => {
@@ -156,7 +160,7 @@ impl TestService {
             }
         };
         self.order.insert(0, id);
-        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port };
+        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port, v6: self.v6 };
         self.sched.add_dest(&view, id);
         id
     }
@@ -166,7 +170,7 @@ impl TestService {
         let pos = self.order.iter().position(|&x| x == id).expect("server in the service");
         self.order.remove(pos);
         self.dests[id.index()].available = false;
-        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port };
+        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port, v6: self.v6 };
         self.sched.del_dest(&view, id, pos);
     }
 
@@ -178,7 +182,7 @@ impl TestService {
         if weight != 0 {
             d.last_weight = weight;
         }
-        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port };
+        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port, v6: self.v6 };
         self.sched.upd_dest(&view, id);
     }
 
@@ -196,7 +200,7 @@ impl TestService {
 
     /// `ipvsadm -E -s name`: a new scheduler bound to the current list at `now`.
     pub fn switch_scheduler(&mut self, name: &str) {
-        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port };
+        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port, v6: self.v6 };
         self.sched = new_scheduler_with(name, &view, self.now, &self.sysctls).expect("known scheduler");
     }
 
@@ -208,25 +212,25 @@ impl TestService {
 
     /// Schedule a new connection for `pkt` at the current time.
     pub fn pick_pkt(&mut self, pkt: SchedPacket) -> Option<DestId> {
-        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port };
+        let view = SvcView { dests: &self.dests, order: &self.order, flags: self.flags, proto: self.proto, port: self.port, v6: self.v6 };
         self.sched.schedule(&view, &pkt, self.now, &mut self.rng)
     }
 
     /// Schedule for a packet from `saddr` (default packet otherwise).
-    pub fn pick_from(&mut self, saddr: Ipv4Addr) -> Option<DestId> {
-        let pkt = SchedPacket { saddr, ..self.pkt };
+    pub fn pick_from(&mut self, saddr: impl Into<std::net::IpAddr>) -> Option<DestId> {
+        let pkt = SchedPacket { saddr: saddr.into(), ..self.pkt };
         self.pick_pkt(pkt)
     }
 
     /// Schedule for a packet from `saddr:sport`.
-    pub fn pick_from_port(&mut self, saddr: Ipv4Addr, sport: u16) -> Option<DestId> {
-        let pkt = SchedPacket { saddr, sport, ..self.pkt };
+    pub fn pick_from_port(&mut self, saddr: impl Into<std::net::IpAddr>, sport: u16) -> Option<DestId> {
+        let pkt = SchedPacket { saddr: saddr.into(), sport, ..self.pkt };
         self.pick_pkt(pkt)
     }
 
     /// Schedule for a packet to `daddr` (lblc/lblcr/dh key).
-    pub fn pick_to(&mut self, daddr: Ipv4Addr) -> Option<DestId> {
-        let pkt = SchedPacket { daddr, ..self.pkt };
+    pub fn pick_to(&mut self, daddr: impl Into<std::net::IpAddr>) -> Option<DestId> {
+        let pkt = SchedPacket { daddr: daddr.into(), ..self.pkt };
         self.pick_pkt(pkt)
     }
 

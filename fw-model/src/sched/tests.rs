@@ -41,7 +41,7 @@ fn allocs() -> usize {
 
 #[test]
 fn registry_knows_every_scheduler() {
-    let view = SvcView { dests: &[], order: &[], flags: SchedFlags::default(), proto: Protocol::Tcp, port: 80 };
+    let view = SvcView { dests: &[], order: &[], flags: SchedFlags::default(), proto: Protocol::Tcp, port: 80, v6: false };
     for &name in SCHEDULERS {
         let s = new_scheduler(name, &view, 0).expect(name);
         assert_eq!(s.name(), name);
@@ -143,8 +143,8 @@ fn random_list_states_never_panic() {
                 }
                 _ => {
                     let pkt = SchedPacket {
-                        saddr: std::net::Ipv4Addr::from(rng.next_u32()),
-                        daddr: std::net::Ipv4Addr::from(0xCB00_7100 | (rng.below(64) as u32)),
+                        saddr: std::net::Ipv4Addr::from(rng.next_u32()).into(),
+                        daddr: std::net::Ipv4Addr::from(0xCB00_7100 | (rng.below(64) as u32)).into(),
                         sport: rng.next_u32() as u16,
                         dport: 80,
                         proto: [6, 17, 132, 1][rng.below(4) as usize],
@@ -190,7 +190,7 @@ fn schedule_does_not_allocate() {
         }
         let before = allocs();
         for _ in 0..1000 {
-            let pkt = SchedPacket { saddr: std::net::Ipv4Addr::from(rng.next_u32()), sport: rng.next_u32() as u16, ..t.pkt };
+            let pkt = SchedPacket { saddr: std::net::Ipv4Addr::from(rng.next_u32()).into(), sport: rng.next_u32() as u16, ..t.pkt };
             let got = t.pick_pkt(pkt);
             std::hint::black_box(got);
         }

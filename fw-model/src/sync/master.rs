@@ -239,6 +239,12 @@ impl SyncMaster {
     /// (`cp->control`), each if its rules say so. Returns whether `id`
     /// itself was written.
     pub fn sync_conn(&mut self, now: Time, conns: &ConnTable, id: ConnId, pkts: u32) -> bool {
+        if !conns.get(id).is_v4_only() {
+            // The model syncs IPv4 entries only (the kernel's v1 messages
+            // carry IPv6 ones too; a mixed-family server makes it refuse to
+            // start a sync daemon at all).
+            return false;
+        }
         let mut cur = id;
         let mut pkts = pkts;
         let mut first = true;

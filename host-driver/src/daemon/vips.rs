@@ -18,7 +18,7 @@ pub const GARP_MASTER_DELAY_NS: Time = 5_000_000_000;
 /// The VIPs to list or follow: those of live services and those named
 /// before (`lvsnic vip`), sorted, each once.
 pub(super) fn known_vips(d: &lvsnic_model::director::Director) -> Vec<std::net::Ipv4Addr> {
-    let mut all: Vec<std::net::Ipv4Addr> = d.services.live_services().map(|s| s.vaddr).collect();
+    let mut all: Vec<std::net::Ipv4Addr> = d.services.live_services().filter_map(|s| s.vaddr_v4()).collect();
     all.extend(d.vip_states().map(|(a, _)| a));
     all.sort_unstable();
     all.dedup();

@@ -371,7 +371,7 @@ fn limit_key(d: &Director, c: &SyncConn) -> SvcKey {
     match d.services.find(c.protocol, u32::from(c.vaddr), c.vport) {
         Some(svc) if c.fwmark == 0 => {
             let s = d.services.service(svc);
-            (c.protocol, s.vaddr, s.vport)
+            (c.protocol, s.vaddr_v4().unwrap_or(Ipv4Addr::UNSPECIFIED), s.vport)
         }
         _ => (0, Ipv4Addr::UNSPECIFIED, 0),
     }

@@ -1,0 +1,341 @@
+//! IPv6 TCP/UDP through IPVS: `ip_vs_in` and `ip_vs_out` (ip_vs_core.c)
+//! for `af == AF_INET6`, and the AF_INET6 transmitters of ip_vs_xmit.c
+//! (`ip_vs_nat_xmit_v6`, `ip_vs_dr_xmit_v6`, `ip_vs_tunnel_xmit_v6`, each
+//! after `__ip_vs_get_out_rt_v6` with `decrement_ttl`). The connection
+//! table, schedulers, persistence, TCP state machine, statistics and
+//! timers are the IPv4 path's own.
+//!
+//! What the model does not do for IPv6 yet (such frames go to the host
+//! stack, as every IPv6 frame did before, counted `non_ip`): extension
+//! headers and fragments, ICMPv6 (errors relating to connections,
+//! Neighbour Discovery for VIPs), packets to or from the director's own
+//! address. Where the kernel would send an ICMPv6 error (hop limit
+//! exceeded, packet too big, no real server) the model drops the packet
+//! and sends nothing yet.
+
+use super::{Action, Director, DropReason, HostReason};
+use crate::conn::tcp::Direction;
+use crate::conn::{flags as cf, Conn, ConnAddrs, ConnId, NIL};
+use crate::ipvs::{DestId, ServiceId};
+use crate::sched::SchedPacket;
+use crate::wire::{self, FrameInfo, MacAddr, IPPROTO_TCP, IPPROTO_UDP, TCP_RST, TCP_SYN};
+use crate::xmit;
+use std::net::{IpAddr, Ipv6Addr};
+
+/// The parsed facts of an IPv6 TCP/UDP packet without extension headers.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pkt6 {
+    l3: usize,
+    /// 40 + Payload Length: what `ip_vs_in_stats` counts (`skb->len`).
+    len: u16,
+    saddr: Ipv6Addr,
+    daddr: Ipv6Addr,
+    proto: u8,
+    hop_limit: u8,
+    sport: u16,
+    dport: u16,
+    tflags: u8,
+}
+
+/// `ipv6_addr_prefix`: `a` masked to its first `plen` bits (the client
+/// network of an IPv6 persistence template, `ip_vs_sched_persist`).
+pub fn ipv6_addr_prefix(a: &Ipv6Addr, plen: u8) -> Ipv6Addr {
+    let bits = u128::from(*a);
+    let mask = if plen == 0 { 0 } else { u128::MAX << (128 - u32::from(plen.min(128))) };
+    Ipv6Addr::from(bits & mask)
+}
+
+impl Director {
+    /// An IPv6 frame: TCP/UDP to an IPv6 VIP goes through `ip_vs_in`, a
+    /// TCP/UDP reply from a NAT real server through `ip_vs_out`;
+    /// everything else to the host stack.
+    pub(super) fn ipv6(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, info: &FrameInfo) -> Action {
+        let Some(p) = self.pkt6(frame, info) else {
+            return self.host(HostReason::NonIp);
+        };
+        if self.services.is_vip6(&p.daddr) {
+            return self.ip_vs_in6(frame, extra, &p);
+        }
+        if let Some(id) = self.conns.out_get6(p.proto, &p.saddr, p.sport, &p.daddr, p.dport) {
+            if self.conns.get(id).fwd() == cf::MASQ {
+                return self.ip_vs_out6(frame, extra, &p, id);
+            }
+        }
+        self.host(HostReason::NonIp)
+    }
+
+    /// The packet facts, when the model carries it: unicast to our MAC,
+    /// TCP or UDP right after the fixed header, the whole L4 header there.
+    fn pkt6(&self, frame: &[u8], info: &FrameInfo) -> Option<Pkt6> {
+        if info.error.is_some() && info.error != Some(wire::FrameError::TcpBadHeaderLen) {
+            return None;
+        }
+        let ip = info.ipv6.as_ref()?;
+        if MacAddr::from_bytes(&frame[0..6]) != Some(self.cfg.mac) {
+            return None;
+        }
+        let proto = u8::from(ip.next_header);
+        if proto != IPPROTO_TCP && proto != IPPROTO_UDP {
+            return None; // extension headers, ICMPv6, others
+        }
+        let l4 = info.l4?;
+        if l4.offset != ip.l3_offset + wire::ipv6::HEADER_LEN {
+            return None;
+        }
+        Some(Pkt6 {
+            l3: ip.l3_offset,
+            len: ip.payload_len.wrapping_add(wire::ipv6::HEADER_LEN as u16),
+            saddr: ip.src,
+            daddr: ip.dst,
+            proto,
+            hop_limit: ip.hop_limit,
+            sport: l4.src_port,
+            dport: l4.dst_port,
+            tflags: l4.tcp_flags,
+        })
+    }
+
+    /// `ip_vs_in` for IPv6 TCP/UDP to a VIP.
+    fn ip_vs_in6(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt6) -> Action {
+        let cp = self.conns.in_get6(p.proto, &p.saddr, p.sport, &p.daddr, p.dport);
+        let cp = self.reuse_or_resched(cp, p.proto, p.tflags);
+        let id = match cp {
+            Some(id) => id,
+            None => match self.try_to_schedule6(p) {
+                Ok(id) => id,
+                Err(a) => return a,
+            },
+        };
+        self.last_conn = Some(id);
+        let c = *self.conns.get(id);
+        if c.dest != NIL && !self.services.dests[c.dest as usize].available {
+            if self.cfg.sysctl.expire_nodest_conn {
+                self.expire_now(id);
+            }
+            return self.drop(DropReason::DestUnavailable);
+        }
+        self.in_stats(&c, p.len);
+        self.set_state(id, Direction::Input, p.tflags);
+        let a = self.xmit_request6(frame, extra, p, id);
+        self.conn_put(id);
+        a
+    }
+
+    /// `ip_vs_schedule` for IPv6 (`tcp_conn_schedule`/`udp_conn_schedule`).
+    fn try_to_schedule6(&mut self, p: &Pkt6) -> Result<ConnId, Action> {
+        if p.proto == IPPROTO_TCP && (p.tflags & TCP_RST != 0 || !(self.cfg.sysctl.sloppy_tcp || p.tflags & TCP_SYN != 0)) {
+            return Err(self.host(HostReason::NotSyn));
+        }
+        let Some(svc) = self.services.find_addr(p.proto, IpAddr::V6(p.daddr), p.dport) else {
+            return Err(self.host(HostReason::Local));
+        };
+        if p.sport == crate::ipvs::service::FTPDATA {
+            return Err(self.host(HostReason::FtpData));
+        }
+        let pkt = SchedPacket { saddr: p.saddr.into(), daddr: p.daddr.into(), sport: p.sport, dport: p.dport, proto: p.proto };
+        let s = self.services.service(svc);
+        let (persistent, svc_port, ops) = (s.persistent(), s.vport, s.rule.ops);
+        let one_packet = if ops && p.proto == IPPROTO_UDP { cf::ONE_PACKET } else { 0 };
+        if persistent {
+            return match self.sched_persist6(svc, p, &pkt, one_packet) {
+                Some(id) => Ok(id),
+                None => Err(self.leave6(svc, p.dport)),
+            };
+        }
+        if p.dport != svc_port {
+            return Err(self.leave6(svc, p.dport));
+        }
+        let now = self.now;
+        let Some(dest) = self.services.schedule(svc, &pkt, now, &mut self.rng) else {
+            return Err(self.leave6(svc, p.dport));
+        };
+        let d = self.services.dest(dest);
+        let (dp, daddr) = (if d.port != 0 { d.port } else { p.dport }, d.addr);
+        let id = self.new_conn6(p.proto, (p.saddr, p.sport), (p.daddr, p.dport), (daddr, dp), one_packet, dest);
+        self.conn_stats(dest, svc);
+        Ok(id)
+    }
+
+    /// `ip_vs_conn_new` for IPv6 + `ip_vs_bind_dest` + hash.
+    fn new_conn6(
+        &mut self,
+        proto: u8,
+        (caddr, cport): (Ipv6Addr, u16),
+        (vaddr, vport): (Ipv6Addr, u16),
+        (daddr, dport): (IpAddr, u16),
+        flags: u16,
+        dest: DestId,
+    ) -> ConnId {
+        let mut c = Conn::new(proto, 0, cport, 0, vport, 0, dport, flags);
+        self.bind_dest(&mut c, dest);
+        self.counters.conns_created += 1;
+        self.conns.insert_addrs(c, ConnAddrs { caddr: caddr.into(), vaddr: vaddr.into(), daddr })
+    }
+
+    /// `ip_vs_sched_persist` for IPv6: the template is keyed on the client
+    /// address masked to the service's prefix length (`-M`, default 128:
+    /// `ipv6_addr_prefix(&snet.in6, &iph->saddr.in6, (__force __u32)
+    /// svc->netmask)`).
+    fn sched_persist6(&mut self, svc: ServiceId, p: &Pkt6, pkt: &SchedPacket, one_packet: u16) -> Option<ConnId> {
+        let s = self.services.service(svc);
+        let snet = ipv6_addr_prefix(&p.saddr, s.plen());
+        let (svc_port, svc_timeout) = (s.vport, s.timeout());
+        let ftp = crate::ipvs::service::FTPPORT;
+        let vport = if p.dport == svc_port && svc_port != ftp { p.dport } else { 0 };
+        let mut ct = self.conns.ct_in_get6(p.proto, &snet, 0, &p.daddr, vport);
+        if let Some(t) = ct {
+            if !self.check_template(t) {
+                ct = None;
+            }
+        }
+        let (ct, dest) = match ct {
+            Some(t) => (t, DestId(self.conns.get(t).dest)),
+            None => {
+                let now = self.now;
+                let dest = self.services.schedule(svc, pkt, now, &mut self.rng)?;
+                let d = self.services.dest(dest);
+                let tdport = if p.dport == svc_port && svc_port != ftp { d.port } else { 0 };
+                let daddr = d.addr;
+                let t = self.new_conn6(p.proto, (snet, 0), (p.daddr, vport), (daddr, tdport), cf::TEMPLATE, dest);
+                self.conns.get_mut(t).set_timeout(svc_timeout);
+                self.counters.templates_created += 1;
+                (t, dest)
+            }
+        };
+        let d = self.services.dest(dest);
+        let mut dport = p.dport;
+        if dport == svc_port && d.port != 0 {
+            dport = d.port;
+        }
+        let daddr = d.addr;
+        let id = self.new_conn6(p.proto, (p.saddr, p.sport), (p.daddr, p.dport), (daddr, dport), one_packet, dest);
+        self.conns.get_mut(id).control = ct.0;
+        self.conns.get_mut(ct).n_control += 1;
+        self.conn_put(ct);
+        self.conn_stats(dest, svc);
+        Some(id)
+    }
+
+    /// `ip_vs_leave` for IPv6: the kernel answers ICMPv6 port unreachable
+    /// (`icmpv6_send(ICMPV6_DEST_UNREACH, ICMPV6_PORT_UNREACH)`); the model
+    /// drops the packet and sends nothing yet.
+    fn leave6(&mut self, svc: ServiceId, dport: u16) -> Action {
+        let s = self.services.service(svc);
+        if s.vport == crate::ipvs::service::FTPPORT && dport != crate::ipvs::service::FTPPORT {
+            return self.host(HostReason::FtpData);
+        }
+        self.drop(DropReason::NoRealServer)
+    }
+
+    /// `ip_vs_nat_xmit_v6`, `ip_vs_dr_xmit_v6`, `ip_vs_tunnel_xmit_v6`,
+    /// and `ip_vs_tunnel_xmit` for an IPv4 real server.
+    fn xmit_request6(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt6, id: ConnId) -> Action {
+        let _ = extra;
+        let c = *self.conns.get(id);
+        let fwd = c.fwd();
+        if fwd == cf::LOCALNODE {
+            return self.host(HostReason::LocalRealServer);
+        }
+        let daddr = match self.conns.addrs(id).daddr {
+            IpAddr::V6(d) => d,
+            IpAddr::V4(d) if fwd == cf::TUNNEL => return self.tunnel_6in4(frame, p, c.dest, d),
+            IpAddr::V4(_) => return self.host(HostReason::NonIp),
+        };
+        let tunnel = fwd == cf::TUNNEL;
+        let tun_src = match (tunnel, self.cfg.ip6) {
+            (true, None) => return self.host(HostReason::NonIp),
+            (_, s) => s.unwrap_or(Ipv6Addr::UNSPECIFIED),
+        };
+        // decrement_ttl (AF_INET6): ICMPv6 time exceeded at hop limit <= 1.
+        if p.hop_limit <= 1 {
+            return self.drop(DropReason::TtlExceeded);
+        }
+        // ensure_mtu_is_adequate → __mtu_check_toobig_v6: ICMPv6 packet
+        // too big; a tunnel's MTU is the route's less 40.
+        let mtu = u32::from(self.cfg.mtu) - if tunnel { wire::ipv6::HEADER_LEN as u32 } else { 0 };
+        if tunnel && mtu < wire::ipv6::MIN_MTU as u32 {
+            return self.drop(DropReason::FragNeeded);
+        }
+        if u32::from(p.len) > mtu {
+            return self.drop(DropReason::FragNeeded);
+        }
+        let Some(mac) = self.v6_next_hop(&daddr) else {
+            return self.host(HostReason::NonIp);
+        };
+        xmit::trim_to_ipv6(frame, p.l3);
+        xmit::ipv6_decrease_hop_limit(frame, p.l3);
+        match fwd {
+            cf::MASQ => xmit::nat_rewrite6(frame, p.l3, true, daddr, c.dport),
+            cf::DROUTE => {}
+            cf::TUNNEL => xmit::ip6ip6_encap(frame, p.l3, tun_src, daddr),
+            _ => return self.host(HostReason::LocalRealServer),
+        }
+        xmit::set_macs(frame, mac, self.cfg.mac);
+        Action::Transmit
+    }
+
+    /// `ip_vs_tunnel_xmit` for an IPv6 connection to an IPv4 real server
+    /// (`cp->af == AF_INET6`, `cp->daf == AF_INET`): `__ip_vs_get_out_rt`
+    /// decrements the hop limit, the MTU is the link's less 20 (below 68
+    /// refused), too big is refused (`__mtu_check_toobig_v6`: ICMPv6 not
+    /// sent by the model); the outer IPv4 header: TOS the
+    /// `INET_ECN_encapsulate`d traffic class, DF clear (the inner packet
+    /// is IPv6: `ip_vs_prepare_tunneled_skb` gives df 0), TTL the inner hop
+    /// limit, protocol 41, source the director's address, checksum. The ID
+    /// Linux draws from `ip_select_ident` comes from the model's counter.
+    fn tunnel_6in4(&mut self, frame: &mut Vec<u8>, p: &Pkt6, dest: u32, daddr: std::net::Ipv4Addr) -> Action {
+        if p.hop_limit <= 1 {
+            return self.drop(DropReason::TtlExceeded);
+        }
+        let mtu = u32::from(self.cfg.mtu) - wire::ipv4::HEADER_LEN as u32;
+        if mtu < 68 || u32::from(p.len) > mtu {
+            return self.drop(DropReason::FragNeeded);
+        }
+        xmit::trim_to_ipv6(frame, p.l3);
+        xmit::ipv6_decrease_hop_limit(frame, p.l3);
+        let id = self.next_ip_id();
+        xmit::ip6in4_encap(frame, p.l3, self.cfg.ip, daddr, id);
+        let mac = self.dest_mac(dest, daddr);
+        xmit::set_macs(frame, mac, self.cfg.mac);
+        Action::Transmit
+    }
+
+    /// `ip6_forward` + `ip_vs_out` for a NAT reply (`handle_response`):
+    /// hop limit checked and decremented by the forwarding path, source
+    /// rewritten to the VIP and service port.
+    fn ip_vs_out6(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt6, id: ConnId) -> Action {
+        let _ = extra;
+        let c = *self.conns.get(id);
+        let a = self.conns.addrs(id);
+        let (IpAddr::V6(caddr), IpAddr::V6(vaddr)) = (a.caddr, a.vaddr) else {
+            return self.host(HostReason::NonIp);
+        };
+        self.last_conn = Some(id);
+        // ip6_forward: hop limit <= 1 → ICMPv6 time exceeded; too big →
+        // ICMPv6 packet too big (not sent by the model yet).
+        if p.hop_limit <= 1 {
+            return self.drop(DropReason::TtlExceeded);
+        }
+        if u32::from(p.len) > u32::from(self.cfg.mtu) {
+            return self.drop(DropReason::FragNeeded);
+        }
+        let Some(mac) = self.v6_next_hop(&caddr) else {
+            return self.host(HostReason::NonIp);
+        };
+        xmit::trim_to_ipv6(frame, p.l3);
+        xmit::ipv6_decrease_hop_limit(frame, p.l3);
+        xmit::nat_rewrite6(frame, p.l3, false, vaddr, c.vport);
+        self.out_stats(&c, u64::from(p.len));
+        self.set_state(id, Direction::Output, p.tflags);
+        self.conn_put(id);
+        xmit::set_macs(frame, mac, self.cfg.mac);
+        Action::Transmit
+    }
+
+    /// The next-hop MAC towards an IPv6 address: its `[neighbors]` entry,
+    /// else the static gateway MAC; `None` (the frame stays with the host)
+    /// when neither is known.
+    fn v6_next_hop(&self, a: &Ipv6Addr) -> Option<MacAddr> {
+        self.cfg.neighbors6.get(a).copied().or(self.cfg.gateway_mac)
+    }
+}
