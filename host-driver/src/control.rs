@@ -173,6 +173,8 @@ pub struct OffloadStatus {
     pub diverted: usize,
     /// Flows that did not fit in the card's table (their connection stays in software).
     pub table_full: u64,
+    /// Idle offloaded connections evicted for one that did not fit.
+    pub evicted: u64,
     /// Table commands that found the device busy for too long.
     pub busy_timeouts: u64,
     /// Flow-table entries in use (an IPv6 flow takes two).
@@ -498,6 +500,11 @@ impl<D: Device> Control<D> {
         self.sp.flows.table_full
     }
 
+    /// Idle offloaded connections evicted for one that did not fit.
+    pub fn evicted(&self) -> u64 {
+        self.sp.flows.evicted
+    }
+
     /// Credits the data plane's counters to the director's statistics and
     /// runs the flow manager's pending work (before reading them).
     pub fn settle(&mut self) {
@@ -681,6 +688,7 @@ impl<D: Device> Control<D> {
                 connections: self.sp.flows.len(),
                 diverted: self.sp.flows.diverted_pending(),
                 table_full: self.sp.flows.table_full,
+                evicted: self.sp.flows.evicted,
                 busy_timeouts: crate::flows::BUSY_TIMEOUTS.load(std::sync::atomic::Ordering::Relaxed),
                 flow_entries: self.sp.flows.table_use().0,
                 flow_capacity: self.sp.flows.table_use().1,
