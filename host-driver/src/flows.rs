@@ -416,6 +416,39 @@ impl FlowManager {
         }
     }
 
+    /// Connection `id` (live, not offloaded) replaced a connection whose
+    /// flows hold one of its keys (a SYN on a TIME_WAIT entry, with
+    /// `conn_reuse_mode`; the old entry lingers until the next jiffy):
+    /// the director's lookup finds `id` now, so the old flows leave the
+    /// card, or the card would forward `id`'s frames with the old
+    /// connection's action. A few map lookups.
+    fn unshadow(&mut self, hw: &mut dyn Csr, d: &mut Director, id: ConnId) {
+        if self.by_key.is_empty() {
+            return;
+        }
+        let c = *d.conns.get(id);
+        let req = request_key(&c);
+        let rep = (c.fwd() == cf::MASQ).then_some(FlowKey { proto: c.proto, saddr: c.daddr, daddr: c.caddr, sport: c.dport, dport: c.cport });
+        for (k, reply) in std::iter::once((req, false)).chain(rep.map(|k| (k, true))) {
+            let Some(&other) = self.by_key.get(&k) else { continue };
+            if other == id {
+                continue;
+            }
+            let found = if reply {
+                d.conns.out_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
+            } else {
+                d.conns.in_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
+            };
+            if found != Some(id) {
+                continue;
+            }
+            if let Some(h) = self.conns.get(&other).copied() {
+                self.uninstall(hw, d, other, h);
+                self.mark_ready(d, other);
+            }
+        }
+    }
+
     /// Whether connection `id` (live, not offloaded) may be offloaded: it
     /// can no longer be a spoofed first packet (docs/architecture.md,
     /// "Flows and cuckoo placement"). TCP: IPVS's state is ESTABLISHED
@@ -500,6 +533,9 @@ impl FlowManager {
                 self.pending.remove(&id);
                 return;
             }
+            // Not offloaded yet, but its keys must not lead to a
+            // connection it replaced.
+            self.unshadow(hw, d, id);
             if !self.ready(d, id) {
                 self.deferred += 1;
                 return;
