@@ -258,3 +258,38 @@ fn table_full_costs_no_search_per_frame_and_an_idle_entry_is_evicted() {
     // evicted connection's.)
     assert!(!out.is_empty() && out.len() as u64 <= p.sp.flows.evicted, "{} through the host, {} evicted", out.len(), p.sp.flows.evicted);
 }
+
+/// A freed slot lets a connection marked unplaceable search again before
+/// its mark ends: the DR server's flows leave the card (`-d`), and the
+/// NAT connection that did not fit is offloaded on its next frame.
+#[test]
+fn a_freed_slot_lets_the_unplaceable_connection_search_again() {
+    use lvsnic_model::rules::{Protocol, ServiceKey};
+    let mut p = Pair::new(TINY);
+    let mut t = T0;
+    let (placed, _) = fill(&mut p, &mut t);
+    // A NAT connection (two flows) that does not fit.
+    let x = (Ipv4Addr::new(198, 51, 100, 77), 4242);
+    t += 1000;
+    p.frame(t, &from(x, 80, TCP_SYN, 1, 0, b""));
+    t += 1000;
+    p.frame(t, &from(x, 80, TCP_ACK, 2, 1, b""));
+    assert_eq!(p.sp.flows.len(), placed.len(), "X did not fit");
+    let searches = p.sp.flows.placements;
+    t += 1000;
+    assert!(!p.frame(t, &from(x, 80, TCP_ACK | TCP_PSH, 2, 1, b"a")).in_hardware);
+    assert_eq!(p.sp.flows.placements, searches, "marked: no search");
+
+    // The DR server goes: its flows leave the card a few per frame.
+    let key = ServiceKey::Addr { proto: Protocol::Tcp, addr: VIP.into(), port: 81 };
+    p.sp.del_dest(&key, rs(2), 81).unwrap();
+    p.golden.del_dest(&key, rs(2), 81).unwrap();
+    t += 1000;
+    assert!(!p.frame(t, &from(x, 80, TCP_ACK | TCP_PSH, 3, 1, b"b")).in_hardware);
+    assert!(p.sp.flows.placements > searches, "a freed slot: X searched again");
+    assert!(p.sp.flows.len() < placed.len(), "the DR flows are leaving");
+    assert!(p.sp.flows.is_offloaded(p.sp.director.conns.in_get(6, u32::from(x.0), x.1, u32::from(VIP), 80).unwrap()));
+    t += 1000;
+    assert!(p.frame(t, &from(x, 80, TCP_ACK | TCP_PSH, 4, 1, b"c")).in_hardware, "X by the card");
+    assert_eq!(p.sp.flows.evicted, 0);
+}
