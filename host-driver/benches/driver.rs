@@ -3,8 +3,10 @@
 //! * `exception_loop/new_conn`: a SYN of a new connection through the
 //!   daemon's exception loop — the card model hands it up the receive ring,
 //!   the golden model schedules it, the NAT frame is injected down the
-//!   transmit ring, the connection's two flows (request and reply) and its
-//!   actions are installed through the registers;
+//!   transmit ring (since the half-open rule, docs/architecture.md "When a
+//!   connection is offloaded", the SYN installs no flow: the connection's
+//!   two flows and its actions are installed at the ACK that makes it
+//!   ESTABLISHED; before, at the SYN, through the registers);
 //! * `flow_install/cuckoo`: one flow entry placed (cuckoo, 2 ways × 4
 //!   slots, ~70 % full table) and written through the registers;
 //! * `table_full/spoofed_syn`: a SYN from a random (spoofed) source
