@@ -217,8 +217,13 @@ pub struct Intake {
 pub struct OffloadCounts {
     /// Frames the data plane forwarded without the host.
     pub in_hardware: u64,
-    /// Connections whose flows did not fit in the card's tables.
+    /// Connections whose flows did not fit in the card's tables (failed
+    /// placements; a connection marked unplaceable searches again only
+    /// after a slot is freed or an entry may have become idle).
     pub table_full: u64,
+    /// Offloaded connections evicted, idle, for a connection that did
+    /// not fit.
+    pub evicted: u64,
 }
 
 /// Items made by `f` from the live services of `d`, from service index

@@ -3,10 +3,17 @@
 //! * `exception_loop/new_conn`: a SYN of a new connection through the
 //!   daemon's exception loop — the card model hands it up the receive ring,
 //!   the golden model schedules it, the NAT frame is injected down the
-//!   transmit ring, the connection's two flows (request and reply) and its
-//!   actions are installed through the registers;
+//!   transmit ring (since the half-open rule, docs/architecture.md "When a
+//!   connection is offloaded", the SYN installs no flow: the connection's
+//!   two flows and its actions are installed at the ACK that makes it
+//!   ESTABLISHED; before, at the SYN, through the registers);
 //! * `flow_install/cuckoo`: one flow entry placed (cuckoo, 2 ways × 4
 //!   slots, ~70 % full table) and written through the registers;
+//! * `table_full/spoofed_syn`: a SYN from a random (spoofed) source
+//!   through the exception loop while the flow table (8192 slots) is full
+//!   of established NAT connections;
+//! * `table_full/unplaceable_established`: a data frame of an established
+//!   connection that did not fit in that full table (handled by the host);
 //! * `cli/round_trip`: `lvsnic -L -n` over the Unix socket to a running
 //!   daemon (request, listing, reply).
 //!
@@ -110,6 +117,100 @@ fn bench_flow_install(c: &mut Criterion) {
     g.finish();
 }
 
+/// A card with 8192 flow slots full of established NAT connections
+/// (SYN then ACK from 8000 clients), and a client whose connection did
+/// not fit.
+fn full_table() -> (Control<ModelDevice>, (std::net::Ipv4Addr, u16), lvsnic_model::time::Time) {
+    use lvsnic_model::wire::TCP_ACK;
+    let params = lvsnic_model::hw::HwParams { flow_buckets_log2: 10, ..MODEL_PARAMS };
+    let rules = parse_rules(RULES).unwrap();
+    let d = Director::new(config("[timeouts]\ntcp = 2678400\n"), &rules, T0).unwrap();
+    let dev = ModelDevice::model(params, Default::default()).unwrap();
+    let mut ctl = Control::new(SlowPath::new(d, dev, params).unwrap(), params.vip_count, Limits::default());
+    let mut t = T0;
+    let mut unplaced = None;
+    for n in 0..8000u32 {
+        let c = (std::net::Ipv4Addr::from(0xC633_0000 + n), 40000u16);
+        let full = ctl.table_full();
+        t += 100;
+        ctl.frame(t, &tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c.0, VIP), c.1, 80, TCP_SYN, 1, 0, b"")).unwrap();
+        t += 100;
+        ctl.frame(t, &tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c.0, VIP), c.1, 80, TCP_ACK, 2, 1, b"")).unwrap();
+        if ctl.table_full() > full && unplaced.is_none() {
+            unplaced = Some(c);
+        }
+    }
+    (ctl, unplaced.expect("the table filled"), t)
+}
+
+fn bench_table_full(c: &mut Criterion) {
+    use lvsnic_model::wire::{TCP_ACK, TCP_PSH};
+    let mut g = c.benchmark_group("table_full");
+    g.throughput(Throughput::Elements(1));
+    let (mut ctl, _, mut t) = full_table();
+    let mut rng: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut sent = 0u64;
+    g.bench_function("spoofed_syn", |b| {
+        b.iter_custom(|iters| {
+            let mut total = std::time::Duration::ZERO;
+            let mut left = iters;
+            while left > 0 {
+                let batch = left.min(20_000);
+                left -= batch;
+                if sent > 200_000 {
+                    // The director's SYN_RECV entries pile up: start over (untimed).
+                    (ctl, _, t) = full_table();
+                    sent = 0;
+                }
+                let frames: Vec<Vec<u8>> = (0..batch)
+                    .map(|_| {
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        let client = std::net::Ipv4Addr::from(0x0100_0000 + (rng as u32 % 0xDF00_0000));
+                        tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(client, VIP), 1024 + (rng >> 40) as u16 % 60000, 80, TCP_SYN, 1, 0, b"")
+                    })
+                    .collect();
+                sent += batch;
+                let start = std::time::Instant::now();
+                for f in &frames {
+                    t += 100;
+                    black_box(ctl.frame(t, f).unwrap());
+                }
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+    let (mut ctl, mut x, mut t) = full_table();
+    let mut sent = 0u64;
+    g.bench_function("unplaceable_established", |b| {
+        b.iter_custom(|iters| {
+            let mut total = std::time::Duration::ZERO;
+            let mut left = iters;
+            while left > 0 {
+                let batch = left.min(20_000);
+                left -= batch;
+                if sent > 200_000 {
+                    // Keep simulated time well under a second (no eviction).
+                    (ctl, x, t) = full_table();
+                    sent = 0;
+                }
+                sent += batch;
+                let f = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(x.0, VIP), x.1, 80, TCP_ACK | TCP_PSH, 2, 1, b"data");
+                let start = std::time::Instant::now();
+                for _ in 0..batch {
+                    t += 100;
+                    black_box(ctl.frame(t, &f).unwrap());
+                }
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+    g.finish();
+}
+
 fn bench_cli(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("lvsnic-bench-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
@@ -154,7 +255,7 @@ mod group {
     criterion_group! {
         name = benches;
         config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3)).warm_up_time(std::time::Duration::from_secs(1));
-        targets = bench_exception_loop, bench_flow_install, bench_cli
+        targets = bench_exception_loop, bench_flow_install, bench_table_full, bench_cli
     }
 }
 criterion_main!(group::benches);

@@ -173,6 +173,8 @@ pub struct OffloadStatus {
     pub diverted: usize,
     /// Flows that did not fit in the card's table (their connection stays in software).
     pub table_full: u64,
+    /// Idle offloaded connections evicted for one that did not fit.
+    pub evicted: u64,
     /// Table commands that found the device busy for too long.
     pub busy_timeouts: u64,
     /// Flow-table entries in use (an IPv6 flow takes two).
@@ -549,6 +551,11 @@ impl<D: Device> Control<D> {
         self.sp.flows.table_full
     }
 
+    /// Idle offloaded connections evicted for one that did not fit.
+    pub fn evicted(&self) -> u64 {
+        self.sp.flows.evicted
+    }
+
     /// Credits the data plane's counters to the director's statistics and
     /// runs the flow manager's pending work (before reading them).
     pub fn settle(&mut self) {
@@ -741,6 +748,7 @@ impl<D: Device> Control<D> {
                 connections: self.sp.flows.len(),
                 diverted: self.sp.flows.diverted_pending(),
                 table_full: self.sp.flows.table_full,
+                evicted: self.sp.flows.evicted,
                 busy_timeouts: crate::flows::BUSY_TIMEOUTS.load(std::sync::atomic::Ordering::Relaxed),
                 flow_entries: self.sp.flows.table_use().0,
                 flow_capacity: self.sp.flows.table_use().1,
@@ -1533,11 +1541,15 @@ mod tests {
         assert_eq!(sliced.sp.flows.len(), 0, "the deleted servers' flows left the card");
     }
 
-    /// SYNs of clients 1..=n to VIP:80 (NAT, wlc over rs1 and rs2).
+    /// Handshakes (SYN, then the ACK that makes IPVS's state ESTABLISHED
+    /// and the connection offloaded) of clients 1..=n to VIP:80 (NAT, wlc
+    /// over rs1 and rs2).
     fn syns(ctl: &mut Control<ModelDevice>, n: u32) {
         for i in 1..=n {
             let c = std::net::Ipv4Addr::new(198, 51, 100, i as u8);
             let f = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 40000, 80, TCP_SYN, 1, 0, &[]);
+            ctl.frame(T0 + u64::from(i), &f).unwrap();
+            let f = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 40000, 80, TCP_ACK, 2, 1, &[]);
             ctl.frame(T0 + u64::from(i), &f).unwrap();
         }
     }
@@ -1558,9 +1570,12 @@ mod tests {
         tcp(GATEWAY_MAC, DIRECTOR_MAC, ip, c.cport, c.vport, TCP_ACK, 2, 1, &[])
     }
 
-    /// Why the card hands [`ack_of`] `id` to the host (it must not forward it).
+    /// Why the card hands a FIN of connection `id`'s client to the host
+    /// (it never forwards one: `TCP_CONTROL` on a live action).
     fn card_reason(ctl: &mut Control<ModelDevice>, id: ConnId) -> lvsnic_model::hw::Reason {
-        let f = ack_of(ctl, id);
+        let c = ctl.sp.director.conns.get(id);
+        let ip = Ip::new(std::net::Ipv4Addr::from(c.caddr), std::net::Ipv4Addr::from(c.vaddr));
+        let f = tcp(GATEWAY_MAC, DIRECTOR_MAC, ip, c.cport, c.vport, TCP_ACK | lvsnic_model::wire::TCP_FIN, 2, 1, &[]);
         match crate::device::offer(&mut ctl.sp.dp, &f, T0 + 100, 1).unwrap() {
             lvsnic_model::hw::HwOutput::ToHost { meta, .. } => meta.reason,
             o => panic!("forwarded {o:?}"),
@@ -1616,7 +1631,7 @@ mod tests {
         let (of, reason) = (offloaded_to, card_reason);
         let (one, two) = (of(&ctl, 1), of(&ctl, 2));
         assert!(!one.is_empty() && !two.is_empty(), "offloaded: rs1 {}, rs2 {}", one.len(), two.len());
-        // Half-open: their ACKs come up as TCP_CONTROL (ack_fast clear).
+        // A FIN comes up as TCP_CONTROL.
         assert_eq!(reason(&mut ctl, one[0]), Reason::TcpControl);
         let before = ctl.sp.flows.len();
         ctl.apply(cmd("-d -t 10.0.0.100:80 -r 192.168.10.1:8080")).unwrap();
@@ -1672,6 +1687,8 @@ mod tests {
         for i in 1..=6u32 {
             let c = std::net::Ipv4Addr::new(198, 51, 101, i as u8);
             let f = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 41000, 80, TCP_SYN, 1, 0, &[]);
+            ctl.frame(T0 + 300 + u64::from(i), &f).unwrap();
+            let f = tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 41000, 80, TCP_ACK, 2, 1, &[]);
             ctl.frame(T0 + 300 + u64::from(i), &f).unwrap();
         }
         let fresh: Vec<ConnId> = offloaded_to(&ctl, 1).into_iter().filter(|id| !old.contains(id)).collect();

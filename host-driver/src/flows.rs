@@ -11,7 +11,7 @@ use lvsnic_model::hw::regs::*;
 use lvsnic_model::hw::tables::{ActionBits, ActionEntry, ActionOp, FlowEntry, FlowKey};
 use lvsnic_model::hw::{Csr, HwParams};
 use lvsnic_model::ipvs::DestId;
-use lvsnic_model::time::Time;
+use lvsnic_model::time::{Time, SEC};
 use lvsnic_model::wire::TCP_ACK;
 use lvsnic_model::fasthash::FastMap as HashMap;
 use std::net::{IpAddr, Ipv4Addr};
@@ -101,9 +101,49 @@ pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
     Some(Wanted { req: (req_key, req_action, ack_stable(c, Direction::Input, secure)), rep, dest })
 }
 
+/// The request direction's flow key of connection `c`.
+fn request_key(c: &Conn) -> FlowKey {
+    FlowKey { proto: c.proto, saddr: c.caddr, daddr: c.vaddr, sport: c.cport, dport: c.vport }
+}
+
+/// How long an offloaded connection's flows must have forwarded nothing
+/// before a connection that cannot be placed may evict them (the default
+/// of [`FlowManager::evict_idle`]).
+pub const EVICT_IDLE: Time = SEC;
+
+/// What the host keeps about a connection that is not in the card: the
+/// evidence that it is not a spoofed one-packet flow, and how long it is
+/// known not to fit.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    /// The connection's request key: a reused [`ConnId`] with another key
+    /// is another connection.
+    key: FlowKey,
+    /// May be offloaded (UDP: a reply seen for NAT, a second client
+    /// packet for DR/TUN; any protocol: it was offloaded before).
+    ready: bool,
+    /// Client packets seen (UDP).
+    inputs: u8,
+    /// Placement failed: no new search before this time unless a flow
+    /// slot is freed (0: no mark).
+    retry_at: Time,
+}
+
+/// How an installation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Install {
+    Done,
+    /// A newer connection the director's lookup finds holds a key.
+    Shadowed,
+    /// The flow or action table had no place.
+    Full,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Installed {
     wanted: Wanted,
+    /// When the flows were installed (an entry never hit is idle since).
+    installed_at: Time,
     req_action: u16,
     rep_action: Option<u16>,
     /// Latest `last_hit` seen for the connection's flows (0: none).
@@ -145,8 +185,31 @@ pub struct FlowManager {
     /// action write per real server where forwarding waits, not one table
     /// write per flow, nor a scan of the flows.
     diverted: std::collections::VecDeque<u16>,
-    /// Flows that did not fit (the connection stays in software).
+    /// Offload bookkeeping of connections not in the card.
+    pending: HashMap<ConnId, Pending>,
+    /// Flow slots freed since the last failed placement: each lets one
+    /// connection marked unplaceable search again before its mark ends.
+    free_credits: u64,
+    /// When the last failed placement may succeed by eviction (the
+    /// mark's end).
+    retry_at: Time,
+    /// Placements that failed: no place, and no idle entry to evict (the
+    /// connection stays in software, marked unplaceable).
     pub table_full: u64,
+    /// Placement searches run (each a cuckoo search of up to
+    /// `MAX_BFS_NODES` slots).
+    pub placements: u64,
+    /// Syncs of a connection marked unplaceable that searched nothing.
+    pub placement_skipped: u64,
+    /// Offloaded connections evicted (idle for [`evict_idle`](Self::evict_idle))
+    /// for a connection that did not fit.
+    pub evicted: u64,
+    /// Syncs of connections not offloaded because they may still be
+    /// spoofed (TCP before ESTABLISHED, UDP without a reply or a second
+    /// packet).
+    pub deferred: u64,
+    /// Idle time after which an offloaded connection may be evicted.
+    pub evict_idle: Time,
     /// Frames the hardware forwarded, credited so far (`CNT_FWD`).
     pub forwarded_credited: u64,
     /// Slots of the flow table.
@@ -168,7 +231,15 @@ impl FlowManager {
             free_actions: (1..n as u16).rev().collect(),
             moved_hits: HashMap::default(),
             diverted: Default::default(),
+            pending: HashMap::default(),
+            free_credits: 0,
+            retry_at: 0,
             table_full: 0,
+            placements: 0,
+            placement_skipped: 0,
+            evicted: 0,
+            deferred: 0,
+            evict_idle: EVICT_IDLE,
             forwarded_credited: 0,
             slots: params.flow_slots(),
         }
@@ -284,8 +355,24 @@ impl FlowManager {
         self.forwarded_credited = fwd;
     }
 
-    fn place(&mut self, hw: &mut dyn Csr, entry: FlowEntry, id: ConnId) -> bool {
-        match self.placer.insert(entry) {
+    fn place(&mut self, hw: &mut dyn Csr, d: &mut Director, entry: FlowEntry, id: ConnId) -> bool {
+        self.placements += 1;
+        let mut r = self.placer.insert(entry);
+        if r.is_err() {
+            match self.victim(hw, d, &entry.key(), id) {
+                Ok((o, h)) => {
+                    self.uninstall(hw, d, o, h);
+                    self.mark_ready(d, o);
+                    self.evicted += 1;
+                    self.placements += 1;
+                    r = self.placer.insert(entry);
+                    // The freed slot is taken at once: not a free to credit.
+                    self.free_credits = self.free_credits.saturating_sub(1);
+                }
+                Err(at) => self.retry_at = at,
+            }
+        }
+        match r {
             Ok(writes) => {
                 for w in &writes {
                     // A cuckoo move resets the moved entry's `last_hit`: keep it.
@@ -307,13 +394,165 @@ impl FlowManager {
         }
     }
 
+    /// The connection to evict so that `key` (of connection `id`) can take
+    /// a slot: among the connections whose flows sit in `key`'s 8
+    /// candidate slots, the one idle longest (last hit, or installed and
+    /// never hit), if it has been idle for [`evict_idle`](Self::evict_idle);
+    /// otherwise when the first of them may be.
+    fn victim(&mut self, hw: &mut dyn Csr, d: &Director, key: &FlowKey, id: ConnId) -> Result<(ConnId, Installed), Time> {
+        let now = d.now();
+        let mut best: Option<(Time, ConnId, Installed)> = None;
+        for s in self.placer.candidates(key) {
+            let Some(k) = self.placer.key_at(s) else { continue };
+            let Some(&o) = self.by_key.get(&k) else { continue };
+            if o == id {
+                continue;
+            }
+            let Some(h) = self.conns.get(&o).copied() else { continue };
+            let since = self.activity(hw, o).unwrap_or(0).max(h.installed_at);
+            if best.is_none_or(|b| since < b.0) {
+                best = Some((since, o, h));
+            }
+        }
+        match best {
+            Some((since, o, h)) if now.saturating_sub(since) >= self.evict_idle => Ok((o, h)),
+            Some((since, ..)) => Err(since.saturating_add(self.evict_idle).max(now + 1)),
+            None => Err(now.saturating_add(self.evict_idle)),
+        }
+    }
+
+    /// Connection `id` (live, not offloaded) replaced a connection whose
+    /// flows hold one of its keys (a SYN on a TIME_WAIT entry, with
+    /// `conn_reuse_mode`; the old entry lingers until the next jiffy):
+    /// the director's lookup finds `id` now, so the old flows leave the
+    /// card, or the card would forward `id`'s frames with the old
+    /// connection's action. A few map lookups.
+    fn unshadow(&mut self, hw: &mut dyn Csr, d: &mut Director, id: ConnId) {
+        if self.by_key.is_empty() {
+            return;
+        }
+        let c = *d.conns.get(id);
+        let req = request_key(&c);
+        let rep = (c.fwd() == cf::MASQ).then_some(FlowKey { proto: c.proto, saddr: c.daddr, daddr: c.caddr, sport: c.dport, dport: c.cport });
+        for (k, reply) in std::iter::once((req, false)).chain(rep.map(|k| (k, true))) {
+            let Some(&other) = self.by_key.get(&k) else { continue };
+            if other == id {
+                continue;
+            }
+            let found = if reply {
+                d.conns.out_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
+            } else {
+                d.conns.in_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
+            };
+            if found != Some(id) {
+                continue;
+            }
+            if let Some(h) = self.conns.get(&other).copied() {
+                self.uninstall(hw, d, other, h);
+                self.mark_ready(d, other);
+            }
+        }
+    }
+
+    /// Whether connection `id` (live, not offloaded) may be offloaded: it
+    /// can no longer be a spoofed first packet (docs/architecture.md,
+    /// "Flows and cuckoo placement"). TCP: IPVS's state is ESTABLISHED
+    /// (the client's ACK completed the handshake). UDP: NAT, a reply from
+    /// the real server was seen; DR/TUN, a second packet from the client.
+    /// Any connection that was offloaded before may come back.
+    fn ready(&self, d: &Director, id: ConnId) -> bool {
+        let c = d.conns.get(id);
+        if c.proto == 6 && c.state == tcp::state::ESTABLISHED {
+            return true;
+        }
+        self.pending.get(&id).is_some_and(|p| p.ready && p.key == request_key(c))
+    }
+
+    /// The bookkeeping of connection `id` (live), fresh if it was another
+    /// connection's.
+    fn pending_mut(&mut self, d: &Director, id: ConnId) -> &mut Pending {
+        let key = request_key(d.conns.get(id));
+        let p = self.pending.entry(id).or_insert(Pending { key, ready: false, inputs: 0, retry_at: 0 });
+        if p.key != key {
+            *p = Pending { key, ready: false, inputs: 0, retry_at: 0 };
+        }
+        p
+    }
+
+    /// Connection `id` (live) left the card but may come back.
+    fn mark_ready(&mut self, d: &Director, id: ConnId) {
+        if d.conns.is_live(id) {
+            self.pending_mut(d, id).ready = true;
+        }
+    }
+
+    /// Whether connection `id` is marked unplaceable: its last placement
+    /// failed, no flow slot was freed since (a free lets one marked
+    /// connection search again) and no entry of its buckets can have
+    /// become idle enough to evict. O(1): one map lookup.
+    fn unplaceable(&mut self, d: &Director, id: ConnId) -> bool {
+        let Some(p) = self.pending.get(&id) else { return false };
+        if p.retry_at == 0 || d.now() >= p.retry_at {
+            return false;
+        }
+        if self.free_credits > 0 {
+            self.free_credits -= 1;
+            return false;
+        }
+        true
+    }
+
+    /// Connection `id` got a packet in direction `dir` (`None`: an ICMP
+    /// error about it): the evidence the offload rule counts is noted
+    /// (UDP), then its flows are brought in line ([`sync`](Self::sync)).
+    pub fn seen(&mut self, hw: &mut dyn Csr, d: &mut Director, id: ConnId, dir: Option<Direction>) {
+        if d.conns.is_live(id) && !self.conns.contains_key(&id) {
+            let c = *d.conns.get(id);
+            if c.proto == 17 && !c.is_template() {
+                let p = self.pending_mut(d, id);
+                match dir {
+                    Some(Direction::Output) => p.ready = true,
+                    Some(Direction::Input) => {
+                        p.inputs = p.inputs.saturating_add(1);
+                        if c.fwd() != cf::MASQ && p.inputs >= 2 {
+                            p.ready = true;
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
+        self.sync(hw, d, id);
+    }
+
     /// Brings connection `id`'s hardware flows in line with its state.
+    ///
+    /// A connection not in the card is offloaded only once it is
+    /// [`ready`](Self::ready) (never a half-open one), and not while it is
+    /// marked unplaceable.
     pub fn sync(&mut self, hw: &mut dyn Csr, d: &mut Director, id: ConnId) {
-        let want = if d.conns.is_live(id) { wanted(d, id) } else { None };
+        let live = d.conns.is_live(id);
         let have = self.conns.get(&id).copied();
+        if have.is_none() {
+            if !live {
+                self.pending.remove(&id);
+                return;
+            }
+            // Not offloaded yet, but its keys must not lead to a
+            // connection it replaced.
+            self.unshadow(hw, d, id);
+            if !self.ready(d, id) {
+                self.deferred += 1;
+                return;
+            }
+        }
+        let want = if live { wanted(d, id) } else { None };
         match (have, want) {
             (None, None) => {}
-            (Some(h), None) => self.uninstall(hw, d, id, h),
+            (Some(h), None) => {
+                self.uninstall(hw, d, id, h);
+                self.mark_ready(d, id);
+            }
             (Some(h), Some(w)) if h.wanted == w => {}
             (Some(h), Some(w)) if h.wanted.req.0 == w.req.0 && h.wanted.req.1 == w.req.1 && h.wanted.rep.map(|r| (r.0, r.1)) == w.rep.map(|r| (r.0, r.1)) => {
                 // Only the ack_fast bits changed: rewrite in place.
@@ -329,13 +568,41 @@ impl FlowManager {
             }
             (Some(h), Some(w)) => {
                 self.uninstall(hw, d, id, h);
-                self.install(hw, d, id, w);
+                self.mark_ready(d, id);
+                self.offload(hw, d, id, w);
             }
-            (None, Some(w)) => self.install(hw, d, id, w),
+            (None, Some(w)) => {
+                if self.unplaceable(d, id) {
+                    self.placement_skipped += 1;
+                    return;
+                }
+                self.offload(hw, d, id, w);
+            }
         }
     }
 
-    fn install(&mut self, hw: &mut dyn Csr, d: &mut Director, id: ConnId, w: Wanted) {
+    /// Installs `w` for connection `id` (ready); marks it unplaceable if
+    /// the tables had no place.
+    fn offload(&mut self, hw: &mut dyn Csr, d: &mut Director, id: ConnId, w: Wanted) {
+        match self.install(hw, d, id, w) {
+            Install::Done => {
+                self.pending.remove(&id);
+            }
+            Install::Shadowed => {}
+            Install::Full => {
+                let at = self.retry_at.max(d.now() + 1);
+                let p = self.pending_mut(d, id);
+                p.ready = true;
+                p.retry_at = at;
+                self.free_credits = 0;
+            }
+        }
+    }
+
+    fn install(&mut self, hw: &mut dyn Csr, d: &mut Director, id: ConnId, w: Wanted) -> Install {
+        // No place in the action table: an idle connection's flows may
+        // free one only by chance, so none is evicted for it.
+        self.retry_at = d.now().saturating_add(self.evict_idle);
         // A key another connection's flow holds: the kernel's lookups
         // (`ip_vs_conn_in_get`, `ip_vs_conn_out_get`) find the newest
         // connection first (`ip_vs_conn_hash` adds at the chain's head), so
@@ -354,7 +621,7 @@ impl FlowManager {
                 d.conns.in_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
             };
             if found != Some(id) {
-                return;
+                return Install::Shadowed;
             }
             if let Some(h) = self.conns.get(&other).copied() {
                 self.uninstall(hw, d, other, h);
@@ -362,7 +629,7 @@ impl FlowManager {
         }
         let Some(ra) = self.acquire_action(hw, w.dest, false, w.req.1) else {
             self.table_full += 1;
-            return;
+            return Install::Full;
         };
         let rep_action = match w.rep {
             Some(r) => match self.acquire_action(hw, w.dest, true, r.1) {
@@ -370,32 +637,33 @@ impl FlowManager {
                 None => {
                     self.release_action(hw, d, ra);
                     self.table_full += 1;
-                    return;
+                    return Install::Full;
                 }
             },
             None => None,
         };
-        if !self.place(hw, FlowEntry::new(w.req.0, ra, w.req.2), id) {
+        if !self.place(hw, d, FlowEntry::new(w.req.0, ra, w.req.2), id) {
             self.release_action(hw, d, ra);
             if let Some(x) = rep_action {
                 self.release_action(hw, d, x);
             }
-            return;
+            return Install::Full;
         }
         if let (Some(r), Some(x)) = (w.rep, rep_action) {
-            if !self.place(hw, FlowEntry::new(r.0, x, r.2), id) {
+            if !self.place(hw, d, FlowEntry::new(r.0, x, r.2), id) {
                 if let Some(wr) = self.placer.remove(&w.req.0) {
                     Self::write_slot(hw, &wr);
                 }
                 self.by_key.remove(&w.req.0);
                 self.release_action(hw, d, ra);
                 self.release_action(hw, d, x);
-                return;
+                return Install::Full;
             }
         }
         let member_at = self.members[ra as usize].len() as u32;
         self.members[ra as usize].push(id);
-        self.conns.insert(id, Installed { wanted: w, req_action: ra, rep_action, last_use: 0, member_at });
+        self.conns.insert(id, Installed { wanted: w, installed_at: d.now(), req_action: ra, rep_action, last_use: 0, member_at });
+        Install::Done
     }
 
     fn uninstall(&mut self, hw: &mut dyn Csr, d: &mut Director, id: ConnId, h: Installed) {
@@ -403,6 +671,7 @@ impl FlowManager {
         for k in keys {
             if let Some(wr) = self.placer.remove(&k) {
                 Self::write_slot(hw, &wr);
+                self.free_credits += 1;
             }
             self.by_key.remove(&k);
             self.moved_hits.remove(&k);
@@ -718,6 +987,7 @@ impl FlowManager {
             if let Some(h) = self.conns.get(&id).copied() {
                 self.uninstall(hw, d, id, h);
             }
+            self.pending.remove(&id);
         }
     }
 }

@@ -126,6 +126,8 @@ pub struct ReplayOutcome {
     pub in_hardware: u64,
     /// Connections whose flows did not fit in the hardware tables.
     pub table_full: u64,
+    /// Idle offloaded connections evicted for one that did not fit.
+    pub evicted: u64,
 }
 
 /// Runs `records` through a fresh director on `backend` (the simulated
@@ -246,6 +248,7 @@ pub fn run_split_changes<D: Device + Wire>(
     let mut out = finish(ctl.director(), tx, host)?;
     out.in_hardware = in_hw;
     out.table_full = ctl.table_full();
+    out.evicted = ctl.evicted();
     out.report.intake = Some(intake);
     Ok(out)
 }
@@ -259,7 +262,7 @@ fn finish(d: &Director, tx: Vec<PcapRecord>, host: Vec<PcapRecord>) -> Result<Re
     let listing = ipvsadm::format_list(&header, &services, &stats_opts)
         + &ipvsadm::format_list(&header, &services, &plain_opts)
         + &ipvsadm::format_list(&header, &services, &rate_opts);
-    Ok(ReplayOutcome { tx, host, report, listing, in_hardware: 0, table_full: 0 })
+    Ok(ReplayOutcome { tx, host, report, listing, in_hardware: 0, table_full: 0, evicted: 0 })
 }
 
 /// Runs `records` through the golden model alone.
@@ -374,7 +377,7 @@ pub fn replay(args: &ReplayArgs) -> Result<String, ReplayError> {
     let mut stats_file = args.stats.as_deref().map(|p| AtomicFile::create(p).map_err(ReplayError::Output)).transpose()?;
     let mut out = run_changes(args.backend, args.width, limits, cfg, &rules, &records, changes)?;
     if args.backend != Backend::Golden {
-        out.report.offload = Some(OffloadCounts { in_hardware: out.in_hardware, table_full: out.table_full });
+        out.report.offload = Some(OffloadCounts { in_hardware: out.in_hardware, table_full: out.table_full, evicted: out.evicted });
     }
     // Everything written first, then renamed: a failure leaves no output.
     out_file.write_records(&out.tx).map_err(ReplayError::Output)?;

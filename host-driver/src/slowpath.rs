@@ -171,7 +171,8 @@ impl<D: Device> SlowPath<D> {
             Action::Drop(_) | Action::Held => {}
         }
         if let Some(id) = self.director.last_conn {
-            self.flows.sync(&mut self.dp, &mut self.director, id);
+            let dir = self.director.last_dir;
+            self.flows.seen(&mut self.dp, &mut self.director, id, dir);
         }
         Ok(r)
     }

@@ -239,6 +239,7 @@ fn metrics_agree_with_the_listings_and_status_through_traffic_and_rule_changes()
         ("lvsnic_rate_limited_frames_total", &["exception_loop", "rate_limited"]),
         ("lvsnic_offloaded_connections", &["offload", "connections"]),
         ("lvsnic_flow_table_full_total", &["offload", "table_full"]),
+        ("lvsnic_flow_table_evicted_total", &["offload", "evicted"]),
         ("lvsnic_flow_table_used_entries", &["offload", "flow_entries"]),
         ("lvsnic_flow_table_size_entries", &["offload", "flow_capacity"]),
         ("lvsnic_action_table_used_entries", &["offload", "action_entries"]),

@@ -100,6 +100,8 @@ fn replay_with_limits_counts_every_frame_read_on_every_backend() {
         assert_eq!(conns, input, "{backend}: one connection per admitted SYN");
         if backend == "model" {
             assert!(j["offload"]["table_full"].is_u64(), "{backend}: table-full in STATS.json: {j}");
+            assert!(j["offload"]["evicted"].is_u64(), "{backend}: evictions in STATS.json: {j}");
+            assert_eq!(j["offload"]["table_full"], 0, "{backend}: SYNs take no slot: {j}");
         }
         created.push((conns, limited));
     }

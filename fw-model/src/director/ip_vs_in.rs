@@ -29,6 +29,7 @@ impl Director {
             },
         };
         self.last_conn = Some(id);
+        self.last_dir = Some(crate::conn::tcp::Direction::Input);
         let c = *self.conns.get(id);
         if c.dest != NIL && !self.services.dests[c.dest as usize].available {
             if self.cfg.sysctl.expire_nodest_conn {

@@ -43,6 +43,7 @@ impl Director {
             return self.host(HostReason::Forward);
         }
         self.last_conn = Some(id);
+        self.last_dir = Some(crate::conn::tcp::Direction::Output);
         // ip_forward: TTL, MTU, decrement.
         if p.ttl <= 1 {
             let src = u32::from(self.cfg.ip);

@@ -349,6 +349,10 @@ pub struct Director {
     /// The connection the last processed packet belonged to (for the host
     /// slow path that installs hardware flows).
     pub last_conn: Option<ConnId>,
+    /// The direction of that packet in its connection (`None`: an ICMP
+    /// error about it), for the slow path's offload rule (a UDP NAT
+    /// connection is offloaded once a reply has been seen).
+    pub last_dir: Option<crate::conn::tcp::Direction>,
     /// Next-hop MAC per real server (`DestId`), resolved once from the
     /// neighbor table like the kernel's cached route in `dest->dest_dst`
     /// (emptied when a learned next hop changes).
@@ -438,6 +442,7 @@ impl Director {
             icmp_peers: HashMap::new(),
             nodest_flush: false,
             last_conn: None,
+            last_dir: None,
             dest_mac: Vec::new(),
             learned: HashMap::new(),
             unresolved: None,
@@ -606,6 +611,7 @@ impl Director {
     pub fn process_now(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>) -> Action {
         self.counters.frames_in += 1;
         self.last_conn = None;
+        self.last_dir = None;
         self.unresolved = None;
         let a = self.process_inner(frame, extra);
         match a {

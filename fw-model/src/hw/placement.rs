@@ -133,6 +133,15 @@ impl FlowPlacer {
         self.where4.get(key).copied()
     }
 
+    /// The key of the IPv4 entry in `slot`, if it holds one (the host's
+    /// eviction looks at a key's candidate slots).
+    pub fn key_at(&self, slot: usize) -> Option<FlowKey> {
+        match self.cells.get(slot) {
+            Some(Cell::V4(e)) => Some(e.key()),
+            _ => None,
+        }
+    }
+
     /// Head slot of an installed IPv6 key.
     pub fn slot_of6(&self, key: &FlowKey6) -> Option<usize> {
         self.where6.get(key).copied()

@@ -106,6 +106,7 @@ families! {
     ACTION_USED: Gauge "lvsnic_action_table_used_entries" "Action-table entries in use.";
     ACTION_SIZE: Gauge "lvsnic_action_table_size_entries" "The card's usable action-table entries.";
     TABLE_FULL: Counter "lvsnic_flow_table_full_total" "Flows that did not fit in the card's table (their connection stays in software).";
+    EVICTED: Counter "lvsnic_flow_table_evicted_total" "Idle offloaded connections evicted from the card for a connection that did not fit.";
     BUSY: Counter "lvsnic_device_busy_timeouts_total" "Table commands that found the device busy for too long.";
     NEIGHBOR_MISMATCH: Counter "lvsnic_neighbor_mismatches_total" "ARP frames from a [neighbors] address with another MAC than configured.";
     NEIGHBOR_EVENTS: Counter "lvsnic_neighbor_events_total" "Real servers' next hops whose MAC was learned, changed, or not found (resolution failed).";
@@ -323,6 +324,7 @@ pub fn render(s: &Snapshot, format: Format) -> String {
     w.one(&ACTION_USED, o.action_entries);
     w.one(&ACTION_SIZE, o.action_capacity);
     w.one(&TABLE_FULL, o.table_full);
+    w.one(&EVICTED, o.evicted);
     w.one(&BUSY, o.busy_timeouts);
     let nb = &st.director.neighbors;
     w.one(&NEIGHBOR_MISMATCH, nb.mismatches);
@@ -471,6 +473,7 @@ mod tests {
                 connections: 1,
                 diverted: 0,
                 table_full: k,
+                evicted: 0,
                 busy_timeouts: 0,
                 flow_entries: 2,
                 flow_capacity: 4096,
