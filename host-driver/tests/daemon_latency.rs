@@ -253,24 +253,33 @@ fn forwarding_latency_beside_the_control_plane() {
         assert!(r["stderr"].as_str().unwrap().starts_with("lvsnic daemon: no complete request within 5 s ("), "{r}");
     }
 
-    // 3. `-L -n -c` of a large table: one UDP datagram per connection.
+    // 3. `-L -n -c` of a large table: one UDP datagram per connection and
+    // the real server's answer (a UDP NAT connection goes to the card at
+    // its first reply, as many as fit).
     let t0 = Instant::now();
     let frames_before = counter(&d.status(), &["exception_loop", "frames"]);
-    let mut sent = 0u32;
+    let (mut sent, mut frames) = (0u32, 0u64);
+    let rs = Ipv4Addr::new(192, 168, 10, 2);
     while sent < conns {
         let batch = (conns - sent).min(50_000);
-        for i in sent..sent + batch {
-            let c = Ipv4Addr::from(0xac10_0000u32 + i);
-            let f = udp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), 1024 + (i % 60_000) as u16, 53, b"x", false);
-            sock.send(&f);
+        for reply in [false, true] {
+            for i in sent..sent + batch {
+                let (c, port) = (Ipv4Addr::from(0xac10_0000u32 + i), 1024 + (i % 60_000) as u16);
+                let f = match reply {
+                    false => udp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c, VIP), port, 53, b"x", false),
+                    true => udp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(rs, c), 53, port, b"y", false),
+                };
+                sock.send(&f);
+            }
+            frames += u64::from(batch);
+            // Let the daemon keep up (the TAP's queue holds 100,000 frames).
+            let t1 = Instant::now();
+            while counter(&d.status(), &["exception_loop", "frames"]) < frames_before + frames {
+                assert!(t1.elapsed() < Duration::from_secs(120), "the daemon did not take {frames} frames");
+                std::thread::sleep(Duration::from_millis(200));
+            }
         }
         sent += batch;
-        // Let the daemon keep up (the TAP's queue holds 100,000 frames).
-        let t1 = Instant::now();
-        while counter(&d.status(), &["exception_loop", "frames"]) < frames_before + sent as u64 {
-            assert!(t1.elapsed() < Duration::from_secs(120), "the daemon did not take {sent} frames");
-            std::thread::sleep(Duration::from_millis(200));
-        }
     }
     let st = d.status();
     let live = counter(&st, &["director", "connections", "live"]);
