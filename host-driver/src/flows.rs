@@ -421,6 +421,22 @@ impl FlowManager {
         }
     }
 
+    /// The other connection whose flow holds key `k` of connection `id`
+    /// (its request key, or its reply key when `reply`), and whether the
+    /// director's lookup of `k` finds `id` rather than that one.
+    fn holder_of(&self, d: &Director, id: ConnId, k: &FlowKey, reply: bool) -> Option<(ConnId, bool)> {
+        let &other = self.by_key.get(k)?;
+        if other == id {
+            return None;
+        }
+        let found = if reply {
+            d.conns.out_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
+        } else {
+            d.conns.in_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
+        };
+        Some((other, found == Some(id)))
+    }
+
     /// Connection `id` (live, not offloaded) replaced a connection whose
     /// flows hold one of its keys (a SYN on a TIME_WAIT entry, with
     /// `conn_reuse_mode`; the old entry lingers until the next jiffy):
@@ -435,18 +451,7 @@ impl FlowManager {
         let req = request_key(&c);
         let rep = (c.fwd() == cf::MASQ).then_some(FlowKey { proto: c.proto, saddr: c.daddr, daddr: c.caddr, sport: c.dport, dport: c.cport });
         for (k, reply) in std::iter::once((req, false)).chain(rep.map(|k| (k, true))) {
-            let Some(&other) = self.by_key.get(&k) else { continue };
-            if other == id {
-                continue;
-            }
-            let found = if reply {
-                d.conns.out_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
-            } else {
-                d.conns.in_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
-            };
-            if found != Some(id) {
-                continue;
-            }
+            let Some((other, true)) = self.holder_of(d, id, &k, reply) else { continue };
             if let Some(h) = self.conns.get(&other).copied() {
                 self.uninstall(hw, d, other, h);
                 self.mark_ready(d, other);
@@ -611,18 +616,11 @@ impl FlowManager {
         // leaves the card; otherwise this one stays in software.
         let keys = std::iter::once((w.req.0, false)).chain(w.rep.map(|r| (r.0, true)));
         for (k, reply) in keys {
-            let Some(&other) = self.by_key.get(&k) else { continue };
-            if other == id {
-                continue;
-            }
-            let found = if reply {
-                d.conns.out_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
-            } else {
-                d.conns.in_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
+            let other = match self.holder_of(d, id, &k, reply) {
+                None => continue,
+                Some((_, false)) => return Install::Shadowed,
+                Some((other, true)) => other,
             };
-            if found != Some(id) {
-                return Install::Shadowed;
-            }
             if let Some(h) = self.conns.get(&other).copied() {
                 self.uninstall(hw, d, other, h);
             }

@@ -28,20 +28,32 @@ impl Director {
                 Err(a) => return a,
             },
         };
+        if let Err(a) = self.request_found(id, p.len, tflags) {
+            return a;
+        }
+        let a = self.xmit_request(frame, extra, p, id, false);
+        self.conn_put(id);
+        a
+    }
+
+    /// A request of connection `id` (either family), once `ip_vs_in` has
+    /// found or scheduled it: the connection noted for the caller, its
+    /// real server checked (unavailable: the packet is dropped, and with
+    /// `expire_nodest_conn` the connection expired), the statistics and
+    /// the state machine moved on. Then the request is transmitted.
+    pub(super) fn request_found(&mut self, id: ConnId, len: u16, tflags: u8) -> Result<(), Action> {
         self.last_conn = Some(id);
-        self.last_dir = Some(crate::conn::tcp::Direction::Input);
+        self.last_dir = Some(Direction::Input);
         let c = *self.conns.get(id);
         if c.dest != NIL && !self.services.dests[c.dest as usize].available {
             if self.cfg.sysctl.expire_nodest_conn {
                 self.expire_now(id);
             }
-            return self.drop(DropReason::DestUnavailable);
+            return Err(self.drop(DropReason::DestUnavailable));
         }
-        self.in_stats(&c, p.len);
+        self.in_stats(&c, len);
         self.set_state(id, Direction::Input, tflags);
-        let a = self.xmit_request(frame, extra, p, id, false);
-        self.conn_put(id);
-        a
+        Ok(())
     }
 
     /// The connection a request found, or `None` when a SYN must

@@ -15,7 +15,7 @@
 
 use super::{Action, Director, DropReason, HostReason};
 use crate::conn::tcp::Direction;
-use crate::conn::{flags as cf, Conn, ConnAddrs, ConnId, NIL};
+use crate::conn::{flags as cf, Conn, ConnAddrs, ConnId};
 use crate::ipvs::{DestId, ServiceId};
 use crate::sched::SchedPacket;
 use crate::wire::{self, FrameInfo, MacAddr, IPPROTO_TCP, IPPROTO_UDP, TCP_RST, TCP_SYN};
@@ -106,16 +106,9 @@ impl Director {
                 Err(a) => return a,
             },
         };
-        self.last_conn = Some(id);
-        let c = *self.conns.get(id);
-        if c.dest != NIL && !self.services.dests[c.dest as usize].available {
-            if self.cfg.sysctl.expire_nodest_conn {
-                self.expire_now(id);
-            }
-            return self.drop(DropReason::DestUnavailable);
+        if let Err(a) = self.request_found(id, p.len, p.tflags) {
+            return a;
         }
-        self.in_stats(&c, p.len);
-        self.set_state(id, Direction::Input, p.tflags);
         let a = self.xmit_request6(frame, extra, p, id);
         self.conn_put(id);
         a
