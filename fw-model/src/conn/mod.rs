@@ -226,13 +226,26 @@ fn hash_key(proto: u8, caddr: u32, cport: u16, seed: u64) -> u64 {
     h ^ (h >> 32)
 }
 
+/// Chains moved to the new heads per insert while the table doubles:
+/// the doubling ends after an eighth as many inserts as it has chains,
+/// long before the next one.
+const GROW_STEP: usize = 8;
+
 /// The connection table.
 #[derive(Debug)]
 pub struct ConnTable {
     slab: Vec<Conn>,
     free_head: u32,
+    /// The chain heads (`mask + 1` of them).
     buckets: Vec<u32>,
     mask: u64,
+    /// While the table doubles: the chain heads before, moved into
+    /// `buckets` a few per insert ([`GROW_STEP`]) so that no single insert
+    /// rehashes the whole table (at 1M → 2M connections that held the
+    /// forwarding loop 60-95 ms). Chains of `old` from `moved` on are still
+    /// there; those before it are in `buckets`. Empty when not doubling.
+    old: Vec<u32>,
+    moved: usize,
     seed: u64,
     live: usize,
     timers: TimerQueue,
@@ -256,6 +269,8 @@ impl ConnTable {
             free_head: NIL,
             buckets: vec![NIL; nb],
             mask: (nb - 1) as u64,
+            old: Vec::new(),
+            moved: 0,
             seed: 0x5EED_1F5E_ED00_0001,
             live: 0,
             timers: TimerQueue::new(),
@@ -278,13 +293,38 @@ impl ConnTable {
     /// bytes-per-connection measurement.
     pub fn memory_bytes(&self) -> usize {
         self.slab.capacity() * std::mem::size_of::<Conn>()
-            + self.buckets.capacity() * 4
+            + (self.buckets.capacity() + self.old.capacity()) * 4
             + self.timers.memory_bytes()
     }
 
+    /// Where the chain of a key lives: `(true, i)` for `old[i]` (not yet
+    /// moved), `(false, i)` for `buckets[i]`.
     #[inline]
-    fn bucket_of(&self, proto: u8, caddr: u32, cport: u16) -> usize {
-        (hash_key(proto, caddr, cport, self.seed) & self.mask) as usize
+    fn chain_of(&self, proto: u8, caddr: u32, cport: u16) -> (bool, usize) {
+        let h = hash_key(proto, caddr, cport, self.seed);
+        if self.moved < self.old.len() {
+            let ob = h as usize & (self.old.len() - 1);
+            if ob >= self.moved {
+                return (true, ob);
+            }
+        }
+        (false, (h & self.mask) as usize)
+    }
+
+    /// The first entry of the chain of a key.
+    #[inline]
+    fn head(&self, proto: u8, caddr: u32, cport: u16) -> u32 {
+        match self.chain_of(proto, caddr, cport) {
+            (true, i) => self.old[i],
+            (false, i) => self.buckets[i],
+        }
+    }
+
+    fn set_head(&mut self, at: (bool, usize), id: u32) {
+        match at {
+            (true, i) => self.old[i] = id,
+            (false, i) => self.buckets[i] = id,
+        }
     }
 
     /// One more than the largest id ever allocated: every live id is
@@ -320,6 +360,7 @@ impl ConnTable {
         if self.live + 1 > self.buckets.len() {
             self.grow();
         }
+        self.move_chains(GROW_STEP);
         let id = if self.free_head != NIL {
             let id = self.free_head;
             self.free_head = self.slab[id as usize].next;
@@ -345,22 +386,22 @@ impl ConnTable {
 
     fn link(&mut self, id: u32) {
         let c = &self.slab[id as usize];
-        let b = self.bucket_of(c.proto, c.caddr, c.cport);
-        self.slab[id as usize].next = self.buckets[b];
-        self.buckets[b] = id;
+        let at = self.chain_of(c.proto, c.caddr, c.cport);
+        self.slab[id as usize].next = self.head(c.proto, c.caddr, c.cport);
+        self.set_head(at, id);
         self.slab[id as usize].flags |= flags::HASHED;
     }
 
     fn unlink(&mut self, id: u32) {
         let c = self.slab[id as usize];
-        let b = self.bucket_of(c.proto, c.caddr, c.cport);
-        let mut cur = self.buckets[b];
+        let at = self.chain_of(c.proto, c.caddr, c.cport);
+        let mut cur = self.head(c.proto, c.caddr, c.cport);
         let mut prev = NIL;
         while cur != NIL {
             if cur == id {
                 let nxt = self.slab[cur as usize].next;
                 if prev == NIL {
-                    self.buckets[b] = nxt;
+                    self.set_head(at, nxt);
                 } else {
                     self.slab[prev as usize].next = nxt;
                 }
@@ -428,22 +469,43 @@ impl ConnTable {
 
     /// Doubles the bucket array. Each old chain is re-linked tail first, so
     /// entries that share a key keep their newest-first order.
+    /// Doubles the chain heads; the chains move over the next inserts
+    /// ([`move_chains`](Self::move_chains)).
     fn grow(&mut self) {
-        let old = std::mem::take(&mut self.buckets);
-        let nb = old.len() * 2;
-        self.buckets = vec![NIL; nb];
+        // The last doubling's chains have all moved by now (it had half
+        // as many chains as inserts until this one); finish it if not.
+        self.move_chains(usize::MAX);
+        let nb = self.buckets.len() * 2;
+        self.old = std::mem::replace(&mut self.buckets, vec![NIL; nb]);
         self.mask = (nb - 1) as u64;
+        self.moved = 0;
+    }
+
+    /// Moves up to `n` chains of the last doubling into the new heads,
+    /// each entry keeping its order in its chain.
+    fn move_chains(&mut self, n: usize) {
         let mut chain: Vec<u32> = Vec::new();
-        for head in old {
+        for _ in 0..n {
+            if self.moved >= self.old.len() {
+                break;
+            }
             chain.clear();
-            let mut cur = head;
+            let mut cur = std::mem::replace(&mut self.old[self.moved], NIL);
             while cur != NIL {
                 chain.push(cur);
                 cur = self.slab[cur as usize].next;
             }
             for &id in chain.iter().rev() {
-                self.link(id);
+                let c = &self.slab[id as usize];
+                let b = (hash_key(c.proto, c.caddr, c.cport, self.seed) & self.mask) as usize;
+                self.slab[id as usize].next = self.buckets[b];
+                self.buckets[b] = id;
             }
+            self.moved += 1;
+        }
+        if self.moved >= self.old.len() && !self.old.is_empty() {
+            self.old = Vec::new();
+            self.moved = 0;
         }
     }
 
@@ -454,7 +516,7 @@ impl ConnTable {
         let n = keys.len().min(heads.len());
         for i in 0..n {
             let (p, a, port) = keys[i];
-            heads[i] = self.buckets[self.bucket_of(p, a, port)];
+            heads[i] = self.head(p, a, port);
         }
         let mut x = 0;
         for &h in &heads[..n] {
@@ -470,7 +532,7 @@ impl ConnTable {
     /// lack NO_CPORT).
     #[inline]
     pub fn in_get(&self, proto: u8, caddr: u32, cport: u16, vaddr: u32, vport: u16) -> Option<ConnId> {
-        let mut cur = self.buckets[self.bucket_of(proto, caddr, cport)];
+        let mut cur = self.head(proto, caddr, cport);
         while cur != NIL {
             let c = &self.slab[cur as usize];
             if c.cport == cport
@@ -493,7 +555,7 @@ impl ConnTable {
     /// client), hashed on the destination.
     #[inline]
     pub fn out_get(&self, proto: u8, saddr: u32, sport: u16, daddr: u32, dport: u16) -> Option<ConnId> {
-        let mut cur = self.buckets[self.bucket_of(proto, daddr, dport)];
+        let mut cur = self.head(proto, daddr, dport);
         while cur != NIL {
             let c = &self.slab[cur as usize];
             if c.cport == dport {
@@ -510,7 +572,7 @@ impl ConnTable {
     /// Template lookup `ip_vs_ct_in_get` for `<proto, caddr, cport, vaddr, vport>`.
     #[inline]
     pub fn ct_in_get(&self, proto: u8, caddr: u32, cport: u16, vaddr: u32, vport: u16) -> Option<ConnId> {
-        let mut cur = self.buckets[self.bucket_of(proto, caddr, cport)];
+        let mut cur = self.head(proto, caddr, cport);
         while cur != NIL {
             let c = &self.slab[cur as usize];
             if c.caddr == caddr
@@ -532,7 +594,7 @@ impl ConnTable {
     /// `af == AF_INET6`: `ip_vs_addr_equal` on the whole addresses).
     pub fn in_get6(&self, proto: u8, caddr: &Ipv6Addr, cport: u16, vaddr: &Ipv6Addr, vport: u16) -> Option<ConnId> {
         let (fc, fv) = (fold6(caddr), fold6(vaddr));
-        let mut cur = self.buckets[self.bucket_of(proto, fc, cport)];
+        let mut cur = self.head(proto, fc, cport);
         while cur != NIL {
             let c = &self.slab[cur as usize];
             if c.af == AF_INET6
@@ -554,7 +616,7 @@ impl ConnTable {
     /// [`out_get`](Self::out_get) for IPv6.
     pub fn out_get6(&self, proto: u8, saddr: &Ipv6Addr, sport: u16, daddr: &Ipv6Addr, dport: u16) -> Option<ConnId> {
         let fd = fold6(daddr);
-        let mut cur = self.buckets[self.bucket_of(proto, fd, dport)];
+        let mut cur = self.head(proto, fd, dport);
         while cur != NIL {
             let c = &self.slab[cur as usize];
             if c.af == AF_INET6 && c.cport == dport && c.caddr == fd && c.proto == proto {
@@ -574,7 +636,7 @@ impl ConnTable {
     /// the persistence prefix).
     pub fn ct_in_get6(&self, proto: u8, caddr: &Ipv6Addr, cport: u16, vaddr: &Ipv6Addr, vport: u16) -> Option<ConnId> {
         let (fc, fv) = (fold6(caddr), fold6(vaddr));
-        let mut cur = self.buckets[self.bucket_of(proto, fc, cport)];
+        let mut cur = self.head(proto, fc, cport);
         while cur != NIL {
             let c = &self.slab[cur as usize];
             if c.af == AF_INET6
@@ -691,6 +753,55 @@ mod tests {
         t.get_mut(id).flags = flags::DROUTE;
         // DR/TUN replies would come from the VIP.
         assert_eq!(t.out_get(6, 0x0a00_0001, 80, 0x0101_0101, 40000), Some(id));
+    }
+
+    #[test]
+    fn a_doubling_moves_a_few_chains_per_insert_and_every_entry_stays_found() {
+        let mut t = ConnTable::with_capacity(16);
+        // Pairs of entries with one key: the newer must stay first in its
+        // chain through every move.
+        let mut pairs = Vec::new();
+        let mut removed = Vec::new();
+        let mut max_moved = 0;
+        let mut doublings = 0;
+        let mut insert = |t: &mut ConnTable, i: u32| {
+            let (moved, old, heads) = (t.moved, t.old.len(), t.buckets.len());
+            let id = t.insert(conn(0x0b00_0000 + i, 1 + (i % 50_000) as u16));
+            if t.buckets.len() != heads {
+                doublings += 1;
+                assert_eq!(old, 0, "the last doubling ended before the next began");
+            } else if old > 0 {
+                max_moved = max_moved.max(if t.old.is_empty() { old - moved } else { t.moved - moved });
+            }
+            id
+        };
+        for i in 0..20_000u32 {
+            let older = insert(&mut t, i);
+            let newer = insert(&mut t, i);
+            pairs.push((i, older, newer));
+            if i % 7 == 0 {
+                // Removed while its chain may be in either table.
+                t.remove(newer);
+                removed.push(i);
+            }
+            if i % 997 == 0 {
+                for &(j, older, newer) in &pairs {
+                    let want = if j % 7 == 0 { older } else { newer };
+                    assert_eq!(t.in_get(6, 0x0b00_0000 + j, 1 + (j % 50_000) as u16, 0x0a00_0001, 80), Some(want), "entry {j} at insert {i}");
+                    assert_eq!(t.out_get(6, 0xc0a8_0001, 8080, 0x0b00_0000 + j, 1 + (j % 50_000) as u16), Some(want));
+                }
+            }
+        }
+        assert!(doublings >= 10, "{doublings} doublings");
+        assert!(max_moved <= GROW_STEP, "an insert moved {max_moved} chains");
+        for &(j, older, newer) in &pairs {
+            let want = if j % 7 == 0 { older } else { newer };
+            assert_eq!(t.in_get(6, 0x0b00_0000 + j, 1 + (j % 50_000) as u16, 0x0a00_0001, 80), Some(want));
+            t.remove(want);
+            let other = if want == older { (j % 7 != 0).then_some(newer) } else { Some(older) };
+            assert_eq!(t.in_get(6, 0x0b00_0000 + j, 1 + (j % 50_000) as u16, 0x0a00_0001, 80), other.filter(|&o| t.is_live(o)));
+        }
+        assert_eq!(t.len(), pairs.len() - removed.len());
     }
 
     #[test]
