@@ -220,10 +220,14 @@ impl FlowManager {
     /// No flows, for tables of `params`.
     pub fn new(params: HwParams) -> Self {
         let n = params.actions();
+        // Sized for a full table at once (a connection has one flow or
+        // more): growing a map rehashes every entry at once, in the middle
+        // of an install, with the loop waiting.
+        let slots = params.flow_slots();
         FlowManager {
             placer: FlowPlacer::new(params),
-            conns: HashMap::default(),
-            by_key: HashMap::default(),
+            conns: HashMap::with_capacity_and_hasher(slots, Default::default()),
+            by_key: HashMap::with_capacity_and_hasher(slots, Default::default()),
             actions: vec![None; n],
             members: vec![Vec::new(); n],
             action_index: HashMap::default(),

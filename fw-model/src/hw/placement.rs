@@ -103,12 +103,14 @@ pub struct FlowPlacer {
 }
 
 impl FlowPlacer {
-    /// An empty mirror of a flow table of `params`' size.
+    /// An empty mirror of a flow table of `params`' size. The index is
+    /// sized for a full table at once: growing it rehashes every entry
+    /// at once, in the middle of an install.
     pub fn new(params: HwParams) -> Self {
         FlowPlacer {
             params,
             cells: vec![Cell::Free; params.flow_slots()],
-            where4: HashMap::default(),
+            where4: HashMap::with_capacity_and_hasher(params.flow_slots(), Default::default()),
             where6: HashMap::default(),
         }
     }
