@@ -398,6 +398,7 @@ fn status_keeps_the_keys_tests_and_docs_read() {
         "exception_loop",
         "host_dropped",
         "limits",
+        "loop_nice",
         "loop_steps",
         "neighbors",
         "now_ns",
@@ -410,6 +411,14 @@ fn status_keeps_the_keys_tests_and_docs_read() {
     ];
     want.sort();
     assert_eq!(top, want, "{st}");
+    // The loop is raised to --loop-nice (-10) where the daemon may (root),
+    // else it stays at the process's nice value.
+    let own = lvsnic::sys::nice(0).unwrap();
+    let may = lvsnic::sys::set_nice(0, own - 1).is_ok();
+    if may {
+        lvsnic::sys::set_nice(0, own).unwrap();
+    }
+    assert_eq!(st["loop_nice"], if may { -10 } else { own }, "{st}");
     let num = |path: &[&str]| {
         let v = path.iter().fold(&st, |v, k| &v[*k]);
         v.as_u64().unwrap_or_else(|| panic!("status {} is not a count: {v}", path.join(".")))
