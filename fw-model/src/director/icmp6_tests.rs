@@ -41,9 +41,10 @@ fn packet(f: &[u8]) -> &[u8] {
     &f[14..]
 }
 
-fn director_with(extra_rules: &str) -> Director {
-    let rules = format!("{RULES}{extra_rules}");
-    Director::new(DirectorConfig::parse(CFG).unwrap(), &parse_rules(&rules).unwrap(), T0).unwrap()
+/// The test director with more `[neighbors]` and more rules.
+fn director_with(extra_neighbors: &str, extra_rules: &str) -> Director {
+    let (cfg, rules) = (format!("{CFG}{extra_neighbors}"), format!("{RULES}{extra_rules}"));
+    Director::new(DirectorConfig::parse(&cfg).unwrap(), &parse_rules(&rules).unwrap(), T0).unwrap()
 }
 
 #[test]
@@ -103,7 +104,7 @@ fn too_big_for_nat_and_small_errors_quote_the_whole_packet() {
 
 #[test]
 fn no_real_server_is_answered_with_port_unreachable() {
-    let mut d = director_with("-A -u [2001:db8::30]:5000 -s rr\n");
+    let mut d = director_with("", "-A -u [2001:db8::30]:5000 -s rr\n");
     let (client, vip) = (a("2001:db8:ff::b"), a("2001:db8::30"));
     let q = frame(DIR, GW, 0, 0, 17, 64, client, vip, &udp(client, vip, 999, 5000, b"hello"));
     // Ethernet padding past the payload is not quoted.
@@ -327,4 +328,72 @@ fn neighbour_solicitations_ndisc_refuses_are_dropped_and_others_go_to_the_host()
     assert_eq!(send(&mut d, 255, client, &ns(client, snm, other, &slla)), Err(Action::ToHost(HostReason::NonIp)));
     assert_eq!(send(&mut d, 255, client, &ns(client, snm, vip, &[])), Err(Action::ToHost(HostReason::NonIp)));
     assert_eq!(d.counters.nd_adverts, 0);
+}
+
+/// An IPv6 connection to an IPv4 real server (`ip_vs_tunnel_xmit`): the
+/// MTU is the IPv4 route's less 20, and too big is answered with ICMPv6
+/// packet too big (`ensure_mtu_is_adequate` with `skb_af == AF_INET6`).
+#[test]
+fn too_big_for_the_ipv4_tunnel_of_an_ipv6_service_is_answered_with_packet_too_big() {
+    let mut d = director_with("\"10.0.0.5\" = \"02:00:00:00:10:05\"\n", "-A -t [2001:db8::40]:80 -s rr\n-a -t [2001:db8::40]:80 -r 10.0.0.5:80 -i -w 1\n");
+    let (client, vip) = (a("2001:db8:ff::d"), a("2001:db8::40"));
+    let syn = frame(DIR, GW, 0, 0, 6, 64, client, vip, &tcp(client, vip, 4000, 80, 1, 0, 0x02, &[1; 1481 - 60]));
+    let want = frame(GW, DIR, 0, 0, 58, 64, vip, client, &icmp(vip, client, 2, 0, 1480, &packet(&syn)[..1232]));
+    assert_eq!(run(&mut d, T0, &syn), Ok(want));
+    // Hop limit 1: time exceeded, as for an IPv6 real server.
+    let syn = frame(DIR, GW, 0, 0, 6, 1, client, vip, &tcp(client, vip, 4001, 80, 1, 0, 0x02, b""));
+    let want = frame(GW, DIR, 0, 0, 58, 64, vip, client, &icmp(vip, client, 3, 0, 0, packet(&syn)));
+    assert_eq!(run(&mut d, T0, &syn), Ok(want));
+}
+
+/// The quoted packet's extension headers are walked (`ipv6_find_hdr` from
+/// the quoted header): the port rewritten is the one after them.
+#[test]
+fn an_error_quoting_extension_headers_is_rewritten_after_them() {
+    let mut d = director();
+    let (client, vip, rs, router) = (a("2001:db8:ff::e"), a("2001:db8::10"), a("2001:db8:1::1"), a("2001:db8:fe::1"));
+    let syn = frame(DIR, GW, 0, 0, 6, 64, client, vip, &tcp(client, vip, 40005, 80, 1, 0, 0x02, b""));
+    run(&mut d, T0, &syn).unwrap();
+    let reply = tcp(vip, client, 80, 40005, 7, 2, 0x12, b"");
+    // Destination Options, 8 bytes (Next Header TCP, length 0, PadN).
+    let dopt = [6, 0, 1, 4, 0, 0, 0, 0];
+    let quoted = [ip6(0, 0, 8 + reply.len(), 60, 60, vip, client), dopt.to_vec(), reply.clone()].concat();
+    let err = frame(DIR, GW, 0, 0, 58, 61, router, vip, &icmp(router, vip, 1, 3, 0, &quoted));
+    let mut rquoted = [ip6(0, 0, 8 + reply.len(), 60, 60, rs, client), dopt.to_vec(), reply].concat();
+    rquoted[48..50].copy_from_slice(&8080u16.to_be_bytes());
+    let want = frame(RS1, DIR, 0, 0, 58, 60, router, rs, &icmp(router, rs, 1, 3, 0, &rquoted));
+    assert_eq!(run(&mut d, T0, &err), Ok(want));
+}
+
+/// Malformed ICMPv6 and ND never stop the director: every truncation and
+/// every flipped byte of valid messages gives some action.
+#[test]
+fn truncated_and_corrupted_icmpv6_never_panics() {
+    let mut d = director();
+    let (client, vip, rs, router) = (a("2001:db8:ff::8"), a("2001:db8::10"), a("2001:db8:1::1"), a("2001:db8:fe::1"));
+    let syn = frame(DIR, GW, 0, 0, 6, 64, client, vip, &tcp(client, vip, 40001, 80, 1, 0, 0x02, b""));
+    run(&mut d, T0, &syn).unwrap();
+    let reply = tcp(vip, client, 80, 40001, 7, 2, 0x12, b"");
+    let quoted = [ip6(0, 0, reply.len(), 6, 60, vip, client), reply].concat();
+    let sent = tcp(client, rs, 40001, 8080, 1, 0, 0x02, b"");
+    let squoted = [ip6(0, 0, sent.len(), 6, 63, client, rs), sent].concat();
+    let snm = a("ff02::1:ff00:10");
+    let frames = [
+        frame(DIR, GW, 0, 0, 58, 61, router, vip, &icmp(router, vip, 1, 3, 0, &quoted)),
+        frame(DIR, RS1, 0, 0, 58, 64, rs, client, &icmp(rs, client, 1, 4, 0, &squoted)),
+        frame([0x33, 0x33, 0xff, 0, 0, 0x10], CLIENT_MAC, 0, 0, 58, 255, client, snm, &ns(client, snm, vip, &[1, 1, 2, 0, 0, 0, 0x20, 1])),
+    ];
+    for f in &frames {
+        for n in 0..f.len() {
+            let _ = run(&mut d, T0, &f[..n]);
+            let mut g = f.clone();
+            g[n] ^= 0xff;
+            let _ = run(&mut d, T0, &g);
+            // The payload length says more than there is.
+            let mut h = f.clone();
+            h[18..20].copy_from_slice(&0xffffu16.to_be_bytes());
+            h.truncate(n.max(54));
+            let _ = run(&mut d, T0, &h);
+        }
+    }
 }
