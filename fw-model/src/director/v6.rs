@@ -10,16 +10,20 @@
 //! errors about connections are relayed there too, and Neighbour
 //! Solicitations for the director's addresses answered ([`super::ndisc`]).
 //!
+//! Hop-by-Hop (padding only), Routing and Destination Options headers
+//! before TCP/UDP are carried where they are.
+//!
 //! What the model does not do for IPv6 yet (such frames go to the host
-//! stack, as every IPv6 frame did before, counted `non_ip`): extension
-//! headers and fragments, packets to or from the director's own address.
+//! stack, as every IPv6 frame did before, counted `non_ip`): fragments,
+//! other extension headers (AH, Hop-by-Hop options other than padding),
+//! packets to or from the director's own address.
 
 use super::{Action, Director, DropReason, HostReason};
 use crate::conn::tcp::Direction;
 use crate::conn::{flags as cf, Conn, ConnAddrs, ConnId};
 use crate::ipvs::{DestId, ServiceId};
 use crate::sched::SchedPacket;
-use crate::wire::{self, FrameInfo, MacAddr, IPPROTO_TCP, IPPROTO_UDP, TCP_RST, TCP_SYN};
+use crate::wire::{self, FrameInfo, IpProtocol, MacAddr, IPPROTO_TCP, IPPROTO_UDP, TCP_RST, TCP_SYN};
 use crate::xmit;
 use std::net::{IpAddr, Ipv6Addr};
 
@@ -34,6 +38,9 @@ pub(super) struct Pkt6 {
     pub(super) daddr: Ipv6Addr,
     proto: u8,
     pub(super) hop_limit: u8,
+    /// Offset of the TCP/UDP header in the frame (after any extension
+    /// headers).
+    l4: usize,
     sport: u16,
     dport: u16,
     tflags: u8,
@@ -43,7 +50,8 @@ impl Pkt6 {
     /// An ICMPv6 packet right after the fixed header.
     pub(super) fn icmp(l3: usize, payload_len: u16, saddr: Ipv6Addr, daddr: Ipv6Addr, hop_limit: u8) -> Pkt6 {
         let len = payload_len.wrapping_add(wire::ipv6::HEADER_LEN as u16);
-        Pkt6 { l3, len, saddr, daddr, proto: wire::icmpv6::IPPROTO_ICMPV6, hop_limit, sport: 0, dport: 0, tflags: 0 }
+        let l4 = l3 + wire::ipv6::HEADER_LEN;
+        Pkt6 { l3, len, saddr, daddr, proto: wire::icmpv6::IPPROTO_ICMPV6, hop_limit, l4, sport: 0, dport: 0, tflags: 0 }
     }
 }
 
@@ -78,7 +86,13 @@ impl Director {
     }
 
     /// The packet facts, when the model carries it: unicast to our MAC,
-    /// TCP or UDP right after the fixed header, the whole L4 header there.
+    /// TCP or UDP with the whole L4 header there, after the fixed header or
+    /// after the extension headers IPVS walks over (`ipv6_find_hdr`):
+    /// Routing and Destination Options (processed only after the LOCAL_IN
+    /// hook that IPVS takes the packet at) and Hop-by-Hop Options holding
+    /// nothing but the padding `ip6_parse_tlv` accepts (`ipv6_rcv` parses
+    /// them before IPVS; any other option, and AH and fragments, go to the
+    /// host stack).
     fn pkt6(&self, frame: &[u8], info: &FrameInfo) -> Option<Pkt6> {
         if info.error.is_some() && info.error != Some(wire::FrameError::TcpBadHeaderLen) {
             return None;
@@ -87,12 +101,13 @@ impl Director {
         if MacAddr::from_bytes(&frame[0..6]) != Some(self.cfg.mac) {
             return None;
         }
-        let proto = u8::from(ip.next_header);
-        if proto != IPPROTO_TCP && proto != IPPROTO_UDP {
-            return None; // extension headers, ICMPv6, others
+        let up = ip.upper?;
+        let proto = u8::from(up.protocol);
+        if proto != IPPROTO_TCP && proto != IPPROTO_UDP || up.fragment.is_some() {
+            return None; // ICMPv6, fragments, others
         }
         let l4 = info.l4?;
-        if l4.offset != ip.l3_offset + wire::ipv6::HEADER_LEN {
+        if l4.offset != ip.l3_offset + wire::ipv6::HEADER_LEN && !ext_headers_carried(&frame[ip.l3_offset..l4.offset], ip.next_header) {
             return None;
         }
         Some(Pkt6 {
@@ -102,6 +117,7 @@ impl Director {
             daddr: ip.dst,
             proto,
             hop_limit: ip.hop_limit,
+            l4: l4.offset,
             sport: l4.src_port,
             dport: l4.dst_port,
             tflags: l4.tcp_flags,
@@ -277,11 +293,11 @@ impl Director {
         };
         xmit::trim_to_ipv6(frame, p.l3);
         xmit::ipv6_decrease_hop_limit(frame, p.l3);
-        match fwd {
-            cf::MASQ if icmp.is_some() => super::icmp6::nat_icmp_v6(frame, p.l3, icmp.unwrap_or(0), false, daddr, c.dport),
-            cf::MASQ => xmit::nat_rewrite6(frame, p.l3, true, daddr, c.dport),
-            cf::DROUTE => {}
-            cf::TUNNEL => xmit::ip6ip6_encap(frame, p.l3, tun_src, daddr),
+        match (fwd, icmp) {
+            (cf::MASQ, Some(ql4)) => super::icmp6::nat_icmp_v6(frame, p.l3, ql4, false, daddr, c.dport),
+            (cf::MASQ, None) => xmit::nat_rewrite6(frame, p.l3, (p.l4, p.proto), true, daddr, c.dport),
+            (cf::DROUTE, _) => {}
+            (cf::TUNNEL, _) => xmit::ip6ip6_encap(frame, p.l3, tun_src, daddr),
             _ => return self.host(HostReason::LocalRealServer),
         }
         xmit::set_macs(frame, mac, self.cfg.mac);
@@ -344,7 +360,7 @@ impl Director {
         };
         xmit::trim_to_ipv6(frame, p.l3);
         xmit::ipv6_decrease_hop_limit(frame, p.l3);
-        xmit::nat_rewrite6(frame, p.l3, false, vaddr, c.vport);
+        xmit::nat_rewrite6(frame, p.l3, (p.l4, p.proto), false, vaddr, c.vport);
         self.out_stats(&c, u64::from(p.len));
         self.set_state(id, Direction::Output, p.tflags);
         self.conn_put(id);
@@ -358,4 +374,55 @@ impl Director {
     pub(super) fn v6_next_hop(&self, a: &Ipv6Addr) -> Option<MacAddr> {
         self.cfg.neighbors6.get(a).copied().or(self.cfg.gateway_mac)
     }
+}
+
+/// Whether the extension headers of the IPv6 packet `hdrs` (from its fixed
+/// header to the upper layer; `first` the fixed header's Next Header) are
+/// ones the model carries (see `pkt6`): Routing and Destination Options
+/// anywhere, Hop-by-Hop first with only Pad1/PadN (`ip6_parse_tlv`: at most
+/// 7 bytes of padding in a row, PadN's bytes zero).
+fn ext_headers_carried(hdrs: &[u8], first: IpProtocol) -> bool {
+    let mut next = first;
+    let mut at = wire::ipv6::HEADER_LEN;
+    while at < hdrs.len() {
+        let Some(&[nh, len]) = hdrs.get(at..at + 2) else {
+            return false;
+        };
+        let end = at + (usize::from(len) + 1) * 8;
+        match next {
+            IpProtocol::HopByHop if at == wire::ipv6::HEADER_LEN => {
+                if !pad_only(hdrs.get(at + 2..end).unwrap_or(&[1])) {
+                    return false;
+                }
+            }
+            IpProtocol::Ipv6Route | IpProtocol::Ipv6Opts => {}
+            _ => return false,
+        }
+        next = IpProtocol::from(nh);
+        at = end;
+    }
+    at == hdrs.len()
+}
+
+/// `ip6_parse_tlv` on options that must all be padding: Pad1 (one zero
+/// byte) and PadN (type 1, length, that many zero bytes), no more than 7
+/// bytes of padding in a row.
+fn pad_only(mut opts: &[u8]) -> bool {
+    let mut padlen = 0;
+    while let Some(&t) = opts.first() {
+        let optlen = match t {
+            0 => 1,
+            1 => match opts.get(1) {
+                Some(&l) if usize::from(l) + 2 <= opts.len() && opts[2..usize::from(l) + 2].iter().all(|&b| b == 0) => usize::from(l) + 2,
+                _ => return false,
+            },
+            _ => return false,
+        };
+        padlen += optlen;
+        if padlen > 7 {
+            return false;
+        }
+        opts = &opts[optlen..];
+    }
+    true
 }

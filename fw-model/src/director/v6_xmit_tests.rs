@@ -400,3 +400,48 @@ fn tagged_ipv6_request_tunnelled_to_an_ipv4_server_keeps_its_tag() {
     want.extend_from_slice(&seg);
     assert_eq!(run(&mut d, T0, &q).unwrap(), want);
 }
+
+/// Extension headers IPVS walks over (`ipv6_find_hdr`) stay where they are:
+/// NAT rewrites the TCP header after them, DR and the errors the director
+/// sends carry them as they came.
+#[test]
+fn extension_headers_before_tcp_are_carried() {
+    let mut d = director();
+    let (client, vip, rs) = (a("2001:db8:ff::20"), a("2001:db8::10"), a("2001:db8:1::1"));
+    // Hop-by-Hop: PadN with 4 zero bytes (6 bytes of padding); then
+    // Destination Options: six Pad1.
+    let ext = [[60, 0, 1, 4, 0, 0, 0, 0], [6, 0, 0, 0, 0, 0, 0, 0]].concat();
+    let syn = frame(DIR, GW, 0, 0, 0, 64, client, vip, &[ext.clone(), tcp(client, vip, 40010, 80, 1, 0, 0x02, b"")].concat());
+    let want = frame(RS1, DIR, 0, 0, 0, 63, client, rs, &[ext.clone(), tcp(client, rs, 40010, 8080, 1, 0, 0x02, b"")].concat());
+    assert_eq!(run(&mut d, T0, &syn), Ok(want));
+    // The reply behind a Routing header (type 0, segments left 0).
+    let rh = [6u8, 0, 0, 0, 0, 0, 0, 0];
+    let reply = frame(DIR, RS1, 0, 0, 43, 64, rs, client, &[&rh[..], &tcp(rs, client, 8080, 40010, 9, 2, 0x12, b"")].concat());
+    let want = frame(GW, DIR, 0, 0, 43, 63, vip, client, &[&rh[..], &tcp(vip, client, 80, 40010, 9, 2, 0x12, b"")].concat());
+    assert_eq!(run(&mut d, T0, &reply), Ok(want));
+    // DR: only the MACs and the hop limit change.
+    let seg = [ext.clone(), tcp(client, vip, 40011, 443, 1, 0, 0x02, b"")].concat();
+    let syn = frame(DIR, GW, 0, 0, 0, 64, client, vip, &seg);
+    assert_eq!(run(&mut d, T0, &syn), Ok(frame(RS2, DIR, 0, 0, 0, 63, client, vip, &seg)));
+}
+
+/// Hop-by-Hop options other than padding (here Router Alert), more than 7
+/// bytes of padding in a row (which `ip6_parse_tlv` refuses), and headers
+/// other than Hop-by-Hop, Routing and Destination Options (AH) go to the
+/// host stack.
+#[test]
+fn other_extension_headers_go_to_the_host() {
+    let mut d = director();
+    let (client, vip) = (a("2001:db8:ff::21"), a("2001:db8::10"));
+    let seg = tcp(client, vip, 40012, 80, 1, 0, 0x02, b"");
+    let host = Err(Action::ToHost(super::HostReason::NonIp));
+    let ra = [6, 0, 5, 2, 0, 0, 1, 0];
+    assert_eq!(run(&mut d, T0, &frame(DIR, GW, 0, 0, 0, 64, client, vip, &[&ra[..], &seg].concat())), host);
+    let pad14 = [6, 1, 1, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    assert_eq!(run(&mut d, T0, &frame(DIR, GW, 0, 0, 0, 64, client, vip, &[&pad14[..], &seg].concat())), host);
+    let pad_nonzero = [6, 0, 1, 4, 0, 0, 9, 0];
+    assert_eq!(run(&mut d, T0, &frame(DIR, GW, 0, 0, 0, 64, client, vip, &[&pad_nonzero[..], &seg].concat())), host);
+    let ah = [6, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1];
+    assert_eq!(run(&mut d, T0, &frame(DIR, GW, 0, 0, 51, 64, client, vip, &[&ah[..], &seg].concat())), host);
+    assert_eq!(d.conns.len(), 0);
+}
