@@ -203,24 +203,26 @@ impl Director {
     /// ICMPv6 error from a real server about a NAT connection (it quotes a
     /// packet client → real server), rewritten toward the client. The
     /// forwarding path sends no error about an error (`is_ineligible`), so
-    /// hop limit 1 and too big are silent drops.
+    /// hop limit 1 and too big are silent drops. Anything else the host
+    /// stack forwards, counted `non_ip` as the other IPv6 packets that are
+    /// not the model's.
     fn ip_vs_out_icmp_v6(&mut self, frame: &mut Vec<u8>, p: &Pkt6) -> Action {
         let at = p.l3 + ipv6::HEADER_LEN;
         if frame[at] & ICMPV6_INFOMSG_MASK != 0 {
-            return self.host(HostReason::Forward);
+            return self.host(HostReason::NonIp);
         }
         let end = p.l3 + usize::from(p.len);
         let Some(q) = quoted6(frame, at + icmpv6::HEADER_LEN, end) else {
-            return self.host(HostReason::Forward);
+            return self.host(HostReason::NonIp);
         };
         // client → real server, reversed: the reply direction's lookup.
         let Some(id) = self.conns.out_get6(q.proto, &q.daddr, q.dport, &q.saddr, q.sport) else {
-            return self.host(HostReason::Forward);
+            return self.host(HostReason::NonIp);
         };
         let c = *self.conns.get(id);
         let a = self.conns.addrs(id);
         let (std::net::IpAddr::V6(caddr), std::net::IpAddr::V6(vaddr), cf::MASQ) = (a.caddr, a.vaddr, c.fwd()) else {
-            return self.host(HostReason::Forward);
+            return self.host(HostReason::NonIp);
         };
         if p.hop_limit <= 1 {
             return self.drop(DropReason::TtlExceeded);
@@ -233,7 +235,7 @@ impl Director {
             return self.drop(DropReason::BadIcmpChecksum);
         }
         let Some(mac) = self.v6_next_hop(&caddr) else {
-            return self.host(HostReason::Forward);
+            return self.host(HostReason::NonIp);
         };
         self.last_conn = Some(id);
         xmit::trim_to_ipv6(frame, p.l3);

@@ -243,7 +243,7 @@ fn error_from_a_nat_real_server_goes_to_the_client_rewritten() {
     let sent = tcp(client, vip, 40002, 443, 1, 0, 0x02, b"");
     let quoted = [ip6(0, 0, sent.len(), 6, 63, client, vip), sent].concat();
     let err = frame(DIR, RS2, 0, 0, 58, 64, rs2, client, &icmp(rs2, client, 1, 4, 0, &quoted));
-    assert_eq!(run(&mut d, T0, &err), Err(Action::ToHost(HostReason::Forward)));
+    assert_eq!(run(&mut d, T0, &err), Err(Action::ToHost(HostReason::NonIp)));
 }
 
 /// An NS as RFC 4861 §4.3 lays it out: type 135, code 0, reserved, target,
@@ -319,13 +319,20 @@ fn neighbour_solicitations_ndisc_refuses_are_dropped_and_others_go_to_the_host()
     assert_eq!(send(&mut d, 255, client, &ns(client, snm, vip, &[1, 2, 2, 0, 0, 0, 0, 1])), Err(Action::Drop(bad)), "option past the end");
     let u = Ipv6Addr::UNSPECIFIED;
     assert_eq!(send(&mut d, 255, u, &ns(u, snm, vip, &slla)), Err(Action::Drop(bad)), "DAD with an address");
-    assert_eq!(send(&mut d, 255, client, &ns(client, snm, a("ff02::1"), &slla)), Err(Action::Drop(bad)), "multicast target");
-    assert_eq!(send(&mut d, 255, client, &icmp(client, snm, 135, 0, 0, &[0; 8])), Err(Action::Drop(bad)), "short");
-    assert_eq!(d.counters.drop[bad as usize], 8);
-    // Not ours: the stack's. Multicast without the solicitor's address
-    // from an unknown node: Linux has no neighbour entry to answer to.
+    let dad = ns(u, a("ff02::1"), vip, &[]);
+    let q = frame([0x33, 0x33, 0, 0, 0, 1], CLIENT_MAC, 0, 0, 58, 255, u, a("ff02::1"), &dad);
+    assert_eq!(run(&mut d, T0, &q), Err(Action::Drop(bad)), "DAD not to the solicited-node group");
+    assert_eq!(d.counters.drop[bad as usize], 7);
+    // Not ours (a multicast target is not, a message too short to have a
+    // target has none): the stack's, which drops or proxies. Multicast
+    // without the solicitor's address from an unknown node: Linux has no
+    // neighbour entry to answer to.
+    let host = Err(Action::ToHost(HostReason::NonIp));
+    assert_eq!(send(&mut d, 255, client, &ns(client, snm, a("ff02::1"), &slla)), host, "multicast target");
+    assert_eq!(send(&mut d, 255, client, &icmp(client, snm, 135, 0, 0, &[0; 8])), host, "short");
     let other = a("2001:db8::77");
-    assert_eq!(send(&mut d, 255, client, &ns(client, snm, other, &slla)), Err(Action::ToHost(HostReason::NonIp)));
+    assert_eq!(send(&mut d, 255, client, &ns(client, snm, other, &slla)), host);
+    assert_eq!(send(&mut d, 254, client, &ns(client, snm, other, &slla)), host, "invalid, and not ours");
     assert_eq!(send(&mut d, 255, client, &ns(client, snm, vip, &[])), Err(Action::ToHost(HostReason::NonIp)));
     assert_eq!(d.counters.nd_adverts, 0);
 }

@@ -149,13 +149,14 @@ pub enum DropReason {
     NatIcmpSend,
     /// Truncated transport header on a packet IPVS had to look into.
     Truncated,
-    /// A Neighbour Solicitation `ndisc_rcv`/`ndisc_recv_ns` refuses (hop
-    /// limit not 255, code not 0, bad checksum, short, multicast target,
-    /// bad options, a DAD probe with a source link-layer address).
-    NdInvalid,
     /// A fragment given up by reassembly (duplicate, overlap, inconsistent
     /// length, oversize, ECN mix, memory: see [`ReasmCounters`]).
     Reassembly,
+    /// A Neighbour Solicitation for one of the director's addresses that
+    /// `ndisc_rcv`/`ndisc_recv_ns` refuses (hop limit not 255, code not 0,
+    /// bad checksum, bad options, a DAD probe with a source link-layer
+    /// address or not to a solicited-node group).
+    NdInvalid,
 }
 
 impl DropReason {

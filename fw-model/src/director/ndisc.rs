@@ -21,14 +21,16 @@ impl Director {
     pub(super) fn ndisc_rcv(&mut self, frame: &mut Vec<u8>, p: &Pkt6) -> Option<Action> {
         let at = p.l3 + ipv6::HEADER_LEN;
         let msg = &frame[at..(p.l3 + usize::from(p.len)).min(frame.len())];
-        // icmpv6_rcv: the checksum; ndisc_rcv: hop limit 255 (the message
-        // comes from the link), code 0; ndisc_recv_ns: the whole message.
-        if msg.len() < icmpv6::ND_MSG_LEN || !icmpv6::verify(p.saddr, p.daddr, msg) || p.hop_limit != 255 || msg[1] != 0 {
-            return Some(self.drop(DropReason::NdInvalid));
+        // Only a solicitation for one of our addresses is the model's (the
+        // host stack drops the others, or proxies for them).
+        let target = Ipv6Addr::from(<[u8; 16]>::try_from(msg.get(8..24)?).ok()?);
+        if !self.local6(&target) {
+            return None;
         }
-        let target = Ipv6Addr::from(<[u8; 16]>::try_from(&msg[8..24]).ok()?);
+        // icmpv6_rcv: the checksum; ndisc_rcv: hop limit 255 (the message
+        // comes from the link), code 0.
         let dad = p.saddr.is_unspecified();
-        if target.is_multicast() || (dad && !is_solicited_node(&p.daddr)) {
+        if !icmpv6::verify(p.saddr, p.daddr, msg) || p.hop_limit != 255 || msg[1] != 0 || (dad && !is_solicited_node(&p.daddr)) {
             return Some(self.drop(DropReason::NdInvalid));
         }
         let Ok(slla) = icmpv6::parse_nd_options(&msg[icmpv6::ND_MSG_LEN..]) else {
@@ -43,7 +45,7 @@ impl Director {
         // Ours, and to a group we joined (all-nodes, the target's
         // solicited-node group) or to one of our addresses.
         let joined = p.daddr == ALL_NODES || p.daddr == icmpv6::solicited_node(&target) || self.local6(&p.daddr);
-        if !self.local6(&target) || !joined {
+        if !joined {
             return None;
         }
         let inc = p.daddr.is_multicast();
