@@ -404,3 +404,18 @@ fn truncated_and_corrupted_icmpv6_never_panics() {
         }
     }
 }
+
+/// A relayed error that cannot go on (hop limit 1 on the way to the real
+/// server) is dropped without an error about it (`is_ineligible`).
+#[test]
+fn no_error_is_sent_about_a_relayed_error() {
+    let mut d = director();
+    let (client, vip, router) = (a("2001:db8:ff::8"), a("2001:db8::10"), a("2001:db8:fe::1"));
+    let syn = frame(DIR, GW, 0, 0, 6, 64, client, vip, &tcp(client, vip, 40001, 80, 1, 0, 0x02, b""));
+    run(&mut d, T0, &syn).unwrap();
+    let reply = tcp(vip, client, 80, 40001, 7, 2, 0x12, b"");
+    let quoted = [ip6(0, 0, reply.len(), 6, 60, vip, client), reply].concat();
+    let err = frame(DIR, GW, 0, 0, 58, 1, router, vip, &icmp(router, vip, 1, 3, 0, &quoted));
+    assert_eq!(run(&mut d, T0, &err), Err(Action::Drop(DropReason::TtlExceeded)));
+    assert!(d.counters.icmp6_sent.is_empty());
+}
