@@ -107,6 +107,10 @@ pub struct Report {
     pub icmp_rate_limited: u64,
     /// ARP replies sent.
     pub arp_replies: u64,
+    /// ICMPv6 messages generated, keyed `type T code C`.
+    pub icmp6_sent: BTreeMap<String, u64>,
+    /// Neighbour Advertisements sent.
+    pub nd_adverts: u64,
     /// The connection table's size and turnover.
     pub connections: ConnCounts,
     /// IPv4 reassembly.
@@ -311,6 +315,8 @@ impl Report {
             icmp_sent: c.icmp_sent.iter().map(|((t, code), n)| (format!("type {t} code {code}"), *n)).collect(),
             icmp_rate_limited: c.icmp_rate_limited,
             arp_replies: c.arp_replies,
+            icmp6_sent: c.icmp6_sent.iter().map(|((t, code), n)| (format!("type {t} code {code}"), *n)).collect(),
+            nd_adverts: c.nd_adverts,
             connections: ConnCounts {
                 live: d.conns.len(),
                 created: c.conns_created,

@@ -439,8 +439,9 @@ pub fn ipv6_decrease_hop_limit(frame: &mut [u8], l3: usize) {
 /// `ip_vs_check_diff16`). UDP as in [`nat_rewrite`]: a non-zero checksum
 /// is updated (a result of 0 stored as `0xFFFF`); a zero one is computed
 /// in full. There is no IPv6 header checksum. `dst == true` rewrites the
-/// destination.
-pub fn nat_rewrite6(frame: &mut [u8], l3: usize, dst: bool, new_addr: std::net::Ipv6Addr, new_port: u16) {
+/// destination. `(l4, proto)`: where the TCP/UDP header is in the frame
+/// (after any extension headers) and which it is.
+pub fn nat_rewrite6(frame: &mut [u8], l3: usize, (l4, proto): (usize, u8), dst: bool, new_addr: std::net::Ipv6Addr, new_port: u16) {
     use crate::wire::ipv6::Ipv6Packet;
     let mut ip = Ipv6Packet::new_unchecked(&mut frame[l3..]);
     let old_addr = if dst { ip.dst_addr() } else { ip.src_addr() };
@@ -450,8 +451,7 @@ pub fn nat_rewrite6(frame: &mut [u8], l3: usize, dst: bool, new_addr: std::net::
         ip.set_src_addr(new_addr);
     }
     let (src, daddr) = (ip.src_addr(), ip.dst_addr());
-    let proto = frame[l3 + 6];
-    let seg = &mut frame[l3 + V6_L4..];
+    let seg = &mut frame[l4..];
     let old_port = replace_transport_port(seg, dst, new_port);
     let delta = old_addr
         .segments()

@@ -40,8 +40,12 @@
 mod bind;
 mod ctl;
 mod icmp;
+mod icmp6;
+#[cfg(test)]
+mod icmp6_tests;
 mod ip_vs_in;
 mod ip_vs_out;
+mod ndisc;
 mod output;
 mod stats;
 #[cfg(test)]
@@ -148,11 +152,16 @@ pub enum DropReason {
     /// A fragment given up by reassembly (duplicate, overlap, inconsistent
     /// length, oversize, ECN mix, memory: see [`ReasmCounters`]).
     Reassembly,
+    /// A Neighbour Solicitation for one of the director's addresses that
+    /// `ndisc_rcv`/`ndisc_recv_ns` refuses (hop limit not 255, code not 0,
+    /// bad checksum, bad options, a DAD probe with a source link-layer
+    /// address or not to a solicited-node group).
+    NdInvalid,
 }
 
 impl DropReason {
     /// Every reason, in counter-index order.
-    pub const ALL: [DropReason; 10] = [
+    pub const ALL: [DropReason; 11] = [
         DropReason::OtherHost,
         DropReason::TtlExceeded,
         DropReason::FragNeeded,
@@ -163,6 +172,7 @@ impl DropReason {
         DropReason::NatIcmpSend,
         DropReason::Truncated,
         DropReason::Reassembly,
+        DropReason::NdInvalid,
     ];
     /// The name in `STATS.json` and the replay summary.
     pub fn name(self) -> &'static str {
@@ -177,6 +187,7 @@ impl DropReason {
             DropReason::NatIcmpSend => "nat_icmp_send",
             DropReason::Truncated => "truncated",
             DropReason::Reassembly => "reassembly",
+            DropReason::NdInvalid => "nd_invalid",
         }
     }
 }
@@ -246,15 +257,20 @@ pub struct Counters {
     /// Frames handed to the stack, by [`HostReason`] index.
     pub host: [u64; 9],
     /// Frames dropped, by [`DropReason`] index.
-    pub drop: [u64; 10],
+    pub drop: [u64; 11],
     /// Fragments held for reassembly.
     pub frames_held: u64,
     /// IPv4 reassembly counters.
     pub reasm: ReasmCounters,
     /// ICMP messages generated, by (type, code).
     pub icmp_sent: std::collections::BTreeMap<(u8, u8), u64>,
-    /// ICMP errors suppressed by the per-destination rate limit.
+    /// ICMP errors suppressed by the per-destination rate limit (ICMPv6
+    /// errors included).
     pub icmp_rate_limited: u64,
+    /// ICMPv6 messages generated, by (type, code).
+    pub icmp6_sent: std::collections::BTreeMap<(u8, u8), u64>,
+    /// Neighbour Advertisements sent (in answer to solicitations).
+    pub nd_adverts: u64,
     /// ARP replies sent.
     pub arp_replies: u64,
     /// Connections created.
@@ -344,6 +360,8 @@ pub struct Director {
     ip_id: u16,
     /// Per-destination ICMP rate limit state (`inet_peer` rate_tokens, rate_last).
     icmp_peers: HashMap<u32, (Time, Time)>,
+    /// `icmpv6_xrlim_allow`'s token buckets, by destination.
+    icmp6_peers: HashMap<std::net::Ipv6Addr, (Time, Time)>,
     /// A deleted server's connections are to be flushed (`expire_nodest_conn`).
     nodest_flush: bool,
     /// The connection the last processed packet belonged to (for the host
@@ -440,6 +458,7 @@ impl Director {
             now: start,
             ip_id: 0,
             icmp_peers: HashMap::new(),
+            icmp6_peers: HashMap::new(),
             nodest_flush: false,
             last_conn: None,
             last_dir: None,

@@ -35,26 +35,21 @@ impl Director {
         if (1u32 << typ) & self.cfg.sysctl.icmp_ratemask == 0 {
             return true;
         }
-        // In jiffies with the kernel's clock configured (the sysctl is stored
-        // as msecs_to_jiffies), else in ns.
-        let (timeout, now, minute) = match &self.cfg.clock {
-            Some(k) => (k.to_jiffies(self.cfg.sysctl.icmp_ratelimit_ms as Time * MSEC), k.jiffies(self.now), k.to_jiffies(secs(60))),
-            None => (self.cfg.sysctl.icmp_ratelimit_ms as Time * MSEC, self.now, secs(60)),
-        };
-        // A new peer starts with rate_last = now - 60 s (inet_getpeer), in
-        // the kernel's unsigned arithmetic (wrapping near time zero).
-        let (tokens, last) = self.icmp_peers.entry(dst).or_insert((0, now.wrapping_sub(minute)));
-        let mut token = tokens.saturating_add(now.wrapping_sub(*last));
-        *last = now;
-        if token > 6 * timeout {
-            token = 6 * timeout;
+        let (timeout, now, minute) = self.xrlim_clock(self.cfg.sysctl.icmp_ratelimit_ms as Time, 0);
+        let bucket = self.icmp_peers.entry(dst).or_insert((0, now.wrapping_sub(minute)));
+        inet_peer_xrlim_allow(bucket, now, timeout)
+    }
+
+    /// The timeout of `ms` milliseconds shifted right by `shift`, the time
+    /// now and one minute, in jiffies with the kernel's clock configured
+    /// (the sysctls are stored as `msecs_to_jiffies`), else in ns. A new
+    /// peer starts with `rate_last = now - 60 s` (`inet_getpeer`), in the
+    /// kernel's unsigned arithmetic (wrapping near time zero).
+    pub(super) fn xrlim_clock(&self, ms: Time, shift: u32) -> (Time, Time, Time) {
+        match &self.cfg.clock {
+            Some(k) => (k.to_jiffies(ms * MSEC) >> shift, k.jiffies(self.now), k.to_jiffies(secs(60))),
+            None => ((ms * MSEC) >> shift, self.now, secs(60)),
         }
-        let ok = token >= timeout;
-        if ok {
-            token -= timeout;
-        }
-        *tokens = token;
-        ok
     }
 
     /// `icmp_send` in reply to the IPv4 packet at `frame[p.l3..]`: replaces
@@ -287,4 +282,22 @@ impl Director {
         }
         m
     }
+}
+
+/// `inet_peer_xrlim_allow`: a token bucket of `(tokens, rate_last)` that
+/// earns one token per unit of time, holds at most 6 timeouts
+/// (`XRLIM_BURST_FACTOR`) and spends `timeout` per message.
+pub(super) fn inet_peer_xrlim_allow(bucket: &mut (Time, Time), now: Time, timeout: Time) -> bool {
+    let (tokens, last) = bucket;
+    let mut token = tokens.saturating_add(now.wrapping_sub(*last));
+    *last = now;
+    if token > 6 * timeout {
+        token = 6 * timeout;
+    }
+    let ok = token >= timeout;
+    if ok {
+        token -= timeout;
+    }
+    *tokens = token;
+    ok
 }

@@ -5,36 +5,54 @@
 //! table, schedulers, persistence, TCP state machine, statistics and
 //! timers are the IPv4 path's own.
 //!
+//! Where the kernel sends an ICMPv6 error (hop limit exceeded, packet too
+//! big, no real server) the model sends it ([`super::icmp6`]); ICMPv6
+//! errors about connections are relayed there too, and Neighbour
+//! Solicitations for the director's addresses answered ([`super::ndisc`]).
+//!
+//! Hop-by-Hop (padding only), Routing and Destination Options headers
+//! before TCP/UDP are carried where they are.
+//!
 //! What the model does not do for IPv6 yet (such frames go to the host
-//! stack, as every IPv6 frame did before, counted `non_ip`): extension
-//! headers and fragments, ICMPv6 (errors relating to connections,
-//! Neighbour Discovery for VIPs), packets to or from the director's own
-//! address. Where the kernel would send an ICMPv6 error (hop limit
-//! exceeded, packet too big, no real server) the model drops the packet
-//! and sends nothing yet.
+//! stack, as every IPv6 frame did before, counted `non_ip`): fragments,
+//! other extension headers (AH, Hop-by-Hop options other than padding),
+//! packets to or from the director's own address.
 
 use super::{Action, Director, DropReason, HostReason};
 use crate::conn::tcp::Direction;
 use crate::conn::{flags as cf, Conn, ConnAddrs, ConnId};
 use crate::ipvs::{DestId, ServiceId};
 use crate::sched::SchedPacket;
-use crate::wire::{self, FrameInfo, MacAddr, IPPROTO_TCP, IPPROTO_UDP, TCP_RST, TCP_SYN};
+use crate::wire::{self, FrameInfo, IpProtocol, MacAddr, IPPROTO_TCP, IPPROTO_UDP, TCP_RST, TCP_SYN};
 use crate::xmit;
 use std::net::{IpAddr, Ipv6Addr};
 
-/// The parsed facts of an IPv6 TCP/UDP packet without extension headers.
+/// The parsed facts of an IPv6 TCP/UDP packet without extension headers
+/// (or of an ICMPv6 error about one of its connections).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Pkt6 {
-    l3: usize,
+    pub(super) l3: usize,
     /// 40 + Payload Length: what `ip_vs_in_stats` counts (`skb->len`).
-    len: u16,
-    saddr: Ipv6Addr,
-    daddr: Ipv6Addr,
+    pub(super) len: u16,
+    pub(super) saddr: Ipv6Addr,
+    pub(super) daddr: Ipv6Addr,
     proto: u8,
-    hop_limit: u8,
+    pub(super) hop_limit: u8,
+    /// Offset of the TCP/UDP header in the frame (after any extension
+    /// headers).
+    l4: usize,
     sport: u16,
     dport: u16,
     tflags: u8,
+}
+
+impl Pkt6 {
+    /// An ICMPv6 packet right after the fixed header.
+    pub(super) fn icmp(l3: usize, payload_len: u16, saddr: Ipv6Addr, daddr: Ipv6Addr, hop_limit: u8) -> Pkt6 {
+        let len = payload_len.wrapping_add(wire::ipv6::HEADER_LEN as u16);
+        let l4 = l3 + wire::ipv6::HEADER_LEN;
+        Pkt6 { l3, len, saddr, daddr, proto: wire::icmpv6::IPPROTO_ICMPV6, hop_limit, l4, sport: 0, dport: 0, tflags: 0 }
+    }
 }
 
 /// `ipv6_addr_prefix`: `a` masked to its first `plen` bits (the client
@@ -50,6 +68,9 @@ impl Director {
     /// TCP/UDP reply from a NAT real server through `ip_vs_out`;
     /// everything else to the host stack.
     pub(super) fn ipv6(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, info: &FrameInfo) -> Action {
+        if let Some(a) = self.icmpv6_rcv(frame, extra, info) {
+            return a;
+        }
         let Some(p) = self.pkt6(frame, info) else {
             return self.host(HostReason::NonIp);
         };
@@ -65,7 +86,13 @@ impl Director {
     }
 
     /// The packet facts, when the model carries it: unicast to our MAC,
-    /// TCP or UDP right after the fixed header, the whole L4 header there.
+    /// TCP or UDP with the whole L4 header there, after the fixed header or
+    /// after the extension headers IPVS walks over (`ipv6_find_hdr`):
+    /// Routing and Destination Options (processed only after the LOCAL_IN
+    /// hook that IPVS takes the packet at) and Hop-by-Hop Options holding
+    /// nothing but the padding `ip6_parse_tlv` accepts (`ipv6_rcv` parses
+    /// them before IPVS; any other option, and AH and fragments, go to the
+    /// host stack).
     fn pkt6(&self, frame: &[u8], info: &FrameInfo) -> Option<Pkt6> {
         if info.error.is_some() && info.error != Some(wire::FrameError::TcpBadHeaderLen) {
             return None;
@@ -74,12 +101,13 @@ impl Director {
         if MacAddr::from_bytes(&frame[0..6]) != Some(self.cfg.mac) {
             return None;
         }
-        let proto = u8::from(ip.next_header);
-        if proto != IPPROTO_TCP && proto != IPPROTO_UDP {
-            return None; // extension headers, ICMPv6, others
+        let up = ip.upper?;
+        let proto = u8::from(up.protocol);
+        if proto != IPPROTO_TCP && proto != IPPROTO_UDP || up.fragment.is_some() {
+            return None; // ICMPv6, fragments, others
         }
         let l4 = info.l4?;
-        if l4.offset != ip.l3_offset + wire::ipv6::HEADER_LEN {
+        if l4.offset != ip.l3_offset + wire::ipv6::HEADER_LEN && !ext_headers_carried(&frame[ip.l3_offset..l4.offset], ip.next_header) {
             return None;
         }
         Some(Pkt6 {
@@ -89,6 +117,7 @@ impl Director {
             daddr: ip.dst,
             proto,
             hop_limit: ip.hop_limit,
+            l4: l4.offset,
             sport: l4.src_port,
             dport: l4.dst_port,
             tflags: l4.tcp_flags,
@@ -101,7 +130,7 @@ impl Director {
         let cp = self.reuse_or_resched(cp, p.proto, p.tflags);
         let id = match cp {
             Some(id) => id,
-            None => match self.try_to_schedule6(p) {
+            None => match self.try_to_schedule6(frame, p) {
                 Ok(id) => id,
                 Err(a) => return a,
             },
@@ -109,13 +138,13 @@ impl Director {
         if let Err(a) = self.request_found(id, p.len, p.tflags) {
             return a;
         }
-        let a = self.xmit_request6(frame, extra, p, id);
+        let a = self.xmit_request6(frame, extra, p, id, None);
         self.conn_put(id);
         a
     }
 
     /// `ip_vs_schedule` for IPv6 (`tcp_conn_schedule`/`udp_conn_schedule`).
-    fn try_to_schedule6(&mut self, p: &Pkt6) -> Result<ConnId, Action> {
+    fn try_to_schedule6(&mut self, frame: &mut Vec<u8>, p: &Pkt6) -> Result<ConnId, Action> {
         if p.proto == IPPROTO_TCP && (p.tflags & TCP_RST != 0 || !(self.cfg.sysctl.sloppy_tcp || p.tflags & TCP_SYN != 0)) {
             return Err(self.host(HostReason::NotSyn));
         }
@@ -132,15 +161,15 @@ impl Director {
         if persistent {
             return match self.sched_persist6(svc, p, &pkt, one_packet) {
                 Some(id) => Ok(id),
-                None => Err(self.leave6(svc, p.dport)),
+                None => Err(self.leave6(frame, p, svc)),
             };
         }
         if p.dport != svc_port {
-            return Err(self.leave6(svc, p.dport));
+            return Err(self.leave6(frame, p, svc));
         }
         let now = self.now;
         let Some(dest) = self.services.schedule(svc, &pkt, now, &mut self.rng) else {
-            return Err(self.leave6(svc, p.dport));
+            return Err(self.leave6(frame, p, svc));
         };
         let d = self.services.dest(dest);
         let (dp, daddr) = (if d.port != 0 { d.port } else { p.dport }, d.addr);
@@ -209,20 +238,25 @@ impl Director {
         Some(id)
     }
 
-    /// `ip_vs_leave` for IPv6: the kernel answers ICMPv6 port unreachable
-    /// (`icmpv6_send(ICMPV6_DEST_UNREACH, ICMPV6_PORT_UNREACH)`); the model
-    /// drops the packet and sends nothing yet.
-    fn leave6(&mut self, svc: ServiceId, dport: u16) -> Action {
+    /// `ip_vs_leave` for IPv6: ICMPv6 port unreachable from the VIP
+    /// (`icmpv6_send(skb, ICMPV6_DEST_UNREACH, ICMPV6_PORT_UNREACH, 0)`).
+    fn leave6(&mut self, frame: &mut Vec<u8>, p: &Pkt6, svc: ServiceId) -> Action {
         let s = self.services.service(svc);
-        if s.vport == crate::ipvs::service::FTPPORT && dport != crate::ipvs::service::FTPPORT {
+        if s.vport == crate::ipvs::service::FTPPORT && p.dport != crate::ipvs::service::FTPPORT {
             return self.host(HostReason::FtpData);
         }
-        self.drop(DropReason::NoRealServer)
+        let (t, c) = (wire::icmpv6::ICMPV6_DEST_UNREACH, wire::icmpv6::ICMPV6_PORT_UNREACH);
+        self.icmp6_send(frame, p.l3, t, c, 0, DropReason::NoRealServer)
     }
 
     /// `ip_vs_nat_xmit_v6`, `ip_vs_dr_xmit_v6`, `ip_vs_tunnel_xmit_v6`,
-    /// and `ip_vs_tunnel_xmit` for an IPv4 real server.
-    fn xmit_request6(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt6, id: ConnId) -> Action {
+    /// and `ip_vs_tunnel_xmit` for an IPv4 real server; with `icmp` (the
+    /// quoted transport header's offset) an ICMPv6 error about the
+    /// connection: `ip_vs_icmp_xmit_v6` (NAT rewrites it with
+    /// `ip_vs_nat_icmp_v6`, the others send it as a packet of the
+    /// connection). No ICMPv6 error is sent about an error
+    /// (`is_ineligible`, `ip_vs_iph_icmp`).
+    pub(super) fn xmit_request6(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt6, id: ConnId, icmp: Option<usize>) -> Action {
         let _ = extra;
         let c = *self.conns.get(id);
         let fwd = c.fwd();
@@ -241,26 +275,29 @@ impl Director {
         };
         // decrement_ttl (AF_INET6): ICMPv6 time exceeded at hop limit <= 1.
         if p.hop_limit <= 1 {
-            return self.drop(DropReason::TtlExceeded);
+            return self.hop_limit_exceeded6(frame, p);
         }
-        // ensure_mtu_is_adequate → __mtu_check_toobig_v6: ICMPv6 packet
-        // too big; a tunnel's MTU is the route's less 40.
+        // A tunnel's MTU is the route's less 40; below 1280 the route is
+        // refused (no error sent).
         let mtu = u32::from(self.cfg.mtu) - if tunnel { wire::ipv6::HEADER_LEN as u32 } else { 0 };
         if tunnel && mtu < wire::ipv6::MIN_MTU as u32 {
             return self.drop(DropReason::FragNeeded);
         }
+        // ensure_mtu_is_adequate → __mtu_check_toobig_v6: ICMPv6 packet too
+        // big carrying that MTU.
         if u32::from(p.len) > mtu {
-            return self.drop(DropReason::FragNeeded);
+            return self.too_big6(frame, p, mtu);
         }
         let Some(mac) = self.v6_next_hop(&daddr) else {
             return self.host(HostReason::NonIp);
         };
         xmit::trim_to_ipv6(frame, p.l3);
         xmit::ipv6_decrease_hop_limit(frame, p.l3);
-        match fwd {
-            cf::MASQ => xmit::nat_rewrite6(frame, p.l3, true, daddr, c.dport),
-            cf::DROUTE => {}
-            cf::TUNNEL => xmit::ip6ip6_encap(frame, p.l3, tun_src, daddr),
+        match (fwd, icmp) {
+            (cf::MASQ, Some(ql4)) => super::icmp6::nat_icmp_v6(frame, p.l3, ql4, false, daddr, c.dport),
+            (cf::MASQ, None) => xmit::nat_rewrite6(frame, p.l3, (p.l4, p.proto), true, daddr, c.dport),
+            (cf::DROUTE, _) => {}
+            (cf::TUNNEL, _) => xmit::ip6ip6_encap(frame, p.l3, tun_src, daddr),
             _ => return self.host(HostReason::LocalRealServer),
         }
         xmit::set_macs(frame, mac, self.cfg.mac);
@@ -270,19 +307,23 @@ impl Director {
     /// `ip_vs_tunnel_xmit` for an IPv6 connection to an IPv4 real server
     /// (`cp->af == AF_INET6`, `cp->daf == AF_INET`): `__ip_vs_get_out_rt`
     /// decrements the hop limit, the MTU is the link's less 20 (below 68
-    /// refused), too big is refused (`__mtu_check_toobig_v6`: ICMPv6 not
-    /// sent by the model); the outer IPv4 header: TOS the
+    /// refused), too big is answered with ICMPv6 packet too big carrying
+    /// that MTU (`ensure_mtu_is_adequate` for `skb_af == AF_INET6`); the
+    /// outer IPv4 header: TOS the
     /// `INET_ECN_encapsulate`d traffic class, DF clear (the inner packet
     /// is IPv6: `ip_vs_prepare_tunneled_skb` gives df 0), TTL the inner hop
     /// limit, protocol 41, source the director's address, checksum. The ID
     /// Linux draws from `ip_select_ident` comes from the model's counter.
     fn tunnel_6in4(&mut self, frame: &mut Vec<u8>, p: &Pkt6, dest: u32, daddr: std::net::Ipv4Addr) -> Action {
         if p.hop_limit <= 1 {
-            return self.drop(DropReason::TtlExceeded);
+            return self.hop_limit_exceeded6(frame, p);
         }
         let mtu = u32::from(self.cfg.mtu) - wire::ipv4::HEADER_LEN as u32;
-        if mtu < 68 || u32::from(p.len) > mtu {
+        if mtu < 68 {
             return self.drop(DropReason::FragNeeded);
+        }
+        if u32::from(p.len) > mtu {
+            return self.too_big6(frame, p, mtu);
         }
         xmit::trim_to_ipv6(frame, p.l3);
         xmit::ipv6_decrease_hop_limit(frame, p.l3);
@@ -304,20 +345,22 @@ impl Director {
             return self.host(HostReason::NonIp);
         };
         self.last_conn = Some(id);
-        // ip6_forward: hop limit <= 1 → ICMPv6 time exceeded; too big →
-        // ICMPv6 packet too big (not sent by the model yet).
+        // ip6_forward: hop limit <= 1 → ICMPv6 time exceeded; too big
+        // for the route's MTU (at least 1280) → ICMPv6 packet too big, both
+        // from the director's address.
         if p.hop_limit <= 1 {
-            return self.drop(DropReason::TtlExceeded);
+            return self.hop_limit_exceeded6(frame, p);
         }
-        if u32::from(p.len) > u32::from(self.cfg.mtu) {
-            return self.drop(DropReason::FragNeeded);
+        let mtu = u32::from(self.cfg.mtu).max(wire::ipv6::MIN_MTU as u32);
+        if u32::from(p.len) > mtu {
+            return self.too_big6(frame, p, mtu);
         }
         let Some(mac) = self.v6_next_hop(&caddr) else {
             return self.host(HostReason::NonIp);
         };
         xmit::trim_to_ipv6(frame, p.l3);
         xmit::ipv6_decrease_hop_limit(frame, p.l3);
-        xmit::nat_rewrite6(frame, p.l3, false, vaddr, c.vport);
+        xmit::nat_rewrite6(frame, p.l3, (p.l4, p.proto), false, vaddr, c.vport);
         self.out_stats(&c, u64::from(p.len));
         self.set_state(id, Direction::Output, p.tflags);
         self.conn_put(id);
@@ -328,7 +371,58 @@ impl Director {
     /// The next-hop MAC towards an IPv6 address: its `[neighbors]` entry,
     /// else the static gateway MAC; `None` (the frame stays with the host)
     /// when neither is known.
-    fn v6_next_hop(&self, a: &Ipv6Addr) -> Option<MacAddr> {
+    pub(super) fn v6_next_hop(&self, a: &Ipv6Addr) -> Option<MacAddr> {
         self.cfg.neighbors6.get(a).copied().or(self.cfg.gateway_mac)
     }
+}
+
+/// Whether the extension headers of the IPv6 packet `hdrs` (from its fixed
+/// header to the upper layer; `first` the fixed header's Next Header) are
+/// ones the model carries (see `pkt6`): Routing and Destination Options
+/// anywhere, Hop-by-Hop first with only Pad1/PadN (`ip6_parse_tlv`: at most
+/// 7 bytes of padding in a row, PadN's bytes zero).
+fn ext_headers_carried(hdrs: &[u8], first: IpProtocol) -> bool {
+    let mut next = first;
+    let mut at = wire::ipv6::HEADER_LEN;
+    while at < hdrs.len() {
+        let Some(&[nh, len]) = hdrs.get(at..at + 2) else {
+            return false;
+        };
+        let end = at + (usize::from(len) + 1) * 8;
+        match next {
+            IpProtocol::HopByHop if at == wire::ipv6::HEADER_LEN => {
+                if !pad_only(hdrs.get(at + 2..end).unwrap_or(&[1])) {
+                    return false;
+                }
+            }
+            IpProtocol::Ipv6Route | IpProtocol::Ipv6Opts => {}
+            _ => return false,
+        }
+        next = IpProtocol::from(nh);
+        at = end;
+    }
+    at == hdrs.len()
+}
+
+/// `ip6_parse_tlv` on options that must all be padding: Pad1 (one zero
+/// byte) and PadN (type 1, length, that many zero bytes), no more than 7
+/// bytes of padding in a row.
+fn pad_only(mut opts: &[u8]) -> bool {
+    let mut padlen = 0;
+    while let Some(&t) = opts.first() {
+        let optlen = match t {
+            0 => 1,
+            1 => match opts.get(1) {
+                Some(&l) if usize::from(l) + 2 <= opts.len() && opts[2..usize::from(l) + 2].iter().all(|&b| b == 0) => usize::from(l) + 2,
+                _ => return false,
+            },
+            _ => return false,
+        };
+        padlen += optlen;
+        if padlen > 7 {
+            return false;
+        }
+        opts = &opts[optlen..];
+    }
+    true
 }

@@ -13,16 +13,16 @@
 //!   flow label 0, payload length inner + 40, next header 41, hop limit
 //!   the inner one, source the director's `ip6`, destination the server.
 
-use super::{Action, Director, DropReason};
+use super::{Action, Director};
 use crate::config::DirectorConfig;
 use crate::rules::ipvsadm::{format_connections, parse_rules};
 use crate::time::SEC;
 use std::net::Ipv6Addr;
 
-const CFG: &str = "[director]\nip = \"10.0.0.1\"\nip6 = \"2001:db8::1\"\nmac = \"02:00:00:00:00:01\"\nmtu = 1500\n\
+pub(super) const CFG: &str = "[director]\nip = \"10.0.0.1\"\nip6 = \"2001:db8::1\"\nmac = \"02:00:00:00:00:01\"\nmtu = 1500\n\
 gateway_mac = \"02:00:00:00:00:fe\"\n[neighbors]\n\"2001:db8:1::1\" = \"02:00:00:00:10:01\"\n\
 \"2001:db8:1::2\" = \"02:00:00:00:10:02\"\n\"2001:db8:1::3\" = \"02:00:00:00:10:03\"\n";
-const RULES: &str = "\
+pub(super) const RULES: &str = "\
 -A -t [2001:db8::10]:80 -s rr
 -a -t [2001:db8::10]:80 -r [2001:db8:1::1]:8080 -m -w 1
 -A -t [2001:db8::10]:443 -s rr
@@ -33,18 +33,18 @@ const RULES: &str = "\
 -a -t [2001:db8::20]:80 -r [2001:db8:1::1]:80 -g -w 1
 -a -t [2001:db8::20]:80 -r [2001:db8:1::2]:80 -g -w 1
 ";
-const T0: u64 = 1_700_000_000 * SEC;
-const DIR: [u8; 6] = [2, 0, 0, 0, 0, 1];
-const GW: [u8; 6] = [2, 0, 0, 0, 0, 0xfe];
-const RS1: [u8; 6] = [2, 0, 0, 0, 0x10, 1];
-const RS2: [u8; 6] = [2, 0, 0, 0, 0x10, 2];
-const RS3: [u8; 6] = [2, 0, 0, 0, 0x10, 3];
+pub(super) const T0: u64 = 1_700_000_000 * SEC;
+pub(super) const DIR: [u8; 6] = [2, 0, 0, 0, 0, 1];
+pub(super) const GW: [u8; 6] = [2, 0, 0, 0, 0, 0xfe];
+pub(super) const RS1: [u8; 6] = [2, 0, 0, 0, 0x10, 1];
+pub(super) const RS2: [u8; 6] = [2, 0, 0, 0, 0x10, 2];
+pub(super) const RS3: [u8; 6] = [2, 0, 0, 0, 0x10, 3];
 
-fn a(s: &str) -> Ipv6Addr {
+pub(super) fn a(s: &str) -> Ipv6Addr {
     s.parse().unwrap()
 }
 
-fn director() -> Director {
+pub(super) fn director() -> Director {
     Director::new(DirectorConfig::parse(CFG).unwrap(), &parse_rules(RULES).unwrap(), T0).unwrap()
 }
 
@@ -61,7 +61,7 @@ fn sum16(data: &[u8], mut acc: u64) -> u64 {
 
 /// The upper-layer checksum over the IPv6 pseudo-header and `seg` (whose
 /// checksum field must be zero); UDP's 0 becomes 0xFFFF (RFC 8200 §8.1).
-fn l4_csum(src: Ipv6Addr, dst: Ipv6Addr, nh: u8, seg: &[u8]) -> u16 {
+pub(super) fn l4_csum(src: Ipv6Addr, dst: Ipv6Addr, nh: u8, seg: &[u8]) -> u16 {
     let mut ph = Vec::new();
     ph.extend_from_slice(&src.octets());
     ph.extend_from_slice(&dst.octets());
@@ -77,7 +77,7 @@ fn l4_csum(src: Ipv6Addr, dst: Ipv6Addr, nh: u8, seg: &[u8]) -> u16 {
 
 /// A TCP segment (20-byte header, window 512) with its checksum.
 #[allow(clippy::too_many_arguments)]
-fn tcp(src: Ipv6Addr, dst: Ipv6Addr, sp: u16, dp: u16, seq: u32, ack: u32, flags: u8, data: &[u8]) -> Vec<u8> {
+pub(super) fn tcp(src: Ipv6Addr, dst: Ipv6Addr, sp: u16, dp: u16, seq: u32, ack: u32, flags: u8, data: &[u8]) -> Vec<u8> {
     let mut s = Vec::new();
     s.extend_from_slice(&sp.to_be_bytes());
     s.extend_from_slice(&dp.to_be_bytes());
@@ -91,7 +91,7 @@ fn tcp(src: Ipv6Addr, dst: Ipv6Addr, sp: u16, dp: u16, seq: u32, ack: u32, flags
 }
 
 /// A UDP datagram with its checksum.
-fn udp(src: Ipv6Addr, dst: Ipv6Addr, sp: u16, dp: u16, data: &[u8]) -> Vec<u8> {
+pub(super) fn udp(src: Ipv6Addr, dst: Ipv6Addr, sp: u16, dp: u16, data: &[u8]) -> Vec<u8> {
     let mut s = Vec::new();
     s.extend_from_slice(&sp.to_be_bytes());
     s.extend_from_slice(&dp.to_be_bytes());
@@ -104,7 +104,7 @@ fn udp(src: Ipv6Addr, dst: Ipv6Addr, sp: u16, dp: u16, data: &[u8]) -> Vec<u8> {
 }
 
 /// The fixed IPv6 header.
-fn ip6(tc: u8, flow: u32, plen: usize, nh: u8, hop: u8, src: Ipv6Addr, dst: Ipv6Addr) -> Vec<u8> {
+pub(super) fn ip6(tc: u8, flow: u32, plen: usize, nh: u8, hop: u8, src: Ipv6Addr, dst: Ipv6Addr) -> Vec<u8> {
     let w = (6u32 << 28) | (u32::from(tc) << 20) | (flow & 0xf_ffff);
     let mut h = w.to_be_bytes().to_vec();
     h.extend_from_slice(&(plen as u16).to_be_bytes());
@@ -116,7 +116,7 @@ fn ip6(tc: u8, flow: u32, plen: usize, nh: u8, hop: u8, src: Ipv6Addr, dst: Ipv6
 
 /// An Ethernet frame carrying an IPv6 packet with upper layer `seg`.
 #[allow(clippy::too_many_arguments)]
-fn frame(dst: [u8; 6], src: [u8; 6], tc: u8, flow: u32, nh: u8, hop: u8, s: Ipv6Addr, d: Ipv6Addr, seg: &[u8]) -> Vec<u8> {
+pub(super) fn frame(dst: [u8; 6], src: [u8; 6], tc: u8, flow: u32, nh: u8, hop: u8, s: Ipv6Addr, d: Ipv6Addr, seg: &[u8]) -> Vec<u8> {
     let mut f = dst.to_vec();
     f.extend_from_slice(&src);
     f.extend_from_slice(&[0x86, 0xdd]);
@@ -125,7 +125,7 @@ fn frame(dst: [u8; 6], src: [u8; 6], tc: u8, flow: u32, nh: u8, hop: u8, s: Ipv6
     f
 }
 
-fn run(d: &mut Director, ts: u64, f: &[u8]) -> Result<Vec<u8>, Action> {
+pub(super) fn run(d: &mut Director, ts: u64, f: &[u8]) -> Result<Vec<u8>, Action> {
     let (mut f, mut extra) = (f.to_vec(), Vec::new());
     match d.process(ts, &mut f, &mut extra) {
         Action::Transmit => {
@@ -200,14 +200,6 @@ fn tunnel_ip6ip6_byte_exact() {
     let q = frame(DIR, GW, 0x01, 0, 17, 64, client, vip, &seg);
     let out = run(&mut d, T0 + SEC, &q).unwrap();
     assert_eq!(&out[14..16], &[0x60, 0x10]);
-}
-
-#[test]
-fn hop_limit_one_is_not_forwarded() {
-    let mut d = director();
-    let (client, vip) = (a("2001:db8:ff::8"), a("2001:db8::10"));
-    let syn = frame(DIR, GW, 0, 0, 6, 1, client, vip, &tcp(client, vip, 40001, 80, 1, 0, 0x02, b""));
-    assert_eq!(run(&mut d, T0, &syn), Err(Action::Drop(DropReason::TtlExceeded)));
 }
 
 #[test]
@@ -407,4 +399,49 @@ fn tagged_ipv6_request_tunnelled_to_an_ipv4_server_keeps_its_tag() {
     want.extend_from_slice(&ip6(0, 0, seg.len(), 17, 63, client, vip));
     want.extend_from_slice(&seg);
     assert_eq!(run(&mut d, T0, &q).unwrap(), want);
+}
+
+/// Extension headers IPVS walks over (`ipv6_find_hdr`) stay where they are:
+/// NAT rewrites the TCP header after them, DR and the errors the director
+/// sends carry them as they came.
+#[test]
+fn extension_headers_before_tcp_are_carried() {
+    let mut d = director();
+    let (client, vip, rs) = (a("2001:db8:ff::20"), a("2001:db8::10"), a("2001:db8:1::1"));
+    // Hop-by-Hop: PadN with 4 zero bytes (6 bytes of padding); then
+    // Destination Options: six Pad1.
+    let ext = [[60, 0, 1, 4, 0, 0, 0, 0], [6, 0, 0, 0, 0, 0, 0, 0]].concat();
+    let syn = frame(DIR, GW, 0, 0, 0, 64, client, vip, &[ext.clone(), tcp(client, vip, 40010, 80, 1, 0, 0x02, b"")].concat());
+    let want = frame(RS1, DIR, 0, 0, 0, 63, client, rs, &[ext.clone(), tcp(client, rs, 40010, 8080, 1, 0, 0x02, b"")].concat());
+    assert_eq!(run(&mut d, T0, &syn), Ok(want));
+    // The reply behind a Routing header (type 0, segments left 0).
+    let rh = [6u8, 0, 0, 0, 0, 0, 0, 0];
+    let reply = frame(DIR, RS1, 0, 0, 43, 64, rs, client, &[&rh[..], &tcp(rs, client, 8080, 40010, 9, 2, 0x12, b"")].concat());
+    let want = frame(GW, DIR, 0, 0, 43, 63, vip, client, &[&rh[..], &tcp(vip, client, 80, 40010, 9, 2, 0x12, b"")].concat());
+    assert_eq!(run(&mut d, T0, &reply), Ok(want));
+    // DR: only the MACs and the hop limit change.
+    let seg = [ext.clone(), tcp(client, vip, 40011, 443, 1, 0, 0x02, b"")].concat();
+    let syn = frame(DIR, GW, 0, 0, 0, 64, client, vip, &seg);
+    assert_eq!(run(&mut d, T0, &syn), Ok(frame(RS2, DIR, 0, 0, 0, 63, client, vip, &seg)));
+}
+
+/// Hop-by-Hop options other than padding (here Router Alert), more than 7
+/// bytes of padding in a row (which `ip6_parse_tlv` refuses), and headers
+/// other than Hop-by-Hop, Routing and Destination Options (AH) go to the
+/// host stack.
+#[test]
+fn other_extension_headers_go_to_the_host() {
+    let mut d = director();
+    let (client, vip) = (a("2001:db8:ff::21"), a("2001:db8::10"));
+    let seg = tcp(client, vip, 40012, 80, 1, 0, 0x02, b"");
+    let host = Err(Action::ToHost(super::HostReason::NonIp));
+    let ra = [6, 0, 5, 2, 0, 0, 1, 0];
+    assert_eq!(run(&mut d, T0, &frame(DIR, GW, 0, 0, 0, 64, client, vip, &[&ra[..], &seg].concat())), host);
+    let pad14 = [6, 1, 1, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    assert_eq!(run(&mut d, T0, &frame(DIR, GW, 0, 0, 0, 64, client, vip, &[&pad14[..], &seg].concat())), host);
+    let pad_nonzero = [6, 0, 1, 4, 0, 0, 9, 0];
+    assert_eq!(run(&mut d, T0, &frame(DIR, GW, 0, 0, 0, 64, client, vip, &[&pad_nonzero[..], &seg].concat())), host);
+    let ah = [6, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1];
+    assert_eq!(run(&mut d, T0, &frame(DIR, GW, 0, 0, 51, 64, client, vip, &[&ah[..], &seg].concat())), host);
+    assert_eq!(d.conns.len(), 0);
 }

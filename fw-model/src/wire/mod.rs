@@ -57,6 +57,7 @@ pub mod checksum;
 pub mod ethernet;
 pub mod frame;
 pub mod icmp;
+pub mod icmpv6;
 pub mod ip;
 pub mod ipv4_options;
 pub mod ipv4;

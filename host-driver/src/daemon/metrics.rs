@@ -99,6 +99,8 @@ families! {
     ICMP_SENT: Counter "lvsnic_icmp_sent_total" "ICMP messages generated, by type and code.";
     ICMP_LIMITED: Counter "lvsnic_icmp_rate_limited_total" "ICMP errors suppressed by the per-destination rate limit.";
     ARP_REPLIES: Counter "lvsnic_arp_replies_total" "ARP replies sent.";
+    ICMP6_SENT: Counter "lvsnic_icmp6_sent_total" "ICMPv6 messages generated, by type and code.";
+    ND_ADVERTS: Counter "lvsnic_nd_adverts_total" "Neighbour Advertisements sent.";
     OFFLOADED: Gauge "lvsnic_offloaded_connections" "Connections offloaded to the card.";
     DIVERTED: Gauge "lvsnic_diverted_connections" "Connections of deleted real servers queued for removal from the card.";
     FLOW_USED: Gauge "lvsnic_flow_table_used_entries" "Flow-table entries in use (an IPv6 flow takes two).";
@@ -302,18 +304,24 @@ pub fn render(s: &Snapshot, format: Format) -> String {
             ],
         ),
     );
-    let icmp = rep.icmp_sent.iter().map(|(k, n)| {
-        // `type T code C`
-        let w: Vec<&str> = k.split_whitespace().collect();
-        let (t, c) = match w.as_slice() {
-            ["type", t, "code", c] => (t.to_string(), c.to_string()),
-            _ => (k.clone(), String::new()),
-        };
-        (vec![("type", t), ("code", c)], *n)
-    });
-    w.family(&ICMP_SENT, icmp);
+    // Keyed `type T code C`.
+    let by_type_code = |m: &std::collections::BTreeMap<String, u64>| -> Vec<(Labels, u64)> {
+        m.iter()
+            .map(|(k, n)| {
+                let w: Vec<&str> = k.split_whitespace().collect();
+                let (t, c) = match w.as_slice() {
+                    ["type", t, "code", c] => (t.to_string(), c.to_string()),
+                    _ => (k.clone(), String::new()),
+                };
+                (vec![("type", t), ("code", c)], *n)
+            })
+            .collect()
+    };
+    w.family(&ICMP_SENT, by_type_code(&rep.icmp_sent));
     w.one(&ICMP_LIMITED, rep.icmp_rate_limited);
     w.one(&ARP_REPLIES, rep.arp_replies);
+    w.family(&ICMP6_SENT, by_type_code(&rep.icmp6_sent));
+    w.one(&ND_ADVERTS, rep.nd_adverts);
 
     // The card's tables.
     let o = &st.director.offload;
@@ -461,6 +469,7 @@ mod tests {
         report.dropped.insert("no_real_server".into(), k);
         report.to_host.insert("local".into(), k);
         report.icmp_sent.insert("type 3 code 4".into(), k);
+        report.icmp6_sent.insert("type 1 code 4".into(), k);
         let mut exceptions = crate::control::ExceptionReasons::default();
         for _ in 0..k {
             exceptions.count(lvsnic_model::hw::Reason::MissVip);
