@@ -10,7 +10,11 @@
 //! * `connections.json`: the connection table ([`ConnSnapshot`]), written
 //!   every second while it is not empty (less often for a table so big
 //!   that writing it takes over 100 ms: [`Keeper::tick`]) and when the
-//!   daemon stops.
+//!   daemon stops. IPv4 connections and templates are in `conns`; those
+//!   with an IPv6 address (IPv6 ones, and IPv4 ones tunnelled to an IPv6
+//!   real server) in `conns6`, a list version 1 did not have: a table with
+//!   one is written as version 2 ([`CONNS_VERSION`]), one without as
+//!   version 1, which every lvsnic reads; this one reads both.
 //!
 //! Both are written atomically ([`write_atomic`]: a temporary file in the
 //! same directory, fsync, rename, fsync of the directory), so a crash
@@ -45,11 +49,15 @@ use lvsnic_model::sync::SyncConn;
 use lvsnic_model::time::{Time, MSEC, SEC};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 
-/// Version of both files this build writes and reads.
+/// Version of `state.json` this build writes and reads, and the oldest
+/// version of `connections.json` it reads.
 pub const STATE_VERSION: u32 = 1;
+/// Newest version of `connections.json` this build reads and writes: 2
+/// added `conns6` (written only when it is not empty).
+pub const CONNS_VERSION: u32 = 2;
 /// The running configuration's file in the state directory.
 pub const STATE_FILE: &str = "state.json";
 /// The connection table's file in the state directory.
@@ -103,21 +111,23 @@ pub struct RunningState {
 }
 
 /// One connection as saved: what `ipvsadm -L -n -c` shows and what the
-/// golden model needs to install it again.
+/// golden model needs to install it again. Addresses are IPv4 (`conns`,
+/// compact for millions of entries) or of either family
+/// (`SavedConn<IpAddr>`, `conns6`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SavedConn {
+pub struct SavedConn<A = Ipv4Addr> {
     /// IP protocol (6, 17).
     pub proto: u8,
-    /// Client address and port.
-    pub caddr: Ipv4Addr,
+    /// Client address (a template's: the client network).
+    pub caddr: A,
     /// Client port.
     pub cport: u16,
     /// VIP.
-    pub vaddr: Ipv4Addr,
+    pub vaddr: A,
     /// Virtual port.
     pub vport: u16,
-    /// Real server.
-    pub daddr: Ipv4Addr,
+    /// Real server (a tunnel's may be of the other family).
+    pub daddr: A,
     /// Real server port.
     pub dport: u16,
     /// `IP_VS_CONN_F_*`.
@@ -130,15 +140,46 @@ pub struct SavedConn {
     pub left_ms: u64,
 }
 
+impl<A> SavedConn<A> {
+    /// The same entry with these addresses.
+    fn with_addrs<B>(self, caddr: B, vaddr: B, daddr: B) -> SavedConn<B> {
+        let SavedConn { proto, cport, vport, dport, flags, state, timeout_ms, left_ms, .. } = self;
+        SavedConn { proto, caddr, cport, vaddr, vport, daddr, dport, flags, state, timeout_ms, left_ms }
+    }
+}
+
+impl<A: Copy + Into<IpAddr>> SavedConn<A> {
+    /// The sync entry that installs it again (`ip_vs_proc_conn`'s input).
+    fn sync_conn(&self) -> SyncConn {
+        SyncConn {
+            protocol: self.proto,
+            flags: (self.flags & !lvsnic_model::conn::flags::HASHED) as u32,
+            state: self.state as u16,
+            cport: self.cport,
+            vport: self.vport,
+            dport: self.dport,
+            timeout: self.timeout_ms.div_ceil(1000),
+            caddr: self.caddr.into(),
+            vaddr: self.vaddr.into(),
+            daddr: self.daddr.into(),
+            ..SyncConn::default()
+        }
+    }
+}
+
 /// The connection table file.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ConnSnapshot {
-    /// [`STATE_VERSION`].
+    /// [`STATE_VERSION`] (1), or [`CONNS_VERSION`] (2) when `conns6` is
+    /// not empty.
     pub version: u32,
     /// Director time of the snapshot (ns).
     pub taken_ns: u64,
-    /// The connections and templates.
+    /// The IPv4 connections and templates.
     pub conns: Vec<SavedConn>,
+    /// Those with an IPv6 address (version 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conns6: Vec<SavedConn<IpAddr>>,
 }
 
 /// Writes `bytes` to `path` so that a crash leaves the old content or the
@@ -166,6 +207,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path, version: impl Fn(&T) -> u32) -> Result<Option<T>, StateError> {
+    read_json_versions(path, version, STATE_VERSION)
+}
+
+/// [`read_json`] of a file whose versions [`STATE_VERSION`]..=`newest` this
+/// build reads.
+fn read_json_versions<T: for<'de> Deserialize<'de>>(
+    path: &Path,
+    version: impl Fn(&T) -> u32,
+    newest: u32,
+) -> Result<Option<T>, StateError> {
     let p = path.display().to_string();
     let text = match std::fs::read(path) {
         Ok(t) => t,
@@ -173,11 +224,13 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path, version: impl Fn(&T) -> 
         Err(e) => return Err(StateError::Io { path: p, source: e }),
     };
     let v: T = serde_json::from_slice(&text).map_err(|e| StateError::Corrupt { path: p.clone(), msg: e.to_string() })?;
-    if version(&v) != STATE_VERSION {
-        return Err(StateError::Corrupt {
-            path: p,
-            msg: format!("version {}, this lvsnic reads version {STATE_VERSION}", version(&v)),
-        });
+    if !(STATE_VERSION..=newest).contains(&version(&v)) {
+        let reads = if newest == STATE_VERSION {
+            format!("version {STATE_VERSION}")
+        } else {
+            format!("versions {STATE_VERSION} to {newest}")
+        };
+        return Err(StateError::Corrupt { path: p, msg: format!("version {}, this lvsnic reads {reads}", version(&v)) });
     }
     Ok(Some(v))
 }
@@ -353,7 +406,7 @@ pub fn save_state(dir: &Path, st: &RunningState) -> Result<(), StateError> {
 
 /// Reads `DIR/connections.json`: `None` when there is none.
 pub fn load_conns(dir: &Path) -> Result<Option<ConnSnapshot>, StateError> {
-    read_json(&dir.join(CONNS_FILE), |s: &ConnSnapshot| s.version)
+    read_json_versions(&dir.join(CONNS_FILE), |s: &ConnSnapshot| s.version, CONNS_VERSION)
 }
 
 /// Writes `DIR/connections.json` atomically.
@@ -447,6 +500,8 @@ pub struct Snapshot {
     /// of 2M connections would be moved whole each time it grows (10 ms
     /// with the loop waiting), and the table may grow while it is taken.
     chunks: Vec<Vec<SavedConn>>,
+    /// The entries with an IPv6 address.
+    six: Vec<SavedConn<IpAddr>>,
     /// Time the loop spent on it.
     cost: std::time::Duration,
 }
@@ -457,7 +512,7 @@ const SNAPSHOT_CHUNK: usize = 65536;
 impl Snapshot {
     /// Connections taken so far.
     pub fn len(&self) -> usize {
-        self.chunks.iter().map(Vec::len).sum()
+        self.chunks.iter().map(Vec::len).sum::<usize>() + self.six.len()
     }
 
     /// Whether none was taken.
@@ -481,7 +536,7 @@ impl Snapshot {
         let t0 = std::time::Instant::now();
         ctl.settle();
         let d = ctl.director();
-        Snapshot { next: 0, taken_ns: d.now(), chunks: Vec::new(), cost: t0.elapsed() }
+        Snapshot { next: 0, taken_ns: d.now(), chunks: Vec::new(), six: Vec::new(), cost: t0.elapsed() }
     }
 
     /// Takes connections until `until` (if given) has passed or the table
@@ -506,11 +561,6 @@ impl Snapshot {
                 continue;
             }
             let c = d.conns.get(id);
-            if !c.is_v4_only() {
-                // The saved form is IPv4 only: connections with an IPv6
-                // side are not kept across a restart (yet).
-                continue;
-            }
             let mut exp = c.expires;
             if let Some(t) = view.last_use(id, c) {
                 exp = exp.max(t + c.timeout());
@@ -519,7 +569,7 @@ impl Snapshot {
             if left == 0 {
                 continue;
             }
-            self.push(SavedConn {
+            let saved = SavedConn {
                 proto: c.proto,
                 caddr: Ipv4Addr::from(c.caddr),
                 cport: c.cport,
@@ -531,7 +581,13 @@ impl Snapshot {
                 state: c.state,
                 timeout_ms: c.timeout_ms,
                 left_ms: left.div_ceil(MSEC),
-            });
+            };
+            if c.is_v4_only() {
+                self.push(saved);
+            } else {
+                let a = d.conns.addrs(id);
+                self.six.push(saved.with_addrs(a.caddr, a.vaddr, a.daddr));
+            }
         }
         self.cost += t0.elapsed();
         self.next >= bound
@@ -539,7 +595,8 @@ impl Snapshot {
 
     /// The snapshot taken.
     pub fn into_snapshot(self) -> ConnSnapshot {
-        ConnSnapshot { version: STATE_VERSION, taken_ns: self.taken_ns, conns: self.chunks.concat() }
+        let version = if self.six.is_empty() { STATE_VERSION } else { CONNS_VERSION };
+        ConnSnapshot { version, taken_ns: self.taken_ns, conns: self.chunks.concat(), conns6: self.six }
     }
 }
 
@@ -560,54 +617,50 @@ pub struct Restored {
 /// sync path. An entry already in the table is updated, not duplicated.
 pub fn restore_conns<D: Device>(ctl: &mut Control<D>, snap: &ConnSnapshot) -> Restored {
     let mut r = Restored::default();
-    let sp = ctl.slow_path_mut();
     for s in &snap.conns {
-        let sc = SyncConn {
-            protocol: s.proto,
-            flags: (s.flags & !lvsnic_model::conn::flags::HASHED) as u32,
-            state: s.state as u16,
-            cport: s.cport,
-            vport: s.vport,
-            dport: s.dport,
-            timeout: s.timeout_ms.div_ceil(1000),
-            caddr: s.caddr,
-            vaddr: s.vaddr,
-            daddr: s.daddr,
-            ..SyncConn::default()
-        };
-        let Some(id) = backup::proc_conn(&mut sp.director, &sc).id() else { continue };
-        let d = &mut sp.director;
-        // Active or inactive as it was (a sync-learned entry is bound
-        // inactive), with the server's counters to match.
-        let c = *d.conns.get(id);
-        let inactive = lvsnic_model::conn::flags::INACTIVE;
-        if (c.flags ^ s.flags) & inactive != 0 && !c.is_template() && c.dest != NIL {
-            let dest = &mut d.services.dests[c.dest as usize];
-            if s.flags & inactive != 0 {
-                dest.activeconns -= 1;
-                dest.inactconns += 1;
-            } else {
-                dest.activeconns += 1;
-                dest.inactconns -= 1;
-            }
-            d.conns.get_mut(id).flags ^= inactive;
-        }
-        // The state's full timeout stays the connection's; only this
-        // first expiry is what it had left.
-        d.conns.get_mut(id).timeout_ms = s.timeout_ms;
-        let left: Time = (s.left_ms * MSEC).max(SEC / 1000);
-        let at = d.now() + left;
-        d.conns.arm(id, at);
-        r.installed += 1;
-        if d.conns.get(id).dest == NIL {
-            r.unbound += 1;
-        }
-        sp.flows.sync(&mut sp.dp, &mut sp.director, id);
-        if !sp.flows.is_offloaded(id) {
-            r.not_offloaded += 1;
-        }
+        restore_one(ctl, s, &mut r);
+    }
+    for s in &snap.conns6 {
+        restore_one(ctl, s, &mut r);
     }
     r
+}
+
+/// [`restore_conns`] for one saved entry.
+fn restore_one<D: Device, A: Copy + Into<IpAddr>>(ctl: &mut Control<D>, s: &SavedConn<A>, r: &mut Restored) {
+    let sp = ctl.slow_path_mut();
+    let sc = s.sync_conn();
+    let Some(id) = backup::proc_conn(&mut sp.director, &sc).id() else { return };
+    let d = &mut sp.director;
+    // Active or inactive as it was (a sync-learned entry is bound
+    // inactive), with the server's counters to match.
+    let c = *d.conns.get(id);
+    let inactive = lvsnic_model::conn::flags::INACTIVE;
+    if (c.flags ^ s.flags) & inactive != 0 && !c.is_template() && c.dest != NIL {
+        let dest = &mut d.services.dests[c.dest as usize];
+        if s.flags & inactive != 0 {
+            dest.activeconns -= 1;
+            dest.inactconns += 1;
+        } else {
+            dest.activeconns += 1;
+            dest.inactconns -= 1;
+        }
+        d.conns.get_mut(id).flags ^= inactive;
+    }
+    // The state's full timeout stays the connection's; only this
+    // first expiry is what it had left.
+    d.conns.get_mut(id).timeout_ms = s.timeout_ms;
+    let left: Time = (s.left_ms * MSEC).max(SEC / 1000);
+    let at = d.now() + left;
+    d.conns.arm(id, at);
+    r.installed += 1;
+    if d.conns.get(id).dest == NIL {
+        r.unbound += 1;
+    }
+    sp.flows.sync(&mut sp.dp, &mut sp.director, id);
+    if !sp.flows.is_offloaded(id) {
+        r.not_offloaded += 1;
+    }
 }
 
 /// The state directory of a daemon: `explicit`, else [`DEFAULT_STATE_DIR`]
@@ -973,7 +1026,7 @@ mod tests {
     /// loop never moves what it has already taken).
     #[test]
     fn a_snapshot_is_taken_in_chunks_and_written_whole() {
-        let mut s = Snapshot { next: 0, taken_ns: 7, chunks: Vec::new(), cost: Default::default() };
+        let mut s = Snapshot { next: 0, taken_ns: 7, chunks: Vec::new(), six: Vec::new(), cost: Default::default() };
         let conn = |i: usize| SavedConn {
             proto: 6,
             caddr: Ipv4Addr::from(i as u32),
@@ -1039,6 +1092,7 @@ mod tests {
                 timeout_ms: 900_000,
                 left_ms: 899_500,
             }],
+            conns6: Vec::new(),
         };
         save_conns(&d, &snap).unwrap();
         assert_eq!(load_conns(&d).unwrap(), Some(snap));
@@ -1122,6 +1176,8 @@ mod tests {
         s.version = 7;
         std::fs::write(d.join(STATE_FILE), serde_json::to_vec(&s).unwrap()).unwrap();
         assert!(load_state(&d).unwrap_err().to_string().contains("version 7, this lvsnic reads version 1"));
+        std::fs::write(d.join(CONNS_FILE), r#"{"version":3,"taken_ns":0,"conns":[]}"#).unwrap();
+        assert!(load_conns(&d).unwrap_err().to_string().contains("version 3, this lvsnic reads versions 1 to 2"));
         s.version = 1;
         s.rules = "-A -t 10.0.0.1:80 -s nosuch-option -Q\n".into();
         std::fs::write(d.join(STATE_FILE), serde_json::to_vec(&s).unwrap()).unwrap();

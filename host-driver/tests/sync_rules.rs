@@ -150,9 +150,9 @@ fn entry(cport: u16, vport: u16, daddr: Ipv4Addr, dport: u16, state: u16, flags:
         vport,
         dport,
         timeout,
-        caddr: client(9),
-        vaddr: VIP,
-        daddr,
+        caddr: client(9).into(),
+        vaddr: VIP.into(),
+        daddr: daddr.into(),
         ..Default::default()
     }
 }
@@ -204,7 +204,7 @@ fn templates_unknown_services_and_v0_timeouts() {
 
     // No such service here: created unbound.
     let mut e = entry(1, 8443, rs(1), 8443, ES, 0, 0);
-    e.vaddr = Ipv4Addr::new(10, 9, 9, 9);
+    e.vaddr = Ipv4Addr::new(10, 9, 9, 9).into();
     let Installed::Created(id) = proc_conn(&mut d, &e) else { panic!() };
     assert_eq!(d.conns.get(id).dest, NIL);
     // timeout 0 (a v0 message): the protocol's timeout for the state (ES 900 s).
@@ -212,7 +212,7 @@ fn templates_unknown_services_and_v0_timeouts() {
     let mut t0 = t.clone();
     t0.timeout = 0;
     t0.cport = 0;
-    t0.caddr = client(10);
+    t0.caddr = client(10).into();
     let Installed::Created(id) = proc_conn(&mut d, &t0) else { panic!() };
     assert_eq!(d.conns.get(id).timeout_ms, 180_000, "templates: 3 minutes");
 }
@@ -270,7 +270,7 @@ fn a_kernel_masters_message_installs_and_lists_as_on_the_kernel() {
     assert_eq!((m.version, m.dropped, m.skipped.len(), m.conns.len()), (Some(lvsnic_model::sync::Version::V1), None, 0, 2));
     for (c, port) in m.conns.iter().zip([41000u16, 41001]) {
         assert_eq!((c.protocol, c.state, c.cport, c.vport, c.dport, c.timeout), (6, ES, port, 80, 80, 900));
-        assert_eq!((c.caddr, c.vaddr, c.daddr), (Ipv4Addr::LOCALHOST, VIP, Ipv4Addr::LOCALHOST));
+        assert_eq!((c.caddr, c.vaddr, c.daddr), (Ipv4Addr::LOCALHOST.into(), VIP.into(), Ipv4Addr::LOCALHOST.into()));
     }
     // lvsnic's encoder writes the kernel's bytes for the same connections.
     let sent: Vec<SyncConn> = m.conns.iter().map(|c| SyncConn { flags: c.flags & !(cf::SYNC as u32), ..c.clone() }).collect();
