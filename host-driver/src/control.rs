@@ -661,6 +661,9 @@ impl<D: Device> Control<D> {
     /// Starts a sync daemon, or restarts it with another configuration
     /// (`lvsnic sync`, keepalived's `lvs_sync_daemon`).
     pub fn ensure_sync(&mut self, d: &SyncDaemon) -> Result<crate::sync::Ensured, crate::sync::SyncError> {
+        if self.sp.director.services.mixed_family_dests() > 0 {
+            return Err(crate::sync::SyncError::MixedFamily);
+        }
         self.sync.ensure(d)
     }
 
@@ -1166,6 +1169,19 @@ impl<D: Device> Control<D> {
         r
     }
 
+    /// `ip_vs_genl_set_cmd` for `-a`/`-e` of a real server of the other
+    /// family than its service's (a tunnel across families): EINVAL while
+    /// a sync daemon runs ("The synchronization protocol is incompatible
+    /// with mixed family services").
+    fn check_mixed_while_syncing(&self, key: &ServiceKey, dest: &lvsnic_model::rules::DestRule) -> Result<(), KernelError> {
+        let svc = self.sp.director.services.lookup_key(key).map(|id| self.sp.director.services.service(id).vaddr);
+        let syncing = self.sync.master_running() || self.sync.backup_running();
+        if syncing && svc.is_some_and(|a| a.is_ipv4() != dest.addr.is_ipv4()) {
+            return Err(KernelError::Other(RuleError::MixedFamily.to_string()));
+        }
+        Ok(())
+    }
+
     /// [`apply`](Self::apply) without writing the VIP table (a restore
     /// writes it now and then: [`restore_step`](Self::restore_step)).
     fn apply_change(&mut self, cmd: Command) -> Result<(), KernelError> {
@@ -1174,6 +1190,12 @@ impl<D: Device> Control<D> {
                 Err(KernelError::NotAChange(command_line(&cmd)))
             }
             Command::StartDaemon(d) => {
+                // ip_vs_genl_new_daemon: "The synchronization protocol is
+                // incompatible with mixed family services" (EINVAL), before
+                // start_sync_thread's own checks.
+                if self.sp.director.services.mixed_family_dests() > 0 {
+                    return Err(KernelError::Sync(crate::sync::SyncError::MixedFamily));
+                }
                 let r = self.sync.start(&d).map_err(KernelError::Sync);
                 if r.is_ok() {
                     let (id, ifn) = (d.syncid.to_string(), d.mcast_ifn.clone());
@@ -1230,12 +1252,14 @@ impl<D: Device> Control<D> {
                 if self.sp.director.services.lookup_key(&key).is_none() {
                     return Err(KernelError::Refused(ApplyError::ServiceNotDefined));
                 }
+                self.check_mixed_while_syncing(&key, &dest)?;
                 self.sp.director.add_dest(&key, &dest).map(|_| ()).map_err(|e| KernelError::of_dest(&e, (dest.l_threshold, dest.u_threshold)))
             }
             Command::EditDest(key, dest) => {
                 if self.sp.director.services.lookup_key(&key).is_none() {
                     return Err(KernelError::Refused(ApplyError::ServiceNotDefined));
                 }
+                self.check_mixed_while_syncing(&key, &dest)?;
                 self.sp.director.edit_dest(&key, &dest).map_err(|e| KernelError::of_dest(&e, (dest.l_threshold, dest.u_threshold)))
             }
             Command::DeleteDest(key, addr, port) => {

@@ -88,6 +88,11 @@ pub enum SyncError {
     /// `ENODEV`: no such interface.
     #[error("No such device")]
     NoDevice,
+    /// `EINVAL`: a real server of the other family than its service's
+    /// exists (`mixed_address_family_dests`), which the protocol cannot
+    /// carry.
+    #[error("Invalid argument")]
+    MixedFamily,
     /// An IPv6 group (the kernel would take it; lvsnic syncs over IPv4).
     #[error("lvsnic: connection sync over an IPv6 multicast group is not supported")]
     Ipv6Group,
@@ -570,6 +575,11 @@ impl SyncDaemons {
     /// Whether a master daemon runs.
     pub fn master_running(&self) -> bool {
         self.master.is_some()
+    }
+
+    /// Whether a backup daemon runs.
+    pub fn backup_running(&self) -> bool {
+        self.backup.is_some()
     }
 
     /// Descriptors to poll for input: readable while the backup's queue
