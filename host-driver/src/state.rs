@@ -1186,6 +1186,117 @@ mod tests {
         assert!(load_conns(&d).unwrap_err().to_string().contains(CONNS_FILE));
     }
 
+    /// What the current code writes for IPv4 connections: version 1, no
+    /// `conns6` (a file of the build before IPv6 was kept).
+    const OLD_SNAPSHOT: &str = r#"{"version":1,"taken_ns":5,"conns":[{"proto":6,"caddr":"192.168.0.1","cport":4000,"vaddr":"10.0.0.1","vport":80,"daddr":"10.0.1.1","dport":80,"flags":256,"state":1,"timeout_ms":900000,"left_ms":899500}]}"#;
+
+    #[test]
+    fn an_old_snapshot_still_loads_and_ipv4_tables_are_still_written_as_version_1() {
+        let d = tmp("old-snap");
+        std::fs::write(d.join(CONNS_FILE), OLD_SNAPSHOT).unwrap();
+        let snap = load_conns(&d).unwrap().unwrap();
+        assert_eq!((snap.version, snap.conns.len(), snap.conns6.len()), (1, 1, 0));
+        assert_eq!(snap.conns[0].daddr, Ipv4Addr::new(10, 0, 1, 1));
+        // Written again by this build: the same bytes (what an older
+        // lvsnic reads).
+        save_conns(&d, &snap).unwrap();
+        assert_eq!(std::fs::read_to_string(d.join(CONNS_FILE)).unwrap(), OLD_SNAPSHOT);
+    }
+
+    const RULES6: &str = "\
+-A -t [2001:db8::10]:80 -s rr
+-a -t [2001:db8::10]:80 -r [2001:db8:1::1]:8080 -m -w 1
+-a -t [2001:db8::10]:80 -r [2001:db8:1::2]:8080 -m -w 1
+-A -t [2001:db8::20]:443 -s rr -p 300 -M 64
+-a -t [2001:db8::20]:443 -r [2001:db8:1::1]:443 -m -w 1
+-a -t [2001:db8::20]:443 -r [2001:db8:1::2]:443 -m -w 1
+-A -t 10.0.0.100:80 -s rr
+-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1
+";
+
+    fn control6() -> Control<crate::device::model::ModelDevice> {
+        use crate::device::model::{ModelDevice, MODEL_PARAMS};
+        let dev = ModelDevice::model(MODEL_PARAMS, crate::device::rings::RingConfig::default()).unwrap();
+        let sp = crate::slowpath::SlowPath::new(lvsnic_fixtures::director(RULES6, ""), dev, MODEL_PARAMS).unwrap();
+        Control::new(sp, MODEL_PARAMS.vip_count, Limits::default())
+    }
+
+    fn a6(s: &str) -> std::net::Ipv6Addr {
+        s.parse().unwrap()
+    }
+
+    /// A TCP segment of client `n` (`2001:db8:cafe:n::7`) to `vip:port`.
+    fn seg6(n: u8, vip: &str, port: u16, flags: u8) -> Vec<u8> {
+        use lvsnic_fixtures::{tcp6, DIRECTOR_MAC, GATEWAY_MAC};
+        let client = a6(&format!("2001:db8:cafe:{n}::7"));
+        tcp6(GATEWAY_MAC, DIRECTOR_MAC, (client, a6(vip)), 40000 + u16::from(n), port, flags, 1, 1, b"")
+    }
+
+    /// Where the director sends `frame` now (its IPv6 destination).
+    fn sent_to(ctl: &mut Control<crate::device::model::ModelDevice>, t: Time, frame: &[u8]) -> Option<std::net::Ipv6Addr> {
+        let r = ctl.frame(t, frame).unwrap();
+        assert_eq!(r.tx.len(), 1, "{r:?}");
+        lvsnic_fixtures::ipv6_dst(&r.tx[0])
+    }
+
+    /// IPv6 connections and templates are in the snapshot (`conns6`,
+    /// version 2) and a restart restores them: each client's next segment
+    /// goes to the server it had, not to the one a fresh scheduler picks.
+    #[test]
+    fn ipv6_connections_and_templates_survive_a_restart() {
+        use lvsnic_model::time::SEC;
+        use lvsnic_model::wire::{TCP_ACK, TCP_SYN};
+        let t0 = lvsnic_fixtures::T0;
+        let mut ctl = control6();
+        // Clients 1 and 2 on the rr NAT service (servers 1 then 2), client
+        // 3 on the persistent one (server 1, and a /64 template).
+        let mut first = Vec::new();
+        for (i, (n, vip, port)) in [(1, "2001:db8::10", 80), (2, "2001:db8::10", 80), (3, "2001:db8::20", 443)].into_iter().enumerate() {
+            let t = t0 + i as u64 * SEC / 10;
+            first.push(sent_to(&mut ctl, t, &seg6(n, vip, port, TCP_SYN)));
+            sent_to(&mut ctl, t + 1000, &seg6(n, vip, port, TCP_ACK));
+        }
+        let snap = snapshot(&mut ctl);
+        assert_eq!((snap.version, snap.conns.len(), snap.conns6.len()), (CONNS_VERSION, 0, 4), "{snap:?}");
+        assert_eq!(snap.conns6.iter().filter(|c| c.flags & lvsnic_model::conn::flags::TEMPLATE != 0).count(), 1);
+        let d = tmp("conns6");
+        save_conns(&d, &snap).unwrap();
+        let text = std::fs::read_to_string(d.join(CONNS_FILE)).unwrap();
+        assert!(text.contains(r#""conns6":[{"proto":6,"caddr":"2001:db8:cafe:"#), "{text}");
+        let loaded = load_conns(&d).unwrap().unwrap();
+        assert_eq!(loaded, snap);
+
+        // The restarted daemon: a fresh table, its rr at the start again.
+        let mut ctl = control6();
+        let r = restore_conns(&mut ctl, &loaded);
+        // IPv6 connections stay in software (the card carries IPv4 only).
+        assert_eq!(r, Restored { installed: 4, unbound: 0, not_offloaded: 4 });
+        let t = t0 + 5 * SEC;
+        let after: Vec<_> = [(2, "2001:db8::10", 80), (1, "2001:db8::10", 80), (3, "2001:db8::20", 443)]
+            .into_iter()
+            .map(|(n, vip, port)| sent_to(&mut ctl, t, &seg6(n, vip, port, TCP_ACK)))
+            .collect();
+        assert_eq!(after, [first[1], first[0], first[2]]);
+        assert_ne!(first[0], first[1]);
+        // Counted as they were: established, so active.
+        let act: Vec<i32> = ctl.director().services.dests.iter().take(2).map(|d| d.activeconns).collect();
+        assert_eq!(act, [1, 1]);
+        // The template still holds client 3's /64 on its server: a new
+        // host there goes to the same server.
+        let other = lvsnic_fixtures::tcp6(
+            lvsnic_fixtures::GATEWAY_MAC,
+            lvsnic_fixtures::DIRECTOR_MAC,
+            (a6("2001:db8:cafe:3::99"), a6("2001:db8::20")),
+            5555,
+            443,
+            TCP_SYN,
+            1,
+            0,
+            b"",
+        );
+        assert_eq!(sent_to(&mut ctl, t + 1, &other), first[2]);
+    }
+
     #[test]
     fn state_dir_per_socket() {
         assert_eq!(state_dir(None, Path::new("/run/lvsnic/lvsnic.sock"), true), PathBuf::from("/var/lib/lvsnic"));
