@@ -795,7 +795,7 @@ impl Keeper {
         if let Some(c) = &conns {
             let r = restore_conns(ctl, c);
             said.push(format!("{} connections ({} offloaded)", r.installed, r.installed - r.not_offloaded));
-            self.last_count = c.conns.len();
+            self.last_count = c.conns.len() + c.conns6.len();
         }
         let line = (!said.is_empty()).then(|| format!("restored from {}: {}", dir.display(), said.join(", ")));
         Ok((line, self.health.clone()))
