@@ -1266,9 +1266,7 @@ impl<D: Device> Control<D> {
                 let Some(id) = self.sp.director.services.lookup_key(&key) else {
                     return Err(KernelError::Refused(ApplyError::ServiceNotDefined));
                 };
-                let IpAddr::V4(a) = addr else {
-                    return Err(KernelError::Refused(ApplyError::NoSuchDest));
-                };
+                let a = addr;
                 let d = &self.sp.director.services;
                 let Some(dest) =
                     d.service(id).order.iter().copied().find(|&x| d.dest(x).addr == a && d.dest(x).port == port)
