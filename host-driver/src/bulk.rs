@@ -15,9 +15,20 @@
 //! kernel's `run_delay`; time asleep, e.g. waiting for the loop's reply,
 //! does not count) is put back to normal priority for the rest of its
 //! work, and counted (`status` → `control.bulk_promoted`).
+//!
+//! The other side of the same choice: the forwarding loop runs above
+//! normal priority ([`raise_loop`], `lvsnic daemon --loop-nice`, -10 by
+//! default), as the kernel's IPVS forwards in softirq context above every
+//! process. Bulk work can then not take the loop's CPU even when it is
+//! promoted, nor can the `lvsnic` or `ipvsadm` process reading a 150 MB
+//! listing, or anything else of normal priority on the host: during a
+//! `-L -n -c` of 2M connections the probe's p99 went from 1.9-2.9 ms to
+//! 0.3 ms (docs/performance.md). Threads the loop starts later (health
+//! checkers after a reload, sync daemons) go back to the daemon's own
+//! priority first ([`leave_loop_priority`]).
 
 use crate::sys;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -35,6 +46,38 @@ struct Entry {
 
 static THREADS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 static PROMOTED: AtomicU64 = AtomicU64::new(0);
+
+/// The nice value of the daemon's threads other than the loop (the
+/// process's when the loop was raised; `i32::MIN`: never raised).
+static BASE_NICE: AtomicI32 = AtomicI32::new(i32::MIN);
+
+/// The nice value `--loop-nice` gives the forwarding loop by default.
+pub const LOOP_NICE: i32 = -10;
+
+/// Gives the calling thread, the forwarding loop, nice value `nice`.
+/// Returns the value in effect, and why it is not `nice` when it could
+/// not be set (a daemon without `CAP_SYS_NICE` stays where it was).
+pub fn raise_loop(nice: i32) -> (i32, Option<String>) {
+    let base = sys::nice(0).unwrap_or(0);
+    BASE_NICE.store(base, Ordering::Relaxed);
+    if nice == base {
+        return (base, None);
+    }
+    match sys::set_nice(0, nice) {
+        Ok(()) => (nice, None),
+        Err(e) => (base, Some(format!("--loop-nice {nice}: {e}; the forwarding loop stays at nice {base}"))),
+    }
+}
+
+/// For a thread the loop starts (it inherits the loop's priority): back
+/// to the priority of the daemon's other threads. Nothing when the loop
+/// was never raised.
+pub fn leave_loop_priority() {
+    let base = BASE_NICE.load(Ordering::Relaxed);
+    if base != i32::MIN {
+        let _ = sys::set_nice(0, base);
+    }
+}
 
 /// Bulk threads put back to normal priority since the start.
 pub fn promoted() -> u64 {
@@ -96,6 +139,38 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
+
+    /// The loop's thread alone is raised: a thread it starts inherits its
+    /// priority until it leaves it, and the threads that were there before
+    /// keep theirs. Without `CAP_SYS_NICE` the loop stays, with a reason.
+    #[test]
+    fn the_loop_alone_is_raised_and_its_threads_leave_its_priority() {
+        let before = sys::nice(0).unwrap();
+        let (loop_nice, child_nice, left, other) = std::thread::spawn(move || {
+            let raised = raise_loop(before - 3);
+            let child = std::thread::spawn(|| {
+                let inherited = sys::nice(0).unwrap();
+                leave_loop_priority();
+                (inherited, sys::nice(0).unwrap())
+            })
+            .join()
+            .unwrap();
+            (raised, child.0, child.1, sys::nice(0).unwrap())
+        })
+        .join()
+        .unwrap();
+        match loop_nice {
+            (n, None) => {
+                assert_eq!((n, child_nice, other), (before - 3, before - 3, before - 3), "the loop raised, its child inherited");
+                assert_eq!(left, before, "the child went back to the daemon's priority");
+            }
+            (n, Some(why)) => {
+                assert_eq!(n, before);
+                assert!(why.starts_with(&format!("--loop-nice {}: ", before - 3)) && why.ends_with(&format!("stays at nice {before}")), "{why}");
+            }
+        }
+        assert_eq!(sys::nice(0).unwrap(), before, "the test's own thread is untouched");
+    }
 
     #[test]
     fn starved_means_waiting_for_a_cpu_more_than_half_the_window() {

@@ -899,7 +899,7 @@ impl<D: Device> Control<D> {
                     break;
                 }
             }
-            if until.is_some_and(|u| Instant::now() >= u) {
+            if until.is_some_and(crate::deadline::passed) {
                 break;
             }
         }
@@ -929,7 +929,7 @@ impl<D: Device> Control<D> {
             if services_step(&self.sp.director, &mut c.next, RULES_PER_LOOK, &mut c.items, f) {
                 return true;
             }
-            if until.is_some_and(|u| Instant::now() >= u) {
+            if until.is_some_and(crate::deadline::passed) {
                 return false;
             }
         }
@@ -958,7 +958,7 @@ impl<D: Device> Control<D> {
             // which changes no service's existence.
             let _ = self.apply_change(Command::DeleteService(key));
             n += 1;
-            if n % 16 == 0 && until.is_some_and(|u| Instant::now() >= u) {
+            if n % 16 == 0 && until.is_some_and(crate::deadline::passed) {
                 break;
             }
         }
@@ -979,7 +979,7 @@ impl<D: Device> Control<D> {
             if services.to_rules_step(&mut c.next, RULES_PER_LOOK, &mut c.rules) {
                 return true;
             }
-            if until.is_some_and(|u| Instant::now() >= u) {
+            if until.is_some_and(crate::deadline::passed) {
                 return false;
             }
         }
@@ -1008,7 +1008,7 @@ impl<D: Device> Control<D> {
                 row.expires_secs = (exp.saturating_sub(now) / lvsnic_model::time::SEC).min(u32::MAX as u64) as u32;
             }
             rows.push(row);
-            if rows.len() % 64 == 0 && until.is_some_and(|u| Instant::now() >= u) {
+            if rows.len() % 16 == 0 && until.is_some_and(crate::deadline::passed) {
                 break;
             }
         }
@@ -1043,7 +1043,7 @@ impl<D: Device> Control<D> {
                 *s.counts.entry(key).or_default() += 1;
             }
             n += 1;
-            if n % 256 == 0 && until.is_some_and(|u| Instant::now() >= u) {
+            if n % 256 == 0 && until.is_some_and(crate::deadline::passed) {
                 break;
             }
         }

@@ -25,6 +25,7 @@ pub mod cli;
 pub mod conformance;
 pub mod control;
 pub mod daemon;
+pub mod deadline;
 pub mod device;
 pub mod drain;
 pub mod flows;

@@ -226,6 +226,12 @@ enum Cmd {
         /// sync, metrics) on the CPUs left; default: no placement.
         #[arg(long, value_name = "CPU")]
         loop_cpu: Option<usize>,
+        /// The forwarding loop's nice value, -20 to 19 (the kernel forwards
+        /// in softirq context, above every process; the daemon's other
+        /// threads keep the process's). Raising it needs CAP_SYS_NICE;
+        /// without it the loop stays where it is, and says so at start.
+        #[arg(long, value_name = "NICE", default_value_t = lvsnic::bulk::LOOP_NICE, allow_negative_numbers = true, value_parser = clap::value_parser!(i32).range(-20..=19))]
+        loop_nice: i32,
     },
     /// Apply DIRECTOR.toml and the rules file again, as differences (as SIGHUP does).
     Reload {
@@ -379,8 +385,8 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, neighbor_reachable_ms, log_level, metrics, loop_cpu } => {
-            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, neighbor_reachable_ms, log_level, metrics, loop_cpu })
+        Cmd::Daemon { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, neighbor_reachable_ms, log_level, metrics, loop_cpu, loop_nice } => {
+            lvsnic::daemon::run(&DaemonArgs { backend, director, socket, rules, wire, pace, host_tap, vips, device, glue, bind, width, socket_group, state_dir, create_taps, neighbor_reachable_ms, log_level, metrics, loop_cpu, loop_nice })
                 .map_err(|e| e.to_string())
         }
         Cmd::Manpages { dir } => {

@@ -119,7 +119,7 @@ impl<D: Device> SlowPath<D> {
     /// Removes flows of deleted real servers (already diverted to the
     /// host) until `until` or none is left; returns whether some are left.
     pub fn remove_diverted_until(&mut self, until: std::time::Instant) -> bool {
-        while self.flows.remove_diverted(&mut self.dp, &mut self.director, 16) > 0 && std::time::Instant::now() < until {}
+        while self.flows.remove_diverted(&mut self.dp, &mut self.director, 16) > 0 && !crate::deadline::passed(until) {}
         self.flows.has_diverted()
     }
 

@@ -187,6 +187,12 @@ pub struct ConnSnapshot {
 /// directory. On failure the temporary file is removed and `path` is
 /// untouched.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, |f| f.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `body` writes (through a buffer, so that a
+/// file of hundreds of megabytes is never one buffer in memory).
+pub fn write_atomic_with(path: &Path, body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -194,8 +200,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
     let r = (|| {
-        let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).open(&tmp)?;
-        f.write_all(bytes)?;
+        let f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).open(&tmp)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+        body(&mut w)?;
+        let f = w.into_inner().map_err(std::io::IntoInnerError::into_error)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)?;
         std::fs::File::open(dir)?.sync_all()
@@ -239,6 +247,34 @@ fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), StateError> {
     let text = serde_json::to_vec(v).map_err(|e| StateError::Corrupt { path: path.display().to_string(), msg: e.to_string() })?;
     write_atomic(path, &text).map_err(|e| StateError::Io { path: path.display().to_string(), source: e })
 }
+
+/// Writes `s` as `serde_json` writes its [`ConnSnapshot`], byte for byte,
+/// a connection at a time from its chunks: neither the whole table nor its
+/// 150 MB of JSON (2M connections) is ever put together in memory.
+fn write_snapshot_json(w: &mut dyn Write, s: &Snapshot) -> std::io::Result<()> {
+    let version = s.version();
+    write!(w, "{{\"version\":{version},\"taken_ns\":{},\"conns\":[", s.taken_ns)?;
+    for (i, c) in s.chunks.iter().flatten().enumerate() {
+        if i > 0 {
+            w.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *w, c).map_err(std::io::Error::other)?;
+    }
+    w.write_all(b"]")?;
+    if !s.six.is_empty() {
+        // Few beside the IPv4 table: written whole.
+        w.write_all(b",\"conns6\":")?;
+        serde_json::to_writer(&mut *w, &s.six).map_err(std::io::Error::other)?;
+    }
+    w.write_all(b"}")
+}
+
+/// Chunks of finished snapshots, emptied, for the next one to fill
+/// ([`Snapshot`]): the loop then writes into memory it has touched before
+/// instead of faulting in 100 MB of new pages for every snapshot, and the
+/// writer frees nothing. The pool holds at most the chunks of the largest
+/// snapshot taken (3 MB each; 100 MB at 2M connections).
+pub type ChunkPool = std::sync::Arc<std::sync::Mutex<Vec<Vec<SavedConn>>>>;
 
 /// What the [`Writer`] runs after a file is on disk (a reply to the
 /// client whose change it saved).
@@ -286,6 +322,8 @@ pub struct Writer {
     failed: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// How long the last connection snapshot took the writer (ns).
     conns_write_ns: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Where written snapshots leave their chunks for the next.
+    pool: ChunkPool,
 }
 
 impl Writer {
@@ -311,16 +349,20 @@ impl Writer {
                 // forwarding loop takes the CPU back the moment it wakes.
                 let _bulk = if idle { crate::bulk::enter() } else { None };
                 let t0 = std::time::Instant::now();
-                let bytes = match job.bytes {
+                let written = match job.bytes {
                     #[cfg(test)]
-                    Payload::Bytes(b) => Ok(b),
-                    Payload::Conns(s) => serde_json::to_vec(&s.into_snapshot()).map_err(std::io::Error::other),
+                    Payload::Bytes(b) => write_atomic(&job.path, &b),
+                    Payload::Conns(mut s) => {
+                        let r = write_atomic_with(&job.path, |w| write_snapshot_json(w, &s));
+                        s.recycle();
+                        r
+                    }
                     Payload::State(mut st, rules) => {
                         st.rules = crate::reload::rules_text(&rules);
-                        serde_json::to_vec(&st).map_err(std::io::Error::other)
+                        serde_json::to_vec(&st).map_err(std::io::Error::other).and_then(|b| write_atomic(&job.path, &b))
                     }
                 };
-                match bytes.and_then(|b| write_atomic(&job.path, &b)) {
+                match written {
                     Ok(()) => {
                         failing = false;
                         w.fetch_add(1, Ordering::Relaxed);
@@ -342,7 +384,7 @@ impl Writer {
                 }
             }
         })?;
-        Ok(Writer { tx: Some(tx), thread: Some(thread), conns_pending, written, failed, conns_write_ns })
+        Ok(Writer { tx: Some(tx), thread: Some(thread), conns_pending, written, failed, conns_write_ns, pool: ChunkPool::default() })
     }
 
     /// Queues `bytes` for `path`; `then` runs once it is written. A writer
@@ -484,7 +526,7 @@ impl SaveCopy {
 /// with the time it has left (an offloaded connection's last use on the
 /// card re-arms it, as `ipvsadm -L -c` shows).
 pub fn snapshot<D: Device>(ctl: &mut Control<D>) -> ConnSnapshot {
-    let mut s = Snapshot::begin(ctl);
+    let mut s = Snapshot::begin(ctl, None);
     while !s.step(ctl, None) {}
     s.into_snapshot()
 }
@@ -504,6 +546,8 @@ pub struct Snapshot {
     six: Vec<SavedConn<IpAddr>>,
     /// Time the loop spent on it.
     cost: std::time::Duration,
+    /// Where its chunks come from and go back to once it is written.
+    pool: Option<ChunkPool>,
 }
 
 /// Connections per chunk of a [`Snapshot`] (3 MB).
@@ -524,19 +568,30 @@ impl Snapshot {
         match self.chunks.last_mut() {
             Some(v) if v.len() < SNAPSHOT_CHUNK => v.push(c),
             _ => {
-                let mut v = Vec::with_capacity(SNAPSHOT_CHUNK);
+                let spare = self.pool.as_ref().and_then(|p| p.try_lock().ok()?.pop());
+                let mut v = spare.unwrap_or_else(|| Vec::with_capacity(SNAPSHOT_CHUNK));
                 v.push(c);
                 self.chunks.push(v);
             }
         }
     }
 
+    /// Gives the chunks back to the pool, emptied (the snapshot written).
+    fn recycle(&mut self) {
+        let Some(pool) = &self.pool else { return };
+        let Ok(mut p) = pool.lock() else { return };
+        for mut c in self.chunks.drain(..) {
+            c.clear();
+            p.push(c);
+        }
+    }
+
     /// Begins a snapshot of `ctl`'s table (the card's counters credited).
-    pub fn begin<D: Device>(ctl: &mut Control<D>) -> Snapshot {
+    pub fn begin<D: Device>(ctl: &mut Control<D>, pool: Option<ChunkPool>) -> Snapshot {
         let t0 = std::time::Instant::now();
         ctl.settle();
         let d = ctl.director();
-        Snapshot { next: 0, taken_ns: d.now(), chunks: Vec::new(), six: Vec::new(), cost: t0.elapsed() }
+        Snapshot { next: 0, taken_ns: d.now(), chunks: Vec::new(), six: Vec::new(), cost: t0.elapsed(), pool }
     }
 
     /// Takes connections until `until` (if given) has passed or the table
@@ -553,7 +608,7 @@ impl Snapshot {
             let id = lvsnic_model::conn::ConnId(self.next);
             self.next += 1;
             n += 1;
-            if n % 64 == 0 && until.is_some_and(|u| std::time::Instant::now() >= u) {
+            if n % 64 == 0 && until.is_some_and(crate::deadline::passed) {
                 self.next -= 1;
                 break;
             }
@@ -595,8 +650,18 @@ impl Snapshot {
 
     /// The snapshot taken.
     pub fn into_snapshot(self) -> ConnSnapshot {
-        let version = if self.six.is_empty() { STATE_VERSION } else { CONNS_VERSION };
-        ConnSnapshot { version, taken_ns: self.taken_ns, conns: self.chunks.concat(), conns6: self.six }
+        ConnSnapshot { version: self.version(), taken_ns: self.taken_ns, conns: self.chunks.concat(), conns6: self.six }
+    }
+
+    /// The file version it is written as: 1 ([`STATE_VERSION`]) when every
+    /// entry is IPv4, as older lvsnic reads it; [`CONNS_VERSION`] with
+    /// `conns6`.
+    fn version(&self) -> u32 {
+        if self.six.is_empty() {
+            STATE_VERSION
+        } else {
+            CONNS_VERSION
+        }
     }
 }
 
@@ -852,7 +917,8 @@ impl Keeper {
         }
         self.taking = None;
         self.writer().conns_pending.store(true, std::sync::atomic::Ordering::Release);
-        let mut s = Snapshot::begin(ctl);
+        let pool = self.writer.as_ref().map(|w| w.pool.clone());
+        let mut s = Snapshot::begin(ctl, pool);
         while !s.step(ctl, None) {}
         self.written(s);
     }
@@ -888,6 +954,7 @@ impl Keeper {
             written: Default::default(),
             failed: Default::default(),
             conns_write_ns: Default::default(),
+            pool: Default::default(),
         })
     }
 
@@ -921,7 +988,8 @@ impl Keeper {
         if self.writer().conns_pending.swap(true, std::sync::atomic::Ordering::AcqRel) {
             return; // the last one is still being written
         }
-        self.taking = Some(Snapshot::begin(ctl));
+        let pool = self.writer().pool.clone();
+        self.taking = Some(Snapshot::begin(ctl, Some(pool)));
     }
 
     /// Whether a snapshot is being taken (the loop should not sleep).
@@ -1026,7 +1094,7 @@ mod tests {
     /// loop never moves what it has already taken).
     #[test]
     fn a_snapshot_is_taken_in_chunks_and_written_whole() {
-        let mut s = Snapshot { next: 0, taken_ns: 7, chunks: Vec::new(), six: Vec::new(), cost: Default::default() };
+        let mut s = Snapshot { next: 0, taken_ns: 7, chunks: Vec::new(), six: Vec::new(), cost: Default::default(), pool: None };
         let conn = |i: usize| SavedConn {
             proto: 6,
             caddr: Ipv4Addr::from(i as u32),
@@ -1049,6 +1117,58 @@ mod tests {
         let snap = s.into_snapshot();
         assert_eq!((snap.taken_ns, snap.conns.len()), (7, n));
         assert!(snap.conns.iter().enumerate().all(|(i, c)| c.caddr == Ipv4Addr::from(i as u32) && c.left_ms == 1 + i as u64));
+    }
+
+    /// The writer streams a snapshot chunk by chunk into exactly the bytes
+    /// `serde_json` makes of the whole [`ConnSnapshot`] (what
+    /// [`load_conns`] reads), and its chunks go back to the pool, emptied,
+    /// for the next snapshot to fill without allocating.
+    #[test]
+    fn a_snapshot_is_streamed_as_its_json_and_its_chunks_reused() {
+        let conn = |i: usize| SavedConn {
+            proto: if i % 2 == 0 { 6 } else { 17 },
+            caddr: Ipv4Addr::from(0x0a00_0000 + i as u32),
+            cport: (i % 65536) as u16,
+            vaddr: Ipv4Addr::new(10, 0, 0, 1),
+            vport: 80,
+            daddr: Ipv4Addr::new(192, 168, 0, (i % 7) as u8),
+            dport: 8080,
+            flags: (i % 3) as u16,
+            state: (i % 11) as u8,
+            timeout_ms: 900_000,
+            left_ms: 1 + i as u64,
+        };
+        let pool = ChunkPool::default();
+        let n = SNAPSHOT_CHUNK + 5;
+        let mut s = Snapshot { next: 0, taken_ns: 123_456_789, chunks: Vec::new(), six: Vec::new(), cost: Default::default(), pool: Some(pool.clone()) };
+        for i in 0..n {
+            s.push(conn(i));
+        }
+        let path = tmp("stream").join(CONNS_FILE);
+        write_atomic_with(&path, |w| write_snapshot_json(w, &s)).unwrap();
+        let whole = ConnSnapshot { version: STATE_VERSION, taken_ns: 123_456_789, conns: (0..n).map(conn).collect(), conns6: Vec::new() };
+        assert_eq!(std::fs::read(&path).unwrap(), serde_json::to_vec(&whole).unwrap());
+        assert_eq!(load_conns(path.parent().unwrap()).unwrap(), Some(whole));
+        // An empty table is `[]`, as serde writes it.
+        let empty = Snapshot { next: 0, taken_ns: 1, chunks: Vec::new(), six: Vec::new(), cost: Default::default(), pool: None };
+        write_atomic_with(&path, |w| write_snapshot_json(w, &empty)).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), serde_json::to_vec(&ConnSnapshot { version: STATE_VERSION, taken_ns: 1, conns: Vec::new(), conns6: Vec::new() }).unwrap());
+
+        let first: Vec<*const SavedConn> = s.chunks.iter().map(|c| c.as_ptr()).collect();
+        s.recycle();
+        assert!(s.chunks.is_empty());
+        assert_eq!(pool.lock().unwrap().len(), 2);
+        assert!(pool.lock().unwrap().iter().all(|c| c.is_empty() && c.capacity() == SNAPSHOT_CHUNK));
+        let mut next = Snapshot { next: 0, taken_ns: 2, chunks: Vec::new(), six: Vec::new(), cost: Default::default(), pool: Some(pool.clone()) };
+        for i in 0..n {
+            next.push(conn(i));
+        }
+        let mut again: Vec<*const SavedConn> = next.chunks.iter().map(|c| c.as_ptr()).collect();
+        let mut first = first;
+        first.sort();
+        again.sort();
+        assert_eq!(first, again, "the second snapshot filled the first one's chunks");
+        assert!(pool.lock().unwrap().is_empty());
     }
 
     fn tmp(name: &str) -> PathBuf {
@@ -1260,6 +1380,11 @@ mod tests {
         assert_eq!((snap.version, snap.conns.len(), snap.conns6.len()), (CONNS_VERSION, 0, 4), "{snap:?}");
         assert_eq!(snap.conns6.iter().filter(|c| c.flags & lvsnic_model::conn::flags::TEMPLATE != 0).count(), 1);
         let d = tmp("conns6");
+        // The writer's streamed file is what serde makes of the whole.
+        let mut streamed = Snapshot::begin(&mut ctl, None);
+        while !streamed.step(&mut ctl, None) {}
+        write_atomic_with(&d.join(CONNS_FILE), |w| write_snapshot_json(w, &streamed)).unwrap();
+        assert_eq!(std::fs::read(d.join(CONNS_FILE)).unwrap(), serde_json::to_vec(&snap).unwrap());
         save_conns(&d, &snap).unwrap();
         let text = std::fs::read_to_string(d.join(CONNS_FILE)).unwrap();
         assert!(text.contains(r#""conns6":[{"proto":6,"caddr":"2001:db8:cafe:"#), "{text}");

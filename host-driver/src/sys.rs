@@ -84,6 +84,15 @@ pub fn poll_readable_for(fds: &[RawFd], timeout: Option<std::time::Duration>) ->
     Ok(p.iter().map(|x| x.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0).collect())
 }
 
+/// Whether `fd` is readable now (`poll(2)` with no timeout; an error
+/// reads as not readable).
+pub fn readable_now(fd: RawFd) -> bool {
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: `p` is one valid pollfd, alive for the call.
+    let rc = unsafe { libc::poll(&mut p, 1, 0) };
+    rc > 0 && p.revents & libc::POLLIN != 0
+}
+
 #[repr(C)]
 struct IfReq {
     name: [u8; libc::IFNAMSIZ],
@@ -510,6 +519,33 @@ pub fn set_sched_idle(tid: i32, idle: bool) -> io::Result<()> {
     let policy = if idle { libc::SCHED_IDLE } else { libc::SCHED_OTHER };
     // SAFETY: sched_setscheduler(2) reads `p`, which lives across the call.
     if unsafe { libc::sched_setscheduler(tid, policy, &p) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Thread `tid`'s (0: the calling thread) nice value (getpriority(2);
+/// on Linux `PRIO_PROCESS` names one thread).
+pub fn nice(tid: i32) -> io::Result<i32> {
+    // -1 is a nice value as well as the error return: errno tells.
+    // SAFETY: __errno_location returns the calling thread's errno slot.
+    unsafe { *libc::__errno_location() = 0 };
+    // SAFETY: getpriority(2) takes ids only.
+    let n = unsafe { libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t) };
+    if n == -1 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(0) {
+            return Err(e);
+        }
+    }
+    Ok(n)
+}
+
+/// Sets thread `tid`'s (0: the calling thread) nice value (setpriority(2)):
+/// lowering it (a higher priority) needs `CAP_SYS_NICE` or `RLIMIT_NICE`.
+pub fn set_nice(tid: i32, nice: i32) -> io::Result<()> {
+    // SAFETY: setpriority(2) takes ids and a value only.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())

@@ -1,10 +1,12 @@
 //! The forwarding loop beside the control plane: the daemon (`--backend
 //! model --wire tap:lvlat0`, in a network namespace of its own) is sent ARP
 //! requests for a VIP once a millisecond on its TAP wire, and the time to
-//! each answer is measured: with no control client; with 100 idle clients
+//! each answer is measured (to the kernel's receive stamp on the probe's
+//! socket, and, printed beside it, to when the probe's thread read it):
+//! with no control client; with 100 idle clients
 //! and 10 sending one byte a second; during a `-R` of 10,000 services on
 //! distinct VIPs; during a `-L -n -c` of a large connection table (filled
-//! beforehand with one UDP datagram per connection).
+//! beforehand with one UDP datagram per connection and its real server's answer).
 //!
 //! The test asserts only what cannot be flaky: every probe is answered,
 //! the idle and slow clients are cut at their deadline, the restore and the
@@ -27,7 +29,7 @@ mod packet_socket;
 use harness::*;
 use lvsnic_fixtures::*;
 use netns::{in_netns, must, unavailable, Namespaces};
-use packet_socket::{arp_reply_from, arp_request_for, PacketSocket};
+use packet_socket::{arp_reply_from, arp_request_for, realtime_ns, PacketSocket};
 use std::io::{Read, Write};
 use std::net::Ipv4Addr;
 use std::os::unix::net::UnixStream;
@@ -52,27 +54,33 @@ fn reply_seq(f: &[u8], target: Ipv4Addr) -> Option<u16> {
 struct Latency {
     sent: usize,
     answered: usize,
-    /// Sorted, in microseconds.
+    /// Sorted, in microseconds: from the probe's send to the kernel's
+    /// receipt of the answer (the socket's receive stamp).
     us: Vec<u64>,
+    /// Sorted, in microseconds: to when the probe's thread read the
+    /// answer (adds the probe's own wait for a CPU).
+    read_us: Vec<u64>,
 }
 
 impl Latency {
-    fn pct(&self, p: f64) -> f64 {
-        if self.us.is_empty() {
+    fn pct(us: &[u64], p: f64) -> f64 {
+        if us.is_empty() {
             return f64::NAN;
         }
-        let i = ((self.us.len() as f64 - 1.0) * p).round() as usize;
-        self.us[i] as f64 / 1000.0
+        let i = ((us.len() as f64 - 1.0) * p).round() as usize;
+        us[i] as f64 / 1000.0
     }
 
     fn line(&self, name: &str, extra: &str) -> String {
         format!(
-            "{name:<44} probes {:>5} answered {:>5}  median {:>8.3} ms  p99 {:>8.3} ms  max {:>8.3} ms  {extra}",
+            "{name:<44} probes {:>5} answered {:>5}  median {:>8.3} ms  p99 {:>8.3} ms  max {:>8.3} ms  (read: p99 {:>7.3} max {:>7.3})  {extra}",
             self.sent,
             self.answered,
-            self.pct(0.5),
-            self.pct(0.99),
-            self.pct(1.0),
+            Self::pct(&self.us, 0.5),
+            Self::pct(&self.us, 0.99),
+            Self::pct(&self.us, 1.0),
+            Self::pct(&self.read_us, 0.99),
+            Self::pct(&self.read_us, 1.0),
         )
     }
 }
@@ -91,20 +99,22 @@ fn probe_for<R>(sock: &Arc<PacketSocket>, target: Ipv4Addr, f: impl FnOnce() -> 
     if stale > 0 {
         println!("  ({stale} frames of the last phase discarded before probing)");
     }
-    let base = Instant::now();
-    let sent: Arc<Vec<AtomicU64>> = Arc::new((0..MAX_PROBES).map(|_| AtomicU64::new(0)).collect());
-    let got: Arc<Vec<AtomicU64>> = Arc::new((0..MAX_PROBES).map(|_| AtomicU64::new(0)).collect());
+    // Times are CLOCK_REALTIME ns, the clock of the socket's stamps.
+    let counters = || -> Arc<Vec<AtomicU64>> { Arc::new((0..MAX_PROBES).map(|_| AtomicU64::new(0)).collect()) };
+    let (sent, got, read) = (counters(), counters(), counters());
     let stop_send = Arc::new(AtomicBool::new(false));
     let stop_recv = Arc::new(AtomicBool::new(false));
     let rx = {
-        let (sock, got, stop) = (sock.clone(), got.clone(), stop_recv.clone());
+        let (sock, got, read, stop) = (sock.clone(), got.clone(), read.clone(), stop_recv.clone());
         std::thread::spawn(move || {
             let mut buf = vec![0u8; 65536];
             while !stop.load(Ordering::Relaxed) {
-                if let Some(n) = sock.recv(&mut buf) {
+                if let Some((n, stamp)) = sock.recv_stamped(&mut buf) {
                     if let Some(s) = reply_seq(&buf[..n], target) {
-                        let t = base.elapsed().as_nanos() as u64;
-                        let _ = got[s as usize].compare_exchange(0, t.max(1), Ordering::Relaxed, Ordering::Relaxed);
+                        let now = realtime_ns();
+                        let at = stamp.unwrap_or(now).min(now);
+                        let _ = got[s as usize].compare_exchange(0, at, Ordering::Relaxed, Ordering::Relaxed);
+                        let _ = read[s as usize].compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
                     }
                 }
             }
@@ -120,7 +130,7 @@ fn probe_for<R>(sock: &Arc<PacketSocket>, target: Ipv4Addr, f: impl FnOnce() -> 
                 if now < next {
                     std::thread::sleep(next - now);
                 }
-                sent[n].store(base.elapsed().as_nanos().max(1) as u64, Ordering::Relaxed);
+                sent[n].store(realtime_ns(), Ordering::Relaxed);
                 sock.try_send(&arp_probe(n as u16, target)).unwrap_or_else(|e| panic!("sending probe {n}: {e}"));
                 n += 1;
                 next += Duration::from_millis(1);
@@ -133,19 +143,23 @@ fn probe_for<R>(sock: &Arc<PacketSocket>, target: Ipv4Addr, f: impl FnOnce() -> 
     let n = tx.join().unwrap();
     // Answers still on their way.
     let t0 = Instant::now();
-    while (0..n).any(|i| got[i].load(Ordering::Relaxed) == 0) && t0.elapsed() < Duration::from_secs(30) {
+    while (0..n).any(|i| read[i].load(Ordering::Relaxed) == 0) && t0.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(10));
     }
     stop_recv.store(true, Ordering::Relaxed);
     rx.join().unwrap();
-    let mut us: Vec<u64> = (0..n)
-        .filter_map(|i| {
-            let g = got[i].load(Ordering::Relaxed);
-            (g != 0).then(|| (g.saturating_sub(sent[i].load(Ordering::Relaxed))) / 1000)
-        })
-        .collect();
-    us.sort_unstable();
-    (Latency { sent: n, answered: us.len(), us }, r)
+    let took = |at: &[AtomicU64]| {
+        let mut us: Vec<u64> = (0..n)
+            .filter_map(|i| {
+                let g = at[i].load(Ordering::Relaxed);
+                (g != 0).then(|| (g.saturating_sub(sent[i].load(Ordering::Relaxed))) / 1000)
+            })
+            .collect();
+        us.sort_unstable();
+        us
+    };
+    let (us, read_us) = (took(&got), took(&read));
+    (Latency { sent: n, answered: read_us.len(), us, read_us }, r)
 }
 
 /// The daemon's loop steps that ran longer than 300 µs at least once
@@ -207,6 +221,9 @@ fn forwarding_latency_beside_the_control_plane() {
         lvsnic::sys::set_cpu_affinity(0, &others).unwrap();
         println!("daemon loop on CPU {}, everything else (the probe, clients, the daemon's other threads) on {others:?}", loop_cpu.as_deref().unwrap());
     }
+    // As root the loop runs above normal priority (`--loop-nice`, -10 by
+    // default), everything else of the daemon at the process's own.
+    assert_eq!(d.status()["loop_nice"], -10, "the forwarding loop raised");
     must(&["ip", "-n", &ns, "link", "set", TAP, "txqueuelen", "100000"]);
     let sock = Arc::new(in_netns(&ns, || PacketSocket::open(TAP, Duration::from_millis(20), Some(64 << 20))));
     let mut report = Vec::new();

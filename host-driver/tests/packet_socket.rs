@@ -11,6 +11,12 @@ use lvsnic_fixtures::{GATEWAY_MAC, VIP};
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
+/// `CLOCK_REALTIME` now, ns (the clock of [`PacketSocket::recv_stamped`]).
+pub fn realtime_ns() -> u64 {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    d.as_nanos() as u64
+}
+
 /// An AF_PACKET socket bound to one interface.
 pub struct PacketSocket(i32);
 
@@ -83,6 +89,21 @@ impl PacketSocket {
             libc::recvfrom(self.0, buf.as_mut_ptr() as *mut libc::c_void, buf.len(), 0, &mut from as *mut _ as *mut libc::sockaddr, &mut len)
         };
         (n > 0 && from.sll_pkttype != libc::PACKET_OUTGOING).then_some(n as usize)
+    }
+
+    /// [`recv`](Self::recv), with the time the kernel received the frame
+    /// (`CLOCK_REALTIME`, ns; `SIOCGSTAMPNS`): a latency probe that times
+    /// its replies with it does not count its own wait for a CPU.
+    pub fn recv_stamped(&self, buf: &mut [u8]) -> Option<(usize, Option<u64>)> {
+        /// `SIOCGSTAMPNS` (`asm-generic/sockios.h`; the 64-bit `timespec`).
+        const SIOCGSTAMPNS: libc::c_ulong = 0x8907;
+        let n = self.recv(buf)?;
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: the ioctl writes one `timespec` into `ts`, which is alive
+        // and of that type for the call.
+        let rc = unsafe { libc::ioctl(self.0, SIOCGSTAMPNS as _, &mut ts as *mut libc::timespec) };
+        // The first call turns the stamps on (ENOENT for that frame).
+        Some((n, (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)))
     }
 
     /// Discards every frame already queued on the socket (without

@@ -151,6 +151,9 @@ pub struct DaemonArgs {
     /// `--loop-cpu CPU`: the forwarding loop alone on this CPU, every
     /// other thread on the rest ([`super::placement`]).
     pub loop_cpu: Option<usize>,
+    /// `--loop-nice NICE`: the forwarding loop's nice value
+    /// ([`crate::bulk::raise_loop`]).
+    pub loop_nice: i32,
 }
 
 #[cfg(test)]

@@ -508,6 +508,7 @@ mod tests {
             state: Some(super::super::StateStatus { written: k, failed: 0 }),
             metrics: Some(super::super::metrics_http::HttpCounters { ok: k, ..Default::default() }),
             placement: None,
+            loop_nice: 0,
             loop_steps: Default::default(),
         };
         let mut conn_states = ConnStates::default();

@@ -261,6 +261,9 @@ struct DaemonStatus {
     /// `--loop-cpu`: where the threads run (absent without it).
     #[serde(skip_serializing_if = "Option::is_none")]
     placement: Option<PlacementStatus>,
+    /// The forwarding loop's nice value (`--loop-nice`; the process's own
+    /// when it could not be raised).
+    loop_nice: i32,
     /// Each step of the forwarding loop: its longest run and how many runs
     /// took over a millisecond ([`steps`]).
     loop_steps: std::collections::BTreeMap<&'static str, steps::StepTimes>,
@@ -346,6 +349,8 @@ struct Daemon<D: Device> {
     neigh: neigh::Resolver,
     /// `--loop-cpu`: the loop alone on one CPU ([`placement`]).
     placement: Option<placement::Placement>,
+    /// The loop's nice value in effect (`--loop-nice`, [`crate::bulk::raise_loop`]).
+    loop_nice: i32,
     /// The loop's steps, timed ([`steps`]).
     steps: steps::LoopSteps,
 }
@@ -525,7 +530,19 @@ fn serve<D: Device>(mut d: Daemon<D>, args: &DaemonArgs) -> Result<String, Daemo
     );
     let r = match d.placement.as_mut().map(|p| p.enter_loop()) {
         Some(Err(e)) => Err(DaemonError::Placement(e)),
-        _ => d.forward(&inbox),
+        _ => {
+            // Control slices give way to frames waiting on the wire.
+            crate::deadline::watch_wire(match &d.wire {
+                Wire::Tap(t) => Some(t.fd()),
+                _ => None,
+            });
+            let (nice, refused) = crate::bulk::raise_loop(args.loop_nice);
+            d.loop_nice = nice;
+            if let Some(why) = refused {
+                crate::logging::event(log::Level::Warn, "loop_nice", &[("error", &why)]);
+            }
+            d.forward(&inbox)
+        }
     };
     d.notifier.stopping();
     match &r {
@@ -582,6 +599,7 @@ impl<D: Device> Daemon<D> {
             metrics: None,
             neigh: neigh::Resolver::inert(),
             placement: None,
+            loop_nice: 0,
             steps: Default::default(),
         }
     }
@@ -816,7 +834,7 @@ impl<D: Device> Daemon<D> {
                     self.keeper.save_copied(copy, &self.ctl, Some(Box::new(move || drop(tx.send(Part::Done(out))))));
                 }
             }
-            if Instant::now() >= until {
+            if crate::deadline::passed(until) {
                 self.backlog = true;
                 return;
             }
@@ -942,6 +960,7 @@ impl<D: Device> Daemon<D> {
             }),
             metrics: self.metrics.as_ref().map(|m| m.counters()),
             placement: self.placement.as_ref().map(|p| PlacementStatus { loop_cpu: p.loop_cpu, others: p.others.clone(), moved: p.moved }),
+            loop_nice: self.loop_nice,
             loop_steps: self.steps.report(),
         }
     }

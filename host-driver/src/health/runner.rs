@@ -68,6 +68,8 @@ pub fn spawn(
     stop: Arc<Stop>,
 ) -> std::io::Result<()> {
     std::thread::Builder::new().name(format!("lvsnic-check-{}-{}-{}", at.0, at.1, at.2)).spawn(move || {
+        // Started by the loop on a reload: not at its priority.
+        crate::bulk::leave_loop_priority();
         let mut m = CheckerMachine::new(cfg.alpha, cfg.retry, cfg.delay_loop, cfg.delay_before_retry);
         // keepalived's warmup: the first check after a random delay up to it.
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().subsec_nanos();

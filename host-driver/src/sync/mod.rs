@@ -210,7 +210,11 @@ impl Backup {
         let maxlen = cfg.maxlen as usize;
         let thread = std::thread::Builder::new()
             .name("lvsnic-sync-rx".into())
-            .spawn(move || receive_loop(&s, &ib, &tx, maxlen))?;
+            .spawn(move || {
+                // Started by the loop (`--start-daemon`): not at its priority.
+                crate::bulk::leave_loop_priority();
+                receive_loop(&s, &ib, &tx, maxlen)
+            })?;
         Ok(Backup {
             cfg,
             sock,
