@@ -1266,14 +1266,13 @@ impl<D: Device> Control<D> {
                 let Some(id) = self.sp.director.services.lookup_key(&key) else {
                     return Err(KernelError::Refused(ApplyError::ServiceNotDefined));
                 };
-                let a = addr;
                 let d = &self.sp.director.services;
                 let Some(dest) =
-                    d.service(id).order.iter().copied().find(|&x| d.dest(x).addr == a && d.dest(x).port == port)
+                    d.service(id).order.iter().copied().find(|&x| d.dest(x).addr == addr && d.dest(x).port == port)
                 else {
                     return Err(KernelError::Refused(ApplyError::NoSuchDest));
                 };
-                self.sp.director.del_dest(&key, a, port).map_err(|e| KernelError::of_dest(&e, (0, 0)))?;
+                self.sp.director.del_dest(&key, addr, port).map_err(|e| KernelError::of_dest(&e, (0, 0)))?;
                 self.drop_flows(&[dest]);
                 Ok(())
             }
@@ -1781,5 +1780,28 @@ mod tests {
         assert_eq!(j["limits"]["services"]["TCP 10.0.0.100:80"]["limited"], 1);
         assert_eq!(j["offload"]["connections"], 1);
         assert_eq!(j["now_ns"], T0 + 2 * ms);
+    }
+
+    /// The kernel's mixed-family rule for sync (`ip_vs_genl_set_cmd`,
+    /// `ip_vs_genl_new_daemon`): a real server of the other family (a
+    /// tunnel) is refused while a sync daemon runs, and a daemon while one
+    /// exists, both EINVAL; a server of the service's own family is not;
+    /// `-d` finds an IPv6 server.
+    #[test]
+    fn no_cross_family_server_while_syncing_and_no_sync_with_one() {
+        let mut ctl = control();
+        let port = 20000 + (std::process::id() % 20000) as u16 + 11;
+        ctl.apply(cmd(&format!("--start-daemon master --mcast-interface lo --mcast-port {port}"))).unwrap();
+        ctl.apply(cmd("-A -t 10.0.0.150:80 -s rr")).unwrap();
+        let e = ctl.apply(cmd("-a -t 10.0.0.150:80 -r [2001:db8:1::9]:80 -i")).unwrap_err();
+        assert_eq!(e.to_string(), "Invalid argument");
+        ctl.apply(cmd("-a -t 10.0.0.150:80 -r 192.168.10.9:80 -i")).unwrap();
+        ctl.apply(cmd("--stop-daemon master")).unwrap();
+        ctl.apply(cmd("-a -t 10.0.0.150:80 -r [2001:db8:1::9]:80 -i")).unwrap();
+        assert_eq!(ctl.director().services.mixed_family_dests(), 1);
+        let e = ctl.apply(cmd(&format!("--start-daemon master --mcast-interface lo --mcast-port {port}"))).unwrap_err();
+        assert_eq!(e.to_string(), "Invalid argument");
+        ctl.apply(cmd("-d -t 10.0.0.150:80 -r [2001:db8:1::9]:80")).unwrap();
+        ctl.apply(cmd(&format!("--start-daemon master --mcast-interface lo --mcast-port {port}"))).unwrap();
     }
 }
