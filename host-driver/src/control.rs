@@ -1795,7 +1795,7 @@ mod tests {
         ctl.apply(cmd("-A -t 10.0.0.150:80 -s rr")).unwrap();
         let e = ctl.apply(cmd("-a -t 10.0.0.150:80 -r [2001:db8:1::9]:80 -i")).unwrap_err();
         assert_eq!(e.to_string(), "Invalid argument");
-        ctl.apply(cmd("-a -t 10.0.0.150:80 -r 192.168.10.9:80 -i")).unwrap();
+        ctl.apply(cmd("-a -t 10.0.0.150:80 -r 192.168.10.8:80 -i")).unwrap();
         ctl.apply(cmd("--stop-daemon master")).unwrap();
         ctl.apply(cmd("-a -t 10.0.0.150:80 -r [2001:db8:1::9]:80 -i")).unwrap();
         assert_eq!(ctl.director().services.mixed_family_dests(), 1);
