@@ -398,6 +398,7 @@ fn status_keeps_the_keys_tests_and_docs_read() {
         "exception_loop",
         "host_dropped",
         "limits",
+        "loop_nice",
         "loop_steps",
         "neighbors",
         "now_ns",
