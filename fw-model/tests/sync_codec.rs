@@ -1,12 +1,13 @@
 //! The IPVS sync message codec (`lvsnic_model::sync`): messages built by
 //! hand from the kernel's struct layouts (ip_vs_sync.c: ip_vs_sync_mesg,
-//! ip_vs_sync_v4, ip_vs_sync_mesg_v0, ip_vs_sync_conn_v0, options) decode
+//! ip_vs_sync_v4, ip_vs_sync_v6, ip_vs_sync_mesg_v0, ip_vs_sync_conn_v0,
+//! options) decode
 //! to the right fields; the encoder writes those same bytes; every malformed
 //! input is a named drop; the decoder never panics (proptest).
 
 use lvsnic_model::sync::*;
 use proptest::prelude::*;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// A v4 entry, field by field in struct ip_vs_sync_v4 order, big-endian.
 #[allow(clippy::too_many_arguments)]
@@ -36,6 +37,33 @@ fn v1_message(syncid: u8, nr: u8, body: &[u8]) -> Vec<u8> {
     m
 }
 
+/// A v6 entry: struct ip_vs_sync_v6, the v4 layout up to `timeout`, then
+/// three `struct in6_addr`.
+#[allow(clippy::too_many_arguments)]
+fn v6_entry(size: u16, proto: u8, flags: u32, state: u16, ports: [u16; 3], fwmark: u32, timeout: u32, addrs: [Ipv6Addr; 3]) -> Vec<u8> {
+    let mut e = vec![1u8, proto]; // type: STYPE_F_INET6
+    e.extend_from_slice(&size.to_be_bytes());
+    e.extend_from_slice(&flags.to_be_bytes());
+    e.extend_from_slice(&state.to_be_bytes());
+    for p in ports {
+        e.extend_from_slice(&p.to_be_bytes());
+    }
+    e.extend_from_slice(&fwmark.to_be_bytes());
+    e.extend_from_slice(&timeout.to_be_bytes());
+    for a in addrs {
+        e.extend_from_slice(&a.octets());
+    }
+    e
+}
+
+fn ip4(a: [u8; 4]) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::from(a))
+}
+
+fn ip6(s: &str) -> Ipv6Addr {
+    s.parse().unwrap()
+}
+
 const C: [u8; 4] = [198, 51, 100, 7];
 const V: [u8; 4] = [10, 0, 0, 100];
 const D: [u8; 4] = [192, 168, 10, 1];
@@ -54,7 +82,7 @@ fn a_kernel_v1_message_decodes_field_by_field() {
     assert_eq!(d.conns.len(), 1);
     let c = &d.conns[0];
     assert_eq!((c.protocol, c.state, c.cport, c.vport, c.dport, c.timeout), (6, 1, 40000, 80, 8080, 900));
-    assert_eq!((c.caddr, c.vaddr, c.daddr), (Ipv4Addr::from(C), Ipv4Addr::from(V), Ipv4Addr::from(D)));
+    assert_eq!((c.caddr, c.vaddr, c.daddr), (ip4(C), ip4(V), ip4(D)));
     // The backup keeps the bits of IP_VS_CONN_F_BACKUP_MASK and adds SYNC.
     assert_eq!(c.flags, 0x0020);
     assert_eq!(c.seq, None);
@@ -105,9 +133,9 @@ fn the_encoder_writes_the_kernels_bytes() {
         vport: 80,
         dport: 8080,
         timeout: 900,
-        caddr: C.into(),
-        vaddr: V.into(),
-        daddr: D.into(),
+        caddr: ip4(C),
+        vaddr: ip4(V),
+        daddr: ip4(D),
         ..Default::default()
     };
     let msgs = encode_v1(5, 1472, &[c.clone()]);
@@ -123,7 +151,7 @@ fn the_encoder_writes_the_kernels_bytes() {
 
 #[test]
 fn messages_split_at_maxlen_and_at_255_entries() {
-    let c = SyncConn { protocol: 17, caddr: C.into(), vaddr: V.into(), daddr: D.into(), ..Default::default() };
+    let c = SyncConn { protocol: 17, caddr: ip4(C), vaddr: ip4(V), daddr: ip4(D), ..Default::default() };
     // 1472 bytes: (1472 - 8) / 36 = 40 entries per message.
     let msgs = encode_v1(0, 1472, &vec![c.clone(); 100]);
     assert_eq!(msgs.iter().map(|m| m[4]).collect::<Vec<_>>(), vec![40, 40, 20]);
@@ -167,6 +195,148 @@ fn a_kernel_v0_message_decodes() {
         x[4 + 20..4 + 22].copy_from_slice(&0u16.to_be_bytes());
         x
     });
+}
+
+/// An IPv6 connection with a SEQ option and an IPv6 persistence template,
+/// as `ip_vs_sync_conn` lays them out for `cp->af == AF_INET6`.
+fn v6_pair() -> (Vec<u8>, [Ipv6Addr; 3], [Ipv6Addr; 3]) {
+    let conn = [ip6("2001:db8:cafe::7"), ip6("2001:db8::10"), ip6("2001:db8:1::1")];
+    // Template of a `-M 64` service: client network, cport 0, dport 0 for
+    // a port-0 template of another port (here the service port: 443).
+    let tpl = [ip6("2001:db8:cafe::"), ip6("2001:db8::10"), ip6("2001:db8:1::1")];
+    // TCP DR (3) ESTABLISHED, IN_SEQ: 72 + 26 = 98 bytes, padded to 100.
+    let mut body = v6_entry(98, 6, 0x0400 | 3, 1, [40000, 443, 443], 0, 900, conn);
+    body.extend_from_slice(&[1, 24]);
+    for v in [11u32, 12, 13, 14, 15, 16] {
+        body.extend_from_slice(&v.to_be_bytes());
+    }
+    assert_eq!(body.len(), 98);
+    body.extend_from_slice(&[0, 0]);
+    // TEMPLATE (0x1000) | DROUTE, template state 0, 300 s.
+    body.extend(v6_entry(72, 6, 0x1000 | 3, 0, [0, 443, 443], 0, 300, tpl));
+    (v1_message(7, 2, &body), conn, tpl)
+}
+
+#[test]
+fn a_kernel_v6_message_decodes_field_by_field() {
+    let (m, conn, tpl) = v6_pair();
+    assert_eq!(m.len(), 8 + 100 + 72);
+    // The addresses sit at offsets 24, 40 and 56 of each entry.
+    assert_eq!(&m[8 + 24..8 + 40], &conn[0].octets());
+    assert_eq!(&m[8 + 100 + 56..8 + 100 + 72], &tpl[2].octets());
+    let d = decode(&m, 7);
+    assert_eq!((d.version, d.dropped, d.skipped.len(), d.conns.len()), (Some(Version::V1), None, 0, 2));
+    let c = &d.conns[0];
+    assert!(c.is_v6() && !c.is_template());
+    assert_eq!((c.protocol, c.state, c.cport, c.vport, c.dport, c.timeout, c.flags), (6, 1, 40000, 443, 443, 900, 0x0400 | 3 | 0x20));
+    assert_eq!((c.caddr, c.vaddr, c.daddr), (conn[0].into(), conn[1].into(), conn[2].into()));
+    let s = c.seq.unwrap();
+    assert_eq!((s.in_seq.init_seq, s.out_seq.previous_delta), (11, 16));
+    let t = &d.conns[1];
+    assert!(t.is_v6() && t.is_template());
+    assert_eq!((t.caddr, t.cport, t.vport, t.dport, t.timeout, t.flags), (tpl[0].into(), 0, 443, 443, 300, 0x1000 | 3 | 0x20));
+}
+
+#[test]
+fn the_encoder_writes_the_kernels_v6_bytes() {
+    let (m, conn, tpl) = v6_pair();
+    let c = SyncConn {
+        protocol: 6,
+        flags: 0x0400 | 3,
+        state: 1,
+        cport: 40000,
+        vport: 443,
+        dport: 443,
+        timeout: 900,
+        caddr: conn[0].into(),
+        vaddr: conn[1].into(),
+        daddr: conn[2].into(),
+        seq: Some(SeqOptions {
+            in_seq: Seq { init_seq: 11, delta: 12, previous_delta: 13 },
+            out_seq: Seq { init_seq: 14, delta: 15, previous_delta: 16 },
+        }),
+        ..Default::default()
+    };
+    let t = SyncConn {
+        protocol: 6,
+        flags: 0x1000 | 3,
+        state: 0,
+        cport: 0,
+        vport: 443,
+        dport: 443,
+        timeout: 300,
+        caddr: tpl[0].into(),
+        vaddr: tpl[1].into(),
+        daddr: tpl[2].into(),
+        ..Default::default()
+    };
+    assert_eq!((c.v1_len(), t.v1_len()), (98, 72));
+    assert_eq!(encode_v1(7, 1472, &[c, t]), vec![m]);
+}
+
+#[test]
+fn v4_and_v6_entries_share_a_message_and_split_at_maxlen() {
+    let v4 = SyncConn { protocol: 17, caddr: ip4(C), vaddr: ip4(V), daddr: ip4(D), ..Default::default() };
+    let v6 = SyncConn {
+        protocol: 17,
+        caddr: ip6("2001:db8::7").into(),
+        vaddr: ip6("2001:db8::10").into(),
+        daddr: ip6("2001:db8:1::3").into(),
+        ..Default::default()
+    };
+    // (1472 - 8) / 72 = 20 IPv6 entries per message.
+    let msgs = encode_v1(0, 1472, &vec![v6.clone(); 50]);
+    assert_eq!(msgs.iter().map(|m| m[4]).collect::<Vec<_>>(), vec![20, 20, 10]);
+    // Mixed: entry types in order, each at its offset.
+    let m = &encode_v1(0, 1472, &[v4.clone(), v6.clone(), v4.clone()])[0];
+    assert_eq!(m.len(), 8 + 36 + 72 + 36);
+    assert_eq!((m[8], m[8 + 36], m[8 + 36 + 72]), (0, 1, 0));
+    let d = decode(m, 0);
+    assert_eq!(d.conns.iter().map(SyncConn::is_v6).collect::<Vec<_>>(), [false, true, false]);
+    // Version 0 carries IPv4 only (`ip_vs_sync_conn_v0` returns for other families).
+    let m0 = encode_v0(0, &[v4.clone(), v6, v4]);
+    assert_eq!((m0[0], m0.len()), (2, 4 + 2 * 24));
+}
+
+#[test]
+fn malformed_v6_entries_are_named_drops() {
+    let six = [ip6("2001:db8::7"), ip6("2001:db8::10"), ip6("2001:db8:1::1")];
+    // A v6 entry whose size covers a v4 entry only (36..71): -20, the rest
+    // of the message is dropped; the v4 entry before it stands.
+    for size in [36u16, 40, 71] {
+        let mut e = v6_entry(size, 6, 0, 1, [1, 80, 80], 0, 9, six);
+        e.truncate(size as usize);
+        let mut body = established();
+        body.extend_from_slice(&e);
+        while body.len() % 4 != 0 {
+            body.push(0);
+        }
+        let d = decode(&v1_message(0, 2, &body), 0);
+        assert_eq!((d.conns.len(), d.dropped), (1, Some(DropReason::EntryTooShort)), "size {size}");
+    }
+    // Its size runs past the message (only 50 bytes of it are there).
+    let mut e = v6_entry(72, 6, 0, 1, [1, 80, 80], 0, 9, six);
+    e.truncate(50);
+    assert_eq!(dropped(&v1_message(0, 1, &e), 0), Some(DropReason::EntryBeyondMessage));
+    // Any type with the INET6 bit is IPv6 (`s->v6.type & STYPE_F_INET6`).
+    let mut e = v6_entry(72, 6, 0, 1, [1, 80, 80], 0, 9, six);
+    e[0] = 3;
+    assert!(decode(&v1_message(0, 1, &e), 0).conns[0].is_v6());
+    // Options after the 72 bytes are checked as after 36: cut, zero length, too long.
+    let mut e = v6_entry(73, 6, 0, 1, [1, 80, 80], 0, 9, six);
+    e.push(1);
+    assert_eq!(dropped(&v1_message(0, 1, &e), 0), Some(DropReason::OptionTruncated));
+    let mut e = v6_entry(76, 6, 0, 1, [1, 80, 80], 0, 9, six);
+    e.extend_from_slice(&[1, 0, 0, 0]);
+    assert_eq!(dropped(&v1_message(0, 1, &e), 0), Some(DropReason::OptionBadLength));
+    let mut e = v6_entry(78, 6, 0, 1, [1, 80, 80], 0, 9, six);
+    e.extend_from_slice(&[1, 4, 0, 0, 0, 0]);
+    assert_eq!(dropped(&v1_message(0, 1, &e), 0), Some(DropReason::BadSeqOption));
+    // An unknown mandatory option skips the entry alone.
+    let mut e = v6_entry(75, 6, 0, 1, [1, 80, 80], 0, 9, six);
+    e.extend_from_slice(&[5, 1, 0]);
+    let d = decode(&v1_message(0, 1, &e), 0);
+    assert_eq!((d.conns.len(), d.skipped.clone(), d.dropped), (0, vec![DropReason::UnknownMandatoryOption], None));
 }
 
 fn dropped(m: &[u8], syncid: u8) -> Option<DropReason> {
@@ -245,11 +415,9 @@ fn entries_the_receiver_cannot_use_are_skipped_alone() {
             body.push(0);
         }
     };
-    // IPv6 entry (type bit 0), 72 bytes.
-    let mut v6 = vec![1u8, 6];
-    v6.extend_from_slice(&72u16.to_be_bytes());
-    v6.resize(72, 0);
-    push(v6);
+    // IPv6 entry (type bit 0), 72 bytes, TCP state 11: the same checks.
+    let six = [ip6("2001:db8::7"), ip6("2001:db8::10"), ip6("2001:db8:1::1")];
+    push(v6_entry(72, 6, 0, 11, [1, 80, 80], 0, 9, six));
     // Unknown mandatory option 5.
     let mut e = v4_entry(39, 6, 0, 1, [1, 80, 80], 0, 9, [C, V, D]);
     e.extend_from_slice(&[5, 1, 0]);
@@ -270,7 +438,7 @@ fn entries_the_receiver_cannot_use_are_skipped_alone() {
     assert_eq!(
         d.skipped,
         vec![
-            DropReason::Ipv6Unsupported,
+            DropReason::InvalidState,
             DropReason::UnknownMandatoryOption,
             DropReason::UnsupportedProtocol,
             DropReason::InvalidState,
@@ -295,7 +463,7 @@ fn a_message_that_is_not_v1_is_read_as_v0() {
 
 fn any_conn() -> impl Strategy<Value = SyncConn> {
     (
-        prop_oneof![Just(6u8), Just(17u8)],
+        (prop_oneof![Just(6u8), Just(17u8)], any::<Option<[u128; 3]>>()),
         any::<bool>(),
         any::<bool>(),
         0u16..11,
@@ -304,7 +472,7 @@ fn any_conn() -> impl Strategy<Value = SyncConn> {
         any::<(u32, u32, u32)>(),
         any::<[u32; 6]>(),
     )
-        .prop_map(|(proto, tpl, seq, state, (cport, vport, dport), timeout, (a, b, c), s)| {
+        .prop_map(|((proto, six), tpl, seq, state, (cport, vport, dport), timeout, (a, b, c), s)| {
             let state = if proto == 17 && !tpl { 0 } else { state };
             let mut flags = 0x0020 | if tpl { 0x1000 } else { 0 };
             let seq = seq.then(|| {
@@ -314,7 +482,7 @@ fn any_conn() -> impl Strategy<Value = SyncConn> {
                     out_seq: Seq { init_seq: s[3], delta: s[4], previous_delta: s[5] },
                 }
             });
-            SyncConn {
+            let mut conn = SyncConn {
                 protocol: proto,
                 flags,
                 state,
@@ -322,12 +490,16 @@ fn any_conn() -> impl Strategy<Value = SyncConn> {
                 vport,
                 dport,
                 timeout,
-                caddr: a.into(),
-                vaddr: b.into(),
-                daddr: c.into(),
+                caddr: IpAddr::V4(a.into()),
+                vaddr: IpAddr::V4(b.into()),
+                daddr: IpAddr::V4(c.into()),
                 seq,
                 ..Default::default()
+            };
+            if let Some([a, b, c]) = six {
+                (conn.caddr, conn.vaddr, conn.daddr) = (IpAddr::V6(a.into()), IpAddr::V6(b.into()), IpAddr::V6(c.into()));
             }
+            conn
         })
 }
 
@@ -337,7 +509,7 @@ proptest! {
         let msgs = encode_v1(syncid, maxlen, &conns);
         let mut back = Vec::new();
         for m in &msgs {
-            prop_assert!(m.len() <= maxlen.max(8 + 62));
+            prop_assert!(m.len() <= maxlen.max(8 + 72 + 26));
             let d = decode(m, syncid);
             prop_assert_eq!(d.dropped, None);
             prop_assert!(d.skipped.is_empty());

@@ -661,6 +661,9 @@ impl<D: Device> Control<D> {
     /// Starts a sync daemon, or restarts it with another configuration
     /// (`lvsnic sync`, keepalived's `lvs_sync_daemon`).
     pub fn ensure_sync(&mut self, d: &SyncDaemon) -> Result<crate::sync::Ensured, crate::sync::SyncError> {
+        if self.sp.director.services.mixed_family_dests() > 0 {
+            return Err(crate::sync::SyncError::MixedFamily);
+        }
         self.sync.ensure(d)
     }
 
@@ -1166,6 +1169,19 @@ impl<D: Device> Control<D> {
         r
     }
 
+    /// `ip_vs_genl_set_cmd` for `-a`/`-e` of a real server of the other
+    /// family than its service's (a tunnel across families): EINVAL while
+    /// a sync daemon runs ("The synchronization protocol is incompatible
+    /// with mixed family services").
+    fn check_mixed_while_syncing(&self, key: &ServiceKey, dest: &lvsnic_model::rules::DestRule) -> Result<(), KernelError> {
+        let svc = self.sp.director.services.lookup_key(key).map(|id| self.sp.director.services.service(id).vaddr);
+        let syncing = self.sync.master_running() || self.sync.backup_running();
+        if syncing && svc.is_some_and(|a| a.is_ipv4() != dest.addr.is_ipv4()) {
+            return Err(KernelError::Other(RuleError::MixedFamily.to_string()));
+        }
+        Ok(())
+    }
+
     /// [`apply`](Self::apply) without writing the VIP table (a restore
     /// writes it now and then: [`restore_step`](Self::restore_step)).
     fn apply_change(&mut self, cmd: Command) -> Result<(), KernelError> {
@@ -1174,6 +1190,12 @@ impl<D: Device> Control<D> {
                 Err(KernelError::NotAChange(command_line(&cmd)))
             }
             Command::StartDaemon(d) => {
+                // ip_vs_genl_new_daemon: "The synchronization protocol is
+                // incompatible with mixed family services" (EINVAL), before
+                // start_sync_thread's own checks.
+                if self.sp.director.services.mixed_family_dests() > 0 {
+                    return Err(KernelError::Sync(crate::sync::SyncError::MixedFamily));
+                }
                 let r = self.sync.start(&d).map_err(KernelError::Sync);
                 if r.is_ok() {
                     let (id, ifn) = (d.syncid.to_string(), d.mcast_ifn.clone());
@@ -1230,28 +1252,27 @@ impl<D: Device> Control<D> {
                 if self.sp.director.services.lookup_key(&key).is_none() {
                     return Err(KernelError::Refused(ApplyError::ServiceNotDefined));
                 }
+                self.check_mixed_while_syncing(&key, &dest)?;
                 self.sp.director.add_dest(&key, &dest).map(|_| ()).map_err(|e| KernelError::of_dest(&e, (dest.l_threshold, dest.u_threshold)))
             }
             Command::EditDest(key, dest) => {
                 if self.sp.director.services.lookup_key(&key).is_none() {
                     return Err(KernelError::Refused(ApplyError::ServiceNotDefined));
                 }
+                self.check_mixed_while_syncing(&key, &dest)?;
                 self.sp.director.edit_dest(&key, &dest).map_err(|e| KernelError::of_dest(&e, (dest.l_threshold, dest.u_threshold)))
             }
             Command::DeleteDest(key, addr, port) => {
                 let Some(id) = self.sp.director.services.lookup_key(&key) else {
                     return Err(KernelError::Refused(ApplyError::ServiceNotDefined));
                 };
-                let IpAddr::V4(a) = addr else {
-                    return Err(KernelError::Refused(ApplyError::NoSuchDest));
-                };
                 let d = &self.sp.director.services;
                 let Some(dest) =
-                    d.service(id).order.iter().copied().find(|&x| d.dest(x).addr == a && d.dest(x).port == port)
+                    d.service(id).order.iter().copied().find(|&x| d.dest(x).addr == addr && d.dest(x).port == port)
                 else {
                     return Err(KernelError::Refused(ApplyError::NoSuchDest));
                 };
-                self.sp.director.del_dest(&key, a, port).map_err(|e| KernelError::of_dest(&e, (0, 0)))?;
+                self.sp.director.del_dest(&key, addr, port).map_err(|e| KernelError::of_dest(&e, (0, 0)))?;
                 self.drop_flows(&[dest]);
                 Ok(())
             }
@@ -1759,5 +1780,28 @@ mod tests {
         assert_eq!(j["limits"]["services"]["TCP 10.0.0.100:80"]["limited"], 1);
         assert_eq!(j["offload"]["connections"], 1);
         assert_eq!(j["now_ns"], T0 + 2 * ms);
+    }
+
+    /// The kernel's mixed-family rule for sync (`ip_vs_genl_set_cmd`,
+    /// `ip_vs_genl_new_daemon`): a real server of the other family (a
+    /// tunnel) is refused while a sync daemon runs, and a daemon while one
+    /// exists, both EINVAL; a server of the service's own family is not;
+    /// `-d` finds an IPv6 server.
+    #[test]
+    fn no_cross_family_server_while_syncing_and_no_sync_with_one() {
+        let mut ctl = control();
+        let port = 20000 + (std::process::id() % 20000) as u16 + 11;
+        ctl.apply(cmd(&format!("--start-daemon master --mcast-interface lo --mcast-port {port}"))).unwrap();
+        ctl.apply(cmd("-A -t 10.0.0.150:80 -s rr")).unwrap();
+        let e = ctl.apply(cmd("-a -t 10.0.0.150:80 -r [2001:db8:1::9]:80 -i")).unwrap_err();
+        assert_eq!(e.to_string(), "Invalid argument");
+        ctl.apply(cmd("-a -t 10.0.0.150:80 -r 192.168.10.8:80 -i")).unwrap();
+        ctl.apply(cmd("--stop-daemon master")).unwrap();
+        ctl.apply(cmd("-a -t 10.0.0.150:80 -r [2001:db8:1::9]:80 -i")).unwrap();
+        assert_eq!(ctl.director().services.mixed_family_dests(), 1);
+        let e = ctl.apply(cmd(&format!("--start-daemon master --mcast-interface lo --mcast-port {port}"))).unwrap_err();
+        assert_eq!(e.to_string(), "Invalid argument");
+        ctl.apply(cmd("-d -t 10.0.0.150:80 -r [2001:db8:1::9]:80")).unwrap();
+        ctl.apply(cmd(&format!("--start-daemon master --mcast-interface lo --mcast-port {port}"))).unwrap();
     }
 }

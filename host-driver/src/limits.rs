@@ -31,7 +31,7 @@ use lvsnic_model::wire::{
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::path::Path;
 
 /// The `[limits]` table.
@@ -122,7 +122,7 @@ fn parse_limits_table(text: &str) -> Result<Limits, String> {
 }
 
 /// A virtual service as the limiter keys it.
-pub type SvcKey = (u8, Ipv4Addr, u16);
+pub type SvcKey = (u8, IpAddr, u16);
 
 #[derive(Clone, Copy, Debug)]
 struct Bucket {
@@ -188,6 +188,10 @@ impl Limiter {
                     17 => "UDP",
                     _ => "?",
                 };
+                let a = match a {
+                    IpAddr::V4(a) => a.to_string(),
+                    IpAddr::V6(a) => format!("[{a}]"),
+                };
                 (format!("{proto} {a}:{port}"), *c)
             })
             .collect()
@@ -233,12 +237,13 @@ pub fn new_conn_service(d: &Director, frame: &[u8]) -> Option<SvcKey> {
         return None;
     }
     let s = d.services.service(svc);
-    Some((proto, s.vaddr_v4()?, s.vport))
+    Some((proto, IpAddr::V4(s.vaddr_v4()?), s.vport))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::Ipv4Addr;
     use lvsnic_model::rules::ipvsadm::parse_rules;
     use lvsnic_model::wire::{build, EthernetRepr, Ipv4Repr, MacAddr, TcpRepr};
 
@@ -275,7 +280,7 @@ mod tests {
     #[test]
     fn bucket_refills_at_the_configured_rate() {
         let mut lim = Limiter::new(Limits { new_conn_per_sec: Some(10), burst: Some(2) });
-        let k = (6, Ipv4Addr::new(10, 0, 0, 100), 80);
+        let k = (6, IpAddr::V4(Ipv4Addr::new(10, 0, 0, 100)), 80);
         let t0 = 1_000 * SEC;
         assert!(lim.admit(k, t0));
         assert!(lim.admit(k, t0));
@@ -284,7 +289,7 @@ mod tests {
         assert!(!lim.admit(k, t0 + 99_000_000));
         assert!(lim.admit(k, t0 + 100_000_000));
         // Another service has its own bucket.
-        assert!(lim.admit((6, Ipv4Addr::new(10, 0, 0, 101), 80), t0));
+        assert!(lim.admit((6, IpAddr::V4(Ipv4Addr::new(10, 0, 0, 101)), 80), t0));
         assert_eq!(lim.limited_total, 2);
         assert_eq!(lim.counters()["TCP 10.0.0.100:80"], BucketCounters { admitted: 3, limited: 2 });
         // Unlimited by default.
@@ -324,7 +329,7 @@ mod tests {
     #[test]
     fn tagged_syn_is_limited_like_an_untagged_one() {
         let (d, limits) = limited_director("new_conn_per_sec = 1\nburst = 1\n");
-        let svc = Some((6, Ipv4Addr::new(10, 0, 0, 100), 80));
+        let svc = Some((6, IpAddr::V4(Ipv4Addr::new(10, 0, 0, 100)), 80));
         let untagged = segment(&d, None, 40000, TCP_SYN);
         let tagged = segment(&d, Some(100), 40001, TCP_SYN);
         assert_eq!(new_conn_service(&d, &untagged), svc);

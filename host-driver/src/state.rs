@@ -10,7 +10,11 @@
 //! * `connections.json`: the connection table ([`ConnSnapshot`]), written
 //!   every second while it is not empty (less often for a table so big
 //!   that writing it takes over 100 ms: [`Keeper::tick`]) and when the
-//!   daemon stops.
+//!   daemon stops. IPv4 connections and templates are in `conns`; those
+//!   with an IPv6 address (IPv6 ones, and IPv4 ones tunnelled to an IPv6
+//!   real server) in `conns6`, a list version 1 did not have: a table with
+//!   one is written as version 2 ([`CONNS_VERSION`]), one without as
+//!   version 1, which every lvsnic reads; this one reads both.
 //!
 //! Both are written atomically ([`write_atomic`]: a temporary file in the
 //! same directory, fsync, rename, fsync of the directory), so a crash
@@ -45,11 +49,15 @@ use lvsnic_model::sync::SyncConn;
 use lvsnic_model::time::{Time, MSEC, SEC};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 
-/// Version of both files this build writes and reads.
+/// Version of `state.json` this build writes and reads, and the oldest
+/// version of `connections.json` it reads.
 pub const STATE_VERSION: u32 = 1;
+/// Newest version of `connections.json` this build reads and writes: 2
+/// added `conns6` (written only when it is not empty).
+pub const CONNS_VERSION: u32 = 2;
 /// The running configuration's file in the state directory.
 pub const STATE_FILE: &str = "state.json";
 /// The connection table's file in the state directory.
@@ -103,21 +111,23 @@ pub struct RunningState {
 }
 
 /// One connection as saved: what `ipvsadm -L -n -c` shows and what the
-/// golden model needs to install it again.
+/// golden model needs to install it again. Addresses are IPv4 (`conns`,
+/// compact for millions of entries) or of either family
+/// (`SavedConn<IpAddr>`, `conns6`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SavedConn {
+pub struct SavedConn<A = Ipv4Addr> {
     /// IP protocol (6, 17).
     pub proto: u8,
-    /// Client address and port.
-    pub caddr: Ipv4Addr,
+    /// Client address (a template's: the client network).
+    pub caddr: A,
     /// Client port.
     pub cport: u16,
     /// VIP.
-    pub vaddr: Ipv4Addr,
+    pub vaddr: A,
     /// Virtual port.
     pub vport: u16,
-    /// Real server.
-    pub daddr: Ipv4Addr,
+    /// Real server (a tunnel's may be of the other family).
+    pub daddr: A,
     /// Real server port.
     pub dport: u16,
     /// `IP_VS_CONN_F_*`.
@@ -130,15 +140,46 @@ pub struct SavedConn {
     pub left_ms: u64,
 }
 
+impl<A> SavedConn<A> {
+    /// The same entry with these addresses.
+    fn with_addrs<B>(self, caddr: B, vaddr: B, daddr: B) -> SavedConn<B> {
+        let SavedConn { proto, cport, vport, dport, flags, state, timeout_ms, left_ms, .. } = self;
+        SavedConn { proto, caddr, cport, vaddr, vport, daddr, dport, flags, state, timeout_ms, left_ms }
+    }
+}
+
+impl<A: Copy + Into<IpAddr>> SavedConn<A> {
+    /// The sync entry that installs it again (`ip_vs_proc_conn`'s input).
+    fn sync_conn(&self) -> SyncConn {
+        SyncConn {
+            protocol: self.proto,
+            flags: (self.flags & !lvsnic_model::conn::flags::HASHED) as u32,
+            state: self.state as u16,
+            cport: self.cport,
+            vport: self.vport,
+            dport: self.dport,
+            timeout: self.timeout_ms.div_ceil(1000),
+            caddr: self.caddr.into(),
+            vaddr: self.vaddr.into(),
+            daddr: self.daddr.into(),
+            ..SyncConn::default()
+        }
+    }
+}
+
 /// The connection table file.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ConnSnapshot {
-    /// [`STATE_VERSION`].
+    /// [`STATE_VERSION`] (1), or [`CONNS_VERSION`] (2) when `conns6` is
+    /// not empty.
     pub version: u32,
     /// Director time of the snapshot (ns).
     pub taken_ns: u64,
-    /// The connections and templates.
+    /// The IPv4 connections and templates.
     pub conns: Vec<SavedConn>,
+    /// Those with an IPv6 address (version 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conns6: Vec<SavedConn<IpAddr>>,
 }
 
 /// Writes `bytes` to `path` so that a crash leaves the old content or the
@@ -174,6 +215,16 @@ pub fn write_atomic_with(path: &Path, body: impl FnOnce(&mut dyn Write) -> std::
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path, version: impl Fn(&T) -> u32) -> Result<Option<T>, StateError> {
+    read_json_versions(path, version, STATE_VERSION)
+}
+
+/// [`read_json`] of a file whose versions [`STATE_VERSION`]..=`newest` this
+/// build reads.
+fn read_json_versions<T: for<'de> Deserialize<'de>>(
+    path: &Path,
+    version: impl Fn(&T) -> u32,
+    newest: u32,
+) -> Result<Option<T>, StateError> {
     let p = path.display().to_string();
     let text = match std::fs::read(path) {
         Ok(t) => t,
@@ -181,11 +232,13 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path, version: impl Fn(&T) -> 
         Err(e) => return Err(StateError::Io { path: p, source: e }),
     };
     let v: T = serde_json::from_slice(&text).map_err(|e| StateError::Corrupt { path: p.clone(), msg: e.to_string() })?;
-    if version(&v) != STATE_VERSION {
-        return Err(StateError::Corrupt {
-            path: p,
-            msg: format!("version {}, this lvsnic reads version {STATE_VERSION}", version(&v)),
-        });
+    if !(STATE_VERSION..=newest).contains(&version(&v)) {
+        let reads = if newest == STATE_VERSION {
+            format!("version {STATE_VERSION}")
+        } else {
+            format!("versions {STATE_VERSION} to {newest}")
+        };
+        return Err(StateError::Corrupt { path: p, msg: format!("version {}, this lvsnic reads {reads}", version(&v)) });
     }
     Ok(Some(v))
 }
@@ -199,14 +252,21 @@ fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), StateError> {
 /// a connection at a time from its chunks: neither the whole table nor its
 /// 150 MB of JSON (2M connections) is ever put together in memory.
 fn write_snapshot_json(w: &mut dyn Write, s: &Snapshot) -> std::io::Result<()> {
-    write!(w, "{{\"version\":{STATE_VERSION},\"taken_ns\":{},\"conns\":[", s.taken_ns)?;
+    let version = s.version();
+    write!(w, "{{\"version\":{version},\"taken_ns\":{},\"conns\":[", s.taken_ns)?;
     for (i, c) in s.chunks.iter().flatten().enumerate() {
         if i > 0 {
             w.write_all(b",")?;
         }
         serde_json::to_writer(&mut *w, c).map_err(std::io::Error::other)?;
     }
-    w.write_all(b"]}")
+    w.write_all(b"]")?;
+    if !s.six.is_empty() {
+        // Few beside the IPv4 table: written whole.
+        w.write_all(b",\"conns6\":")?;
+        serde_json::to_writer(&mut *w, &s.six).map_err(std::io::Error::other)?;
+    }
+    w.write_all(b"}")
 }
 
 /// Chunks of finished snapshots, emptied, for the next one to fill
@@ -388,7 +448,7 @@ pub fn save_state(dir: &Path, st: &RunningState) -> Result<(), StateError> {
 
 /// Reads `DIR/connections.json`: `None` when there is none.
 pub fn load_conns(dir: &Path) -> Result<Option<ConnSnapshot>, StateError> {
-    read_json(&dir.join(CONNS_FILE), |s: &ConnSnapshot| s.version)
+    read_json_versions(&dir.join(CONNS_FILE), |s: &ConnSnapshot| s.version, CONNS_VERSION)
 }
 
 /// Writes `DIR/connections.json` atomically.
@@ -482,6 +542,8 @@ pub struct Snapshot {
     /// of 2M connections would be moved whole each time it grows (10 ms
     /// with the loop waiting), and the table may grow while it is taken.
     chunks: Vec<Vec<SavedConn>>,
+    /// The entries with an IPv6 address.
+    six: Vec<SavedConn<IpAddr>>,
     /// Time the loop spent on it.
     cost: std::time::Duration,
     /// Where its chunks come from and go back to once it is written.
@@ -494,7 +556,7 @@ const SNAPSHOT_CHUNK: usize = 65536;
 impl Snapshot {
     /// Connections taken so far.
     pub fn len(&self) -> usize {
-        self.chunks.iter().map(Vec::len).sum()
+        self.chunks.iter().map(Vec::len).sum::<usize>() + self.six.len()
     }
 
     /// Whether none was taken.
@@ -529,7 +591,7 @@ impl Snapshot {
         let t0 = std::time::Instant::now();
         ctl.settle();
         let d = ctl.director();
-        Snapshot { next: 0, taken_ns: d.now(), chunks: Vec::new(), cost: t0.elapsed(), pool }
+        Snapshot { next: 0, taken_ns: d.now(), chunks: Vec::new(), six: Vec::new(), cost: t0.elapsed(), pool }
     }
 
     /// Takes connections until `until` (if given) has passed or the table
@@ -554,11 +616,6 @@ impl Snapshot {
                 continue;
             }
             let c = d.conns.get(id);
-            if !c.is_v4_only() {
-                // The saved form is IPv4 only: connections with an IPv6
-                // side are not kept across a restart (yet).
-                continue;
-            }
             let mut exp = c.expires;
             if let Some(t) = view.last_use(id, c) {
                 exp = exp.max(t + c.timeout());
@@ -567,7 +624,7 @@ impl Snapshot {
             if left == 0 {
                 continue;
             }
-            self.push(SavedConn {
+            let saved = SavedConn {
                 proto: c.proto,
                 caddr: Ipv4Addr::from(c.caddr),
                 cport: c.cport,
@@ -579,7 +636,13 @@ impl Snapshot {
                 state: c.state,
                 timeout_ms: c.timeout_ms,
                 left_ms: left.div_ceil(MSEC),
-            });
+            };
+            if c.is_v4_only() {
+                self.push(saved);
+            } else {
+                let a = d.conns.addrs(id);
+                self.six.push(saved.with_addrs(a.caddr, a.vaddr, a.daddr));
+            }
         }
         self.cost += t0.elapsed();
         self.next >= bound
@@ -587,7 +650,18 @@ impl Snapshot {
 
     /// The snapshot taken.
     pub fn into_snapshot(self) -> ConnSnapshot {
-        ConnSnapshot { version: STATE_VERSION, taken_ns: self.taken_ns, conns: self.chunks.concat() }
+        ConnSnapshot { version: self.version(), taken_ns: self.taken_ns, conns: self.chunks.concat(), conns6: self.six }
+    }
+
+    /// The file version it is written as: 1 ([`STATE_VERSION`]) when every
+    /// entry is IPv4, as older lvsnic reads it; [`CONNS_VERSION`] with
+    /// `conns6`.
+    fn version(&self) -> u32 {
+        if self.six.is_empty() {
+            STATE_VERSION
+        } else {
+            CONNS_VERSION
+        }
     }
 }
 
@@ -608,54 +682,50 @@ pub struct Restored {
 /// sync path. An entry already in the table is updated, not duplicated.
 pub fn restore_conns<D: Device>(ctl: &mut Control<D>, snap: &ConnSnapshot) -> Restored {
     let mut r = Restored::default();
-    let sp = ctl.slow_path_mut();
     for s in &snap.conns {
-        let sc = SyncConn {
-            protocol: s.proto,
-            flags: (s.flags & !lvsnic_model::conn::flags::HASHED) as u32,
-            state: s.state as u16,
-            cport: s.cport,
-            vport: s.vport,
-            dport: s.dport,
-            timeout: s.timeout_ms.div_ceil(1000),
-            caddr: s.caddr,
-            vaddr: s.vaddr,
-            daddr: s.daddr,
-            ..SyncConn::default()
-        };
-        let Some(id) = backup::proc_conn(&mut sp.director, &sc).id() else { continue };
-        let d = &mut sp.director;
-        // Active or inactive as it was (a sync-learned entry is bound
-        // inactive), with the server's counters to match.
-        let c = *d.conns.get(id);
-        let inactive = lvsnic_model::conn::flags::INACTIVE;
-        if (c.flags ^ s.flags) & inactive != 0 && !c.is_template() && c.dest != NIL {
-            let dest = &mut d.services.dests[c.dest as usize];
-            if s.flags & inactive != 0 {
-                dest.activeconns -= 1;
-                dest.inactconns += 1;
-            } else {
-                dest.activeconns += 1;
-                dest.inactconns -= 1;
-            }
-            d.conns.get_mut(id).flags ^= inactive;
-        }
-        // The state's full timeout stays the connection's; only this
-        // first expiry is what it had left.
-        d.conns.get_mut(id).timeout_ms = s.timeout_ms;
-        let left: Time = (s.left_ms * MSEC).max(SEC / 1000);
-        let at = d.now() + left;
-        d.conns.arm(id, at);
-        r.installed += 1;
-        if d.conns.get(id).dest == NIL {
-            r.unbound += 1;
-        }
-        sp.flows.sync(&mut sp.dp, &mut sp.director, id);
-        if !sp.flows.is_offloaded(id) {
-            r.not_offloaded += 1;
-        }
+        restore_one(ctl, s, &mut r);
+    }
+    for s in &snap.conns6 {
+        restore_one(ctl, s, &mut r);
     }
     r
+}
+
+/// [`restore_conns`] for one saved entry.
+fn restore_one<D: Device, A: Copy + Into<IpAddr>>(ctl: &mut Control<D>, s: &SavedConn<A>, r: &mut Restored) {
+    let sp = ctl.slow_path_mut();
+    let sc = s.sync_conn();
+    let Some(id) = backup::proc_conn(&mut sp.director, &sc).id() else { return };
+    let d = &mut sp.director;
+    // Active or inactive as it was (a sync-learned entry is bound
+    // inactive), with the server's counters to match.
+    let c = *d.conns.get(id);
+    let inactive = lvsnic_model::conn::flags::INACTIVE;
+    if (c.flags ^ s.flags) & inactive != 0 && !c.is_template() && c.dest != NIL {
+        let dest = &mut d.services.dests[c.dest as usize];
+        if s.flags & inactive != 0 {
+            dest.activeconns -= 1;
+            dest.inactconns += 1;
+        } else {
+            dest.activeconns += 1;
+            dest.inactconns -= 1;
+        }
+        d.conns.get_mut(id).flags ^= inactive;
+    }
+    // The state's full timeout stays the connection's; only this
+    // first expiry is what it had left.
+    d.conns.get_mut(id).timeout_ms = s.timeout_ms;
+    let left: Time = (s.left_ms * MSEC).max(SEC / 1000);
+    let at = d.now() + left;
+    d.conns.arm(id, at);
+    r.installed += 1;
+    if d.conns.get(id).dest == NIL {
+        r.unbound += 1;
+    }
+    sp.flows.sync(&mut sp.dp, &mut sp.director, id);
+    if !sp.flows.is_offloaded(id) {
+        r.not_offloaded += 1;
+    }
 }
 
 /// The state directory of a daemon: `explicit`, else [`DEFAULT_STATE_DIR`]
@@ -790,7 +860,7 @@ impl Keeper {
         if let Some(c) = &conns {
             let r = restore_conns(ctl, c);
             said.push(format!("{} connections ({} offloaded)", r.installed, r.installed - r.not_offloaded));
-            self.last_count = c.conns.len();
+            self.last_count = c.conns.len() + c.conns6.len();
         }
         let line = (!said.is_empty()).then(|| format!("restored from {}: {}", dir.display(), said.join(", ")));
         Ok((line, self.health.clone()))
@@ -1024,7 +1094,7 @@ mod tests {
     /// loop never moves what it has already taken).
     #[test]
     fn a_snapshot_is_taken_in_chunks_and_written_whole() {
-        let mut s = Snapshot { next: 0, taken_ns: 7, chunks: Vec::new(), cost: Default::default(), pool: None };
+        let mut s = Snapshot { next: 0, taken_ns: 7, chunks: Vec::new(), six: Vec::new(), cost: Default::default(), pool: None };
         let conn = |i: usize| SavedConn {
             proto: 6,
             caddr: Ipv4Addr::from(i as u32),
@@ -1070,26 +1140,26 @@ mod tests {
         };
         let pool = ChunkPool::default();
         let n = SNAPSHOT_CHUNK + 5;
-        let mut s = Snapshot { next: 0, taken_ns: 123_456_789, chunks: Vec::new(), cost: Default::default(), pool: Some(pool.clone()) };
+        let mut s = Snapshot { next: 0, taken_ns: 123_456_789, chunks: Vec::new(), six: Vec::new(), cost: Default::default(), pool: Some(pool.clone()) };
         for i in 0..n {
             s.push(conn(i));
         }
         let path = tmp("stream").join(CONNS_FILE);
         write_atomic_with(&path, |w| write_snapshot_json(w, &s)).unwrap();
-        let whole = ConnSnapshot { version: STATE_VERSION, taken_ns: 123_456_789, conns: (0..n).map(conn).collect() };
+        let whole = ConnSnapshot { version: STATE_VERSION, taken_ns: 123_456_789, conns: (0..n).map(conn).collect(), conns6: Vec::new() };
         assert_eq!(std::fs::read(&path).unwrap(), serde_json::to_vec(&whole).unwrap());
         assert_eq!(load_conns(path.parent().unwrap()).unwrap(), Some(whole));
         // An empty table is `[]`, as serde writes it.
-        let empty = Snapshot { next: 0, taken_ns: 1, chunks: Vec::new(), cost: Default::default(), pool: None };
+        let empty = Snapshot { next: 0, taken_ns: 1, chunks: Vec::new(), six: Vec::new(), cost: Default::default(), pool: None };
         write_atomic_with(&path, |w| write_snapshot_json(w, &empty)).unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), serde_json::to_vec(&ConnSnapshot { version: STATE_VERSION, taken_ns: 1, conns: Vec::new() }).unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), serde_json::to_vec(&ConnSnapshot { version: STATE_VERSION, taken_ns: 1, conns: Vec::new(), conns6: Vec::new() }).unwrap());
 
         let first: Vec<*const SavedConn> = s.chunks.iter().map(|c| c.as_ptr()).collect();
         s.recycle();
         assert!(s.chunks.is_empty());
         assert_eq!(pool.lock().unwrap().len(), 2);
         assert!(pool.lock().unwrap().iter().all(|c| c.is_empty() && c.capacity() == SNAPSHOT_CHUNK));
-        let mut next = Snapshot { next: 0, taken_ns: 2, chunks: Vec::new(), cost: Default::default(), pool: Some(pool.clone()) };
+        let mut next = Snapshot { next: 0, taken_ns: 2, chunks: Vec::new(), six: Vec::new(), cost: Default::default(), pool: Some(pool.clone()) };
         for i in 0..n {
             next.push(conn(i));
         }
@@ -1142,6 +1212,7 @@ mod tests {
                 timeout_ms: 900_000,
                 left_ms: 899_500,
             }],
+            conns6: Vec::new(),
         };
         save_conns(&d, &snap).unwrap();
         assert_eq!(load_conns(&d).unwrap(), Some(snap));
@@ -1225,12 +1296,130 @@ mod tests {
         s.version = 7;
         std::fs::write(d.join(STATE_FILE), serde_json::to_vec(&s).unwrap()).unwrap();
         assert!(load_state(&d).unwrap_err().to_string().contains("version 7, this lvsnic reads version 1"));
+        std::fs::write(d.join(CONNS_FILE), r#"{"version":3,"taken_ns":0,"conns":[]}"#).unwrap();
+        assert!(load_conns(&d).unwrap_err().to_string().contains("version 3, this lvsnic reads versions 1 to 2"));
         s.version = 1;
         s.rules = "-A -t 10.0.0.1:80 -s nosuch-option -Q\n".into();
         std::fs::write(d.join(STATE_FILE), serde_json::to_vec(&s).unwrap()).unwrap();
         assert!(load_state(&d).unwrap_err().to_string().contains("rules: "));
         std::fs::write(d.join(CONNS_FILE), "[1,2]").unwrap();
         assert!(load_conns(&d).unwrap_err().to_string().contains(CONNS_FILE));
+    }
+
+    /// What the current code writes for IPv4 connections: version 1, no
+    /// `conns6` (a file of the build before IPv6 was kept).
+    const OLD_SNAPSHOT: &str = r#"{"version":1,"taken_ns":5,"conns":[{"proto":6,"caddr":"192.168.0.1","cport":4000,"vaddr":"10.0.0.1","vport":80,"daddr":"10.0.1.1","dport":80,"flags":256,"state":1,"timeout_ms":900000,"left_ms":899500}]}"#;
+
+    #[test]
+    fn an_old_snapshot_still_loads_and_ipv4_tables_are_still_written_as_version_1() {
+        let d = tmp("old-snap");
+        std::fs::write(d.join(CONNS_FILE), OLD_SNAPSHOT).unwrap();
+        let snap = load_conns(&d).unwrap().unwrap();
+        assert_eq!((snap.version, snap.conns.len(), snap.conns6.len()), (1, 1, 0));
+        assert_eq!(snap.conns[0].daddr, Ipv4Addr::new(10, 0, 1, 1));
+        // Written again by this build: the same bytes (what an older
+        // lvsnic reads).
+        save_conns(&d, &snap).unwrap();
+        assert_eq!(std::fs::read_to_string(d.join(CONNS_FILE)).unwrap(), OLD_SNAPSHOT);
+    }
+
+    const RULES6: &str = "\
+-A -t [2001:db8::10]:80 -s rr
+-a -t [2001:db8::10]:80 -r [2001:db8:1::1]:8080 -m -w 1
+-a -t [2001:db8::10]:80 -r [2001:db8:1::2]:8080 -m -w 1
+-A -t [2001:db8::20]:443 -s rr -p 300 -M 64
+-a -t [2001:db8::20]:443 -r [2001:db8:1::1]:443 -m -w 1
+-a -t [2001:db8::20]:443 -r [2001:db8:1::2]:443 -m -w 1
+-A -t 10.0.0.100:80 -s rr
+-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1
+";
+
+    fn control6() -> Control<crate::device::model::ModelDevice> {
+        use crate::device::model::{ModelDevice, MODEL_PARAMS};
+        let dev = ModelDevice::model(MODEL_PARAMS, crate::device::rings::RingConfig::default()).unwrap();
+        let sp = crate::slowpath::SlowPath::new(lvsnic_fixtures::director(RULES6, ""), dev, MODEL_PARAMS).unwrap();
+        Control::new(sp, MODEL_PARAMS.vip_count, Limits::default())
+    }
+
+    fn a6(s: &str) -> std::net::Ipv6Addr {
+        s.parse().unwrap()
+    }
+
+    /// A TCP segment of client `n` (`2001:db8:cafe:n::7`) to `vip:port`.
+    fn seg6(n: u8, vip: &str, port: u16, flags: u8) -> Vec<u8> {
+        use lvsnic_fixtures::{tcp6, DIRECTOR_MAC, GATEWAY_MAC};
+        let client = a6(&format!("2001:db8:cafe:{n}::7"));
+        tcp6(GATEWAY_MAC, DIRECTOR_MAC, (client, a6(vip)), 40000 + u16::from(n), port, flags, 1, 1, b"")
+    }
+
+    /// Where the director sends `frame` now (its IPv6 destination).
+    fn sent_to(ctl: &mut Control<crate::device::model::ModelDevice>, t: Time, frame: &[u8]) -> Option<std::net::Ipv6Addr> {
+        let r = ctl.frame(t, frame).unwrap();
+        assert_eq!(r.tx.len(), 1, "{r:?}");
+        lvsnic_fixtures::ipv6_dst(&r.tx[0])
+    }
+
+    /// IPv6 connections and templates are in the snapshot (`conns6`,
+    /// version 2) and a restart restores them: each client's next segment
+    /// goes to the server it had, not to the one a fresh scheduler picks.
+    #[test]
+    fn ipv6_connections_and_templates_survive_a_restart() {
+        use lvsnic_model::time::SEC;
+        use lvsnic_model::wire::{TCP_ACK, TCP_SYN};
+        let t0 = lvsnic_fixtures::T0;
+        let mut ctl = control6();
+        // Clients 1 and 2 on the rr NAT service (servers 1 then 2), client
+        // 3 on the persistent one (server 1, and a /64 template).
+        let mut first = Vec::new();
+        for (i, (n, vip, port)) in [(1, "2001:db8::10", 80), (2, "2001:db8::10", 80), (3, "2001:db8::20", 443)].into_iter().enumerate() {
+            let t = t0 + i as u64 * SEC / 10;
+            first.push(sent_to(&mut ctl, t, &seg6(n, vip, port, TCP_SYN)));
+            sent_to(&mut ctl, t + 1000, &seg6(n, vip, port, TCP_ACK));
+        }
+        let snap = snapshot(&mut ctl);
+        assert_eq!((snap.version, snap.conns.len(), snap.conns6.len()), (CONNS_VERSION, 0, 4), "{snap:?}");
+        assert_eq!(snap.conns6.iter().filter(|c| c.flags & lvsnic_model::conn::flags::TEMPLATE != 0).count(), 1);
+        let d = tmp("conns6");
+        // The writer's streamed file is what serde makes of the whole.
+        let mut streamed = Snapshot::begin(&mut ctl, None);
+        while !streamed.step(&mut ctl, None) {}
+        write_atomic_with(&d.join(CONNS_FILE), |w| write_snapshot_json(w, &streamed)).unwrap();
+        assert_eq!(std::fs::read(d.join(CONNS_FILE)).unwrap(), serde_json::to_vec(&snap).unwrap());
+        save_conns(&d, &snap).unwrap();
+        let text = std::fs::read_to_string(d.join(CONNS_FILE)).unwrap();
+        assert!(text.contains(r#""conns6":[{"proto":6,"caddr":"2001:db8:cafe:"#), "{text}");
+        let loaded = load_conns(&d).unwrap().unwrap();
+        assert_eq!(loaded, snap);
+
+        // The restarted daemon: a fresh table, its rr at the start again.
+        let mut ctl = control6();
+        let r = restore_conns(&mut ctl, &loaded);
+        // IPv6 connections stay in software (the card carries IPv4 only).
+        assert_eq!(r, Restored { installed: 4, unbound: 0, not_offloaded: 4 });
+        let t = t0 + 5 * SEC;
+        let after: Vec<_> = [(2, "2001:db8::10", 80), (1, "2001:db8::10", 80), (3, "2001:db8::20", 443)]
+            .into_iter()
+            .map(|(n, vip, port)| sent_to(&mut ctl, t, &seg6(n, vip, port, TCP_ACK)))
+            .collect();
+        assert_eq!(after, [first[1], first[0], first[2]]);
+        assert_ne!(first[0], first[1]);
+        // Counted as they were: established, so active.
+        let act: Vec<i32> = ctl.director().services.dests.iter().take(2).map(|d| d.activeconns).collect();
+        assert_eq!(act, [1, 1]);
+        // The template still holds client 3's /64 on its server: a new
+        // host there goes to the same server.
+        let other = lvsnic_fixtures::tcp6(
+            lvsnic_fixtures::GATEWAY_MAC,
+            lvsnic_fixtures::DIRECTOR_MAC,
+            (a6("2001:db8:cafe:3::99"), a6("2001:db8::20")),
+            5555,
+            443,
+            TCP_SYN,
+            1,
+            0,
+            b"",
+        );
+        assert_eq!(sent_to(&mut ctl, t + 1, &other), first[2]);
     }
 
     #[test]

@@ -201,6 +201,81 @@ fn connections_survive_kill9_and_keep_their_real_servers() {
     d.stop();
 }
 
+const RULES6: &str = "\
+-A -t [2001:db8::10]:80 -s rr
+-a -t [2001:db8::10]:80 -r [2001:db8:1::1]:8080 -m -w 1
+-a -t [2001:db8::10]:80 -r [2001:db8:1::2]:8080 -m -w 1
+-A -t [2001:db8::20]:443 -s rr -p 300 -M 64
+-a -t [2001:db8::20]:443 -r [2001:db8:1::1]:443 -m -w 1
+-a -t [2001:db8::20]:443 -r [2001:db8:1::2]:443 -m -w 1
+";
+
+/// A segment of IPv6 client `n` to `vip:port` (client port 1000 n).
+fn from_client6(n: u8, vip: &str, port: u16, flags: u8, seq: u32, payload: &[u8]) -> Vec<u8> {
+    let client: std::net::Ipv6Addr = format!("2001:db8:cafe:{n}::7").parse().unwrap();
+    tcp6(GATEWAY_MAC, DIRECTOR_MAC, (client, vip.parse().unwrap()), 1000 * n as u16, port, flags, seq, 1, payload)
+}
+
+/// The IPv6 destination of each frame of a capture.
+fn dsts6(path: &Path) -> Vec<Option<std::net::Ipv6Addr>> {
+    pcap::read_file(path).unwrap().iter().map(|r| ipv6_dst(&r.data)).collect()
+}
+
+/// IPv6 connections (and the template of a persistent IPv6 service) are
+/// kept in connections.json: after kill -9 and a restart, each client's
+/// next segment goes to the server it had (the restarted rr would give
+/// client 2 server 1), and `-L -n -c` lists the same entries.
+#[test]
+fn ipv6_connections_survive_kill9_and_keep_their_real_servers() {
+    let dir = tmpdir("restart-conns6");
+    let rules = write(&dir, "rules", RULES6);
+    let clients = [(1u8, "2001:db8::10", 80u16), (2, "2001:db8::10", 80), (3, "2001:db8::20", 443)];
+    let mut frames = Vec::new();
+    for (i, &(n, vip, port)) in clients.iter().enumerate() {
+        let t = T0 + (i as u64 + 1) * 10 * MS;
+        frames.push((t, from_client6(n, vip, port, TCP_SYN, 100, b"")));
+        frames.push((t + 2 * MS, from_client6(n, vip, port, TCP_ACK, 101, b"")));
+        frames.push((t + 3 * MS, from_client6(n, vip, port, TCP_ACK | TCP_PSH, 101, b"GET / HTTP/1.1\r\n\r\n")));
+    }
+    let (inp, out) = (dir.join("in.pcap"), dir.join("out.pcap"));
+    write_pcap(&inp, &frames);
+    let w = format!("pcap:{},{}", inp.display(), out.display());
+    let d = start(&dir, &["--rules", rules.to_str().unwrap(), "--wire", &w, "--pace", "step"]);
+    wire(&d, &[]);
+    let before = conns(&d);
+    assert_eq!(before.len(), 4, "three connections and a template: {before:?}");
+    let first = dsts6(&out);
+    assert_eq!(first.len(), 9);
+    assert_ne!(first[0], first[3], "rr gave clients 1 and 2 different servers");
+    let state = std::path::PathBuf::from(format!("{}.state", d.sock.display()));
+    std::thread::sleep(Duration::from_millis(2500));
+    d.kill();
+    let saved = std::fs::read_to_string(state.join("connections.json")).unwrap();
+    assert!(saved.contains("\"version\":2") && saved.contains("\"conns6\""), "{saved}");
+
+    // Client 2 first: a fresh rr would send it to server 1.
+    let later: Vec<(u64, Vec<u8>)> = [1usize, 0, 2]
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let (n, vip, port) = clients[i];
+            (T0 + 5_000 * MS + k as u64 * MS, from_client6(n, vip, port, TCP_ACK | TCP_PSH, 119, b"more"))
+        })
+        .collect();
+    let (inp2, out2) = (dir.join("in2.pcap"), dir.join("out2.pcap"));
+    write_pcap(&inp2, &later);
+    let w2 = format!("pcap:{},{}", inp2.display(), out2.display());
+    let d = start(&dir, &["--rules", rules.to_str().unwrap(), "--wire", &w2, "--pace", "step"]);
+    let log = std::fs::read_to_string(&d.log).unwrap();
+    // IPv6 connections stay in software (the card carries IPv4).
+    assert!(log.contains("4 connections (0 offloaded)"), "{log}");
+    assert_eq!(conns(&d), before);
+    wire(&d, &[]);
+    let second = dsts6(&out2);
+    assert_eq!(second, [first[3], first[0], first[6]]);
+    d.stop();
+}
+
 fn wait_log(d: &Daemon, what: &str) -> String {
     let t0 = Instant::now();
     loop {

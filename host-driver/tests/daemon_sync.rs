@@ -281,3 +281,86 @@ fn a_bad_sync_sysctl_is_refused_at_start() {
         "{err}"
     );
 }
+
+/// IPv6 services over IPv6 real servers (NAT; persistent with `-M 64`).
+const RULES6: &str = "\
+-A -t [2001:db8::10]:80 -s rr
+-a -t [2001:db8::10]:80 -r [2001:db8:1::1]:8080 -m -w 1
+-a -t [2001:db8::10]:80 -r [2001:db8:1::2]:8080 -m -w 1
+-A -t [2001:db8::20]:443 -s rr -p 300 -M 64
+-a -t [2001:db8::20]:443 -r [2001:db8:1::1]:443 -m -w 1
+-a -t [2001:db8::20]:443 -r [2001:db8:1::2]:443 -m -w 1
+";
+
+/// A daemon over RULES6; with `play`, a capture of IPv6 clients 1 and 2
+/// to the NAT service and 3 to the persistent one (SYN, ACK, ACK each).
+fn start6(name: &str, play: bool) -> Daemon {
+    let dir = tmpdir(name);
+    let rules = write(&dir, "rules", RULES6);
+    let mut args = vec!["--rules".to_string(), rules.display().to_string()];
+    if play {
+        let mut recs = Vec::new();
+        let mut t = 1_700_000_000_000 * MS;
+        for (n, vip, port) in [(1u8, "2001:db8::10", 80u16), (2, "2001:db8::10", 80), (3, "2001:db8::20", 443)] {
+            let client: std::net::Ipv6Addr = format!("2001:db8:cafe:{n}::7").parse().unwrap();
+            for f in [TCP_SYN, TCP_ACK, TCP_ACK] {
+                let data = tcp6(GATEWAY_MAC, DIRECTOR_MAC, (client, vip.parse().unwrap()), 40000 + n as u16, port, f, 1, 1, b"");
+                recs.push(PcapRecord { ts_ns: t, orig_len: data.len() as u32, data });
+                t += MS;
+            }
+        }
+        let input = dir.join("in.pcap");
+        pcap::write_file(&input, Resolution::Nano, recs.into_iter()).unwrap();
+        args.push("--wire".into());
+        args.push(format!("pcap:{},{}", input.display(), dir.join("out.pcap").display()));
+        args.extend(["--pace".into(), "step".into()]);
+    }
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    Daemon::start(&dir, &director_toml(), &a)
+}
+
+#[test]
+#[ignore = "needs root (SO_BINDTODEVICE on lo; scripts/test.sh runs it as root)"]
+fn ipv6_connections_are_synced_and_cross_family_servers_refused_while_syncing() {
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    assert!(root, "ipv6_connections_are_synced_and_cross_family_servers_refused_while_syncing cannot run here: needs root");
+    let port = (20000 + (std::process::id() + 7) % 20000).to_string();
+    let master = start6("sync6-master", true);
+    let backup = start6("sync6-backup", false);
+    master.ok(&["--start-daemon", "master", "--mcast-interface", "lo", "--syncid", "6", "--mcast-port", &port]);
+    backup.ok(&["--start-daemon", "backup", "--mcast-interface", "lo", "--syncid", "6", "--mcast-port", &port]);
+    run_wire(&master);
+    let want = master.run(&["-L", "-n", "-c"]).stdout;
+    // Three connections and the persistent one's template.
+    assert_eq!(want.lines().count(), 2 + 4, "{want}");
+    let t0 = Instant::now();
+    let got = loop {
+        let got = backup.run(&["-L", "-n", "-c"]).stdout;
+        if got.lines().count() >= 2 + 4 || t0.elapsed() > Duration::from_secs(10) {
+            break got;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut g = conns_without_expiry(&got);
+    let mut w = conns_without_expiry(&want);
+    g.sort();
+    w.sort();
+    assert_eq!(g, w, "master:\n{want}\nbackup:\n{got}");
+    assert!(got.contains("[2001:db8:cafe:1::7]:40001"), "{got}");
+    let st = backup.status();
+    assert_eq!(st["sync"]["backup"]["unbound"], 0, "{st}");
+
+    // A real server of the other family (a tunnel) while a daemon runs:
+    // EINVAL, as ip_vs_genl_set_cmd says it.
+    master.ok(&["-A", "-t", "10.0.0.150:80", "-s", "rr"]);
+    let r = master.run(&["-a", "-t", "10.0.0.150:80", "-r", "[2001:db8:1::9]:80", "-i"]);
+    assert!(r.code != 0 && r.stderr.contains("Invalid argument"), "{r:?}");
+    master.ok(&["--stop-daemon", "master"]);
+    master.ok(&["-a", "-t", "10.0.0.150:80", "-r", "[2001:db8:1::9]:80", "-i"]);
+    // ...and no daemon while one exists (ip_vs_genl_new_daemon).
+    let r = master.run(&["--start-daemon", "master", "--mcast-interface", "lo", "--mcast-port", &port]);
+    assert!(r.code != 0 && r.stderr.contains("Invalid argument"), "{r:?}");
+    master.ok(&["-d", "-t", "10.0.0.150:80", "-r", "[2001:db8:1::9]:80"]);
+    master.ok(&["--start-daemon", "master", "--mcast-interface", "lo", "--mcast-port", &port]);
+}

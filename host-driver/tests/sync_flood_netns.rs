@@ -83,9 +83,9 @@ fn flood_message(i: u64) -> Vec<u8> {
             vport: 80,
             dport: 8080,
             timeout: 900,
-            caddr: Ipv4Addr::from(u32::from(Ipv4Addr::new(100, 64, 0, 0)) + (n / 60_000) as u32),
-            vaddr: VIP,
-            daddr: rs(1 + (n % 2) as u8),
+            caddr: Ipv4Addr::from(u32::from(Ipv4Addr::new(100, 64, 0, 0)) + (n / 60_000) as u32).into(),
+            vaddr: VIP.into(),
+            daddr: rs(1 + (n % 2) as u8).into(),
             ..Default::default()
         })
         .collect();

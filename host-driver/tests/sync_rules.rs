@@ -150,9 +150,9 @@ fn entry(cport: u16, vport: u16, daddr: Ipv4Addr, dport: u16, state: u16, flags:
         vport,
         dport,
         timeout,
-        caddr: client(9),
-        vaddr: VIP,
-        daddr,
+        caddr: client(9).into(),
+        vaddr: VIP.into(),
+        daddr: daddr.into(),
         ..Default::default()
     }
 }
@@ -204,7 +204,7 @@ fn templates_unknown_services_and_v0_timeouts() {
 
     // No such service here: created unbound.
     let mut e = entry(1, 8443, rs(1), 8443, ES, 0, 0);
-    e.vaddr = Ipv4Addr::new(10, 9, 9, 9);
+    e.vaddr = Ipv4Addr::new(10, 9, 9, 9).into();
     let Installed::Created(id) = proc_conn(&mut d, &e) else { panic!() };
     assert_eq!(d.conns.get(id).dest, NIL);
     // timeout 0 (a v0 message): the protocol's timeout for the state (ES 900 s).
@@ -212,7 +212,7 @@ fn templates_unknown_services_and_v0_timeouts() {
     let mut t0 = t.clone();
     t0.timeout = 0;
     t0.cport = 0;
-    t0.caddr = client(10);
+    t0.caddr = client(10).into();
     let Installed::Created(id) = proc_conn(&mut d, &t0) else { panic!() };
     assert_eq!(d.conns.get(id).timeout_ms, 180_000, "templates: 3 minutes");
 }
@@ -270,7 +270,7 @@ fn a_kernel_masters_message_installs_and_lists_as_on_the_kernel() {
     assert_eq!((m.version, m.dropped, m.skipped.len(), m.conns.len()), (Some(lvsnic_model::sync::Version::V1), None, 0, 2));
     for (c, port) in m.conns.iter().zip([41000u16, 41001]) {
         assert_eq!((c.protocol, c.state, c.cport, c.vport, c.dport, c.timeout), (6, ES, port, 80, 80, 900));
-        assert_eq!((c.caddr, c.vaddr, c.daddr), (Ipv4Addr::LOCALHOST, VIP, Ipv4Addr::LOCALHOST));
+        assert_eq!((c.caddr, c.vaddr, c.daddr), (Ipv4Addr::LOCALHOST.into(), VIP.into(), Ipv4Addr::LOCALHOST.into()));
     }
     // lvsnic's encoder writes the kernel's bytes for the same connections.
     let sent: Vec<SyncConn> = m.conns.iter().map(|c| SyncConn { flags: c.flags & !(cf::SYNC as u32), ..c.clone() }).collect();
@@ -312,4 +312,152 @@ fn lvsnics_message_means_to_an_lvsnic_backup_what_it_meant_to_the_kernel_backup(
     };
     assert_eq!(rows(&ours), rows(&kernel));
     assert_eq!(rows(&kernel).len(), 3);
+}
+
+/// IPv6 services: a NAT one, a persistent one (`-M 64`), both over two
+/// IPv6 real servers.
+const RULES6: &str = "\
+-A -t [2001:db8::10]:80 -s rr
+-a -t [2001:db8::10]:80 -r [2001:db8:1::1]:8080 -m -w 1
+-a -t [2001:db8::10]:80 -r [2001:db8:1::2]:8080 -m -w 1
+-A -t [2001:db8::20]:443 -s rr -p 300 -M 64
+-a -t [2001:db8::20]:443 -r [2001:db8:1::1]:443 -m -w 1
+-a -t [2001:db8::20]:443 -r [2001:db8:1::2]:443 -m -w 1
+";
+
+fn a6(s: &str) -> std::net::Ipv6Addr {
+    s.parse().unwrap()
+}
+
+fn client6(n: u8) -> std::net::Ipv6Addr {
+    a6(&format!("2001:db8:cafe:{n}::7"))
+}
+
+fn pkt6(vip: &str, vport: u16, n: u8, flags: u8) -> Vec<u8> {
+    tcp6(GATEWAY_MAC, DIRECTOR_MAC, (client6(n), a6(vip)), 40000 + n as u16, vport, flags, 1, 1, b"")
+}
+
+/// Master and backup directors over RULES6: a connection of client `n` to
+/// `vip:vport` made on the master (SYN, ACK, ACK: ESTABLISHED, synced on
+/// the third packet), its template with it when the service is
+/// persistent; the backup receives the messages. Returns both directors,
+/// the master's connection and the backup's counters.
+fn synced6(vip: &str, vport: u16, n: u8) -> (Director, Director, ConnId, BackupCounters, Vec<Vec<u8>>) {
+    let mut master = director(RULES6, "");
+    let mut m = SyncMaster::new(SyncSysctl::default(), 0, 1472);
+    for (i, f) in [TCP_SYN, TCP_ACK, TCP_ACK].into_iter().enumerate() {
+        step(&mut master, &mut m, T0 + i as Time * MS, &pkt6(vip, vport, n, f));
+    }
+    let mcid = master.last_conn.unwrap();
+    let msgs: Vec<Vec<u8>> = m.flush_current().into_iter().collect();
+    let mut backup = director(RULES6, "");
+    let mut counters = BackupCounters::default();
+    for b in &msgs {
+        receive(&mut backup, b, 0, &mut counters);
+    }
+    (master, backup, mcid, counters, msgs)
+}
+
+#[test]
+fn an_ipv6_connection_synced_to_a_backup_keeps_its_real_server() {
+    // Two clients: the master's rr gives them servers 1 and 2; the backup,
+    // whose rr starts again, would give the second one server 1.
+    let mut master = director(RULES6, "");
+    let mut m = SyncMaster::new(SyncSysctl::default(), 0, 1472);
+    for n in [1u8, 2] {
+        for (i, f) in [TCP_SYN, TCP_ACK, TCP_ACK].into_iter().enumerate() {
+            step(&mut master, &mut m, T0 + (10 * n as Time + i as Time) * MS, &pkt6("2001:db8::10", 80, n, f));
+        }
+    }
+    let msgs: Vec<Vec<u8>> = m.flush_current().into_iter().collect();
+    // On the wire: IPv6 entries (type 1, 72 bytes each).
+    assert_eq!(msgs.len(), 1);
+    assert_eq!((msgs[0][4], msgs[0].len()), (2, 8 + 2 * 72));
+    assert_eq!((msgs[0][8], msgs[0][8 + 72]), (1, 1));
+    let servers: Vec<std::net::IpAddr> = [1u8, 2]
+        .iter()
+        .map(|&n| {
+            let id = master.conns.in_get6(6, &client6(n), 40000 + n as u16, &a6("2001:db8::10"), 80).unwrap();
+            master.conns.addrs(id).daddr
+        })
+        .collect();
+    assert_ne!(servers[0], servers[1]);
+    let mut backup = director(RULES6, "");
+    let mut counters = BackupCounters::default();
+    let ids: Vec<ConnId> = msgs.iter().flat_map(|b| receive(&mut backup, b, 0, &mut counters)).collect();
+    assert_eq!((counters.created, counters.unbound, counters.dropped_total(), ids.len()), (2, 0, 0, 2));
+    for (k, n) in [2u8, 1].into_iter().enumerate() {
+        let out = one_tx(feed(&mut backup, T0 + (100 + k as Time) * MS, &pkt6("2001:db8::10", 80, n, TCP_ACK)));
+        assert_eq!(ipv6_dst(&out).map(std::net::IpAddr::V6), Some(servers[n as usize - 1]), "client {n}");
+        // NAT to the server's port.
+        assert_eq!(u16::from_be_bytes([out[14 + 40 + 2], out[14 + 40 + 3]]), 8080);
+        assert!(ids.contains(&backup.last_conn.unwrap()), "the synced connection, not a new one");
+    }
+    // Established on the master, so active on the backup's servers.
+    let act: Vec<i32> = backup.services.dests.iter().take(2).map(|d| d.activeconns).collect();
+    assert_eq!(act, [1, 1]);
+    let listing = format_connections(&connection_listings(&backup), false);
+    assert!(listing.contains("ESTABLISHED [2001:db8:cafe:2::7]:40002 [2001:db8::10]:80"), "{listing}");
+}
+
+#[test]
+fn an_ipv6_persistence_template_is_synced_with_its_connection() {
+    let (master, mut backup, mcid, counters, msgs) = synced6("2001:db8::20", 443, 3);
+    let server = master.conns.addrs(mcid).daddr;
+    // The template on every packet (templates are rate limited only by
+    // the refresh period), the connection on the third (ESTABLISHED,
+    // `sync_threshold`) before its template (`cp->control`).
+    let entries = decode(&msgs[0], 0).conns;
+    let kinds: Vec<(bool, bool)> = entries.iter().map(|c| (c.is_v6(), c.is_template())).collect();
+    assert_eq!(kinds, [(true, true), (true, true), (true, false), (true, true)]);
+    let t = &entries[3];
+    assert_eq!((t.caddr, t.cport, t.vport, t.daddr, t.timeout), (a6("2001:db8:cafe:3::").into(), 0, 443, server, 300));
+    assert_eq!((counters.created, counters.updated, counters.unbound), (2, 2, 0));
+    let tid = backup.conns.ct_in_get6(6, &a6("2001:db8:cafe:3::"), 0, &a6("2001:db8::20"), 443).unwrap();
+    assert_eq!(backup.conns.addrs(tid).daddr, server);
+    assert_eq!(backup.services.dests[backup.conns.get(tid).dest as usize].persistconns, 1);
+    // A new connection from another host of the same /64 follows the
+    // template to the same server on the backup.
+    let other = tcp6(
+        GATEWAY_MAC,
+        DIRECTOR_MAC,
+        (a6("2001:db8:cafe:3::99"), a6("2001:db8::20")),
+        5555,
+        443,
+        TCP_SYN,
+        1,
+        0,
+        b"",
+    );
+    for _ in 0..2 {
+        // (whichever server rr would pick next)
+        let out = one_tx(feed(&mut backup, T0 + 50 * MS, &other));
+        assert_eq!(ipv6_dst(&out).map(std::net::IpAddr::V6), Some(server));
+    }
+}
+
+#[test]
+fn ipv6_updates_and_replacements_follow_ip_vs_proc_conn() {
+    let (_, mut backup, _, _, msgs) = synced6("2001:db8::10", 80, 4);
+    let mut e = decode(&msgs[0], 0).conns.remove(0);
+    let id = backup.conns.in_get6(6, &client6(4), 40004, &a6("2001:db8::10"), 80).unwrap();
+    // The same entry again, inactive now: an update of the same connection.
+    e.flags |= cf::INACTIVE as u32;
+    assert_eq!(proc_conn(&mut backup, &e), Installed::Updated(id));
+    assert_ne!(backup.conns.get(id).flags & cf::INACTIVE, 0);
+    // An inactive entry naming the other server: the expiry of a
+    // connection already replaced here, ignored.
+    let other = if e.daddr == std::net::IpAddr::V6(a6("2001:db8:1::1")) { "2001:db8:1::2" } else { "2001:db8:1::1" };
+    let mut r = e.clone();
+    r.daddr = a6(other).into();
+    assert_eq!(proc_conn(&mut backup, &r), Installed::Ignored);
+    // Active: the old one expires now and a new one goes to the other server.
+    r.flags &= !(cf::INACTIVE as u32);
+    let Installed::Created(nid) = proc_conn(&mut backup, &r) else { panic!("replaced") };
+    assert_eq!(backup.conns.addrs(nid).daddr, std::net::IpAddr::V6(a6(other)));
+    // A server the backup does not have: installed unbound.
+    let mut u = e.clone();
+    (u.caddr, u.daddr) = (client6(5).into(), a6("2001:db8:1::77").into());
+    let Installed::Created(uid) = proc_conn(&mut backup, &u) else { panic!() };
+    assert_eq!(backup.conns.get(uid).dest, NIL);
 }

@@ -7,14 +7,17 @@
 #   sync-inner.sh DIR LVSNIC
 #
 # 1. kernel master (syncid 7) -> lvsnic backup: a NAT service 10.0.0.200
-#    (TCP :80, UDP :53) with real clients (netns cl) and a real server
-#    (netns rs, real TCP and UDP echo servers): 4 TCP connections held
-#    open, 1 closed by the client, 2 UDP flows. Writes k2l-kernel.txt (the
+#    (TCP :80, UDP :53) and an IPv6 one [2001:db8::200]:80 with real
+#    clients (netns cl) and a real server (netns rs, real TCP and UDP echo
+#    servers): 4 TCP connections held open, 1 closed by the client, 2 UDP
+#    flows, 3 IPv6 TCP connections held open. Writes k2l-kernel.txt (the
 #    kernel master's `ipvsadm -L -n -c`) and k2l-lvsnic.txt (the lvsnic
 #    backup's `-L -n -c`), taken together.
 # 2. lvsnic master (syncid 8) -> kernel backup and an lvsnic backup: the
 #    master (model backend) replays DIR/l2k/in.pcap (generated traffic over
-#    DIR/l2k/rules: NAT, DR with persistence, UDP, TUN, lc persistent);
+#    DIR/l2k/rules: NAT, DR with persistence, UDP, TUN, lc persistent,
+#    and IPv6 NAT and DR with a /64 persistence, which sync-interop.sh
+#    appended to the rules and the capture);
 #    both backups have the same rules. Writes l2k-kernel.txt (kernel
 #    backup), l2k-lvsnic.txt (lvsnic backup), l2k-master.txt (lvsnic master).
 # Also *-daemon.txt (`-L --daemon`), *-status.json, log.txt; "status": ok
@@ -28,13 +31,13 @@ set -x
 fail() { echo "error: $*" >"$D/status"; exit 1; }
 step() { "$@" || fail "'$*' failed (see log.txt)"; }
 rm -f "$D/status"
-# settle PREFIX SOCKET: waits (up to 30 s) until the lvsnic backup on SOCKET
-# lists as many entries as the kernel has for virtual addresses starting
-# with PREFIX, the same count twice in a row.
+# settle REGEX SOCKET: waits (up to 30 s) until the lvsnic backup on SOCKET
+# lists as many entries as the kernel has for virtual addresses matching
+# the awk REGEX, the same count twice in a row.
 settle() {
     local last=-1 k l
     for _ in $(seq 60); do
-        k=$(ipvsadm -L -n -c | awk -v p="$1" 'index($5, p) == 1' | wc -l)
+        k=$(ipvsadm -L -n -c | awk -v p="$1" '$5 ~ p' | wc -l)
         l=$(LVSNIC_SOCKET=$2 "$L" -L -n -c | tail -n +3 | wc -l)
         [ "$k" -gt 0 ] && [ "$k" = "$l" ] && [ "$k" = "$last" ] && return 0
         [ "$k" = "$l" ] && last=$k || last=-1
@@ -76,25 +79,40 @@ routed() {
 routed cl c0 198.51.100.1/24 198.51.100.10/24
 routed rs r0 192.168.10.254/24 192.168.10.1/24
 step sysctl -qw net.ipv4.ip_forward=1
+# The same over IPv6 (nodad: usable at once).
+step sysctl -qw net.ipv6.conf.all.forwarding=1
+step ip addr add 2001:db8:c::1/64 dev c0 nodad
+step ip -n cl addr add 2001:db8:c::10/64 dev eth0 nodad
+step ip -n cl route add default via 2001:db8:c::1
+step ip addr add 2001:db8:10::fe/64 dev r0 nodad
+step ip -n rs addr add 2001:db8:10::1/64 dev eth0 nodad
+step ip -n rs route add default via 2001:db8:10::fe
+step ip addr add 2001:db8::200/128 dev lo nodad
 step ip addr add 10.0.0.200/32 dev lo
 step ipvsadm -A -t 10.0.0.200:80 -s rr
 step ipvsadm -a -t 10.0.0.200:80 -r 192.168.10.1:80 -m
 step ipvsadm -A -u 10.0.0.200:53 -s rr
 step ipvsadm -a -u 10.0.0.200:53 -r 192.168.10.1:53 -m
+step ipvsadm -A -t '[2001:db8::200]:80' -s rr
+step ipvsadm -a -t '[2001:db8::200]:80' -r '[2001:db8:10::1]:80' -m
 step ipvsadm --start-daemon master --mcast-interface br0 --syncid 7
 ipvsadm -L --daemon >"$D/k2l-kernel-daemon.txt"
 printf '%s\n' '-A -t 10.0.0.200:80 -s rr' '-a -t 10.0.0.200:80 -r 192.168.10.1:80 -m -w 1' \
-    '-A -u 10.0.0.200:53 -s rr' '-a -u 10.0.0.200:53 -r 192.168.10.1:53 -m -w 1' >"$D/k2l-rules.txt"
+    '-A -u 10.0.0.200:53 -s rr' '-a -u 10.0.0.200:53 -r 192.168.10.1:53 -m -w 1' \
+    '-A -t [2001:db8::200]:80 -s rr' '-a -t [2001:db8::200]:80 -r [2001:db8:10::1]:80 -m -w 1' >"$D/k2l-rules.txt"
 printf '%s\n' '[director]' 'ip = "10.9.0.2"' 'mac = "02:00:00:00:09:02"' 'mtu = 1500' 'gateway_mac = "02:00:00:00:00:fe"' \
     '[neighbors]' '"192.168.10.1" = "02:00:00:00:10:01"' >"$D/k2l-director.toml"
 ip netns exec lb "$L" daemon --backend model --director "$D/k2l-director.toml" --socket /run/b1.sock \
     --rules "$D/k2l-rules.txt" 2>"$D/k2l-lvsnic-daemon.log" &
 for _ in $(seq 50); do [ -S /run/b1.sock ] && break; sleep 0.2; done
 step env LVSNIC_SOCKET=/run/b1.sock "$L" --start-daemon backup --mcast-interface eth0 --syncid 7
-# Real servers: TCP echo on 80 (each connection echoes until closed), UDP echo on 53.
+# Real servers: TCP echo on 80 over IPv4 and IPv6 (each connection echoes
+# until closed), UDP echo on 53.
 ip netns exec rs python3 - <<'PY' &
 import socket, threading
 t = socket.socket(); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); t.bind(('0.0.0.0', 80)); t.listen(16)
+t6 = socket.socket(socket.AF_INET6); t6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+t6.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); t6.bind(('::', 80)); t6.listen(16)
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('0.0.0.0', 53))
 def echo(c):
     while True:
@@ -102,16 +120,18 @@ def echo(c):
         if not b:
             c.close(); return
         c.send(b)
-def tcp():
+def tcp(s):
     while True:
-        c, _ = t.accept()
+        c, _ = s.accept()
         threading.Thread(target=echo, args=(c,), daemon=True).start()
-threading.Thread(target=tcp, daemon=True).start()
+threading.Thread(target=tcp, args=(t,), daemon=True).start()
+threading.Thread(target=tcp, args=(t6,), daemon=True).start()
 while True:
     b, a = u.recvfrom(100); u.sendto(b, a)
 PY
 sleep 2
-# Clients: 4 TCP connections held open, 1 closed after its exchanges, 2 UDP flows.
+# Clients: 4 TCP connections held open, 1 closed after its exchanges, 2 UDP
+# flows, 3 IPv6 TCP connections held open.
 ip netns exec cl python3 - <<'PY' &
 import socket, time
 held = []
@@ -129,6 +149,11 @@ for i in range(2):
     for _ in range(4):
         u.sendto(b'q', ('10.0.0.200', 53)); u.recv(10)
     held.append(u)
+for i in range(3):
+    c = socket.create_connection(('2001:db8::200', 80), timeout=10)
+    for _ in range(5):
+        c.send(b'x'); c.recv(10)
+    held.append(c)
 open('/run/clients.done', 'w').close()
 time.sleep(60)
 PY
@@ -137,7 +162,7 @@ for _ in $(seq 120); do [ -f /run/clients.done ] && break; sleep 0.5; done
 [ -f /run/clients.done ] || fail "the clients did not finish within 60 s"
 # The kernel master sends within its 2 s flush time; wait (up to 30 s) until
 # the backup holds as many entries as the master, then list both.
-settle 10.0.0.200 /run/b1.sock
+settle '^(10[.]0[.]0[.]200:|[[]2001:db8::200[]]:)' /run/b1.sock
 ipvsadm -L -n -c >"$D/k2l-kernel.txt"
 LVSNIC_SOCKET=/run/b1.sock "$L" -L -n -c >"$D/k2l-lvsnic.txt"
 LVSNIC_SOCKET=/run/b1.sock "$L" status --socket /run/b1.sock >"$D/k2l-lvsnic-status.json"
@@ -159,7 +184,7 @@ sleep 1
 step "$L" wire --socket /run/m.sock
 # The master flushes what it queued within 2 s.
 sleep 3
-settle 10.0.0.10 /run/b2.sock
+settle '^(10[.]0[.]0[.]10|[[]2001:db8::[12]0[]]:)' /run/b2.sock
 ipvsadm -L -n -c >"$D/l2k-kernel.txt"
 LVSNIC_SOCKET=/run/b2.sock "$L" -L -n -c >"$D/l2k-lvsnic.txt"
 LVSNIC_SOCKET=/run/m.sock "$L" -L -n -c >"$D/l2k-master.txt"

@@ -31,8 +31,14 @@ def rows(path, keep=lambda r: True):
     return out
 
 
-def compare(name, want, got, want_label, got_label, at_least):
+KERNEL_VIPS = ("10.0.0.200:", "[2001:db8::200]:")
+
+
+def compare(name, want, got, want_label, got_label, at_least, at_least_v6):
     errors = []
+    v6 = sum(1 for r in want if r["key"][3].startswith("["))
+    if v6 < at_least_v6:
+        errors.append(f"{want_label} lists {v6} IPv6 entries, expected at least {at_least_v6}")
     wk = collections.Counter(r["key"] for r in want)
     gk = collections.Counter(r["key"] for r in got)
     for k in sorted((wk - gk).elements()):
@@ -48,7 +54,7 @@ def compare(name, want, got, want_label, got_label, at_least):
         errors.append(f"{want_label} lists {len(want)} entries, expected at least {at_least}")
     states = collections.Counter((k[0], k[1]) for k in wk.elements())
     desc = ", ".join(f"{n} {p} {s}" for (p, s), n in sorted(states.items()))
-    print(f"{name}: {len(want)} entries ({desc}): {'identical' if not errors else 'DIFFERENT'}")
+    print(f"{name}: {len(want)} entries, {v6} IPv6 ({desc}): {'identical' if not errors else 'DIFFERENT'}")
     for e in errors:
         print("    " + e)
     return not errors
@@ -58,14 +64,16 @@ def main():
     d = sys.argv[1]
     ok = compare(
         "kernel master -> lvsnic backup",
-        rows(f"{d}/k2l-kernel.txt", lambda r: r["key"][3].startswith("10.0.0.200:")),
+        rows(f"{d}/k2l-kernel.txt", lambda r: r["key"][3].startswith(KERNEL_VIPS)),
         rows(f"{d}/k2l-lvsnic.txt"),
         "the kernel master",
         "the lvsnic backup",
-        7,
+        10,
+        3,
     )
-    kernel = rows(f"{d}/l2k-kernel.txt", lambda r: not r["key"][3].startswith("10.0.0.200:"))
-    ok &= compare("lvsnic master -> kernel backup", kernel, rows(f"{d}/l2k-lvsnic.txt"), "the kernel backup", "the lvsnic backup", 10)
+    kernel = rows(f"{d}/l2k-kernel.txt", lambda r: not r["key"][3].startswith(KERNEL_VIPS))
+    # IPv6: 6 connections and at least one /64 template.
+    ok &= compare("lvsnic master -> kernel backup", kernel, rows(f"{d}/l2k-lvsnic.txt"), "the kernel backup", "the lvsnic backup", 10, 7)
     # The master replayed its capture at once, so its clock is at the
     # capture's end: an entry with a short timeout (CLOSE: 10 s) may have
     # expired there while the backups, on real time, still hold it.

@@ -142,12 +142,18 @@ impl Director {
         if daddr.is_ipv4() {
             return self.insert_conn(c);
         }
-        self.counters.conns_created += 1;
         let addrs = crate::conn::ConnAddrs {
             caddr: Ipv4Addr::from(c.caddr).into(),
             vaddr: Ipv4Addr::from(c.vaddr).into(),
             daddr,
         };
+        self.insert_conn_addrs(c, addrs)
+    }
+
+    /// [`insert_conn`](Self::insert_conn) for an entry of any families
+    /// ([`ConnTable::insert_addrs`](crate::conn::ConnTable::insert_addrs)).
+    pub(crate) fn insert_conn_addrs(&mut self, c: Conn, addrs: crate::conn::ConnAddrs) -> ConnId {
+        self.counters.conns_created += 1;
         self.conns.insert_addrs(c, addrs)
     }
 

@@ -190,8 +190,7 @@ impl Director {
     ) -> ConnId {
         let mut c = Conn::new(proto, 0, cport, 0, vport, 0, dport, flags);
         self.bind_dest(&mut c, dest);
-        self.counters.conns_created += 1;
-        self.conns.insert_addrs(c, ConnAddrs { caddr: caddr.into(), vaddr: vaddr.into(), daddr })
+        self.insert_conn_addrs(c, ConnAddrs { caddr: caddr.into(), vaddr: vaddr.into(), daddr })
     }
 
     /// `ip_vs_sched_persist` for IPv6: the template is keyed on the client

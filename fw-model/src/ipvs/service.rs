@@ -171,8 +171,9 @@ fn check_supported_service(rule: &ServiceRule) -> Result<(Protocol, IpAddr, u16)
 }
 
 /// A real server of `svc_addr`'s service (`ip_vs_genl_set_cmd`): one of
-/// another address family only with tunnelling (EINVAL otherwise; the
-/// sync-daemon case, also EINVAL, is not modelled), carried as a tunnel
+/// another address family only with tunnelling (EINVAL otherwise; also
+/// EINVAL while a sync daemon runs, which the daemon's control plane
+/// checks, as it owns the sync daemons), carried as a tunnel
 /// across families (`ip_vs_tunnel_xmit_v6` for an IPv4 client,
 /// `ip_vs_tunnel_xmit` for an IPv6 one).
 fn check_supported_dest(d: &DestRule, svc_addr: IpAddr) -> Result<IpAddr, RuleError> {
@@ -270,6 +271,15 @@ impl ServiceTable {
             }
         }
         None
+    }
+
+    /// Real servers of another address family than their service's (tunnels
+    /// across families: the kernel's `mixed_address_family_dests`, with
+    /// which no sync daemon may run).
+    pub fn mixed_family_dests(&self) -> usize {
+        self.live_services()
+            .map(|s| s.order.iter().filter(|&&d| self.dest(d).addr.is_ipv4() != s.vaddr.is_ipv4()).count())
+            .sum()
     }
 
     /// The distinct addresses of live services (VIPs), in ascending order.

@@ -1,15 +1,16 @@
 //! The backup's rules (`ip_vs_proc_conn`, ip_vs_sync.c v6.1): a decoded
-//! entry creates or updates a connection or template in the golden model's
-//! [`ConnTable`](crate::conn::ConnTable), bound to the real server
-//! `ip_vs_find_dest` finds (or unbound when there is none), with the
-//! message's state and timeout.
+//! entry, IPv4 or IPv6, creates or updates a connection or template in the
+//! golden model's [`ConnTable`](crate::conn::ConnTable), bound to the real
+//! server `ip_vs_find_dest` finds (or unbound when there is none), with
+//! the message's state and timeout.
 
 use super::{cflags, decode, DropReason, SyncConn};
-use crate::conn::{flags as cf, tcp, Conn, ConnId, NIL};
+use crate::conn::{flags as cf, tcp, Conn, ConnAddrs, ConnId, NIL};
 use crate::director::Director;
 use crate::ipvs::DestId;
 use crate::time::{Time, MSEC, SEC};
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 
 /// What [`proc_conn`] did with one entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,17 +63,40 @@ impl BackupCounters {
     }
 }
 
-/// `ip_vs_find_dest` for an IPv4 entry without fwmark: the service of
-/// `(protocol, vaddr, vport)`, then its real server `daddr:dport`.
+/// `ip_vs_find_dest` for an entry without fwmark: the service of
+/// `(protocol, vaddr, vport)`, then its real server `daddr:dport` (of the
+/// entry's family: a sync entry has one family, `ip_vs_find_dest(ipvs,
+/// type, type, ...)`).
 pub fn find_dest(d: &Director, c: &SyncConn) -> Option<DestId> {
     if c.fwmark != 0 {
         return None; // fwmark services are not supported by this director
     }
-    let svc = d.services.find(c.protocol, u32::from(c.vaddr), c.vport)?;
+    let svc = d.services.find_addr(c.protocol, c.vaddr, c.vport)?;
     d.services.service(svc).order.iter().copied().find(|&id| {
         let r = d.services.dest(id);
         r.addr == c.daddr && r.port == c.dport
     })
+}
+
+/// `ip_vs_conn_in_get` (a connection) or `ip_vs_ct_in_get` (a template)
+/// for the entry's `<protocol, caddr, cport, vaddr, vport>`, in the table
+/// of its family. An entry whose client and virtual addresses differ in
+/// family matches nothing.
+fn lookup(d: &Director, c: &SyncConn) -> Option<ConnId> {
+    let t = &d.conns;
+    match (c.caddr, c.vaddr, c.is_template()) {
+        (IpAddr::V4(ca), IpAddr::V4(va), false) => t.in_get(c.protocol, u32::from(ca), c.cport, u32::from(va), c.vport),
+        (IpAddr::V4(ca), IpAddr::V4(va), true) => t.ct_in_get(c.protocol, u32::from(ca), c.cport, u32::from(va), c.vport),
+        (IpAddr::V6(ca), IpAddr::V6(va), false) => t.in_get6(c.protocol, &ca, c.cport, &va, c.vport),
+        (IpAddr::V6(ca), IpAddr::V6(va), true) => t.ct_in_get6(c.protocol, &ca, c.cport, &va, c.vport),
+        _ => None,
+    }
+}
+
+/// Whether connection `id` goes to another real server than entry `c`
+/// names (`cp->dport != dport || !ip_vs_addr_equal(cp->daf, &cp->daddr, daddr)`).
+fn other_server(d: &Director, id: ConnId, c: &SyncConn) -> bool {
+    d.conns.get(id).dport != c.dport || d.conns.addrs(id).daddr != c.daddr
 }
 
 /// `ip_vs_proc_conn` for one decoded entry, at the director's current time.
@@ -81,11 +105,9 @@ pub fn find_dest(d: &Director, c: &SyncConn) -> Option<DestId> {
 pub fn proc_conn(d: &mut Director, c: &SyncConn) -> Installed {
     let flags = c.flags;
     let template = flags & cf::TEMPLATE as u32 != 0;
-    let (caddr, vaddr, daddr) = (u32::from(c.caddr), u32::from(c.vaddr), u32::from(c.daddr));
     let mut found = if !template {
-        let cp = d.conns.in_get(c.protocol, caddr, c.cport, vaddr, c.vport);
-        match cp {
-            Some(id) if d.conns.get(id).dport != c.dport || d.conns.get(id).daddr != daddr => {
+        match lookup(d, c) {
+            Some(id) if other_server(d, id, c) => {
                 if flags & cf::INACTIVE as u32 == 0 {
                     d.expire_now(id);
                     None
@@ -96,7 +118,7 @@ pub fn proc_conn(d: &mut Director, c: &SyncConn) -> Installed {
             other => other,
         }
     } else {
-        d.conns.ct_in_get(c.protocol, caddr, c.cport, vaddr, c.vport)
+        lookup(d, c)
     };
     let result = match found.take() {
         Some(id) => {
@@ -125,12 +147,16 @@ pub fn proc_conn(d: &mut Director, c: &SyncConn) -> Installed {
             Installed::Updated(id)
         }
         None => {
+            // ip_vs_conn_new(param, type, daddr, ...): the address fields
+            // are filled from `addrs` (IPv4 ones as they are, IPv6 ones
+            // beside the record).
             let dest = find_dest(d, c);
-            let mut cm = Conn::new(c.protocol, caddr, c.cport, vaddr, c.vport, daddr, c.dport, flags as u16);
+            let mut cm = Conn::new(c.protocol, 0, c.cport, 0, c.vport, 0, c.dport, flags as u16);
             if let Some(dest) = dest {
                 d.bind_dest(&mut cm, dest);
             }
-            Installed::Created(d.insert_conn(cm))
+            let addrs = ConnAddrs { caddr: c.caddr, vaddr: c.vaddr, daddr: c.daddr };
+            Installed::Created(d.insert_conn_addrs(cm, addrs))
         }
     };
     let id = result.id().unwrap_or_else(|| unreachable!());
@@ -157,17 +183,10 @@ pub fn proc_conn(d: &mut Director, c: &SyncConn) -> Installed {
 /// addresses, or an active entry names another real server and replaces
 /// the one there), rather than update one or ignore `c`.
 pub fn creates(d: &Director, c: &SyncConn) -> bool {
-    let (caddr, vaddr) = (u32::from(c.caddr), u32::from(c.vaddr));
-    if c.is_template() {
-        return d.conns.ct_in_get(c.protocol, caddr, c.cport, vaddr, c.vport).is_none();
-    }
-    match d.conns.in_get(c.protocol, caddr, c.cport, vaddr, c.vport) {
+    match lookup(d, c) {
         None => true,
-        Some(id) => {
-            let cur = d.conns.get(id);
-            let other = cur.dport != c.dport || cur.daddr != u32::from(c.daddr);
-            other && c.flags & cf::INACTIVE as u32 == 0
-        }
+        Some(_) if c.is_template() => false,
+        Some(id) => other_server(d, id, c) && c.flags & cf::INACTIVE as u32 == 0,
     }
 }
 

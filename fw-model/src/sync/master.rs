@@ -18,7 +18,6 @@ use super::{MessageBuilder, SyncConn};
 use crate::conn::{flags as cf, tcp::state as ts, Conn, ConnId, ConnTable, NIL};
 use crate::time::{Time, MSEC};
 use std::collections::{HashMap, VecDeque};
-use std::net::Ipv4Addr;
 
 /// `IPVS_SYNC_FLUSH_TIME`: the current buffer is sent when this old.
 pub const SYNC_FLUSH_TIME: Time = 2000 * MSEC;
@@ -129,8 +128,11 @@ pub fn sync_conn_needed(cfg: &SyncSysctl, now: u64, c: &Conn, st: &mut ConnSyncS
     true
 }
 
-/// The entry `ip_vs_sync_conn` writes for `c` (timeout in whole seconds).
-pub fn sync_conn_of(c: &Conn) -> SyncConn {
+/// The entry `ip_vs_sync_conn` writes for entry `id` of `conns` (timeout
+/// in whole seconds; an IPv6 entry's addresses in full).
+pub fn sync_conn_of(conns: &ConnTable, id: ConnId) -> SyncConn {
+    let c = conns.get(id);
+    let a = conns.addrs(id);
     SyncConn {
         protocol: c.proto,
         flags: (c.flags & !cf::HASHED) as u32,
@@ -140,9 +142,9 @@ pub fn sync_conn_of(c: &Conn) -> SyncConn {
         dport: c.dport,
         fwmark: 0,
         timeout: c.timeout_ms / 1000,
-        caddr: Ipv4Addr::from(c.caddr),
-        vaddr: Ipv4Addr::from(c.vaddr),
-        daddr: Ipv4Addr::from(c.daddr),
+        caddr: a.caddr,
+        vaddr: a.vaddr,
+        daddr: a.daddr,
         ..Default::default()
     }
 }
@@ -239,25 +241,23 @@ impl SyncMaster {
     /// (`cp->control`), each if its rules say so. Returns whether `id`
     /// itself was written.
     pub fn sync_conn(&mut self, now: Time, conns: &ConnTable, id: ConnId, pkts: u32) -> bool {
-        if !conns.get(id).is_v4_only() {
-            // The model syncs IPv4 entries only (the kernel's v1 messages
-            // carry IPv6 ones too; a mixed-family server makes it refuse to
-            // start a sync daemon at all).
-            return false;
-        }
         let mut cur = id;
         let mut pkts = pkts;
         let mut first = true;
         let mut wrote = false;
         loop {
             let c = *conns.get(cur);
-            let skip = first && c.flags & cf::ONE_PACKET != 0;
+            // A connection to a real server of the other family has no
+            // entry in the protocol (one family per entry): the kernel
+            // refuses to run a sync daemon while such a server exists
+            // (`mixed_address_family_dests`), so none is ever offered.
+            let skip = (first && c.flags & cf::ONE_PACKET != 0) || c.af != c.daf;
             if !skip {
                 let in_persistence = in_persistence(conns, &c);
                 let cfg = self.cfg;
                 let st = self.state_of(now, conns, cur);
                 if sync_conn_needed(&cfg, jiffies(now), &c, st, pkts, in_persistence) {
-                    self.append(now, &sync_conn_of(&c));
+                    self.append(now, &sync_conn_of(conns, cur));
                     wrote |= first;
                 }
             }

@@ -9,9 +9,10 @@
 //! version 1 header (struct ip_vs_sync_mesg, 8 bytes)
 //!   reserved:u8 = 0 | syncid:u8 | size:u16 | nr_conns:u8 | version:u8 = 1 | spare:u16 = 0
 //! version 1 entry (struct ip_vs_sync_v4, 36 bytes; v6: 72), 32-bit aligned
-//!   type:u8 | protocol:u8 | ver_size:u16 (version 4 bits, size 12 bits)
+//!   type:u8 (0: IPv4, 1: IPv6) | protocol:u8 | ver_size:u16 (version 4 bits, size 12 bits)
 //!   flags:u32 | state:u16 | cport:u16 | vport:u16 | dport:u16
 //!   fwmark:u32 | timeout:u32 (seconds) | caddr:u32 | vaddr:u32 | daddr:u32
+//!     (struct ip_vs_sync_v6: caddr:[u8;16] | vaddr:[u8;16] | daddr:[u8;16])
 //!   options: type:u8 | len:u8 | data   (SEQ_DATA 24 bytes, PE_DATA, PE_NAME)
 //! version 0 header (struct ip_vs_sync_mesg_v0, 4 bytes)
 //!   nr_conns:u8 | syncid:u8 | size:u16
@@ -25,14 +26,21 @@
 //! whole (length, size field, syncid), then entry by entry; an error in an
 //! entry's framing drops the rest of the message (the entries before it
 //! stand, as in the kernel, which installs them as it goes), an entry the
-//! receiver cannot use (unknown protocol, bad state, IPv6, unknown
-//! mandatory option) is skipped alone. Every drop has a [`DropReason`];
-//! nothing panics on any input.
+//! receiver cannot use (unknown protocol, bad state, unknown mandatory
+//! option) is skipped alone. Every drop has a [`DropReason`]; nothing
+//! panics on any input.
+//!
+//! IPv6 entries (`struct ip_vs_sync_v6`, type [`STYPE_F_INET6`]) are the
+//! IPv4 layout with three 16-byte addresses: 72 bytes before the options.
+//! All three addresses of an entry are of one family, the connection's
+//! (`cp->af`): the kernel refuses to run a sync daemon while a real server
+//! of the other family (a tunnel across families) exists, and a real
+//! server of the other family while a daemon runs.
 
 pub mod backup;
 pub mod master;
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Default multicast group (`IP_VS_SYNC_GROUP`, 224.0.0.81).
 pub const SYNC_GROUP: Ipv4Addr = Ipv4Addr::new(224, 0, 0, 81);
@@ -118,7 +126,9 @@ pub struct SeqOptions {
     pub out_seq: Seq,
 }
 
-/// One synchronised connection (an entry of a message), IPv4, host order.
+/// One synchronised connection (an entry of a message), host order. Its
+/// family is its client address's: an IPv6 `caddr` makes an IPv6 entry
+/// (`struct ip_vs_sync_v6`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SyncConn {
     /// IP protocol (6, 17).
@@ -137,12 +147,12 @@ pub struct SyncConn {
     pub fwmark: u32,
     /// Seconds; 0 in version 0 messages (the backup picks the protocol's).
     pub timeout: u32,
-    /// Client address.
-    pub caddr: Ipv4Addr,
+    /// Client address (a template's: the client network).
+    pub caddr: IpAddr,
     /// Virtual address.
-    pub vaddr: Ipv4Addr,
+    pub vaddr: IpAddr,
     /// Real server address.
-    pub daddr: Ipv4Addr,
+    pub daddr: IpAddr,
     /// `IPVS_OPT_SEQ_DATA` (v1) or the v0 options block.
     pub seq: Option<SeqOptions>,
     /// `IPVS_OPT_PE_DATA`, empty when absent.
@@ -153,7 +163,7 @@ pub struct SyncConn {
 
 impl Default for SyncConn {
     fn default() -> Self {
-        let any = Ipv4Addr::UNSPECIFIED;
+        let any = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
         SyncConn {
             protocol: 0,
             flags: 0,
@@ -179,10 +189,15 @@ impl SyncConn {
         self.flags & crate::conn::flags::TEMPLATE as u32 != 0
     }
 
+    /// Whether it is an IPv6 entry (`cp->af == AF_INET6`).
+    pub fn is_v6(&self) -> bool {
+        self.caddr.is_ipv6()
+    }
+
     /// Length of its version 1 entry, options included, padding excluded
     /// (the `len` of `ip_vs_sync_conn`).
     pub fn v1_len(&self) -> usize {
-        let mut len = CONN_V4_LEN;
+        let mut len = if self.is_v6() { CONN_V6_LEN } else { CONN_V4_LEN };
         if self.flags & cflags::SEQ_MASK != 0 {
             len += SEQ_OPTIONS_LEN + 2;
         }
@@ -198,7 +213,7 @@ impl SyncConn {
     /// Appends its version 1 entry (as `ip_vs_sync_conn` writes it).
     pub fn encode_v1(&self, out: &mut Vec<u8>) {
         let len = self.v1_len();
-        out.push(0); // type: IPv4
+        out.push(if self.is_v6() { STYPE_F_INET6 } else { 0 });
         out.push(self.protocol);
         out.extend_from_slice(&((len as u16) & SVER_MASK).to_be_bytes());
         out.extend_from_slice(&(self.flags & !(crate::conn::flags::HASHED as u32)).to_be_bytes());
@@ -208,9 +223,13 @@ impl SyncConn {
         out.extend_from_slice(&self.dport.to_be_bytes());
         out.extend_from_slice(&self.fwmark.to_be_bytes());
         out.extend_from_slice(&self.timeout.to_be_bytes());
-        out.extend_from_slice(&self.caddr.octets());
-        out.extend_from_slice(&self.vaddr.octets());
-        out.extend_from_slice(&self.daddr.octets());
+        for a in [self.caddr, self.vaddr, self.daddr] {
+            if self.is_v6() {
+                out.extend_from_slice(&in6_bytes(a));
+            } else {
+                out.extend_from_slice(&in_bytes(a));
+            }
+        }
         if self.flags & cflags::SEQ_MASK != 0 {
             out.push(OPT_SEQ_DATA);
             out.push(SEQ_OPTIONS_LEN as u8);
@@ -225,6 +244,31 @@ impl SyncConn {
                 out.push(self.pe_name.len() as u8);
                 out.extend_from_slice(&self.pe_name);
             }
+        }
+    }
+}
+
+/// `a` as the 16 bytes of a `union nf_inet_addr` read as `in6` (an IPv4
+/// address fills the first four; entries are of one family, so this is
+/// only what a hand-built mixed entry writes).
+fn in6_bytes(a: IpAddr) -> [u8; 16] {
+    match a {
+        IpAddr::V6(a) => a.octets(),
+        IpAddr::V4(a) => {
+            let mut b = [0u8; 16];
+            b[..4].copy_from_slice(&a.octets());
+            b
+        }
+    }
+}
+
+/// `a` as the 4 bytes of a `union nf_inet_addr` read as `ip`.
+fn in_bytes(a: IpAddr) -> [u8; 4] {
+    match a {
+        IpAddr::V4(a) => a.octets(),
+        IpAddr::V6(a) => {
+            let o = a.octets();
+            [o[0], o[1], o[2], o[3]]
         }
     }
 }
@@ -278,8 +322,6 @@ pub enum DropReason {
     BadPeName,
     /// v0: an entry or its options are cut ("bogus conn").
     V0EntryTruncated,
-    /// An IPv6 entry (this director syncs IPv4 connections only).
-    Ipv6Unsupported,
     /// An option this receiver does not know, not marked optional (20).
     UnknownMandatoryOption,
     /// Protocol without an IPVS protocol handler here (30).
@@ -292,7 +334,7 @@ pub enum DropReason {
 
 impl DropReason {
     /// Every reason, in counter order.
-    pub const ALL: [DropReason; 19] = [
+    pub const ALL: [DropReason; 18] = [
         DropReason::HeaderTooShort,
         DropReason::BadSize,
         DropReason::ForeignSyncId,
@@ -307,7 +349,6 @@ impl DropReason {
         DropReason::BadPeData,
         DropReason::BadPeName,
         DropReason::V0EntryTruncated,
-        DropReason::Ipv6Unsupported,
         DropReason::UnknownMandatoryOption,
         DropReason::UnsupportedProtocol,
         DropReason::InvalidState,
@@ -331,7 +372,6 @@ impl DropReason {
             DropReason::BadPeData => "bad_pe_data",
             DropReason::BadPeName => "bad_pe_name",
             DropReason::V0EntryTruncated => "v0_entry_truncated",
-            DropReason::Ipv6Unsupported => "ipv6_unsupported",
             DropReason::UnknownMandatoryOption => "unknown_mandatory_option",
             DropReason::UnsupportedProtocol => "unsupported_protocol",
             DropReason::InvalidState => "invalid_state",
@@ -363,8 +403,14 @@ fn be32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
-fn ip(b: &[u8], at: usize) -> Ipv4Addr {
-    Ipv4Addr::new(b[at], b[at + 1], b[at + 2], b[at + 3])
+fn ip(b: &[u8], at: usize) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(b[at], b[at + 1], b[at + 2], b[at + 3]))
+}
+
+fn ip6(b: &[u8], at: usize) -> IpAddr {
+    let mut o = [0u8; 16];
+    o.copy_from_slice(&b[at..at + 16]);
+    IpAddr::V6(Ipv6Addr::from(o))
 }
 
 fn seq_options(b: &[u8]) -> SeqOptions {
@@ -462,10 +508,10 @@ fn decode_v1(buf: &[u8], d: &mut Decoded) {
 /// One v1 entry (`ip_vs_proc_sync_conn`): `Err` drops the rest of the
 /// message, `Ok(Err)` skips this entry.
 fn decode_v1_entry(e: &[u8], ty: u8) -> Result<Result<SyncConn, DropReason>, DropReason> {
-    let fixed = if ty & STYPE_F_INET6 != 0 {
-        // Like a kernel built without IPv6: the entry is skipped before its
-        // options are looked at.
-        return Ok(Err(DropReason::Ipv6Unsupported));
+    // `s->v6.type & STYPE_F_INET6` first: any type with that bit is IPv6.
+    let v6 = ty & STYPE_F_INET6 != 0;
+    let fixed = if v6 {
+        CONN_V6_LEN
     } else if ty == 0 {
         CONN_V4_LEN
     } else {
@@ -474,6 +520,7 @@ fn decode_v1_entry(e: &[u8], ty: u8) -> Result<Result<SyncConn, DropReason>, Dro
     if fixed > e.len() {
         return Err(DropReason::EntryTooShort);
     }
+    let (caddr, vaddr, daddr) = if v6 { (ip6(e, 24), ip6(e, 40), ip6(e, 56)) } else { (ip(e, 24), ip(e, 28), ip(e, 32)) };
     let mut c = SyncConn {
         protocol: e[1],
         flags: be32(e, 4),
@@ -483,9 +530,9 @@ fn decode_v1_entry(e: &[u8], ty: u8) -> Result<Result<SyncConn, DropReason>, Dro
         dport: be16(e, 14),
         fwmark: be32(e, 16),
         timeout: be32(e, 20),
-        caddr: ip(e, 24),
-        vaddr: ip(e, 28),
-        daddr: ip(e, 32),
+        caddr,
+        vaddr,
+        daddr,
         ..Default::default()
     };
     let (mut have_pe_data, mut have_pe_name) = (false, false);
@@ -646,18 +693,20 @@ pub fn encode_v1(syncid: u8, maxlen: usize, conns: &[SyncConn]) -> Vec<Vec<u8>> 
     out
 }
 
-/// Encodes a version 0 message (`ip_vs_sync_conn_v0`'s layout), for
+/// Encodes a version 0 message (`ip_vs_sync_conn_v0`'s layout, IPv4
+/// only: the kernel's `ip_vs_sync_conn_v0` skips other entries), for
 /// interop tests with old masters.
 pub fn encode_v0(syncid: u8, conns: &[SyncConn]) -> Vec<u8> {
-    let mut b = vec![conns.len() as u8, syncid, 0, 0];
-    for c in conns {
+    let v4: Vec<&SyncConn> = conns.iter().filter(|c| !c.is_v6()).collect();
+    let mut b = vec![v4.len() as u8, syncid, 0, 0];
+    for c in v4 {
         b.push(0);
         b.push(c.protocol);
         for v in [c.cport, c.vport, c.dport] {
             b.extend_from_slice(&v.to_be_bytes());
         }
         for a in [c.caddr, c.vaddr, c.daddr] {
-            b.extend_from_slice(&a.octets());
+            b.extend_from_slice(&in_bytes(a));
         }
         b.extend_from_slice(&((c.flags & !(crate::conn::flags::HASHED as u32)) as u16).to_be_bytes());
         b.extend_from_slice(&c.state.to_be_bytes());

@@ -88,6 +88,11 @@ pub enum SyncError {
     /// `ENODEV`: no such interface.
     #[error("No such device")]
     NoDevice,
+    /// `EINVAL`: a real server of the other family than its service's
+    /// exists (`mixed_address_family_dests`), which the protocol cannot
+    /// carry.
+    #[error("Invalid argument")]
+    MixedFamily,
     /// An IPv6 group (the kernel would take it; lvsnic syncs over IPv4).
     #[error("lvsnic: connection sync over an IPv6 multicast group is not supported")]
     Ipv6Group,
@@ -372,12 +377,12 @@ fn receive_loop(s: &UdpSocket, inbox: &Inbox, wake: &UnixDatagram, maxlen: usize
 /// The `[limits]` bucket a creating entry takes a token from: its service,
 /// or one bucket for every entry of no service here.
 fn limit_key(d: &Director, c: &SyncConn) -> SvcKey {
-    match d.services.find(c.protocol, u32::from(c.vaddr), c.vport) {
+    match d.services.find_addr(c.protocol, c.vaddr, c.vport) {
         Some(svc) if c.fwmark == 0 => {
             let s = d.services.service(svc);
-            (c.protocol, s.vaddr_v4().unwrap_or(Ipv4Addr::UNSPECIFIED), s.vport)
+            (c.protocol, s.vaddr, s.vport)
         }
-        _ => (0, Ipv4Addr::UNSPECIFIED, 0),
+        _ => (0, IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
     }
 }
 
@@ -576,6 +581,11 @@ impl SyncDaemons {
         self.master.is_some()
     }
 
+    /// Whether a backup daemon runs.
+    pub fn backup_running(&self) -> bool {
+        self.backup.is_some()
+    }
+
     /// Descriptors to poll for input: readable while the backup's queue
     /// holds datagrams (its socket is read by a thread of its own).
     pub fn fds(&self) -> Vec<RawFd> {
@@ -612,7 +622,7 @@ impl SyncDaemons {
             return;
         }
         let c = d.conns.get(id);
-        if ipv4_dst_proto(frame) != Some((c.vaddr, c.proto)) {
+        if dst_proto(frame) != Some((d.conns.addrs(id).vaddr, c.proto)) {
             return;
         }
         let now = d.now();
@@ -693,20 +703,29 @@ impl SyncDaemons {
     }
 }
 
-/// Destination address and protocol of an IPv4 frame (Ethernet, with or
-/// without one 802.1Q tag).
-fn ipv4_dst_proto(frame: &[u8]) -> Option<(u32, u8)> {
+/// Destination address and protocol of an IPv4 or IPv6 frame (Ethernet,
+/// with or without one 802.1Q tag; for IPv6 the fixed header's next
+/// header, which is the protocol of every packet the model carries).
+fn dst_proto(frame: &[u8]) -> Option<(IpAddr, u8)> {
     let mut off = 12;
     let mut ty = u16::from_be_bytes([*frame.get(off)?, *frame.get(off + 1)?]);
     if ty == 0x8100 {
         off += 4;
         ty = u16::from_be_bytes([*frame.get(off)?, *frame.get(off + 1)?]);
     }
-    if ty != 0x0800 {
-        return None;
+    match ty {
+        0x0800 => {
+            let ip = frame.get(off + 2..off + 22)?;
+            Some((IpAddr::V4(Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19])), ip[9]))
+        }
+        0x86dd => {
+            let ip = frame.get(off + 2..off + 42)?;
+            let mut dst = [0u8; 16];
+            dst.copy_from_slice(&ip[24..40]);
+            Some((IpAddr::V6(dst.into()), ip[6]))
+        }
+        _ => None,
     }
-    let ip = frame.get(off + 2..off + 22)?;
-    Some((u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]), ip[9]))
 }
 
 #[cfg(test)]
@@ -759,9 +778,9 @@ mod tests {
             vport: 80,
             dport: 8080,
             timeout: 900,
-            caddr: Ipv4Addr::from(u32::from(Ipv4Addr::new(198, 51, 0, 0)) + n),
-            vaddr: VIP,
-            daddr: rs(1),
+            caddr: Ipv4Addr::from(u32::from(Ipv4Addr::new(198, 51, 0, 0)) + n).into(),
+            vaddr: VIP.into(),
+            daddr: rs(1).into(),
             ..Default::default()
         }
     }
@@ -890,10 +909,11 @@ mod tests {
         // connection stays with its server); an inactive one is the old
         // connection's expiry: ignored, not refused.
         let mut other = entry(0, 0);
-        other.daddr = rs(2);
+        other.daddr = rs(2).into();
         b.install(&mut sp, &encode_v1(0, 1472, std::slice::from_ref(&other)).remove(0), t0);
         assert_eq!(dropped(&b.status(), RATE_LIMITED), 161);
-        let id = sp.director.conns.in_get(6, u32::from(other.caddr), 40000, u32::from(VIP), 80).unwrap();
+        let IpAddr::V4(ca) = other.caddr else { unreachable!() };
+        let id = sp.director.conns.in_get(6, u32::from(ca), 40000, u32::from(VIP), 80).unwrap();
         assert_eq!(sp.director.conns.get(id).daddr, u32::from(rs(1)));
         other.flags |= cf::INACTIVE as u32;
         b.install(&mut sp, &encode_v1(0, 1472, &[other]).remove(0), t0);
@@ -907,7 +927,7 @@ mod tests {
         // carries a template and a connection).
         let mut tpl = entry(0, cf::TEMPLATE as u32);
         tpl.vport = 443;
-        tpl.daddr = rs(3);
+        tpl.daddr = rs(3).into();
         tpl.dport = 443;
         b.install(&mut sp, &encode_v1(0, 1472, &[tpl]).remove(0), t0 + SEC);
         assert_eq!(b.status().counters.created, 31);
