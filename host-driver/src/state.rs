@@ -1323,21 +1323,11 @@ mod tests {
         assert_eq!(std::fs::read_to_string(d.join(CONNS_FILE)).unwrap(), OLD_SNAPSHOT);
     }
 
-    const RULES6: &str = "\
--A -t [2001:db8::10]:80 -s rr
--a -t [2001:db8::10]:80 -r [2001:db8:1::1]:8080 -m -w 1
--a -t [2001:db8::10]:80 -r [2001:db8:1::2]:8080 -m -w 1
--A -t [2001:db8::20]:443 -s rr -p 300 -M 64
--a -t [2001:db8::20]:443 -r [2001:db8:1::1]:443 -m -w 1
--a -t [2001:db8::20]:443 -r [2001:db8:1::2]:443 -m -w 1
--A -t 10.0.0.100:80 -s rr
--a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1
-";
 
     fn control6() -> Control<crate::device::model::ModelDevice> {
         use crate::device::model::{ModelDevice, MODEL_PARAMS};
         let dev = ModelDevice::model(MODEL_PARAMS, crate::device::rings::RingConfig::default()).unwrap();
-        let sp = crate::slowpath::SlowPath::new(lvsnic_fixtures::director(RULES6, ""), dev, MODEL_PARAMS).unwrap();
+        let sp = crate::slowpath::SlowPath::new(lvsnic_fixtures::director(&format!("{}-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 192.168.10.1:80 -m -w 1\n", lvsnic_fixtures::IPV6_RULES), ""), dev, MODEL_PARAMS).unwrap();
         Control::new(sp, MODEL_PARAMS.vip_count, Limits::default())
     }
 

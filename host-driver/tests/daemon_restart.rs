@@ -201,14 +201,6 @@ fn connections_survive_kill9_and_keep_their_real_servers() {
     d.stop();
 }
 
-const RULES6: &str = "\
--A -t [2001:db8::10]:80 -s rr
--a -t [2001:db8::10]:80 -r [2001:db8:1::1]:8080 -m -w 1
--a -t [2001:db8::10]:80 -r [2001:db8:1::2]:8080 -m -w 1
--A -t [2001:db8::20]:443 -s rr -p 300 -M 64
--a -t [2001:db8::20]:443 -r [2001:db8:1::1]:443 -m -w 1
--a -t [2001:db8::20]:443 -r [2001:db8:1::2]:443 -m -w 1
-";
 
 /// A segment of IPv6 client `n` to `vip:port` (client port 1000 n).
 fn from_client6(n: u8, vip: &str, port: u16, flags: u8, seq: u32, payload: &[u8]) -> Vec<u8> {
@@ -228,7 +220,7 @@ fn dsts6(path: &Path) -> Vec<Option<std::net::Ipv6Addr>> {
 #[test]
 fn ipv6_connections_survive_kill9_and_keep_their_real_servers() {
     let dir = tmpdir("restart-conns6");
-    let rules = write(&dir, "rules", RULES6);
+    let rules = write(&dir, "rules", IPV6_RULES);
     let clients = [(1u8, "2001:db8::10", 80u16), (2, "2001:db8::10", 80), (3, "2001:db8::20", 443)];
     let mut frames = Vec::new();
     for (i, &(n, vip, port)) in clients.iter().enumerate() {

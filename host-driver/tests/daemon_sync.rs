@@ -282,21 +282,12 @@ fn a_bad_sync_sysctl_is_refused_at_start() {
     );
 }
 
-/// IPv6 services over IPv6 real servers (NAT; persistent with `-M 64`).
-const RULES6: &str = "\
--A -t [2001:db8::10]:80 -s rr
--a -t [2001:db8::10]:80 -r [2001:db8:1::1]:8080 -m -w 1
--a -t [2001:db8::10]:80 -r [2001:db8:1::2]:8080 -m -w 1
--A -t [2001:db8::20]:443 -s rr -p 300 -M 64
--a -t [2001:db8::20]:443 -r [2001:db8:1::1]:443 -m -w 1
--a -t [2001:db8::20]:443 -r [2001:db8:1::2]:443 -m -w 1
-";
 
-/// A daemon over RULES6; with `play`, a capture of IPv6 clients 1 and 2
+/// A daemon over IPV6_RULES; with `play`, a capture of IPv6 clients 1 and 2
 /// to the NAT service and 3 to the persistent one (SYN, ACK, ACK each).
 fn start6(name: &str, play: bool) -> Daemon {
     let dir = tmpdir(name);
-    let rules = write(&dir, "rules", RULES6);
+    let rules = write(&dir, "rules", IPV6_RULES);
     let mut args = vec!["--rules".to_string(), rules.display().to_string()];
     if play {
         let mut recs = Vec::new();

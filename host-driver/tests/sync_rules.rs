@@ -314,16 +314,6 @@ fn lvsnics_message_means_to_an_lvsnic_backup_what_it_meant_to_the_kernel_backup(
     assert_eq!(rows(&kernel).len(), 3);
 }
 
-/// IPv6 services: a NAT one, a persistent one (`-M 64`), both over two
-/// IPv6 real servers.
-const RULES6: &str = "\
--A -t [2001:db8::10]:80 -s rr
--a -t [2001:db8::10]:80 -r [2001:db8:1::1]:8080 -m -w 1
--a -t [2001:db8::10]:80 -r [2001:db8:1::2]:8080 -m -w 1
--A -t [2001:db8::20]:443 -s rr -p 300 -M 64
--a -t [2001:db8::20]:443 -r [2001:db8:1::1]:443 -m -w 1
--a -t [2001:db8::20]:443 -r [2001:db8:1::2]:443 -m -w 1
-";
 
 fn a6(s: &str) -> std::net::Ipv6Addr {
     s.parse().unwrap()
@@ -337,20 +327,20 @@ fn pkt6(vip: &str, vport: u16, n: u8, flags: u8) -> Vec<u8> {
     tcp6(GATEWAY_MAC, DIRECTOR_MAC, (client6(n), a6(vip)), 40000 + n as u16, vport, flags, 1, 1, b"")
 }
 
-/// Master and backup directors over RULES6: a connection of client `n` to
+/// Master and backup directors over IPV6_RULES: a connection of client `n` to
 /// `vip:vport` made on the master (SYN, ACK, ACK: ESTABLISHED, synced on
 /// the third packet), its template with it when the service is
 /// persistent; the backup receives the messages. Returns both directors,
 /// the master's connection and the backup's counters.
 fn synced6(vip: &str, vport: u16, n: u8) -> (Director, Director, ConnId, BackupCounters, Vec<Vec<u8>>) {
-    let mut master = director(RULES6, "");
+    let mut master = director(IPV6_RULES, "");
     let mut m = SyncMaster::new(SyncSysctl::default(), 0, 1472);
     for (i, f) in [TCP_SYN, TCP_ACK, TCP_ACK].into_iter().enumerate() {
         step(&mut master, &mut m, T0 + i as Time * MS, &pkt6(vip, vport, n, f));
     }
     let mcid = master.last_conn.unwrap();
     let msgs: Vec<Vec<u8>> = m.flush_current().into_iter().collect();
-    let mut backup = director(RULES6, "");
+    let mut backup = director(IPV6_RULES, "");
     let mut counters = BackupCounters::default();
     for b in &msgs {
         receive(&mut backup, b, 0, &mut counters);
@@ -362,7 +352,7 @@ fn synced6(vip: &str, vport: u16, n: u8) -> (Director, Director, ConnId, BackupC
 fn an_ipv6_connection_synced_to_a_backup_keeps_its_real_server() {
     // Two clients: the master's rr gives them servers 1 and 2; the backup,
     // whose rr starts again, would give the second one server 1.
-    let mut master = director(RULES6, "");
+    let mut master = director(IPV6_RULES, "");
     let mut m = SyncMaster::new(SyncSysctl::default(), 0, 1472);
     for n in [1u8, 2] {
         for (i, f) in [TCP_SYN, TCP_ACK, TCP_ACK].into_iter().enumerate() {
@@ -382,7 +372,7 @@ fn an_ipv6_connection_synced_to_a_backup_keeps_its_real_server() {
         })
         .collect();
     assert_ne!(servers[0], servers[1]);
-    let mut backup = director(RULES6, "");
+    let mut backup = director(IPV6_RULES, "");
     let mut counters = BackupCounters::default();
     let ids: Vec<ConnId> = msgs.iter().flat_map(|b| receive(&mut backup, b, 0, &mut counters)).collect();
     assert_eq!((counters.created, counters.unbound, counters.dropped_total(), ids.len()), (2, 0, 0, 2));
