@@ -168,7 +168,7 @@ pub fn established_flows(
         let mut s_id = r.next_u64() as u16;
         let cl3 = |id: &mut u16| {
             *id = id.wrapping_add(1);
-            L3 { src: caddr, dst: vip, ttl, ident: *id, df: true }
+            L3 { src: caddr.into(), dst: vip.into(), ttl, ident: *id, df: true }
         };
         let c_isn = r.next_u64() as u32;
         let s_isn = r.next_u64() as u32;
@@ -195,7 +195,7 @@ pub fn established_flows(
         let server_l2 = L2 { src: cfg.next_hop_mac(rs), dst: cfg.mac, vlan: None };
         let sl3 = |id: &mut u16| {
             *id = id.wrapping_add(1);
-            L3 { src: rs, dst: caddr, ttl: 64, ident: *id, df: true }
+            L3 { src: rs.into(), dst: caddr.into(), ttl: 64, ident: *id, df: true }
         };
         let (c_seq, s_seq) = (c_isn.wrapping_add(1), s_isn.wrapping_add(1));
         if tcp {
