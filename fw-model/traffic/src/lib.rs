@@ -68,8 +68,8 @@
 //! For benchmarks that need millions of frames of established traffic: `N`
 //! flows' handshakes (run through a private director only to learn each
 //! flow's real server), then `M` data frames round-robin over the flows,
-//! built from per-flow templates with incremental checksum updates. See
-//! [`FlowSpec`].
+//! built from per-flow templates with incremental checksum updates; flows
+//! to IPv6 services are IPv6 as in the closed loop. See [`FlowSpec`].
 //!
 //! ```
 //! use lvsnic_model::config::DirectorConfig;

@@ -336,3 +336,40 @@ fn same_seed_same_bytes_and_ipv4_only_rules_get_no_ipv6() {
         assert_eq!(*o, t.outcome);
     }
 }
+
+#[test]
+fn established_ipv6_flows_are_established() {
+    let spec = FlowSpec { flows: 120, packets: 3000, clients: 16, udp_fraction: 0.25, ..FlowSpec::default() };
+    let recs = established_flows(&spec, &cfg(), &rules()).unwrap();
+    assert_eq!(recs, established_flows(&spec, &cfg(), &rules()).unwrap());
+    let (out, d) = replay(&recs, &rules());
+    assert!(out.iter().all(|o| o.0 == Outcome::Forwarded), "{:?}", out.iter().find(|o| o.0 != Outcome::Forwarded));
+    assert_eq!(d.counters.conns_created - d.counters.templates_created, 120);
+    // Data frames, patched from templates, keep valid checksums and
+    // consistent numbers: a sender's sequence grows by the payload.
+    let mut last: BTreeMap<(IpAddr, u16, IpAddr, u16), u32> = BTreeMap::new();
+    let (mut v6_frames, mut v6_replies) = (0, 0);
+    for r in &recs[recs.len() - 3000..] {
+        let f = &r.data;
+        let info = parse_frame(f);
+        assert_eq!(info.error, None);
+        let Some(ip) = info.ipv6 else { continue };
+        v6_frames += 1;
+        let next = u8::from(ip.upper.unwrap().protocol);
+        let seg = &f[ip.l3_offset + 40..ip.l3_offset + 40 + ip.payload_len as usize];
+        assert!(l4_checksum_ok_v6(ip.src, ip.dst, next, seg), "bad checksum {f:02x?}");
+        v6_replies += !is_client6(ip.src) as u32;
+        if next == 6 {
+            let l4 = info.l4.unwrap();
+            let seq = u32::from_be_bytes(seg[4..8].try_into().unwrap());
+            assert_eq!(seg.len() - l4.l4_header_len, 512);
+            let key = (IpAddr::V6(ip.src), l4.src_port, IpAddr::V6(ip.dst), l4.dst_port);
+            if let Some(prev) = last.insert(key, seq) {
+                assert_eq!(seq, prev.wrapping_add(512));
+            }
+        }
+    }
+    assert!(v6_frames > 1500 && v6_replies > 300, "{v6_frames} IPv6 data frames, {v6_replies} NAT replies");
+    let e = established_flows(&FlowSpec { payload_len: 1450, ..spec }, &cfg(), &rules()).unwrap_err();
+    assert!(e.to_string().contains("exceeds the IPv6 MSS (1440)"), "{e}");
+}
