@@ -4,6 +4,7 @@
 //! malformed IPv6 frames.
 
 use lvsnic_model::config::DirectorConfig;
+use lvsnic_model::conn::ConnAddrs;
 use lvsnic_model::director::{Director, DropReason, HostReason};
 use lvsnic_model::pcap::PcapRecord;
 use lvsnic_model::rules::ipvsadm::parse_rules;
@@ -97,12 +98,12 @@ fn l4_checksum_ok_v6(src: Ipv6Addr, dst: Ipv6Addr, next: u8, seg: &[u8]) -> bool
     sum == 0xffff && stored != 0
 }
 
-/// Replays `records` through a fresh director; returns each frame's outcome
-/// and, for a forwarded frame, the connection it used and the frame sent.
-fn replay(
-    records: &[PcapRecord],
-    rules: &RuleSet,
-) -> (Vec<(Outcome, Option<lvsnic_model::conn::ConnAddrs>, Vec<u8>)>, Director) {
+/// What a fresh director did with one frame: the outcome, for a forwarded
+/// frame the addresses of the connection it used, and the frame as sent.
+type Replayed = (Outcome, Option<ConnAddrs>, Vec<u8>);
+
+/// Replays `records` through a fresh director, frame by frame.
+fn replay(records: &[PcapRecord], rules: &RuleSet) -> (Vec<Replayed>, Director) {
     let mut d = Director::new(cfg(), rules, records.first().map_or(0, |r| r.ts_ns)).unwrap();
     let mut extra = Vec::new();
     let out = records
