@@ -117,7 +117,8 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
     /// one).
     pub fn verify_checksum_v6(&self, src: Ipv6Addr, dst: Ipv6Addr) -> bool {
         let d = self.datagram();
-        self.checksum() != 0 && checksum::verify(d, checksum::pseudo_header_sum_v6(src, dst, IPPROTO_UDP, d.len() as u32))
+        let ph = checksum::pseudo_header_sum_v6(src, dst, IPPROTO_UDP, d.len() as u32);
+        self.checksum() != 0 && checksum::verify(d, ph)
     }
 }
 

@@ -126,9 +126,10 @@ pub fn established_flows(
     let mut tcp_svcs: Vec<(IpAddr, u16)> = Vec::new();
     let mut udp_svcs: Vec<(IpAddr, u16)> = Vec::new();
     for s in &rules.services {
+        let or = |p: u16, default: u16| if p == 0 { default } else { p };
         match s.key {
-            ServiceKey::Addr { proto: Protocol::Tcp, addr, port } => tcp_svcs.push((addr, if port == 0 { 80 } else { port })),
-            ServiceKey::Addr { proto: Protocol::Udp, addr, port } => udp_svcs.push((addr, if port == 0 { 53 } else { port })),
+            ServiceKey::Addr { proto: Protocol::Tcp, addr, port } => tcp_svcs.push((addr, or(port, 80))),
+            ServiceKey::Addr { proto: Protocol::Udp, addr, port } => udp_svcs.push((addr, or(port, 53))),
             _ => {}
         }
     }
@@ -274,7 +275,20 @@ pub fn established_flows(
                 if nat { fb::udp(&server_l2, &sl3(&mut s_id), c.dport, cport, &payload, false) } else { Vec::new() };
             (ct, st)
         };
-        flows.push(Flow { tcp, nat, v6, client_tpl, server_tpl, c_seq, s_seq, c_id, s_id, sent_c: 0, sent_s: 0, turns: 0 });
+        flows.push(Flow {
+            tcp,
+            nat,
+            v6,
+            client_tpl,
+            server_tpl,
+            c_seq,
+            s_seq,
+            c_id,
+            s_id,
+            sent_c: 0,
+            sent_s: 0,
+            turns: 0,
+        });
     }
     if flows.is_empty() {
         return Ok(out);

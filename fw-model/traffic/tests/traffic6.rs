@@ -313,7 +313,8 @@ fn malformed_ipv6_frames_are_there_and_the_model_does_not_take_them() {
     let (out, d) = replay(&cap.records, &rules());
     let n = |c| cap.counts.category(c);
     let ttl = DropReason::TtlExceeded;
-    let exceeded = out.iter().filter(|o| matches!(o.0, Outcome::IcmpError(r) | Outcome::Dropped(r) if r == ttl)).count();
+    let is_ttl = |o: &Outcome| matches!(o, Outcome::IcmpError(r) | Outcome::Dropped(r) if *r == ttl);
+    let exceeded = out.iter().filter(|o| is_ttl(&o.0)).count();
     assert_eq!(exceeded as u64, n(Category::HopLimit1) + n(Category::Ttl1));
     assert_eq!(d.counters.drop[ttl as usize], exceeded as u64);
     let non_ip = d.counters.host[HostReason::NonIp as usize];

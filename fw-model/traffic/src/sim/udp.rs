@@ -68,7 +68,8 @@ impl Sim<'_> {
                         let s = &self.sess[sid as usize];
                         let c = &self.clients[s.client as usize];
                         let l2 = L2 { src: MacAddr::ZERO, dst: MacAddr::ZERO, vlan: None };
-                        let l3 = L3 { src: s.info.service.ip(), dst: s.info.client.ip(), ttl: 64, ident: s.s_id, df: false };
+                        let (src, dst) = (s.info.service.ip(), s.info.client.ip());
+                        let l3 = L3 { src, dst, ttl: 64, ident: s.s_id, df: false };
                         let f = fb::udp(&l2, &l3, s.vport, s.cport, &resp, false);
                         let hops = c.hops;
                         self.sess[sid as usize].quote = fb::quote_received(&f, 14, hops, ICMP_QUOTE_MAX);
