@@ -38,7 +38,8 @@ pub struct TrafficArgs {
     /// TCP and UDP sessions the clients open [default: 1000].
     #[arg(long)]
     pub connections: Option<usize>,
-    /// Distinct client addresses (in 198.18.0.0/15) [default: 100; with --flows 256].
+    /// Distinct client addresses (in 198.18.0.0/15; towards IPv6 services
+    /// the same in 2001:db8:c::/64) [default: 100; with --flows 256].
     #[arg(long)]
     pub clients: Option<usize>,
     /// Span of session start times, in seconds [default: 60].
@@ -148,7 +149,7 @@ pub fn run(a: &TrafficArgs) -> Result<String, TrafficCmdError> {
                 _ => 0.0,
             };
             let s = format!(
-                "{} frames ({} session, {} other, {} malformed), {} connections ({} tcp, {} udp), {} bytes, {span:.1} s",
+                "{} frames ({} session, {} other, {} malformed), {} connections ({} tcp, {} udp, {} ipv6), {} bytes, {span:.1} s",
                 c.frames,
                 c.session_frames,
                 c.other_frames,
@@ -156,6 +157,7 @@ pub fn run(a: &TrafficArgs) -> Result<String, TrafficCmdError> {
                 c.connections,
                 c.tcp_sessions,
                 c.udp_sessions,
+                c.ipv6_sessions,
                 c.bytes
             );
             (cap.records, s)
@@ -249,6 +251,25 @@ mod tests {
         let line = run(&flows).unwrap();
         assert!(line.contains("20 flows, 300 data frames"), "{line}");
         assert!(pcap::read_file(&flows.output).unwrap().len() > 300 + 40);
+    }
+
+    #[test]
+    fn ipv6_services_get_ipv6_sessions() {
+        let (dir, args) = setup("v6");
+        let line = run(&args).unwrap();
+        assert!(line.contains("udp, 0 ipv6)"), "{line}");
+        std::fs::write(
+            dir.0.join("DIRECTOR.toml"),
+            format!("{DIRECTOR}\"2001:db8:a::5\" = \"02:00:00:00:a0:05\"\n"),
+        )
+        .unwrap();
+        let v6 = "-A -t [2001:db8::10]:80 -s rr\n-a -t [2001:db8::10]:80 -r [2001:db8:a::5]:8080 -m -w 1\n";
+        std::fs::write(dir.0.join("rules"), format!("{RULES}{v6}")).unwrap();
+        let line = run(&args).unwrap();
+        let n: usize = line.split(" udp, ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        assert!(n > 5 && n < 40, "{line}");
+        let recs = pcap::read_file(&args.output).unwrap();
+        assert!(recs.iter().any(|r| r.data[12..14] == [0x86, 0xdd] && r.data[20] == 6), "IPv6 TCP frames");
     }
 
     #[test]

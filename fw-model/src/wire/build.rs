@@ -8,9 +8,11 @@
 
 use super::ethernet::MIN_FRAME_LEN;
 use super::{
-    ArpPacket, ArpRepr, EthernetFrame, EthernetRepr, Icmpv4Packet, Icmpv4Repr, Ipv4Packet, Ipv4Repr, TcpPacket, TcpRepr,
-    UdpPacket, UdpRepr, WireError, ETHERTYPE_ARP, ETHERTYPE_IPV4, IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP,
+    ArpPacket, ArpRepr, EthernetFrame, EthernetRepr, Icmpv4Packet, Icmpv4Repr, IpProtocol, Ipv4Packet, Ipv4Repr,
+    Ipv6Packet, Ipv6Repr, TcpPacket, TcpRepr, UdpPacket, UdpRepr, WireError, ETHERTYPE_ARP, ETHERTYPE_IPV4,
+    ETHERTYPE_IPV6, IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP,
 };
+use std::net::Ipv4Addr;
 
 /// Pads `frame` with zero bytes to the 60-byte Ethernet minimum (IEEE
 /// 802.3's 64 bytes less the FCS); longer frames are left alone.
@@ -43,8 +45,8 @@ fn built(r: Result<Vec<u8>, WireError>) -> Vec<u8> {
     match r {
         Ok(v) => v,
         // Buffers are sized from the reprs, so the only possible failure is
-        // a datagram longer than IPv4 can carry.
-        Err(e) => panic!("frame builder: IPv4 datagram longer than 65535 bytes ({e})"),
+        // a datagram longer than IPv4 (or an IPv6 payload) can carry.
+        Err(e) => panic!("frame builder: IP datagram longer than 65535 bytes ({e})"),
     }
 }
 
@@ -70,6 +72,58 @@ pub fn udp_frame(eth: &EthernetRepr, ip: &Ipv4Repr, udp: &UdpRepr, payload: &[u8
     let (src, dst) = (ip.src_addr, ip.dst_addr);
     built(ipv4_frame(eth, ip, IPPROTO_UDP, udp.buffer_len(payload.len()), |b| {
         udp.emit(&mut UdpPacket::new_unchecked(b), payload, src, dst)
+    }))
+}
+
+/// Ethernet + IPv6 frame (no extension headers) whose upper-layer part
+/// (`l4_len` bytes) `fill` writes.
+fn ipv6_frame(
+    eth: &EthernetRepr,
+    ip: &Ipv6Repr,
+    next_header: u8,
+    l4_len: usize,
+    fill: impl FnOnce(&mut [u8]) -> Result<(), WireError>,
+) -> Result<Vec<u8>, WireError> {
+    let eth = EthernetRepr { ethertype: ETHERTYPE_IPV6, ..*eth };
+    let payload_len = u16::try_from(l4_len).map_err(|_| WireError::BadLength)?;
+    let ip = Ipv6Repr { next_header: IpProtocol::from(next_header), payload_len, ..*ip };
+    let l2 = eth.header_len();
+    let mut buf = vec![0u8; l2 + super::ipv6::HEADER_LEN + l4_len];
+    eth.emit(&mut EthernetFrame::new_unchecked(&mut buf[..]))?;
+    ip.emit(&mut Ipv6Packet::new_unchecked(&mut buf[l2..]))?;
+    fill(&mut buf[l2 + super::ipv6::HEADER_LEN..])?;
+    Ok(buf)
+}
+
+/// A complete TCP/IPv6 frame: `eth`, `ip` (Next Header 6, Payload Length
+/// computed), `tcp` with `payload`, the TCP checksum over the IPv6
+/// pseudo-header.
+///
+/// # Panics
+/// If the TCP segment would exceed 65535 bytes.
+pub fn tcp6_frame(eth: &EthernetRepr, ip: &Ipv6Repr, tcp: &TcpRepr, payload: &[u8]) -> Vec<u8> {
+    let (src, dst) = (ip.src_addr, ip.dst_addr);
+    built(ipv6_frame(eth, ip, IPPROTO_TCP, tcp.buffer_len(payload.len()), |b| {
+        let mut p = TcpPacket::new_unchecked(b);
+        tcp.emit(&mut p, payload, Ipv4Addr::UNSPECIFIED, Ipv4Addr::UNSPECIFIED)?;
+        p.fill_checksum_v6(src, dst);
+        Ok(())
+    }))
+}
+
+/// A complete UDP/IPv6 frame: `eth`, `ip` (Next Header 17, lengths
+/// computed), `udp` with `payload`, the UDP checksum over the IPv6
+/// pseudo-header (a computed 0 stored as `0xFFFF`).
+///
+/// # Panics
+/// If the UDP datagram would exceed 65535 bytes.
+pub fn udp6_frame(eth: &EthernetRepr, ip: &Ipv6Repr, udp: &UdpRepr, payload: &[u8]) -> Vec<u8> {
+    let (src, dst) = (ip.src_addr, ip.dst_addr);
+    built(ipv6_frame(eth, ip, IPPROTO_UDP, udp.buffer_len(payload.len()), |b| {
+        let mut p = UdpPacket::new_unchecked(b);
+        udp.emit(&mut p, payload, Ipv4Addr::UNSPECIFIED, Ipv4Addr::UNSPECIFIED)?;
+        p.fill_checksum_v6(src, dst);
+        Ok(())
     }))
 }
 
@@ -188,6 +242,37 @@ mod tests {
         pad_min(&mut long);
         assert_eq!(long.len(), 61);
         assert!(parse_frame(&f).is_ok());
+    }
+
+    #[test]
+    fn tcp6_and_udp6_frames_parse_back_with_pseudo_header_checksums() {
+        let (src, dst) = ("2001:db8:c::7".parse().unwrap(), "2001:db8::10".parse().unwrap());
+        let ip6 = Ipv6Repr {
+            src_addr: src,
+            dst_addr: dst,
+            next_header: IpProtocol::from(0),
+            payload_len: 999,
+            hop_limit: 61,
+            traffic_class: 0,
+            flow_label: 0x12345,
+        };
+        let t = TcpRepr { src_port: 1, dst_port: 80, seq_number: 3, ack_number: 4, flags: TCP_ACK, window_len: 5 };
+        let f = tcp6_frame(&eth(), &ip6, &t, b"data");
+        assert_eq!(f.len(), 14 + 40 + 20 + 4);
+        let i = parse_frame(&f);
+        assert_eq!(i.error, None);
+        let v6 = i.ipv6.unwrap();
+        assert_eq!((v6.payload_len, v6.hop_limit, v6.flow_label, v6.next_header), (24, 61, 0x12345, IpProtocol::Tcp));
+        let s = TcpPacket::new_checked(&f[54..]).unwrap();
+        assert!(s.verify_checksum_v6(src, dst));
+        assert!(!s.verify_checksum_v6(dst, dst));
+        assert_eq!((s.dst_port(), s.payload()), (80, &b"data"[..]));
+        let f = udp6_frame(&eth(), &ip6, &UdpRepr { src_port: 9, dst_port: 53 }, b"q");
+        assert_eq!(parse_frame(&f).error, None);
+        let u = UdpPacket::new_checked(&f[54..]).unwrap();
+        assert_eq!(u.len(), 9);
+        assert!(u.verify_checksum_v6(src, dst));
+        assert!(!u.verify_checksum_v6(src, src));
     }
 
     #[test]

@@ -16,7 +16,7 @@
 
 use super::checksum;
 use super::{clamp, clamp_mut, get16, get32, put16, put32, ChecksumCheck, WireError, IPPROTO_TCP};
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// Length of a TCP header without options.
 pub const HEADER_LEN: usize = 20;
@@ -196,6 +196,13 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         let b = self.buffer.as_ref();
         checksum::verify(b, checksum::pseudo_header_sum_len(src, dst, IPPROTO_TCP, b.len()))
     }
+
+    /// [`verify_checksum`](Self::verify_checksum) over the IPv6
+    /// pseudo-header (RFC 8200 section 8.1).
+    pub fn verify_checksum_v6(&self, src: Ipv6Addr, dst: Ipv6Addr) -> bool {
+        let b = self.buffer.as_ref();
+        checksum::verify(b, checksum::pseudo_header_sum_v6(src, dst, IPPROTO_TCP, b.len() as u32))
+    }
 }
 
 impl<'a, T: AsRef<[u8]> + ?Sized> TcpPacket<&'a T> {
@@ -262,6 +269,15 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpPacket<T> {
         self.set_checksum(0);
         let b = self.buffer.as_ref();
         let sum = checksum::ones_sum(b, checksum::pseudo_header_sum_len(src, dst, IPPROTO_TCP, b.len()));
+        self.set_checksum(!checksum::fold(sum));
+    }
+
+    /// [`fill_checksum`](Self::fill_checksum) over the IPv6 pseudo-header
+    /// (RFC 8200 section 8.1).
+    pub fn fill_checksum_v6(&mut self, src: Ipv6Addr, dst: Ipv6Addr) {
+        self.set_checksum(0);
+        let b = self.buffer.as_ref();
+        let sum = checksum::ones_sum(b, checksum::pseudo_header_sum_v6(src, dst, IPPROTO_TCP, b.len() as u32));
         self.set_checksum(!checksum::fold(sum));
     }
 

@@ -13,7 +13,7 @@
 
 use super::checksum;
 use super::{clamp, clamp_mut, get16, put16, ChecksumCheck, WireError, IPPROTO_UDP};
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// Length of the UDP header.
 pub const HEADER_LEN: usize = 8;
@@ -111,6 +111,15 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         let d = self.datagram();
         checksum::verify(d, checksum::pseudo_header_sum_len(src, dst, IPPROTO_UDP, d.len()))
     }
+
+    /// Whether the checksum verifies over the IPv6 pseudo-header (RFC 8200
+    /// section 8.1) and the datagram; a 0 checksum does not (IPv6 requires
+    /// one).
+    pub fn verify_checksum_v6(&self, src: Ipv6Addr, dst: Ipv6Addr) -> bool {
+        let d = self.datagram();
+        let ph = checksum::pseudo_header_sum_v6(src, dst, IPPROTO_UDP, d.len() as u32);
+        self.checksum() != 0 && checksum::verify(d, ph)
+    }
 }
 
 impl<'a, T: AsRef<[u8]> + ?Sized> UdpPacket<&'a T> {
@@ -149,6 +158,15 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
         self.set_checksum(0);
         let d = self.datagram();
         let sum = checksum::ones_sum(d, checksum::pseudo_header_sum_len(src, dst, IPPROTO_UDP, d.len()));
+        self.set_checksum(checksum::udp_finalize(!checksum::fold(sum)));
+    }
+
+    /// [`fill_checksum`](Self::fill_checksum) over the IPv6 pseudo-header
+    /// (RFC 8200 section 8.1).
+    pub fn fill_checksum_v6(&mut self, src: Ipv6Addr, dst: Ipv6Addr) {
+        self.set_checksum(0);
+        let d = self.datagram();
+        let sum = checksum::ones_sum(d, checksum::pseudo_header_sum_v6(src, dst, IPPROTO_UDP, d.len() as u32));
         self.set_checksum(checksum::udp_finalize(!checksum::fold(sum)));
     }
 

@@ -2,16 +2,16 @@
 
 use lvsnic_model::wire::MacAddr;
 use super::frames::{self as fb, Filler, L2, L3};
-use super::{client_addrs, per_2_32, subseed, Outcome, TrafficError, DEFAULT_START, MAX_CLIENTS};
+use super::{client_addr6, client_addrs, per_2_32, subseed, Outcome, TrafficError, DEFAULT_START, MAX_CLIENTS};
 use lvsnic_model::config::DirectorConfig;
 use lvsnic_model::conn::flags as cf;
 use lvsnic_model::director::Director;
 use lvsnic_model::pcap::PcapRecord;
 use lvsnic_model::rng::SplitMix64;
-use lvsnic_model::rules::{Protocol, RuleSet};
+use lvsnic_model::rules::{Protocol, RuleSet, ServiceKey};
 use lvsnic_model::time::Time;
 use lvsnic_model::wire::{checksum, TcpRepr, TCP_ACK, TCP_PSH, TCP_SYN};
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 /// What [`established_flows`] generates.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,6 +61,8 @@ impl Default for FlowSpec {
 struct Flow {
     tcp: bool,
     nat: bool,
+    /// IPv6: no IP ID to patch, the TCP header after 40 bytes of IP.
+    v6: bool,
     client_tpl: Vec<u8>,
     server_tpl: Vec<u8>,
     c_seq: u32,
@@ -74,6 +76,7 @@ struct Flow {
 
 const L3_OFF: usize = 14;
 const L4_OFF: usize = 34;
+const L4_OFF6: usize = L3_OFF + lvsnic_model::wire::ipv6::HEADER_LEN;
 
 /// Open-loop established traffic: every flow's handshake (client SYN, the
 /// real server's SYN-ACK for NAT, client ACK; for UDP the first datagram
@@ -84,10 +87,12 @@ const L4_OFF: usize = 34;
 /// The handshakes run through a private [`Director`] (to learn each flow's
 /// real server, so NAT replies come from the right address and MAC); the
 /// data frames do not: they are copies of per-flow templates with sequence,
-/// acknowledgement and IP ID patched and the checksums updated
+/// acknowledgement and IP ID (IPv4) patched and the checksums updated
 /// incrementally (RFC 1624), consistent with each other (ack numbers follow
 /// the other side's data). Flows whose SYN the director does not forward
-/// are left out of the data phase.
+/// are left out of the data phase. Flows to IPv6 services come from the
+/// clients' IPv6 addresses ([`client_addr6`](super::client_addr6)), with an
+/// MSS of MTU − 60.
 pub fn established_flows(
     spec: &FlowSpec,
     cfg: &DirectorConfig,
@@ -118,14 +123,19 @@ pub fn established_flows(
     if end >= (u32::MAX as u128) * 1_000_000_000 {
         return bad("the capture would end beyond what a pcap timestamp holds".into());
     }
-    let mut tcp_svcs = Vec::new();
-    let mut udp_svcs = Vec::new();
+    let mut tcp_svcs: Vec<(IpAddr, u16)> = Vec::new();
+    let mut udp_svcs: Vec<(IpAddr, u16)> = Vec::new();
     for s in &rules.services {
-        match s.key.as_ipv4() {
-            Some((Protocol::Tcp, a, p)) => tcp_svcs.push((a, if p == 0 { 80 } else { p })),
-            Some((Protocol::Udp, a, p)) => udp_svcs.push((a, if p == 0 { 53 } else { p })),
+        let or = |p: u16, default: u16| if p == 0 { default } else { p };
+        match s.key {
+            ServiceKey::Addr { proto: Protocol::Tcp, addr, port } => tcp_svcs.push((addr, or(port, 80))),
+            ServiceKey::Addr { proto: Protocol::Udp, addr, port } => udp_svcs.push((addr, or(port, 53))),
             _ => {}
         }
+    }
+    let mss6 = cfg.mtu.saturating_sub(60).clamp(1220, 1440) as usize;
+    if spec.payload_len > mss6 && tcp_svcs.iter().chain(&udp_svcs).any(|s| s.0.is_ipv6()) {
+        return bad(format!("payload {} bytes exceeds the IPv6 MSS ({mss6})", spec.payload_len));
     }
     if spec.flows > 0 && tcp_svcs.is_empty() && udp_svcs.is_empty() {
         return Err(TrafficError::NoServices);
@@ -152,7 +162,7 @@ pub fn established_flows(
     let client_l2 = L2 { src: cfg.gateway_mac.unwrap_or(MacAddr::ZERO), dst: cfg.mac, vlan: None };
     let mut flows = Vec::with_capacity(spec.flows);
     for i in 0..spec.flows {
-        let caddr = addrs[i % spec.clients];
+        let caddr4 = addrs[i % spec.clients];
         let cport = 32768 + (i / spec.clients) as u16;
         let tcp = if udp_svcs.is_empty() {
             true
@@ -163,6 +173,9 @@ pub fn established_flows(
         };
         let list = if tcp { &tcp_svcs } else { &udp_svcs };
         let (vip, vport) = list[r.below(list.len() as u64) as usize];
+        let v6 = vip.is_ipv6();
+        let caddr = if v6 { IpAddr::V6(client_addr6(caddr4)) } else { IpAddr::V4(caddr4) };
+        let mss = if v6 { mss6 } else { mss };
         let ttl = 64 - (2 + r.below(20) as u8);
         let mut c_id = r.next_u64() as u16;
         let mut s_id = r.next_u64() as u16;
@@ -190,9 +203,13 @@ pub fn established_flows(
         }
         let Some(id) = d.last_conn else { continue };
         let c = *d.conns.get(id);
-        let rs = Ipv4Addr::from(c.daddr);
+        let rs = d.conns.addrs(id).daddr;
         let nat = c.fwd() == cf::MASQ;
-        let server_l2 = L2 { src: cfg.next_hop_mac(rs), dst: cfg.mac, vlan: None };
+        let rs_mac = match rs {
+            IpAddr::V4(a) => cfg.next_hop_mac(a),
+            IpAddr::V6(a) => cfg.neighbors6.get(&a).copied().or(cfg.gateway_mac).unwrap_or(MacAddr::ZERO),
+        };
+        let server_l2 = L2 { src: rs_mac, dst: cfg.mac, vlan: None };
         let sl3 = |id: &mut u16| {
             *id = id.wrapping_add(1);
             L3 { src: rs, dst: caddr, ttl: 64, ident: *id, df: true }
@@ -258,7 +275,20 @@ pub fn established_flows(
                 if nat { fb::udp(&server_l2, &sl3(&mut s_id), c.dport, cport, &payload, false) } else { Vec::new() };
             (ct, st)
         };
-        flows.push(Flow { tcp, nat, client_tpl, server_tpl, c_seq, s_seq, c_id, s_id, sent_c: 0, sent_s: 0, turns: 0 });
+        flows.push(Flow {
+            tcp,
+            nat,
+            v6,
+            client_tpl,
+            server_tpl,
+            c_seq,
+            s_seq,
+            c_id,
+            s_id,
+            sent_c: 0,
+            sent_s: 0,
+            turns: 0,
+        });
     }
     if flows.is_empty() {
         return Ok(out);
@@ -271,13 +301,18 @@ pub fn established_flows(
         f.turns += 1;
         let (tpl, k, id0) = if server { (&f.server_tpl, f.sent_s, f.s_id) } else { (&f.client_tpl, f.sent_c, f.c_id) };
         let mut frame = tpl.clone();
-        let new_id = id0.wrapping_add(k as u16);
-        patch16(&mut frame, L3_OFF + 4, L3_OFF + 10, new_id);
+        let l4 = if f.v6 {
+            L4_OFF6
+        } else {
+            let new_id = id0.wrapping_add(k as u16);
+            patch16(&mut frame, L3_OFF + 4, L3_OFF + 10, new_id);
+            L4_OFF
+        };
         if f.tcp {
             let (seq0, ack0) = if server { (f.s_seq, f.c_seq) } else { (f.c_seq, f.s_seq) };
             let (mine, theirs) = if server { (f.sent_s, f.sent_c) } else { (f.sent_c, f.sent_s) };
-            patch32(&mut frame, L4_OFF + 4, L4_OFF + 16, seq0.wrapping_add(mine.wrapping_mul(len)));
-            patch32(&mut frame, L4_OFF + 8, L4_OFF + 16, ack0.wrapping_add(theirs.wrapping_mul(len)));
+            patch32(&mut frame, l4 + 4, l4 + 16, seq0.wrapping_add(mine.wrapping_mul(len)));
+            patch32(&mut frame, l4 + 8, l4 + 16, ack0.wrapping_add(theirs.wrapping_mul(len)));
         }
         if server {
             f.sent_s += 1;

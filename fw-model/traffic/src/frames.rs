@@ -1,15 +1,16 @@
 //! Frame construction for the traffic generator: thin layers over
 //! [`lvsnic_model::wire::build`] for what the generator needs beyond it (TCP and IP
 //! options, zero UDP checksums, fragments, IPv6, LLDP, DHCP, application
-//! payloads) and the deliberately malformed frames.
+//! payloads) and the deliberately malformed frames. TCP and UDP frames are
+//! IPv4 or IPv6 as their [`L3`] addresses are.
 
 use lvsnic_model::rng::SplitMix64;
 use lvsnic_model::wire::build::{self, pad_min};
 use lvsnic_model::wire::{
-    checksum, ArpOperation, ArpRepr, EthernetRepr, Icmpv4Repr, Ipv4Packet, Ipv4Repr, MacAddr, TcpPacket, TcpRepr,
-    UdpRepr, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_TCP,
+    checksum, ArpOperation, ArpRepr, EthernetRepr, Icmpv4Repr, IpProtocol, Ipv4Packet, Ipv4Repr, Ipv6Packet, Ipv6Repr,
+    MacAddr, TcpPacket, TcpRepr, UdpPacket, UdpRepr, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_TCP,
 };
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// EtherType of LLDP (IEEE 802.1AB).
 const ETHERTYPE_LLDP: u16 = 0x88CC;
@@ -36,28 +37,52 @@ impl L2 {
     }
 }
 
-/// Network layer of an IPv4 frame (protocol and lengths follow from the
-/// builder used).
+/// Network layer of an IPv4 or IPv6 frame (protocol and lengths follow
+/// from the builder used). For IPv6, `ttl` is the Hop Limit and `ident` and
+/// `df` are not used (the Flow Label is 0).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct L3 {
-    pub src: Ipv4Addr,
-    pub dst: Ipv4Addr,
+    pub src: IpAddr,
+    pub dst: IpAddr,
     pub ttl: u8,
     pub ident: u16,
     pub df: bool,
 }
 
 impl L3 {
+    /// Both addresses IPv6.
+    pub fn v6(&self) -> Option<(Ipv6Addr, Ipv6Addr)> {
+        match (self.src, self.dst) {
+            (IpAddr::V6(s), IpAddr::V6(d)) => Some((s, d)),
+            _ => None,
+        }
+    }
+
     fn repr(&self) -> Ipv4Repr {
+        let (IpAddr::V4(src_addr), IpAddr::V4(dst_addr)) = (self.src, self.dst) else {
+            panic!("an IPv4 header for {} -> {}", self.src, self.dst);
+        };
         Ipv4Repr {
-            src_addr: self.src,
-            dst_addr: self.dst,
+            src_addr,
+            dst_addr,
             protocol: 0,
             payload_len: 0,
             ttl: self.ttl,
             tos: 0,
             ident: self.ident,
             dont_frag: self.df,
+        }
+    }
+
+    fn repr6(&self, (src_addr, dst_addr): (Ipv6Addr, Ipv6Addr)) -> Ipv6Repr {
+        Ipv6Repr {
+            src_addr,
+            dst_addr,
+            next_header: IpProtocol::from(0),
+            payload_len: 0,
+            hop_limit: self.ttl,
+            traffic_class: 0,
+            flow_label: 0,
         }
     }
 }
@@ -91,8 +116,23 @@ pub(super) fn ip_opt_record_route() -> [u8; 40] {
 }
 
 /// A TCP/IPv4 frame with optional TCP options and IPv4 options, all
-/// checksums right, padded to the Ethernet minimum.
+/// checksums right, padded to the Ethernet minimum; a TCP/IPv6 frame (no
+/// extension headers, `ip_opts` empty) when `l3`'s addresses are IPv6.
 pub(super) fn tcp(l2: &L2, l3: &L3, t: &TcpRepr, tcp_opts: &[u8], ip_opts: &[u8], payload: &[u8]) -> Vec<u8> {
+    if let Some(a) = l3.v6() {
+        debug_assert!(ip_opts.is_empty(), "IPv4 options on an IPv6 packet");
+        let mut body = Vec::with_capacity(tcp_opts.len() + payload.len());
+        body.extend_from_slice(tcp_opts);
+        body.extend_from_slice(payload);
+        let mut f = build::tcp6_frame(&l2.repr(ETHERTYPE_IPV6), &l3.repr6(a), t, &body);
+        if !tcp_opts.is_empty() {
+            let mut p = TcpPacket::new_unchecked(&mut f[l2.len() + 40..]);
+            p.set_header_len((20 + tcp_opts.len()) as u8);
+            p.fill_checksum_v6(a.0, a.1);
+        }
+        pad_min(&mut f);
+        return f;
+    }
     let mut f = if tcp_opts.is_empty() {
         build::tcp_frame(&l2.repr(ETHERTYPE_IPV4), &l3.repr(), t, payload)
     } else {
@@ -100,9 +140,10 @@ pub(super) fn tcp(l2: &L2, l3: &L3, t: &TcpRepr, tcp_opts: &[u8], ip_opts: &[u8]
         body.extend_from_slice(tcp_opts);
         body.extend_from_slice(payload);
         let mut f = build::tcp_frame(&l2.repr(ETHERTYPE_IPV4), &l3.repr(), t, &body);
+        let ip = l3.repr();
         let mut p = TcpPacket::new_unchecked(&mut f[l2.len() + 20..]);
         p.set_header_len((20 + tcp_opts.len()) as u8);
-        p.fill_checksum(l3.src, l3.dst);
+        p.fill_checksum(ip.src_addr, ip.dst_addr);
         f
     };
     if !ip_opts.is_empty() {
@@ -113,13 +154,20 @@ pub(super) fn tcp(l2: &L2, l3: &L3, t: &TcpRepr, tcp_opts: &[u8], ip_opts: &[u8]
 }
 
 /// A UDP/IPv4 frame, padded; `zero_checksum` stores 0 ("no checksum",
-/// RFC 768) instead of the computed checksum.
+/// RFC 768) instead of the computed checksum. A UDP/IPv6 frame when `l3`'s
+/// addresses are IPv6 (where a zero checksum is not allowed, RFC 8200
+/// section 8.1).
 pub(super) fn udp(l2: &L2, l3: &L3, sport: u16, dport: u16, payload: &[u8], zero_checksum: bool) -> Vec<u8> {
-    let mut f =
-        build::udp_frame(&l2.repr(ETHERTYPE_IPV4), &l3.repr(), &UdpRepr { src_port: sport, dst_port: dport }, payload);
+    let u = UdpRepr { src_port: sport, dst_port: dport };
+    let mut f = match l3.v6() {
+        Some(a) => {
+            debug_assert!(!zero_checksum, "a zero UDP checksum over IPv6");
+            build::udp6_frame(&l2.repr(ETHERTYPE_IPV6), &l3.repr6(a), &u, payload)
+        }
+        None => build::udp_frame(&l2.repr(ETHERTYPE_IPV4), &l3.repr(), &u, payload),
+    };
     if zero_checksum {
-        let c = l2.len() + 20 + 6;
-        f[c..c + 2].copy_from_slice(&[0, 0]);
+        UdpPacket::new_unchecked(&mut f[l2.len() + 20..]).set_checksum(0);
     }
     pad_min(&mut f);
     f
@@ -264,7 +312,11 @@ impl Msg {
 
 /// An HTTP/1.1 request of about `size` bytes (GET, or POST with a body when
 /// `upload`).
-pub(super) fn http_request(host: Ipv4Addr, path_id: u64, size: u32, upload: bool) -> Msg {
+pub(super) fn http_request(host: IpAddr, path_id: u64, size: u32, upload: bool) -> Msg {
+    let host = match host {
+        IpAddr::V4(a) => a.to_string(),
+        IpAddr::V6(a) => format!("[{a}]"),
+    };
     if upload {
         // Content-Length is printed with a fixed width, so the head's length
         // does not depend on it.
@@ -522,7 +574,7 @@ pub(super) fn dhcp_discover(mac: MacAddr, xid: u32) -> Vec<u8> {
     p[236..240].copy_from_slice(&[99, 130, 83, 99]);
     p.extend_from_slice(&[53, 1, 1, 55, 4, 1, 3, 6, 15, 255]);
     let l2 = L2 { src: mac, dst: MacAddr::BROADCAST, vlan: None };
-    let l3 = L3 { src: Ipv4Addr::UNSPECIFIED, dst: Ipv4Addr::BROADCAST, ttl: 64, ident: 0, df: false };
+    let l3 = L3 { src: Ipv4Addr::UNSPECIFIED.into(), dst: Ipv4Addr::BROADCAST.into(), ttl: 64, ident: 0, df: false };
     udp(&l2, &l3, 68, 67, &p, false)
 }
 
@@ -580,6 +632,66 @@ pub(super) fn malform(mut good: Vec<u8>, l3: usize, kind: Malformed, r: &mut Spl
             good[l3 + 2..l3 + 4].copy_from_slice(&(20 + keep).to_be_bytes());
             good.truncate(l3 + 20 + keep as usize);
             fix(&mut good);
+            pad_min(&mut good);
+        }
+    }
+    good
+}
+
+/// The deliberately malformed IPv6 frames.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Malformed6 {
+    /// Fewer than 40 bytes of IPv6 header.
+    TruncatedHeader,
+    /// Payload Length beyond the end of the frame.
+    PayloadLenTooLarge,
+    /// Payload Length shorter than the frame's TCP header.
+    PayloadLenTooSmall,
+    /// A Hop-by-Hop Options header whose length runs past the packet, so
+    /// the next header of the chain (Destination Options) is not there.
+    HopByHopOverrun,
+    /// A Destination Options header whose Next Header is a protocol number
+    /// no one has been assigned.
+    UnknownNextHeader,
+}
+
+/// Turns the valid, unpadded TCP/IPv6 frame `good` (IPv6 at `l3`, no
+/// extension headers) into a malformed one of the given kind.
+pub(super) fn malform6(mut good: Vec<u8>, l3: usize, kind: Malformed6, r: &mut SplitMix64) -> Vec<u8> {
+    let payload_len = Ipv6Packet::new_unchecked(&good[l3..]).payload_len();
+    // Inserts the 8-byte extension header `ext` (its Next Header byte
+    // first) right after the fixed header, whose Next Header becomes `first`.
+    let insert = |g: &mut Vec<u8>, first: IpProtocol, ext: [u8; 8]| {
+        let mut p = Ipv6Packet::new_unchecked(&mut g[l3..]);
+        p.set_next_header(first);
+        p.set_payload_len(payload_len + 8);
+        let at = l3 + lvsnic_model::wire::ipv6::HEADER_LEN;
+        g.splice(at..at, ext);
+    };
+    match kind {
+        Malformed6::TruncatedHeader => {
+            good.truncate(l3 + 8 + r.below(32) as usize);
+        }
+        Malformed6::PayloadLenTooLarge => {
+            let bigger = payload_len + 100 + r.below(1000) as u16;
+            Ipv6Packet::new_unchecked(&mut good[l3..]).set_payload_len(bigger);
+        }
+        Malformed6::PayloadLenTooSmall => {
+            let shorter = 4 + r.below(16) as u16;
+            Ipv6Packet::new_unchecked(&mut good[l3..]).set_payload_len(shorter);
+            pad_min(&mut good);
+        }
+        Malformed6::HopByHopOverrun => {
+            // Hdr Ext Len n: (n + 1) × 8 bytes, at least 24; PadN inside.
+            // Next Header: Destination Options, which is not there.
+            let n = 2 + r.below(200) as u8;
+            insert(&mut good, IpProtocol::HopByHop, [u8::from(IpProtocol::Ipv6Opts), n, 1, 4, 0, 0, 0, 0]);
+            pad_min(&mut good);
+        }
+        Malformed6::UnknownNextHeader => {
+            // Unassigned protocol numbers (IANA): 146..=252.
+            let unknown = 146 + r.below(107) as u8;
+            insert(&mut good, IpProtocol::Ipv6Opts, [unknown, 0, 1, 4, 0, 0, 0, 0]);
             pad_min(&mut good);
         }
     }

@@ -11,7 +11,9 @@
 //! An event-driven simulation in virtual time (nanoseconds, from
 //! [`TrafficSpec::start`]). Simulated clients (addresses in 198.18.0.0/15,
 //! behind the router whose MAC is the configuration's `gateway_mac`) open
-//! sessions to the virtual services of the rules. Every frame the generator
+//! sessions to the virtual services of the rules, IPv4 and IPv6 alike: a
+//! client's IPv6 address is in 2001:db8:c::/64 with its IPv4 address as
+//! the low 32 bits ([`client_addr6`]). Every frame the generator
 //! puts in the capture is also run, in timestamp order, through a private
 //! [`Director`] with the same configuration and rules, so the generator knows
 //! what the director does with it and the simulated hosts react as real ones
@@ -24,10 +26,10 @@
 //!   but the client's next segment comes a round trip later all the same;
 //! * sequence and acknowledgement numbers are consistent on both sides,
 //!   data flows in flights of up to 10 segments with delayed ACKs (one per
-//!   two segments), MSS 1460 (or MTU − 40);
+//!   two segments), MSS 1460 (or MTU − 40; over IPv6 1440, or MTU − 60);
 //! * a client whose full-size DF segment bounces off a tunnel service with
-//!   ICMP "fragmentation needed" lowers its MSS to the reported MTU − 40 and
-//!   resends; a refused SYN (ICMP port unreachable, or handed to the
+//!   ICMP "fragmentation needed" (over IPv6: ICMPv6 "packet too big") lowers
+//!   its MSS to the reported MTU − 40 (− 60) and resends; a refused SYN (ICMP port unreachable, or handed to the
 //!   director's own stack, which resets it) ends the session; a silently
 //!   dropped SYN, segment or query is retransmitted (at most 2–3 times);
 //! * after an idle gap longer than the connection's timeout, the director
@@ -50,7 +52,12 @@
 //! options), DNS-like UDP sessions (some with a zero UDP checksum, some
 //! ending with the client's ICMP port unreachable quoting the server's
 //! reply), plus a share of "other" frames and of malformed frames: see
-//! [`Category`].
+//! [`Category`]. IPv6 sessions are the same but for what IPv6 does not have
+//! (IP options, DF, zero UDP checksums) and the client's ICMP error (IPv4
+//! only); when the rules have an IPv6 service the other and malformed frames
+//! include IPv6 ones aimed at its VIP (hop limit 1, a truncated header, a
+//! wrong Payload Length, broken extension-header chains: see
+//! [`Category::is_ipv6`]).
 //!
 //! Everything is derived from [`TrafficSpec::seed`] with [`SplitMix64`] and
 //! integer arithmetic only, so a spec gives byte-identical output on every
@@ -61,8 +68,8 @@
 //! For benchmarks that need millions of frames of established traffic: `N`
 //! flows' handshakes (run through a private director only to learn each
 //! flow's real server), then `M` data frames round-robin over the flows,
-//! built from per-flow templates with incremental checksum updates. See
-//! [`FlowSpec`].
+//! built from per-flow templates with incremental checksum updates; flows
+//! to IPv6 services are IPv6 as in the closed loop. See [`FlowSpec`].
 //!
 //! ```
 //! use lvsnic_model::config::DirectorConfig;
@@ -98,7 +105,7 @@ use lvsnic_model::pcap::PcapRecord;
 use lvsnic_model::rng::SplitMix64;
 use lvsnic_model::rules::{FwdMethod, Protocol, RuleSet};
 use lvsnic_model::time::{Time, SEC};
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// Default start of virtual time: 2023-11-14T22:13:20Z.
 pub const DEFAULT_START: Time = 1_700_000_000 * SEC;
@@ -257,7 +264,7 @@ pub enum TrafficError {
     #[error("invalid traffic spec: {0}")]
     Spec(String),
     /// Sessions were asked for but there is nothing to connect to.
-    #[error("the rules have no IPv4 TCP or UDP virtual service to open connections to")]
+    #[error("the rules have no TCP or UDP virtual service to open connections to")]
     NoServices,
 }
 
@@ -322,6 +329,9 @@ categories! {
     Broadcast = "broadcast",
     /// A TCP SYN or UDP datagram to a VIP service arriving with TTL 1.
     Ttl1 = "ttl1",
+    /// A TCP SYN or UDP datagram to an IPv6 VIP service arriving with hop
+    /// limit 1.
+    HopLimit1 = "hop_limit1",
     /// An IPv4 fragment (of a UDP datagram to a VIP).
     Fragment = "fragment",
     /// IPv4 with options: ICMP echo with Record Route to a VIP.
@@ -340,6 +350,19 @@ categories! {
     MalformedTotalLength = "malformed_total_length",
     /// Malformed: TCP header cut short by Total Length.
     MalformedTruncatedTcp = "malformed_truncated_tcp",
+    /// Malformed: IPv6 EtherType, fewer than 40 bytes of header.
+    MalformedTruncatedIpv6 = "malformed_truncated_ipv6",
+    /// Malformed: IPv6 Payload Length larger than the frame.
+    MalformedIpv6PayloadLength = "malformed_ipv6_payload_length",
+    /// Malformed: IPv6 Payload Length shorter than the TCP header (the frame
+    /// holds all of it).
+    MalformedIpv6ShortPayload = "malformed_ipv6_short_payload",
+    /// Malformed: an IPv6 Hop-by-Hop Options header whose length runs past
+    /// the packet, so the next header of the chain is missing.
+    MalformedIpv6HopByHop = "malformed_ipv6_hop_by_hop",
+    /// Malformed: an IPv6 Destination Options header whose Next Header is
+    /// an unassigned protocol number.
+    MalformedIpv6UnknownNext = "malformed_ipv6_unknown_next",
 }
 
 impl Category {
@@ -349,6 +372,21 @@ impl Category {
     /// Whether the frame is deliberately malformed.
     pub fn is_malformed(self) -> bool {
         self >= Category::MalformedRunt
+    }
+
+    /// Whether the category is an IPv6 frame aimed at an IPv6 VIP, dealt
+    /// only when the rules have an IPv6 TCP or UDP service (sessions to
+    /// IPv6 services are [`TcpClient`](Self::TcpClient) and the like).
+    pub fn is_ipv6(self) -> bool {
+        matches!(
+            self,
+            Category::HopLimit1
+                | Category::MalformedTruncatedIpv6
+                | Category::MalformedIpv6PayloadLength
+                | Category::MalformedIpv6ShortPayload
+                | Category::MalformedIpv6HopByHop
+                | Category::MalformedIpv6UnknownNext
+        )
     }
 
     fn index(self) -> usize {
@@ -455,10 +493,10 @@ pub enum SessionEnd {
 pub struct SessionInfo {
     /// TCP or UDP.
     pub protocol: Protocol,
-    /// Client address and port.
-    pub client: SocketAddrV4,
+    /// Client address and port (IPv6 for an IPv6 service).
+    pub client: SocketAddr,
     /// The virtual service (VIP and port) it connects to.
-    pub service: SocketAddrV4,
+    pub service: SocketAddr,
     /// When its first frame was due.
     pub start: Time,
     /// How it was planned.
@@ -469,19 +507,21 @@ pub struct SessionInfo {
     pub reuses: Option<u32>,
     /// Client frames 802.1Q-tagged.
     pub vlan: bool,
-    /// The SYN carries IPv4 options.
+    /// The SYN carries IPv4 options (IPv4 sessions only).
     pub ip_options: bool,
-    /// The client sets DF.
+    /// The client sets DF (meaningless for IPv6, which has no DF: always
+    /// set there).
     pub dont_frag: bool,
     /// The first request is an upload.
     pub upload: bool,
-    /// UDP client sends zero checksums.
+    /// UDP client sends zero checksums (IPv4 sessions only).
     pub zero_checksum: bool,
-    /// UDP client ends with an ICMP port unreachable about the last reply.
+    /// UDP client ends with an ICMP port unreachable about the last reply
+    /// (IPv4 sessions only).
     pub client_icmp_error: bool,
     /// The real server the director chose (the last one, for UDP sessions
     /// whose connection was rescheduled after an idle gap).
-    pub real_server: Option<SocketAddrV4>,
+    pub real_server: Option<SocketAddr>,
     /// Its forwarding method.
     pub forwarding: Option<FwdMethod>,
     /// How it ended.
@@ -504,6 +544,10 @@ pub struct TrafficCounts {
     pub tcp_sessions: u64,
     /// UDP sessions.
     pub udp_sessions: u64,
+    /// Sessions to IPv6 services (TCP and UDP).
+    pub ipv6_sessions: u64,
+    /// Well-formed IPv6 frames (of sessions and other).
+    pub ipv6_frames: u64,
     /// Frames of sessions (session steps, their idle resumes, their
     /// clients' ICMP errors, their bouncing oversized segments).
     pub session_frames: u64,
@@ -610,6 +654,13 @@ fn client_addrs(n: usize, r: &mut SplitMix64) -> Vec<Ipv4Addr> {
         }
     }
     out
+}
+
+/// The IPv6 address of the client whose IPv4 address is `v4`:
+/// 2001:db8:c::/64 (documentation space) with `v4` as the low 32 bits.
+pub fn client_addr6(v4: Ipv4Addr) -> Ipv6Addr {
+    let o = v4.octets();
+    Ipv6Addr::new(0x2001, 0xdb8, 0xc, 0, 0, 0, u16::from_be_bytes([o[0], o[1]]), u16::from_be_bytes([o[2], o[3]]))
 }
 
 /// Converts a fraction to a threshold out of 2^32 (exact IEEE arithmetic,

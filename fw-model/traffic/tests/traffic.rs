@@ -14,7 +14,7 @@ use lvsnic_model::wire::{
     TCP_FIN, TCP_SYN,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::OnceLock;
 
 const DIRECTOR: &str = r#"
@@ -345,8 +345,15 @@ fn fresh_director_does_what_the_generator_saw_and_meant() {
 fn mix_has_every_category_and_feature() {
     let c = &capture().counts;
     for &cat in Category::ALL {
+        // IPv4 rules: no IPv6 probes or malformed IPv6 frames (the IPv6
+        // tests check those).
+        if cat.is_ipv6() {
+            assert_eq!(c.category(cat), 0, "{cat:?} frames without an IPv6 service");
+            continue;
+        }
         assert!(c.category(cat) > 0, "no {cat:?} frames: {c:#?}");
     }
+    assert_eq!(c.ipv6_sessions, 0);
     assert_eq!(c.connections, 300);
     assert_eq!(c.tcp_sessions + c.udp_sessions, 300);
     assert!(c.udp_sessions > 20 && c.tcp_sessions > 150, "{c:?}");
@@ -377,14 +384,24 @@ fn mix_has_every_category_and_feature() {
     assert!((0.005..0.02).contains(&share(c.malformed_frames)), "malformed share {}", share(c.malformed_frames));
 }
 
-fn tcp_fields(f: &[u8]) -> (SocketAddrV4, SocketAddrV4, u32, u32, u8, usize) {
+/// The sockets, numbers, flags and payload length of a TCP/IPv4 or
+/// TCP/IPv6 frame.
+fn tcp_fields(f: &[u8]) -> (SocketAddr, SocketAddr, u32, u32, u8, usize) {
     let info = parse_frame(f);
-    let v4 = info.ipv4.unwrap();
-    let p = Ipv4Packet::new_checked(&f[v4.l3_offset..]).unwrap();
-    let t = TcpPacket::new_checked(p.payload()).unwrap();
+    let (src, dst): (IpAddr, IpAddr) = match (info.ipv4, info.ipv6) {
+        (Some(v4), _) => (v4.src.into(), v4.dst.into()),
+        (_, Some(v6)) => (v6.src.into(), v6.dst.into()),
+        _ => panic!("not IP: {f:02x?}"),
+    };
+    let l4 = info.l4.unwrap();
+    let ip_end = info.ipv4.map_or_else(
+        || info.ipv6.unwrap().l3_offset + 40 + info.ipv6.unwrap().payload_len as usize,
+        |v4| v4.l3_offset + v4.total_len as usize,
+    );
+    let t = TcpPacket::new_checked(&f[l4.offset..ip_end]).unwrap();
     (
-        SocketAddrV4::new(v4.src, t.src_port()),
-        SocketAddrV4::new(v4.dst, t.dst_port()),
+        SocketAddr::new(src, t.src_port()),
+        SocketAddr::new(dst, t.dst_port()),
         t.seq_number(),
         t.ack_number(),
         t.flags(),
@@ -455,7 +472,8 @@ fn sessions_behave() {
     let net = u32::from(Ipv4Addr::new(198, 18, 0, 0));
     let mut sockets = HashSet::new();
     for (i, s) in ss.iter().enumerate() {
-        assert_eq!(u32::from(*s.client.ip()) & 0xfffe_0000, net, "client {}", s.client);
+        let IpAddr::V4(c) = s.client.ip() else { panic!("IPv6 client {} of IPv4 rules", s.client) };
+        assert_eq!(u32::from(c) & 0xfffe_0000, net, "client {}", s.client);
         assert!((32768..=60999).contains(&s.client.port()), "{}", s.client);
         if s.kind == SessionKind::PortReuse {
             let p = &ss[s.reuses.unwrap() as usize];
@@ -475,7 +493,7 @@ fn sessions_behave() {
         }
     }
     // A burst to a persistent service lands on one real server.
-    let mut bursts: BTreeMap<u32, HashSet<SocketAddrV4>> = BTreeMap::new();
+    let mut bursts: BTreeMap<u32, HashSet<SocketAddr>> = BTreeMap::new();
     for s in ss {
         if let Some(b) = s.burst {
             bursts.entry(b).or_default().insert(s.real_server.unwrap());
@@ -535,13 +553,14 @@ fn client_icmp_errors_quote_the_reply_they_got() {
         let s = &cap.sessions[t.session.unwrap() as usize];
         let f = &r.data;
         let v4 = parse_frame(f).ipv4.unwrap();
-        assert_eq!((v4.src, v4.dst), (*s.client.ip(), *s.service.ip()));
+        assert_eq!((IpAddr::V4(v4.src), IpAddr::V4(v4.dst)), (s.client.ip(), s.service.ip()));
         let p = Ipv4Packet::new_checked(&f[v4.l3_offset..]).unwrap();
         let i = Icmpv4Packet::new_checked(p.payload()).unwrap();
         assert_eq!((i.msg_type(), i.msg_code()), (3, 3));
         let q = Ipv4Packet::new_checked(i.data()).unwrap();
         assert!(q.verify_checksum());
-        assert_eq!((q.src_addr(), q.dst_addr(), q.protocol()), (*s.service.ip(), *s.client.ip(), IPPROTO_UDP));
+        let (src, dst) = (IpAddr::V4(q.src_addr()), IpAddr::V4(q.dst_addr()));
+        assert_eq!((src, dst, q.protocol()), (s.service.ip(), s.client.ip(), IPPROTO_UDP));
         let u = UdpPacket::new_checked(q.payload()).unwrap();
         assert_eq!((u.src_port(), u.dst_port()), (s.service.port(), s.client.port()));
         assert!(u.verify_checksum(q.src_addr(), q.dst_addr()), "the quoted reply is the NAT-rewritten one");
@@ -648,7 +667,7 @@ fn other_configurations() {
 fn errors_are_clear() {
     let e = generate(&moderate(), &cfg(), &RuleSet::default()).unwrap_err();
     assert!(matches!(e, TrafficError::NoServices), "{e}");
-    assert!(e.to_string().contains("no IPv4 TCP or UDP virtual service"));
+    assert!(e.to_string().contains("no TCP or UDP virtual service"));
     let e = generate(&TrafficSpec { udp_fraction: 1.5, ..moderate() }, &cfg(), &rules()).unwrap_err();
     assert_eq!(e.to_string(), "invalid traffic spec: udp_fraction 1.5 is not between 0 and 1");
     let e = generate(&TrafficSpec { other_fraction: f64::NAN, ..moderate() }, &cfg(), &rules()).unwrap_err();
@@ -690,7 +709,7 @@ fn established_flows_are_established() {
     // Data frames carry the payload and consistent numbers: a client's
     // sequence grows by the payload each time.
     let data = &recs[recs.len() - 5000..];
-    let mut last: HashMap<(SocketAddrV4, SocketAddrV4), u32> = HashMap::new();
+    let mut last: HashMap<(SocketAddr, SocketAddr), u32> = HashMap::new();
     let mut replies = 0;
     for r in data {
         let v4 = parse_frame(&r.data).ipv4.unwrap();
@@ -702,7 +721,7 @@ fn established_flows_are_established() {
         if let Some(prev) = last.insert((src, dst), seq) {
             assert_eq!(seq, prev.wrapping_add(512));
         }
-        replies += (src.ip().octets()[0] == 192) as u32;
+        replies += matches!(src.ip(), IpAddr::V4(a) if a.octets()[0] == 192) as u32;
     }
     assert!(replies > 1000, "NAT flows alternate with server frames");
 

@@ -45,6 +45,7 @@ impl Sim<'_> {
         if info.vlan_tci.is_some() {
             c.vlan_frames += 1;
         }
+        c.ipv6_frames += info.ipv6.is_some() as u64;
         if let Some(v4) = info.ipv4 {
             c.ip_option_frames += v4.has_options as u64;
             c.df_frames += v4.df as u64;

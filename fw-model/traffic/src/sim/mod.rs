@@ -23,20 +23,22 @@ mod session;
 mod tcp;
 mod udp;
 
-use super::frames::{self as fb, Filler, Malformed, Msg, L2, L3};
+use super::frames::{self as fb, Filler, Malformed, Malformed6, Msg, L2, L3};
 use super::*;
 use lvsnic_model::conn::flags as cf;
 use lvsnic_model::conn::tcp::state as tcp_state;
 use lvsnic_model::time::MSEC;
 use lvsnic_model::wire::icmp::{ICMP_DEST_UNREACH, ICMP_ECHO_REQUEST, ICMP_UNREACH_PORT};
+use lvsnic_model::wire::icmpv6::ICMPV6_PKT_TOOBIG;
 use lvsnic_model::wire::{
     IpProtocol,
     parse_frame, ArpOperation, Icmpv4Repr, MacAddr, TcpRepr, IPPROTO_TCP, IPPROTO_UDP, TCP_ACK, TCP_FIN,
     TCP_PSH, TCP_RST, TCP_SYN,
 };
 use std::cmp::Reverse;
+use lvsnic_model::rules::ServiceKey;
 use std::collections::{BTreeMap, BinaryHeap};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 const US: Time = 1_000;
 const MIN_GAP: Time = US;
@@ -97,6 +99,8 @@ enum Close {
 
 struct Client {
     addr: Ipv4Addr,
+    /// The address it uses towards IPv6 services ([`client_addr6`]).
+    addr6: Ipv6Addr,
     /// TTL as the client's packets arrive at the director.
     ttl: u8,
     hops: u8,
@@ -108,7 +112,7 @@ struct Client {
 
 #[derive(Clone, Copy, Debug)]
 struct Rs {
-    addr: Ipv4Addr,
+    addr: IpAddr,
     port: u16,
     mac: MacAddr,
     fwd: u16,
@@ -116,7 +120,7 @@ struct Rs {
 
 struct Svc {
     proto: u8,
-    vip: Ipv4Addr,
+    vip: IpAddr,
     vport: u16,
     persistent: bool,
     tunnel_only: bool,
@@ -184,6 +188,13 @@ struct Sim<'a> {
     filler: Filler,
     /// Largest MSS (MTU − 40, at most 1460).
     mss: u16,
+    /// Largest MSS over IPv6 (MTU − 60, at most 1440).
+    mss6: u16,
+    /// The VIPs of the IPv4 services, one per service in rule order (the
+    /// targets of the IPv4 other and malformed frames).
+    vips4: Vec<Ipv4Addr>,
+    /// The VIPs of the IPv6 services, likewise.
+    vips6: Vec<Ipv6Addr>,
     rate_other: f64,
     rate_malformed: f64,
     credit_other: f64,
@@ -195,7 +206,7 @@ struct Sim<'a> {
     gateway_ip: Ipv4Addr,
     /// TCP port of the director's own address that no service uses (ssh).
     director_tcp_port: Option<u16>,
-    /// VIP and a TCP port without a service there.
+    /// IPv4 VIP and a TCP port without a service there.
     closed_port: Option<(Ipv4Addr, u16)>,
 }
 
@@ -259,15 +270,39 @@ fn ser(len: usize) -> Time {
     (len as Time + 20) * 8
 }
 
-fn sock(a: Ipv4Addr, p: u16) -> SocketAddrV4 {
-    SocketAddrV4::new(a, p)
+fn sock(a: IpAddr, p: u16) -> SocketAddr {
+    SocketAddr::new(a, p)
 }
 
 impl<'a> Sim<'a> {
+    /// Whether session `sid` is to an IPv6 service.
+    fn is_v6(&self, sid: u32) -> bool {
+        self.sess[sid as usize].info.service.is_ipv6()
+    }
+
+    /// The largest MSS of session `sid`'s address family.
+    fn family_mss(&self, sid: u32) -> u16 {
+        if self.is_v6(sid) {
+            self.mss6
+        } else {
+            self.mss
+        }
+    }
+
+    /// The MAC of the next hop towards `ip` (a real server).
+    fn next_hop_mac(&self, ip: IpAddr) -> MacAddr {
+        match ip {
+            IpAddr::V4(a) => self.cfg.next_hop_mac(a),
+            IpAddr::V6(a) => {
+                self.cfg.neighbors6.get(&a).copied().or(self.cfg.gateway_mac).unwrap_or(MacAddr::ZERO)
+            }
+        }
+    }
+
     fn new(spec: &'a TrafficSpec, cfg: &'a DirectorConfig, rules: &RuleSet, d: Director) -> Self {
         let mut svcs = Vec::new();
         for s in &rules.services {
-            let Some((proto, vip, vport)) = s.key.as_ipv4() else { continue };
+            let ServiceKey::Addr { proto, addr: vip, port: vport } = s.key else { continue };
             let proto = match proto {
                 Protocol::Tcp => IPPROTO_TCP,
                 Protocol::Udp => IPPROTO_UDP,
@@ -283,13 +318,18 @@ impl<'a> Sim<'a> {
         let o = cfg.ip.octets();
         let gateway_ip = Ipv4Addr::new(o[0], o[1], o[2], if o[3] == 254 { 253 } else { 254 });
         let mss = (cfg.mtu.saturating_sub(40)).clamp(536, 1460);
+        let mss6 = (cfg.mtu.saturating_sub(60)).clamp(1220, 1440);
+        let vips4: Vec<Ipv4Addr> =
+            svcs.iter().filter_map(|s| if let IpAddr::V4(a) = s.vip { Some(a) } else { None }).collect();
+        let vips6: Vec<Ipv6Addr> =
+            svcs.iter().filter_map(|s| if let IpAddr::V6(a) = s.vip { Some(a) } else { None }).collect();
         let denom = 1.0 - spec.other_fraction - spec.malformed_fraction;
         let tcp_taken = |a: Ipv4Addr, p: u16| {
-            svcs.iter().any(|s| s.proto == IPPROTO_TCP && s.vip == a && (s.vport == p || s.vport == 0))
+            svcs.iter().any(|s| s.proto == IPPROTO_TCP && s.vip == IpAddr::V4(a) && (s.vport == p || s.vport == 0))
         };
         let director_tcp_port = [22u16, 2222, 8022].into_iter().find(|&p| !tcp_taken(cfg.ip, p));
-        let closed_port = svcs.iter().filter(|s| s.vip != cfg.ip).find_map(|s| {
-            [23u16, 3389, 8443, 6379, 5432, 1521].into_iter().find(|&p| !tcp_taken(s.vip, p)).map(|p| (s.vip, p))
+        let closed_port = vips4.iter().filter(|&&v| v != cfg.ip).find_map(|&v| {
+            [23u16, 3389, 8443, 6379, 5432, 1521].into_iter().find(|&p| !tcp_taken(v, p)).map(|p| (v, p))
         });
         let mut sim = Sim {
             spec,
@@ -309,6 +349,9 @@ impl<'a> Sim<'a> {
             extra: Vec::new(),
             filler: Filler::new(),
             mss,
+            mss6,
+            vips4,
+            vips6,
             rate_other: spec.other_fraction / denom,
             rate_malformed: spec.malformed_fraction / denom,
             credit_other: 0.0,
@@ -342,7 +385,7 @@ impl<'a> Sim<'a> {
                 let window = [64240u16, 65535, 502, 2052, 1026, 8192][r.below(6) as usize];
                 let next_port = between(r, PORT_LO as u64, PORT_HI as u64) as u16;
                 let vlan = 100 + r.below(8) as u16;
-                Client { addr, ttl, hops, rtt, window, next_port, vlan }
+                Client { addr, addr6: client_addr6(addr), ttl, hops, rtt, window, next_port, vlan }
             })
             .collect()
     }
@@ -369,18 +412,24 @@ impl<'a> Sim<'a> {
         if self.closed_port.is_some() {
             other.push(SynNoService);
         }
-        if self.svcs.iter().any(|s| s.proto == IPPROTO_TCP && s.vport != 0) {
+        let v4 = |s: &&Svc| s.vip.is_ipv4();
+        if self.svcs.iter().filter(v4).any(|s| s.proto == IPPROTO_TCP && s.vport != 0) {
             other.push(StrayAck);
         }
-        if self.svcs.iter().any(|s| s.tunnel_only) {
+        if self.svcs.iter().filter(v4).any(|s| s.tunnel_only) {
             other.push(OversizeDfTunnel);
         }
-        if self.svcs.is_empty() {
+        if self.vips4.is_empty() {
             other.retain(|c| !matches!(c, ArpVip | IcmpEchoVip | Ttl1 | Fragment | IpOptions));
+        }
+        let ipv6 = !self.vips6.is_empty();
+        if ipv6 {
+            other.push(HopLimit1);
         }
         self.deck_other = other;
         self.deck_other_at = self.deck_other.len();
-        self.deck_malformed = Category::ALL.iter().copied().filter(|c| c.is_malformed()).collect();
+        self.deck_malformed =
+            Category::ALL.iter().copied().filter(|c| c.is_malformed() && (ipv6 || !c.is_ipv6())).collect();
         self.deck_malformed_at = self.deck_malformed.len();
     }
 

@@ -47,7 +47,7 @@ impl Sim<'_> {
             if a != self.cfg.ip
                 && a != self.gateway_ip
                 && !self.cfg.neighbors.contains_key(&a)
-                && !self.svcs.iter().any(|s| s.vip == a)
+                && !self.vips4.contains(&a)
             {
                 return a;
             }
@@ -59,9 +59,13 @@ impl Sim<'_> {
         L2 { src: self.cfg.gateway_mac.unwrap_or(MacAddr::ZERO), dst: self.cfg.mac, vlan: None }
     }
 
-    pub(super) fn other_l3(&self, o: &Other, dst: Ipv4Addr, ttl: Option<u8>, df: bool) -> L3 {
+    /// The network layer of a frame of unit `o` to `dst`, from the unit's
+    /// client's address of `dst`'s family.
+    pub(super) fn other_l3(&self, o: &Other, dst: impl Into<IpAddr>, ttl: Option<u8>, df: bool) -> L3 {
         let c = &self.clients[o.client as usize];
-        L3 { src: c.addr, dst, ttl: ttl.unwrap_or(c.ttl), ident: o.ident.wrapping_add(o.step as u16), df }
+        let dst = dst.into();
+        let src = if dst.is_ipv6() { IpAddr::V6(c.addr6) } else { IpAddr::V4(c.addr) };
+        L3 { src, dst, ttl: ttl.unwrap_or(c.ttl), ident: o.ident.wrapping_add(o.step as u16), df }
     }
 
     pub(super) fn other(&mut self, now: Time, idx: u32) {
@@ -104,10 +108,10 @@ impl Sim<'_> {
         Some(SEC + self.rng.below(MSEC))
     }
 
-    /// The VIP an other unit talks to (stable across its steps).
+    /// The IPv4 VIP an other unit talks to (stable across its steps).
     pub(super) fn random_vip_of(&mut self, idx: u32) -> Ipv4Addr {
-        let k = self.others[idx as usize].seq as usize % self.svcs.len().max(1);
-        self.svcs.get(k).map(|s| s.vip).unwrap_or(self.cfg.ip)
+        let k = self.others[idx as usize].seq as usize % self.vips4.len().max(1);
+        self.vips4.get(k).copied().unwrap_or(self.cfg.ip)
     }
 
     pub(super) fn ssh_step(&mut self, now: Time, idx: u32) -> Option<Time> {
@@ -144,13 +148,17 @@ impl Sim<'_> {
     }
 
     pub(super) fn fragment(&mut self, now: Time, idx: u32) {
-        let udp_svc = self.svcs.iter().find(|s| s.proto == IPPROTO_UDP).map(|s| (s.vip, s.vport));
+        let udp_svc = self.svcs.iter().find_map(|s| match s.vip {
+            IpAddr::V4(v) if s.proto == IPPROTO_UDP => Some((v, s.vport)),
+            _ => None,
+        });
         let (vip, vport) = match udp_svc {
             Some((v, p)) if p != 0 => (v, p),
             _ => (self.random_vip_of(idx), 53),
         };
         let o = &self.others[idx as usize];
         let l3 = self.other_l3(o, vip, None, false);
+        let c_addr = self.clients[o.client as usize].addr;
         // Two fragments: the first as large as the MTU allows.
         let first = ((self.cfg.mtu as usize).min(1500) - 20) / 8 * 8;
         let len = between(&mut self.rng, first as u64 + 100, 2 * first as u64 - 16) as usize;
@@ -159,8 +167,8 @@ impl Sim<'_> {
         let full = lvsnic_model::wire::build::udp_frame(
             &lvsnic_model::wire::EthernetRepr { src: l2.src, dst: l2.dst, vlan_tci: None, ethertype: 0 },
             &lvsnic_model::wire::Ipv4Repr {
-                src_addr: l3.src,
-                dst_addr: l3.dst,
+                src_addr: c_addr,
+                dst_addr: vip,
                 protocol: 0,
                 payload_len: 0,
                 ttl: l3.ttl,

@@ -133,19 +133,19 @@ impl Sim<'_> {
         for pair in pairs.chunks_exact_mut(2) {
             pair.sort_unstable();
             let (p, f) = (pair[0], pair[1]);
-            let (svc, client, vport, service) = {
+            let (svc, client, vport, service, caddr, mss) = {
                 let ps = &mut self.sess[p];
                 ps.close = Close::ClientFin;
                 ps.follower = Some(f as u32);
-                (ps.svc, ps.client, ps.vport, ps.info.service)
+                (ps.svc, ps.client, ps.vport, ps.info.service, ps.info.client.ip(), ps.mss)
             };
             let fs = &mut self.sess[f];
             fs.info.kind = SessionKind::PortReuse;
             fs.info.reuses = Some(p as u32);
-            fs.info.client = sock(self.clients[client as usize].addr, 0);
+            fs.info.client = sock(caddr, 0);
             fs.info.service = service;
             fs.info.burst = None;
-            (fs.svc, fs.client, fs.vport) = (svc, client, vport);
+            (fs.svc, fs.client, fs.vport, fs.mss) = (svc, client, vport, mss);
         }
     }
 
@@ -157,16 +157,22 @@ impl Sim<'_> {
         let all: Vec<usize> = (0..self.sess.len()).collect();
         let tcp_ids: Vec<usize> = all.iter().copied().filter(|&i| self.sess[i].proto == IPPROTO_TCP).collect();
         let udp_ids: Vec<usize> = all.iter().copied().filter(|&i| self.sess[i].proto != IPPROTO_TCP).collect();
+        // IPv6 has no options of the IPv4 kind, no zero UDP checksum, and the
+        // client's ICMP error is built as ICMPv4.
+        let v4 = |ids: &Vec<usize>| -> Vec<usize> {
+            ids.iter().copied().filter(|&i| self.sess[i].info.service.is_ipv4()).collect()
+        };
+        let (tcp4_ids, udp4_ids) = (v4(&tcp_ids), v4(&udp_ids));
         let tcp_live: Vec<usize> =
             tcp_ids.iter().copied().filter(|&i| self.sess[i].info.kind != SessionKind::HalfOpen).collect();
         // In this order: each draw moves the random stream.
         let features: [(&Vec<usize>, f64, fn(&mut SessionInfo)); 6] = [
             (&all, spec.vlan_fraction, |s| s.vlan = true),
-            (&tcp_ids, spec.ip_options_fraction, |s| s.ip_options = true),
+            (&tcp4_ids, spec.ip_options_fraction, |s| s.ip_options = true),
             (&all, spec.no_df_fraction, |s| s.dont_frag = false),
             (&tcp_live, spec.upload_fraction, |s| s.upload = true),
-            (&udp_ids, spec.zero_checksum_fraction, |s| s.zero_checksum = true),
-            (&udp_ids, spec.icmp_error_fraction, |s| s.client_icmp_error = true),
+            (&udp4_ids, spec.zero_checksum_fraction, |s| s.zero_checksum = true),
+            (&udp4_ids, spec.icmp_error_fraction, |s| s.client_icmp_error = true),
         ];
         for (ids, fraction, set) in features {
             for i in pick(r, ids.clone(), quota(fraction, ids.len())) {
@@ -201,9 +207,11 @@ impl Sim<'_> {
             between(&mut r, 2, 3)
         } as u16;
         let close = if r.chance(3, 5) { Close::ClientFin } else { Close::ServerFin };
+        let c = &self.clients[client];
+        let caddr = if v.vip.is_ipv6() { IpAddr::V6(c.addr6) } else { IpAddr::V4(c.addr) };
         let info = SessionInfo {
             protocol: if proto == IPPROTO_TCP { Protocol::Tcp } else { Protocol::Udp },
-            client: sock(self.clients[client].addr, 0),
+            client: sock(caddr, 0),
             service: sock(v.vip, vport),
             start,
             kind: SessionKind::Normal,
@@ -242,7 +250,7 @@ impl Sim<'_> {
             s_nxt: s_isn,
             s_rcv: 0,
             s_isn,
-            mss: self.mss,
+            mss: if v.vip.is_ipv6() { self.mss6 } else { self.mss },
             c_id,
             s_id,
             req: Msg::default(),

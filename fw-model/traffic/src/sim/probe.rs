@@ -1,6 +1,7 @@
 //! Single-frame "other" units: ARP, IPv6, foreign EtherTypes and MACs,
 //! broadcast, IP options, and probes of a VIP port (SYN to a closed port,
-//! stray ACK, TTL 1, oversized DF to a tunnel service).
+//! stray ACK, TTL 1, oversized DF to a tunnel service, hop limit 1 to an
+//! IPv6 service).
 
 use lvsnic_model::wire::MacAddr;
 use super::*;
@@ -35,9 +36,11 @@ impl Sim<'_> {
                     }
                 }
             }
-            Category::SynNoService | Category::StrayAck | Category::Ttl1 | Category::OversizeDfTunnel => {
-                self.probe(idx, cat)
-            }
+            Category::SynNoService
+            | Category::StrayAck
+            | Category::Ttl1
+            | Category::OversizeDfTunnel
+            | Category::HopLimit1 => self.probe(idx, cat),
             Category::Ipv6 => {
                 let src = if self.rng.chance(1, 2) { self.cfg.gateway_mac.unwrap_or(MacAddr::ZERO) } else { self.random_mac() };
                 if self.rng.chance(1, 2) {
@@ -90,10 +93,12 @@ impl Sim<'_> {
 
     /// Frames to a VIP service port from a fresh client port: a SYN to a
     /// closed port, a stray ACK, a TTL-1 probe, an oversized DF packet to a
-    /// tunnel service.
+    /// tunnel service (all IPv4), a hop-limit-1 probe of an IPv6 service.
     pub(super) fn probe(&mut self, idx: u32, cat: Category) -> Vec<u8> {
+        let v6 = cat == Category::HopLimit1;
         let pick_svc = |sim: &mut Sim, f: &dyn Fn(&Svc) -> bool| -> Option<usize> {
-            let c: Vec<usize> = (0..sim.svcs.len()).filter(|&i| f(&sim.svcs[i])).collect();
+            let c: Vec<usize> =
+                (0..sim.svcs.len()).filter(|&i| sim.svcs[i].vip.is_ipv6() == v6 && f(&sim.svcs[i])).collect();
             (!c.is_empty()).then(|| c[sim.rng.below(c.len() as u64) as usize])
         };
         let svc = match cat {
@@ -104,7 +109,7 @@ impl Sim<'_> {
         let (proto, vip, vport) = match (cat, svc) {
             (Category::SynNoService, _) => {
                 let (v, p) = self.closed_port.expect("deck has SynNoService only with a closed port");
-                (IPPROTO_TCP, v, p)
+                (IPPROTO_TCP, IpAddr::V4(v), p)
             }
             (_, Some(i)) => {
                 let s = &self.svcs[i];
@@ -113,7 +118,7 @@ impl Sim<'_> {
             (_, None) => unreachable!("deck has {cat:?} only with a matching service"),
         };
         let o = &self.others[idx as usize];
-        let ttl = (cat == Category::Ttl1).then_some(1);
+        let ttl = matches!(cat, Category::Ttl1 | Category::HopLimit1).then_some(1);
         let df = cat != Category::Ttl1 || self.rng.chance(1, 2);
         let l2 = self.gw_l2();
         let l3 = self.other_l3(o, vip, ttl, df);
@@ -126,7 +131,7 @@ impl Sim<'_> {
             };
             return fb::udp(&l2, &l3, o.port, vport, &payload, false);
         }
-        let opts = fb::client_syn_options(self.mss);
+        let opts = fb::client_syn_options(if v6 { self.mss6 } else { self.mss });
         let (flags, opts, payload): (u8, &[u8], Vec<u8>) = match cat {
             Category::StrayAck => (TCP_ACK, &[], vec![]),
             Category::OversizeDfTunnel => {

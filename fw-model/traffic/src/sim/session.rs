@@ -16,7 +16,7 @@ impl Sim<'_> {
         let s = &mut self.sess[sid as usize];
         let c = &self.clients[s.client as usize];
         s.c_id = s.c_id.wrapping_add(1);
-        L3 { src: c.addr, dst: *s.info.service.ip(), ttl: c.ttl, ident: s.c_id, df }
+        L3 { src: s.info.client.ip(), dst: s.info.service.ip(), ttl: c.ttl, ident: s.c_id, df }
     }
 
     pub(super) fn server_l2l3(&mut self, sid: u32) -> (L2, L3) {
@@ -24,7 +24,7 @@ impl Sim<'_> {
         let rs = s.rs.expect("server frames only after the director chose a server");
         s.s_id = s.s_id.wrapping_add(1);
         let l2 = L2 { src: rs.mac, dst: self.cfg.mac, vlan: None };
-        let l3 = L3 { src: rs.addr, dst: self.clients[s.client as usize].addr, ttl: 64, ident: s.s_id, df: true };
+        let l3 = L3 { src: rs.addr, dst: s.info.client.ip(), ttl: 64, ident: s.s_id, df: true };
         (l2, l3)
     }
 
@@ -64,8 +64,8 @@ impl Sim<'_> {
     pub(super) fn learn_rs(&mut self, sid: u32) {
         let Some(id) = self.d.last_conn else { return };
         let c = *self.d.conns.get(id);
-        let addr = Ipv4Addr::from(c.daddr);
-        let rs = Rs { addr, port: c.dport, mac: self.cfg.next_hop_mac(addr), fwd: c.fwd() };
+        let addr = self.d.conns.addrs(id).daddr;
+        let rs = Rs { addr, port: c.dport, mac: self.next_hop_mac(addr), fwd: c.fwd() };
         let s = &mut self.sess[sid as usize];
         s.rs = Some(rs);
         s.info.real_server = Some(sock(addr, c.dport));
@@ -140,6 +140,7 @@ impl Sim<'_> {
         s.info.client.set_port(s.cport);
         s.info.start = now;
         self.counts.connections += 1;
+        self.counts.ipv6_sessions += s.info.service.is_ipv6() as u64;
         if s.proto == IPPROTO_TCP {
             self.counts.tcp_sessions += 1;
             self.new_exchange(sid);

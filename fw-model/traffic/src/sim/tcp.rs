@@ -23,7 +23,7 @@ impl Sim<'_> {
             _ => between(r, 16 * 1024, 128 * 1024),
         } as u32;
         let path = r.next_u64() >> 40;
-        s.req = fb::http_request(*s.info.service.ip(), path, req_size, upload);
+        s.req = fb::http_request(s.info.service.ip(), path, req_size, upload);
         s.resp = fb::http_response(resp_size);
     }
 
@@ -165,7 +165,7 @@ impl Sim<'_> {
     pub(super) fn tcp_syn(&mut self, now: Time, sid: u32) {
         let s = &self.sess[sid as usize];
         let ip_opts: &[u8] = if s.info.ip_options { &fb::IP_OPT_TIMESTAMP } else { &[] };
-        let opts = fb::client_syn_options(self.mss);
+        let opts = fb::client_syn_options(s.mss);
         let f = self.client_seg(sid, TCP_SYN, &opts, ip_opts, &[]);
         let (ts, out, _) = self.emit(now, f, Category::TcpClient, Some(sid));
         match out {
@@ -209,7 +209,7 @@ impl Sim<'_> {
     pub(super) fn tcp_synack(&mut self, now: Time, sid: u32) {
         let s = &mut self.sess[sid as usize];
         s.s_nxt = s.s_isn;
-        let opts = fb::server_synack_options(self.mss);
+        let opts = fb::server_synack_options(self.family_mss(sid));
         let f = self.server_seg(sid, TCP_SYN | TCP_ACK, &opts, &[]);
         let Some(ts) = self.emit_server(now, sid, f) else { return };
         let s = &mut self.sess[sid as usize];
@@ -241,14 +241,18 @@ impl Sim<'_> {
         self.push(ts + d, Ev::Tcp(sid, T::Send));
     }
 
-    /// Whether a client packet of `ip_len` bytes will bounce off the tunnel
-    /// MTU (DF set, tunnel server, PMTU discovery on).
-    pub(super) fn bounces(&self, sid: u32, ip_len: usize) -> bool {
+    /// Whether a client segment of `n` payload bytes will bounce off the
+    /// tunnel MTU: IPv4, DF set, tunnel server, PMTU discovery on; IPv6
+    /// (never fragmented on the way), tunnel server, the outer header (40
+    /// bytes, 20 to an IPv4 server) taking it over the MTU.
+    pub(super) fn bounces(&self, sid: u32, n: usize) -> bool {
         let s = &self.sess[sid as usize];
-        s.info.dont_frag
-            && self.cfg.sysctl.pmtu_disc
-            && s.rs.is_some_and(|r| r.fwd == cf::TUNNEL)
-            && ip_len + 20 > self.cfg.mtu as usize
+        let Some(rs) = s.rs.filter(|r| r.fwd == cf::TUNNEL) else { return false };
+        if self.is_v6(sid) {
+            let outer = if rs.addr.is_ipv6() { 40 } else { 20 };
+            return 60 + n + outer > self.cfg.mtu as usize;
+        }
+        s.info.dont_frag && self.cfg.sysctl.pmtu_disc && 40 + n + 20 > self.cfg.mtu as usize
     }
 
     pub(super) fn tcp_send(&mut self, now: Time, sid: u32) {
@@ -265,7 +269,7 @@ impl Sim<'_> {
             let flags = TCP_ACK | if n == s.req.left() { TCP_PSH } else { 0 };
             let cat = if s.gap_pending {
                 Category::TcpIdleResume
-            } else if self.bounces(sid, 40 + n as usize) {
+            } else if self.bounces(sid, n as usize) {
                 Category::OversizeDfTunnel
             } else {
                 Category::TcpClient
@@ -287,9 +291,10 @@ impl Sim<'_> {
                 }
                 Outcome::IcmpError(DropReason::FragNeeded) => {
                     let mtu = icmp_next_hop_mtu(&work).unwrap_or(0);
+                    let (overhead, min) = if self.is_v6(sid) { (60, 1220) } else { (40, 536) };
                     let s = &mut self.sess[sid as usize];
-                    let new_mss = mtu.saturating_sub(40);
-                    if new_mss < 536 || new_mss >= s.mss {
+                    let new_mss = mtu.saturating_sub(overhead);
+                    if new_mss < min || new_mss >= s.mss {
                         self.end(sid, ts, SessionEnd::GaveUp);
                         return;
                     }
@@ -339,7 +344,7 @@ impl Sim<'_> {
             if s.resp.left() == 0 {
                 break;
             }
-            let n = s.resp.left().min(self.mss as u32);
+            let n = s.resp.left().min(self.family_mss(sid) as u32);
             if nat {
                 let payload = s.resp.bytes(&self.filler, s.resp.off, n);
                 let flags = TCP_ACK | if n == s.resp.left() { TCP_PSH } else { 0 };
@@ -422,9 +427,20 @@ impl Sim<'_> {
     }
 }
 
-/// The next-hop MTU of the ICMP "fragmentation needed" in `frame`.
+/// The next-hop MTU of the ICMP "fragmentation needed" (or the MTU of
+/// the ICMPv6 "packet too big") in `frame`.
 fn icmp_next_hop_mtu(frame: &[u8]) -> Option<u16> {
-    let v4 = parse_frame(frame).ipv4?;
+    let info = parse_frame(frame);
+    if let Some(v6) = info.ipv6 {
+        let up = v6.upper?;
+        let o = v6.l3_offset + up.offset;
+        if up.protocol != IpProtocol::Icmpv6 || frame.get(o) != Some(&ICMPV6_PKT_TOOBIG) {
+            return None;
+        }
+        let b = frame.get(o + 4..o + 8)?;
+        return Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]).min(u16::MAX as u32) as u16);
+    }
+    let v4 = info.ipv4?;
     if v4.protocol != IpProtocol::Icmp {
         return None;
     }

@@ -13,7 +13,7 @@ impl Sim<'_> {
                 let quote = s.quote.clone();
                 let l2 = self.client_l2(sid);
                 let mut l3 = self.client_l3(sid, false);
-                l3.dst = *self.sess[sid as usize].info.service.ip();
+                l3.dst = self.sess[sid as usize].info.service.ip();
                 let i = Icmpv4Repr { msg_type: ICMP_DEST_UNREACH, msg_code: ICMP_UNREACH_PORT, rest_of_header: 0 };
                 let f = fb::icmp(&l2, &l3, &i, &quote, &[]);
                 let (ts, _, _) = self.emit(now, f, Category::ClientIcmpError, Some(sid));
@@ -68,7 +68,8 @@ impl Sim<'_> {
                         let s = &self.sess[sid as usize];
                         let c = &self.clients[s.client as usize];
                         let l2 = L2 { src: MacAddr::ZERO, dst: MacAddr::ZERO, vlan: None };
-                        let l3 = L3 { src: *s.info.service.ip(), dst: c.addr, ttl: 64, ident: s.s_id, df: false };
+                        let (src, dst) = (s.info.service.ip(), s.info.client.ip());
+                        let l3 = L3 { src, dst, ttl: 64, ident: s.s_id, df: false };
                         let f = fb::udp(&l2, &l3, s.vport, s.cport, &resp, false);
                         let hops = c.hops;
                         self.sess[sid as usize].quote = fb::quote_received(&f, 14, hops, ICMP_QUOTE_MAX);
