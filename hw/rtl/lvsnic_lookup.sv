@@ -392,10 +392,13 @@ module lvsnic_lookup #(
     // IPv4 (12-byte input) and IPv6 (36-byte input) hashed side by side,
     // the family's chosen at S2
     wire [95:0]  hash_in  = {f_src, f_dst, f_sport, f_dport};
-    wire [287:0] hash_in6 = {f6_src, f6_dst, f6_sport, f6_dport};
     logic [31:0] s2_h4_0, s2_h4_1, s2_h6_0, s2_h6_1;
     lvsnic_toeplitz #(.KEY(KEY0)) u_hash0 (.clk(clk), .ce(ce), .in_data(hash_in), .hash(s2_h4_0));
     lvsnic_toeplitz #(.KEY(KEY1)) u_hash1 (.clk(clk), .ce(ce), .in_data(hash_in), .hash(s2_h4_1));
+    // (read only by the IPv6 hashes: unused when IPV6 = 0)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [287:0] hash_in6 = {f6_src, f6_dst, f6_sport, f6_dport};
+    /* verilator lint_on UNUSEDSIGNAL */
     generate
         if (IPV6 != 0) begin : g_hash6
             lvsnic_toeplitz #(.KEY(KEY0), .IN_BITS(288)) u_hash6_0 (.clk(clk), .ce(ce), .in_data(hash_in6), .hash(s2_h6_0));
