@@ -16,6 +16,7 @@ run() {
     "$VBIN" --lint-only -Wall --top-module lvsnic_core -f hw/rtl/lvsnic_core.f "$@"
 }
 run -GDATA_WIDTH=64
+run -GDATA_WIDTH=64 -GIPV6=0
 run -GDATA_WIDTH=512
 run -GDATA_WIDTH=128 -GFLOW_BUCKETS_LOG2=4 -GACTION_LOG2=16 -GVIP_COUNT=1 -GAXIL_ADDR_WIDTH=12
 run -GDATA_WIDTH=256 -GFLOW_BUCKETS_LOG2=16 -GACTION_LOG2=4 -GVIP_COUNT=32

@@ -106,6 +106,7 @@ fn main() {
                 format!("-GFLOW_BUCKETS_LOG2={FLOW_BUCKETS_LOG2}"),
                 format!("-GACTION_LOG2={ACTION_LOG2}"),
                 format!("-GVIP_COUNT={VIP_COUNT}"),
+                format!("-GIPV6={IPV6}"),
                 format!("-GAXIL_ADDR_WIDTH={AXIL_ADDR_WIDTH}"),
             ];
             args.extend(extra.iter().cloned());

@@ -70,14 +70,14 @@ class LvsnicCorePorts(LiteXModule):
     """lvsnic_core's ports as LiteX streams (rx/tx/host/inject, keep and
     user carried as payload fields) and AXI-Lite (`axil`), and the register
     map on the SoC bus: what the core and its stub share."""
-    def _ports(self, dw, flow_buckets_log2, action_log2, vip_count):
+    def _ports(self, dw, flow_buckets_log2, action_log2, vip_count, ipv6=True):
         self.rx     = stream.Endpoint(axis_layout(dw, 96))
         self.tx     = stream.Endpoint(axis_layout(dw, 33))
         self.host   = stream.Endpoint(axis_layout(dw, 160))
         self.inject = stream.Endpoint(axis_layout(dw, 32))
         self.axil   = AXILiteInterface(data_width=32, address_width=32)
         self.params = dict(data_width=dw, flow_buckets_log2=flow_buckets_log2,
-                           action_log2=action_log2, vip_count=vip_count)
+                           action_log2=action_log2, vip_count=vip_count, ipv6=ipv6)
 
     def add_to_bus(self, soc, origin=0x0000_0000, size=0x1_0000):
         """The register map (docs/hardware.md §6) at `origin` on the SoC bus."""
@@ -89,9 +89,9 @@ class LvsnicCorePorts(LiteXModule):
 
 class LvsnicCore(LvsnicCorePorts):
     """lvsnic_core as an instance on the ports of LvsnicCorePorts."""
-    def __init__(self, platform, data_width=64, flow_buckets_log2=6, action_log2=6, vip_count=16):
+    def __init__(self, platform, data_width=64, flow_buckets_log2=6, action_log2=6, vip_count=16, ipv6=True):
         dw, kw = data_width, data_width // 8
-        self._ports(dw, flow_buckets_log2, action_log2, vip_count)
+        self._ports(dw, flow_buckets_log2, action_log2, vip_count, ipv6)
 
         sources, incdirs = core_sources()
         for path in incdirs:
@@ -106,6 +106,7 @@ class LvsnicCore(LvsnicCorePorts):
             p_FLOW_BUCKETS_LOG2 = flow_buckets_log2,
             p_ACTION_LOG2       = action_log2,
             p_VIP_COUNT         = vip_count,
+            p_IPV6              = int(ipv6),
             p_AXIL_ADDR_WIDTH   = 16,
             i_clk = ClockSignal("sys"),
             i_rst = ResetSignal("sys"),
@@ -142,9 +143,9 @@ class LvsnicCoreStub(LvsnicCorePorts):
     answers reads of 0x0 with the core's ID ("LVSN") and of any other address
     with the last word written. No flow table, no frame buffer: the glue's
     buffers, LiteEth and Etherbone are all that is left to place."""
-    def __init__(self, platform, data_width=64, flow_buckets_log2=6, action_log2=6, vip_count=16):
+    def __init__(self, platform, data_width=64, flow_buckets_log2=6, action_log2=6, vip_count=16, ipv6=True):
         dw = data_width
-        self._ports(dw, flow_buckets_log2, action_log2, vip_count)
+        self._ports(dw, flow_buckets_log2, action_log2, vip_count, ipv6)
         self.comb += [
             self.rx.connect(self.host, omit={"user"}),
             self.host.user.eq(self.rx.user),

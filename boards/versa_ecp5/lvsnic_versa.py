@@ -118,8 +118,12 @@ class LvsnicVersa(SoCMini):
         # The core and its glue.
         # (core_stub: a stand-in with the same ports, for quick timing runs of
         # everything else; boards/README.md "Quick timing runs".)
+        # IPV6 = 0: the IPv6 parser, hashes, pair compare and rewrite do not
+        # fit the LFE5UM5G-45F beside the rest (with them the build packed
+        # to 88.8 % of its LUTs and did not route; docs/hardware.md §9);
+        # IPv6 frames go to the host as NON_IPV4, CAPS1.ipv6 reads 0.
         self.lvsnic = (LvsnicCoreStub if core_stub else LvsnicCore)(platform, data_width=64, flow_buckets_log2=flow_buckets_log2,
-                                 action_log2=action_log2, vip_count=vip_count)
+                                 action_log2=action_log2, vip_count=vip_count, ipv6=False)
         self.lvsnic.add_to_bus(self, origin=0x0000_0000)
         self.glue = LvsnicGlue(self.lvsnic, self.mac0, udp_port, sys_clk_freq,
                                host_ip=ip_to_int(host_ip))

@@ -33,3 +33,18 @@ def test_management_port_rgmii_domain_holds_only_phy_and_crossings():
     # Etherbone's Wishbone side is in sys (no separate Etherbone domain).
     assert bits["mgmt"] > 1000, bits
     assert "etherbone" not in bits, bits
+
+
+def test_core_is_built_without_ipv6():
+    """The Versa build's lvsnic_core has IPV6 = 0 (the IPv6 logic does not
+    fit the LFE5UM5G-45F; docs/hardware.md §9), and the register map's
+    CAPS1.ipv6 reads what the parameter says (lvsnic_regs)."""
+    from migen.fhdl.specials import Instance
+    soc = lvsnic_versa.LvsnicVersa(75e6, 4, 4, 4, "192.168.1.50", "192.168.1.100",
+                                   0x10e2d5000000, core_stub=False)
+    specials = soc.lvsnic.get_fragment().specials
+    cores = [s for s in specials if isinstance(s, Instance) and s.of == "lvsnic_core"]
+    assert len(cores) == 1
+    params = {p.name: p.value for p in cores[0].items if isinstance(p, Instance.Parameter)}
+    assert params["IPV6"] == 0, params
+    assert soc.lvsnic.params["ipv6"] is False

@@ -95,7 +95,7 @@ enum Cmd {
         #[arg(long, default_value_t = 64)]
         width: u32,
         /// Frame length in bytes (Ethernet header to end of payload, no FCS):
-        /// 60..=9014.
+        /// 60..=9014 (IPv6 modes: 74..=9014).
         #[arg(long, default_value_t = 64)]
         frame_len: usize,
         #[arg(long, value_enum, default_value = "nat")]
@@ -104,7 +104,7 @@ enum Cmd {
         #[arg(long, default_value_t = 2000)]
         frames: usize,
         /// Measure every frame length in `FIRST..LAST` (inclusive, bytes,
-        /// within 60..=9014) and report the worst utilization and latency,
+        /// within 60..=9014, 74..=9014 for IPv6 modes) and report the worst utilization and latency,
         /// and the clock 10/25/100 GbE line rate needs at the worst length.
         #[arg(long, value_name = "FIRST..LAST")]
         sweep: Option<String>,
@@ -330,7 +330,7 @@ fn vectors(
     let text = std::fs::read_to_string(rules).map_err(|e| format!("{}: {e}", rules.display()))?;
     let rules = lvsnic_model::rules::ipvsadm::parse_rules(&text).map_err(|e| format!("{}: {e}", rules.display()))?;
     let recs = lvsnic_model::pcap::read_file(input).map_err(|e| format!("{}: {e}", input.display()))?;
-    let params = lvsnic_model::hw::HwParams { data_width: 64, flow_buckets_log2, action_log2, vip_count };
+    let params = lvsnic_model::hw::HwParams { data_width: 64, flow_buckets_log2, action_log2, vip_count, ipv6: true };
     let s = lvsnic::vectors::write_vectors(out, cfg, &rules, &recs, params).map_err(|e| e.to_string())?;
     Ok(format!(
         "vectors: {} frames ({} forwarded, {} to host, {} aborted), {} flows, {} register writes -> {}",

@@ -30,12 +30,12 @@
 use crate::device::sim_core::SimCore;
 use lvsnic_model::hw::placement::FlowPlacer;
 use lvsnic_model::hw::regs::*;
-use lvsnic_model::hw::tables::{ActionEntry, ActionOp, FlowEntry, FlowKey};
+use lvsnic_model::hw::tables::{ActionEntry, ActionOp, Flow6Entry, FlowEntry, FlowKey, FlowKey6};
 use lvsnic_model::hw::Csr;
 use lvsnic_model::wire::build::tcp_frame;
 use lvsnic_model::wire::{EthernetRepr, Ipv4Repr, MacAddr, TcpRepr, ETHERTYPE_IPV4, TCP_ACK};
 use lvsnic_sim::{Pattern, RxUser};
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// What to forward.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -47,6 +47,35 @@ pub enum BenchMode {
     Dr,
     /// IPIP tunnel to 192.168.10.1: 20 bytes added per frame (`TUNNEL`).
     Tun,
+    /// NAT of IPv6 frames (IPv6 flows in slot pairs): the destination
+    /// rewritten to [2001:db8:a::1]:8080 (`NAT_DNAT`, an IPv6 action).
+    Nat6,
+    /// Direct routing of IPv6 frames (`ROUTE`, an IPv6 action).
+    Dr6,
+}
+
+impl BenchMode {
+    /// Whether the mode streams IPv6 frames.
+    pub fn is_ipv6(self) -> bool {
+        matches!(self, BenchMode::Nat6 | BenchMode::Dr6)
+    }
+
+    /// The shortest frame the mode forwards: 60 bytes (the smallest
+    /// Ethernet frame) for IPv4, 74 for IPv6 (Ethernet, IPv6 and TCP
+    /// headers).
+    pub fn min_frame_len(self) -> usize {
+        if self.is_ipv6() {
+            MIN_FRAME_LEN_IPV6
+        } else {
+            MIN_FRAME_LEN
+        }
+    }
+}
+
+/// The flows a bench streams: IPv4 or IPv6 keys.
+enum Keys {
+    V4(Vec<FlowKey>),
+    V6(Vec<FlowKey6>),
 }
 
 /// One measurement.
@@ -92,8 +121,10 @@ pub struct BenchResult {
 
 const DIR_MAC: MacAddr = MacAddr([0x02, 0, 0, 0, 0, 0x01]);
 const VIP: u32 = 0x0A00_0064;
+const VIP6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0x10);
+const RS6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0xa, 0, 0, 0, 0, 1);
 
-fn program(core: &mut SimCore, mode: BenchMode, flows: usize) -> Result<Vec<FlowKey>, String> {
+fn program(core: &mut SimCore, mode: BenchMode, flows: usize) -> Result<Keys, String> {
     let params = SimCore::params(core.rtl.width().bits());
     let w = |c: &mut SimCore, a: u32, v: u32| c.write32(a, v);
     w(core, MAC_HI, 0x0200);
@@ -102,30 +133,41 @@ fn program(core: &mut SimCore, mode: BenchMode, flows: usize) -> Result<Vec<Flow
     w(core, MTU, 9216);
     w(core, VIP_BASE, VIP);
     w(core, VIP_VALID, 1);
-    let (op, addr, port) = match mode {
-        BenchMode::Nat => (ActionOp::NatDnat, 0xC0A8_0A01, 8080),
-        BenchMode::Dr => (ActionOp::Route, 0, 0),
-        BenchMode::Tun => (ActionOp::Tunnel, 0xC0A8_0A01, 0),
-    };
-    let action = ActionEntry {
-        op,
-        host: false,
-        mac: MacAddr([0x02, 0, 0, 0, 0x10, 0x01]),
-        addr: IpAddr::V4(Ipv4Addr::from(addr)),
-        port,
-        l4_delta: ActionEntry::nat_delta(VIP, 80, addr, port),
+    let mac = MacAddr([0x02, 0, 0, 0, 0x10, 0x01]);
+    let action = match mode {
+        BenchMode::Nat6 | BenchMode::Dr6 => {
+            let (op, port) = if mode == BenchMode::Nat6 { (ActionOp::NatDnat, 8080) } else { (ActionOp::Route, 0) };
+            ActionEntry { op, host: false, mac, addr: IpAddr::V6(RS6), port, l4_delta: ActionEntry::nat_delta6(VIP6, 80, RS6, port) }
+        }
+        _ => {
+            let (op, addr, port) = match mode {
+                BenchMode::Nat => (ActionOp::NatDnat, 0xC0A8_0A01, 8080),
+                BenchMode::Tun => (ActionOp::Tunnel, 0xC0A8_0A01, 0),
+                _ => (ActionOp::Route, 0, 0),
+            };
+            ActionEntry { op, host: false, mac, addr: IpAddr::V4(Ipv4Addr::from(addr)), port, l4_delta: ActionEntry::nat_delta(VIP, 80, addr, port) }
+        }
     };
     crate::flows::write_table(core, ACT_STATUS, &action_writes(1, &action.to_bits()));
     let mut placer = FlowPlacer::new(params);
-    let mut keys = Vec::new();
+    let mut keys4 = Vec::new();
+    let mut keys6 = Vec::new();
     for i in 0..flows {
-        let key = FlowKey { proto: 6, saddr: 0xC612_0000 + i as u32, daddr: VIP, sport: 40000 + i as u16, dport: 80 };
-        let writes = placer.insert(FlowEntry::new(key, 1, true)).map_err(|e| e.to_string())?;
+        let writes = if mode.is_ipv6() {
+            let saddr = Ipv6Addr::new(0x2001, 0xdb8, 0xc, 0, 0, 0, 0, i as u16);
+            let key = FlowKey6 { proto: 6, saddr, daddr: VIP6, sport: 40000 + i as u16, dport: 80 };
+            keys6.push(key);
+            placer.insert6(Flow6Entry::new(key, 1, true)).map_err(|e| e.to_string())?
+        } else {
+            let key = FlowKey { proto: 6, saddr: 0xC612_0000 + i as u32, daddr: VIP, sport: 40000 + i as u16, dport: 80 };
+            keys4.push(key);
+            placer.insert(FlowEntry::new(key, 1, true)).map_err(|e| e.to_string())?
+        };
         for wr in writes {
             crate::flows::write_table(core, FLOW_STATUS, &wr.register_writes());
         }
-        keys.push(key);
     }
+    let keys = if mode.is_ipv6() { Keys::V6(keys6) } else { Keys::V4(keys4) };
     w(core, CTRL, CTRL_ENABLE | CTRL_PMTU_DISC);
     if let Some(e) = core.error.take() {
         return Err(format!("sim: {e}"));
@@ -136,6 +178,8 @@ fn program(core: &mut SimCore, mode: BenchMode, flows: usize) -> Result<Vec<Flow
 /// Shortest frame measured: the smallest Ethernet frame without its FCS
 /// (64 bytes on the wire with it); it still holds the 54 header bytes.
 pub const MIN_FRAME_LEN: usize = 60;
+/// Shortest IPv6 frame measured: Ethernet 14, IPv6 40, TCP 20.
+pub const MIN_FRAME_LEN_IPV6: usize = 74;
 /// Longest frame measured: a 9000-byte jumbo payload plus the Ethernet header.
 pub const MAX_FRAME_LEN: usize = 9014;
 /// Wire bytes per frame beyond the bytes the core sees: FCS 4, preamble and
@@ -166,14 +210,37 @@ fn frame(key: &FlowKey, len: usize) -> Vec<u8> {
     tcp_frame(&eth, &ip, &t, &vec![0x5au8; len.saturating_sub(54)])
 }
 
+/// An IPv6 TCP ACK segment of `len` bytes (≥ 74) for `key`, with a valid
+/// TCP checksum.
+fn frame6(key: &FlowKey6, len: usize) -> Vec<u8> {
+    use lvsnic_model::wire::checksum;
+    let plen = len - 54;
+    let mut f = DIR_MAC.0.to_vec();
+    f.extend_from_slice(&[0x02, 0, 0, 0, 0, 0xfe, 0x86, 0xdd, 0x60, 0, 0, 0]);
+    f.extend_from_slice(&(plen as u16).to_be_bytes());
+    f.extend_from_slice(&[6, 64]);
+    f.extend_from_slice(&key.saddr.octets());
+    f.extend_from_slice(&key.daddr.octets());
+    f.extend_from_slice(&key.sport.to_be_bytes());
+    f.extend_from_slice(&key.dport.to_be_bytes());
+    f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1, 0x50, TCP_ACK, 2, 0, 0, 0, 0, 0]);
+    f.resize(len, 0x5a);
+    let s = checksum::ones_sum(&f[54..], checksum::pseudo_header_sum_v6(key.saddr, key.daddr, 6, plen as u32));
+    f[70..72].copy_from_slice(&(!checksum::fold(s)).to_be_bytes());
+    f
+}
+
 /// Streams `frames` frames of `frame_len` bytes in `mode` through a core of `width` bits.
 pub fn bench(width: u32, mode: BenchMode, frame_len: usize, frames: usize) -> Result<BenchResult, String> {
-    if !(MIN_FRAME_LEN..=MAX_FRAME_LEN).contains(&frame_len) {
-        return Err(format!("frame length {frame_len} outside {MIN_FRAME_LEN}..={MAX_FRAME_LEN}"));
+    let min = mode.min_frame_len();
+    if !(min..=MAX_FRAME_LEN).contains(&frame_len) {
+        return Err(format!("frame length {frame_len} outside {min}..={MAX_FRAME_LEN}"));
     }
     let mut core = SimCore::new(width)?;
-    let keys = program(&mut core, mode, 64)?;
-    let frames_v: Vec<Vec<u8>> = keys.iter().map(|k| frame(k, frame_len)).collect();
+    let frames_v: Vec<Vec<u8>> = match program(&mut core, mode, 64)? {
+        Keys::V4(keys) => keys.iter().map(|k| frame(k, frame_len)).collect(),
+        Keys::V6(keys) => keys.iter().map(|k| frame6(k, frame_len)).collect(),
+    };
     core.rtl.rx().set_pattern(Pattern::always());
     core.rtl.tx().set_pattern(Pattern::always());
     core.rtl.host().set_pattern(Pattern::always());

@@ -21,7 +21,7 @@ use lvsnic_model::wire::{TCP_ACK, TCP_SYN};
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-const PARAMS: HwParams = HwParams { data_width: 64, flow_buckets_log2: 10, action_log2: 8, vip_count: 16 };
+const PARAMS: HwParams = HwParams { data_width: 64, flow_buckets_log2: 10, action_log2: 8, vip_count: 16, ipv6: true };
 
 fn now_ns() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64

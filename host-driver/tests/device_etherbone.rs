@@ -27,7 +27,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
 
 /// Smaller tables than the model backend's: quicker to start, same code.
-const PARAMS: HwParams = HwParams { data_width: 64, flow_buckets_log2: 10, action_log2: 8, vip_count: 16 };
+const PARAMS: HwParams = HwParams { data_width: 64, flow_buckets_log2: 10, action_log2: 8, vip_count: 16, ipv6: true };
 
 fn board(params: HwParams) -> EmulatedBoard {
     EmulatedBoard::start(params).expect("emulated board")

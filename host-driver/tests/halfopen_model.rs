@@ -177,7 +177,7 @@ fn udp_offloaded_on_the_first_reply_nat_or_the_second_packet_dr() {
 }
 
 /// A tiny table (2 ways × 16 buckets × 4 slots = 128 slots, the smallest a card may report).
-const TINY: HwParams = HwParams { data_width: 64, flow_buckets_log2: 4, action_log2: 4, vip_count: 4 };
+const TINY: HwParams = HwParams { data_width: 64, flow_buckets_log2: 4, action_log2: 4, vip_count: 4, ipv6: true };
 
 /// Opens DR connections (port 81) from distinct clients until one does
 /// not fit; returns the established ones and the one that did not fit.

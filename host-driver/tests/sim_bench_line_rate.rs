@@ -48,3 +48,23 @@ fn sweep_reports_the_clock_for_line_rate_at_the_worst_length() {
         assert!((m - em).abs() < 1e-3, "{g} GbE: {m} MHz, expected {em}");
     }
 }
+
+/// IPv6 (DR and NAT on IPv6 flows in slot pairs): the smallest IPv6 TCP
+/// frame (74 bytes) and the 129-byte one (three beats at 512 bits: the
+/// worst around the second beat boundary) stream one beat per cycle, all
+/// forwarded; the first output beat comes 19 cycles after the first input
+/// beat (the IPv6 header ends on beat 1, one cycle after IPv4's 18).
+#[test]
+fn ipv6_frames_stream_one_beat_per_cycle_at_512_bits() {
+    for mode in [BenchMode::Dr6, BenchMode::Nat6] {
+        for (len, beats) in [(74, 2), (128, 2), (129, 3)] {
+            let r = bench(512, mode, len, 32).expect("IPv6 frames are accepted");
+            assert_eq!((r.forwarded, r.to_host), (32, 0), "{mode:?} {len}");
+            assert_eq!(r.cycles, 32 * beats, "{mode:?} {len}: one input beat per cycle");
+            assert_eq!(r.bytes_out, r.bytes_in, "{mode:?} {len}: same length out");
+            assert_eq!((r.latency_cycles_min, r.latency_cycles_max), (19, 19), "{mode:?} {len}");
+        }
+    }
+    let e = bench(512, BenchMode::Nat6, 73, 4).unwrap_err();
+    assert!(e.contains("74..=9014"), "{e}");
+}

@@ -47,6 +47,13 @@ module lvsnic_core #(
     // Reported in CAPS1[23:16]. Legal: 1..32 (checked here; lvsnic_regs
     // also checks it against the register map's 32-entry VIP array).
     parameter integer VIP_COUNT         = 16,
+    // 1: IPv6 frames (EtherType 0x86DD) are parsed, hashed over the 36-byte
+    // IPv6 input and matched against IPv6 entries (slot pairs), and DR/NAT
+    // rewritten (docs/hardware.md §3, §4); 0: they go to the host as
+    // NON_IPV4 and none of that logic is built (the Versa ECP5 board, whose
+    // LUTs it would overfill). IPv6 entries are laid out the same either
+    // way. Reported in CAPS1[24]. Legal: 0 or 1 (checked).
+    parameter integer IPV6              = 1,
     // Width of the AXI4-Lite byte addresses. The register map occupies
     // 0x000..0x5FF, so 12 bits hold it; every address bit is decoded (no
     // aliasing), unmapped addresses read 0. Legal: 12..16 (checked).
@@ -133,6 +140,10 @@ module lvsnic_core #(
             $error("lvsnic_core: VIP_COUNT must be 1..32");
             lvsnic_core_invalid_parameter_VIP_COUNT u_bad ();
         end
+        if (IPV6 != 0 && IPV6 != 1) begin : g_bad_ipv6
+            $error("lvsnic_core: IPV6 must be 0 or 1");
+            lvsnic_core_invalid_parameter_IPV6 u_bad ();
+        end
         if (AXIL_ADDR_WIDTH < 12 || AXIL_ADDR_WIDTH > 16) begin : g_bad_aw
             $error("lvsnic_core: AXIL_ADDR_WIDTH must be 12..16");
             lvsnic_core_invalid_parameter_AXIL_ADDR_WIDTH u_bad ();
@@ -187,13 +198,13 @@ module lvsnic_core #(
     wire [DATA_WIDTH-1:0]  fb_data;
     wire [LW-1:0]          fb_cnt_m1;
     wire                   hdr_valid, hdr_ready;
-    wire [431:0]           hdr_data;
-    wire [5:0]             hdr_bytes;
+    wire [591:0]           hdr_data;
+    wire [6:0]             hdr_bytes;
     wire [63:0]            hdr_ts;
     wire [31:0]            hdr_seq;
     wire                   ev_rx;
 
-    lvsnic_ingress #(.DATA_WIDTH(DATA_WIDTH), .KEEP_WIDTH(KEEP_WIDTH)) u_ingress (
+    lvsnic_ingress #(.DATA_WIDTH(DATA_WIDTH), .KEEP_WIDTH(KEEP_WIDTH), .IPV6(IPV6)) u_ingress (
         .clk(clk), .rst(rst),
         .s_valid(rx_valid), .s_ready(rx_ready), .s_data(rx_data), .s_cnt_m1(rx_cnt_m1),
         .s_last(rx_last), .s_user(rx_user),
@@ -235,7 +246,7 @@ module lvsnic_core #(
 
     lvsnic_regs #(
         .DATA_WIDTH(DATA_WIDTH), .FLOW_BUCKETS_LOG2(B), .ACTION_LOG2(A),
-        .VIP_COUNT(VIP_COUNT), .AXIL_ADDR_WIDTH(AXIL_ADDR_WIDTH)
+        .VIP_COUNT(VIP_COUNT), .IPV6(IPV6), .AXIL_ADDR_WIDTH(AXIL_ADDR_WIDTH)
     ) u_regs (
         .clk(clk), .rst(rst),
         .s_axil_awaddr(s_axil_awaddr), .s_axil_awprot(s_axil_awprot),
@@ -266,7 +277,7 @@ module lvsnic_core #(
     // ------------------------------------------------------------------
     // lookup pipeline
     // ------------------------------------------------------------------
-    wire                dec_valid, dec_fwd, dec_tun, dec_hit, dec_vip, dec_pop;
+    wire                dec_valid, dec_fwd, dec_tun, dec_v6, dec_hit, dec_vip, dec_pop;
     wire [4:0]          dec_reason;
     wire [31:0]         dec_hash, dec_seq;
     wire [63:0]         dec_ts;
@@ -279,7 +290,7 @@ module lvsnic_core #(
 
     lvsnic_lookup #(
         .DATA_WIDTH(DATA_WIDTH), .FLOW_BUCKETS_LOG2(B), .ACTION_LOG2(A),
-        .VIP_COUNT(VIP_COUNT), .DEC_DEPTH(DEC_DEPTH)
+        .VIP_COUNT(VIP_COUNT), .IPV6(IPV6), .DEC_DEPTH(DEC_DEPTH)
     ) u_lookup (
         .clk(clk), .rst(rst),
         .cfg_enable(cfg_enable), .cfg_pmtu(cfg_pmtu), .cfg_mac(cfg_mac), .cfg_ip(cfg_ip),
@@ -293,7 +304,7 @@ module lvsnic_core #(
         .flow_rd_valid(flow_rd_valid), .flow_rd_data(flow_rd_data),
         .act_rd_valid(act_rd_valid), .act_rd_data(act_rd_data),
         .init_busy(lk_init),
-        .dec_valid(dec_valid), .dec_fwd(dec_fwd), .dec_tun(dec_tun), .dec_reason(dec_reason),
+        .dec_valid(dec_valid), .dec_fwd(dec_fwd), .dec_tun(dec_tun), .dec_v6(dec_v6), .dec_reason(dec_reason),
         .dec_hit(dec_hit), .dec_vip(dec_vip), .dec_hash(dec_hash), .dec_seq(dec_seq),
         .dec_ts(dec_ts), .dec_h(dec_h), .dec_j(dec_j), .dec_k(dec_k),
 .dec_outlast_m1(dec_outlast_m1), .dec_act(dec_act),
@@ -324,7 +335,7 @@ module lvsnic_core #(
         .clk(clk), .rst(rst),
         .fb_valid(fb_valid), .fb_ready(fb_ready), .fb_data(fb_data), .fb_last(fb_last),
         .fb_cnt_m1(fb_cnt_m1), .fb_short(fb_short),
-        .dec_valid(dec_valid), .dec_fwd(dec_fwd), .dec_tun(dec_tun), .dec_reason(dec_reason),
+        .dec_valid(dec_valid), .dec_fwd(dec_fwd), .dec_tun(dec_tun), .dec_v6(dec_v6), .dec_reason(dec_reason),
         .dec_hit(dec_hit), .dec_vip(dec_vip), .dec_hash(dec_hash), .dec_seq(dec_seq),
         .dec_ts(dec_ts), .dec_h(dec_h), .dec_j(dec_j), .dec_k(dec_k),
 .dec_outlast_m1(dec_outlast_m1), .dec_act(dec_act),

@@ -17,7 +17,7 @@
 //   * host frames: the received beats, unchanged (cut through), with the
 //     160-bit metadata;
 //   * forwarded frames: output beat j = 0..J. The output is the 54-byte
-//     (74 with IPIP) rewritten head H followed by the received bytes from
+//     (74 with IPIP or IPv6) rewritten head H followed by the received bytes from
 //     offset 54 shifted by 0 (20 with IPIP); it ends at 14 + total length
 //     (+ 20). Output lane l takes H[jW + l] while jW + l < |H|, else
 //     received byte jW + l - shift, from the received beat consumed by this
@@ -59,6 +59,7 @@ module lvsnic_egress #(
     input  wire                     dec_valid,
     input  wire                     dec_fwd,
     input  wire                     dec_tun,
+    input  wire                     dec_v6,      // IPv6: 74-byte head (MACs, hop limit, NAT fields)
     input  wire [4:0]               dec_reason,
     input  wire                     dec_hit,
     input  wire                     dec_vip,
@@ -211,7 +212,7 @@ module lvsnic_egress #(
     // ------------------------------------------------------------------
     // decision FIFO (registered head)
     // ------------------------------------------------------------------
-    localparam integer DQW = 1 + 1 + 5 + 1 + 1 + 32 + 32 + 64 + 592 + 2*JKW + LW + A + (B+3) + 16;
+    localparam integer DQW = 1 + 1 + 1 + 5 + 1 + 1 + 32 + 32 + 64 + 592 + 2*JKW + LW + A + (B+3) + 16;
 
     logic           dq_v;
     logic [DQW-1:0] dq;
@@ -219,13 +220,13 @@ module lvsnic_egress #(
     lvsnic_fifo #(.WIDTH(DQW), .DEPTH_LOG2(DECL), .OREG(1)) u_dec (
         .clk(clk), .rst(rst), .flush(1'b0),
         .in_valid(dec_valid),
-        .in_data({dec_fwd, dec_tun, dec_reason, dec_hit, dec_vip, dec_hash, dec_seq, dec_ts,
+        .in_data({dec_fwd, dec_tun, dec_v6, dec_reason, dec_hit, dec_vip, dec_hash, dec_seq, dec_ts,
                   dec_h, dec_j, dec_k, dec_outlast_m1, dec_act, dec_slot, dec_tl}),
         .out_valid(dq_v), .out_data(dq), .out_pop(dec_pop),
         .count(dq_count)
     );
 
-    wire             q_fwd, q_tun, q_hit, q_vip;
+    wire             q_fwd, q_tun, q_v6, q_hit, q_vip;
     wire [4:0]       q_reason;
     wire [31:0]      q_hash, q_seq;
     wire [63:0]      q_ts;
@@ -235,7 +236,7 @@ module lvsnic_egress #(
     wire [A-1:0]     q_act;
     wire [B+2:0]     q_slot;
     wire [15:0]      q_tl;
-    assign {q_fwd, q_tun, q_reason, q_hit, q_vip, q_hash, q_seq, q_ts,
+    assign {q_fwd, q_tun, q_v6, q_reason, q_hit, q_vip, q_hash, q_seq, q_ts,
             q_h, q_j, q_k, q_ol, q_act, q_slot, q_tl} = dq;
 
     // ------------------------------------------------------------------
@@ -339,7 +340,7 @@ module lvsnic_egress #(
             need_read  <= !(q_tun && D > 0);
             in_done    <= 1'b0;
             h_sr       <= q_h;
-            m_sr       <= q_tun ? {HB{1'b1}} : {20'h0, {54{1'b1}}};
+            m_sr       <= (q_tun || q_v6) ? {HB{1'b1}} : {20'h0, {54{1'b1}}};
         end else if (slot_fire) begin
             jrem   <= jrem - 1'b1;
             f_last <= (jrem == JKW'(1));

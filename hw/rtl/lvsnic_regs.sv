@@ -36,6 +36,7 @@ module lvsnic_regs #(
     parameter integer FLOW_BUCKETS_LOG2 = 10,
     parameter integer ACTION_LOG2       = 10,
     parameter integer VIP_COUNT         = 16,
+    parameter integer IPV6              = 1,
     parameter integer AXIL_ADDR_WIDTH   = 16
 ) (
     input  wire                         clk,
@@ -459,7 +460,7 @@ module lvsnic_regs #(
             wsel(LVSNIC_ID):        g_misc = LVSNIC_ID_RESET;
             wsel(LVSNIC_VERSION):   g_misc = LVSNIC_VERSION_RESET;
             wsel(LVSNIC_CAPS0):     g_misc = {8'(ACTION_LOG2), 8'(FLOW_BUCKETS_LOG2), 16'(DATA_WIDTH)};
-            wsel(LVSNIC_CAPS1):     g_misc = {8'h0, 8'(VIP_COUNT), 8'd2, 8'd4};
+            wsel(LVSNIC_CAPS1):     g_misc = {7'h0, 1'(IPV6 != 0), 8'(VIP_COUNT), 8'd2, 8'd4};
             wsel(LVSNIC_CTRL):      g_misc = {30'h0, cfg_pmtu, cfg_enable};
             wsel(LVSNIC_MAC_LO):    g_misc = mac_lo;
             wsel(LVSNIC_MAC_HI):    g_misc = {16'h0, mac_hi};

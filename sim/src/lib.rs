@@ -44,7 +44,7 @@ pub use crate::error::{AxilOp, Port, RtlFailure, SimError};
 pub use crate::meta::{HostUser, InjectUser, RxUser, Tuser, TxUser};
 /// Exception reason codes (docs/hardware.md §3), generated from the register map.
 pub use lvsnic_regmap::Reason;
-pub use crate::params::{ACTION_LOG2, AXIL_ADDR_WIDTH, FLOW_BUCKETS_LOG2, VIP_COUNT};
+pub use crate::params::{ACTION_LOG2, AXIL_ADDR_WIDTH, FLOW_BUCKETS_LOG2, IPV6, VIP_COUNT};
 pub use crate::pattern::Pattern;
 
 /// The `.f` file list the models were built from.

@@ -9,6 +9,8 @@ pub const FLOW_BUCKETS_LOG2: u32 = 8;
 pub const ACTION_LOG2: u32 = 8;
 /// `VIP_COUNT`: VIP match entries.
 pub const VIP_COUNT: u32 = 16;
+/// `IPV6`: the core forwards IPv6 (1) or sends it to the host (0).
+pub const IPV6: u32 = 1;
 /// `AXIL_ADDR_WIDTH`: AXI-Lite byte-address width in bits.
 pub const AXIL_ADDR_WIDTH: u32 = 16;
 /// The `DATA_WIDTH` values a model is built for (one model per value).

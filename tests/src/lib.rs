@@ -28,7 +28,7 @@ enum DutKind {
 /// Table sizes of the modelled data plane in tests (small, so cuckoo
 /// displacement and action sharing are exercised).
 pub const TEST_PARAMS: lvsnic_model::hw::HwParams =
-    lvsnic_model::hw::HwParams { data_width: 64, flow_buckets_log2: 6, action_log2: 6, vip_count: 16 };
+    lvsnic_model::hw::HwParams { data_width: 64, flow_buckets_log2: 6, action_log2: 6, vip_count: 16, ipv6: true };
 
 /// Number of backends the conformance tests run on: golden, model, and the
 /// verilated RTL at 64 and 512 bits. (A sim crate built with its stand-in

@@ -63,6 +63,7 @@ fn run(width: u32, seed: u64, total: usize) {
         flow_buckets_log2: lvsnic_sim::params::FLOW_BUCKETS_LOG2,
         action_log2: lvsnic_sim::params::ACTION_LOG2,
         vip_count: lvsnic_sim::params::VIP_COUNT,
+        ipv6: lvsnic_sim::params::IPV6 != 0,
     };
     let mut world = FuzzWorld::new(seed, params, 400);
     let mut model = HwPipeline::new(params);

@@ -8,11 +8,11 @@ use super::tables::{
 };
 use super::{Csr, HostMeta, Reason};
 use crate::wire::{
-    checksum, ethernet, ipv4, replace_transport_port, tcp, transport_ports, udp, EthernetFrame, Ipv4Packet, MacAddr, TcpPacket, UdpPacket,
-    ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP, TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN,
+    checksum, ethernet, ipv4, ipv6, replace_transport_port, tcp, transport_ports, udp, EthernetFrame, Ipv4Packet, Ipv6Packet, MacAddr,
+    TcpPacket, UdpPacket, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_TCP, IPPROTO_UDP, TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN,
 };
 use crate::xmit;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Elaboration parameters of `lvsnic_core`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,11 +25,14 @@ pub struct HwParams {
     pub action_log2: u32,
     /// VIP table entries (`VIP_COUNT`).
     pub vip_count: u32,
+    /// Whether the core forwards IPv6 (`IPV6`; `CAPS1.ipv6`). Without it an
+    /// IPv6 frame goes to the host as `NON_IPV4`.
+    pub ipv6: bool,
 }
 
 impl Default for HwParams {
     fn default() -> Self {
-        HwParams { data_width: 64, flow_buckets_log2: 10, action_log2: 10, vip_count: 16 }
+        HwParams { data_width: 64, flow_buckets_log2: 10, action_log2: 10, vip_count: 16, ipv6: true }
     }
 }
 
@@ -49,6 +52,7 @@ impl HwParams {
             flow_buckets_log2: (caps0 & CAPS0_FLOW_BUCKETS_LOG2_MASK) >> CAPS0_FLOW_BUCKETS_LOG2_SHIFT,
             action_log2: (caps0 & CAPS0_ACTION_LOG2_MASK) >> CAPS0_ACTION_LOG2_SHIFT,
             vip_count: (caps1 & CAPS1_VIP_COUNT_MASK) >> CAPS1_VIP_COUNT_SHIFT,
+            ipv6: caps1 & CAPS1_IPV6_MASK != 0,
         }
     }
 
@@ -60,7 +64,8 @@ impl HwParams {
             | self.action_log2 << CAPS0_ACTION_LOG2_SHIFT & CAPS0_ACTION_LOG2_MASK;
         let caps1 = Self::SLOTS << CAPS1_SLOTS_SHIFT & CAPS1_SLOTS_MASK
             | Self::WAYS << CAPS1_WAYS_SHIFT & CAPS1_WAYS_MASK
-            | self.vip_count << CAPS1_VIP_COUNT_SHIFT & CAPS1_VIP_COUNT_MASK;
+            | self.vip_count << CAPS1_VIP_COUNT_SHIFT & CAPS1_VIP_COUNT_MASK
+            | u32::from(self.ipv6) << CAPS1_IPV6_SHIFT & CAPS1_IPV6_MASK;
         (caps0, caps1)
     }
 
@@ -143,9 +148,19 @@ pub struct HwPipeline {
 }
 
 /// Where the core finds the headers: it handles untagged IPv4 without
-/// options only, so they are at fixed offsets.
+/// options and IPv6 without extension headers only, so they are at fixed
+/// offsets.
 const L3: usize = ethernet::HEADER_LEN;
 const L4: usize = L3 + ipv4::HEADER_LEN;
+const L4_6: usize = L3 + ipv6::HEADER_LEN;
+
+/// IPv6 Next Header values the core sends to the host as `IP_OPTIONS`:
+/// the extension headers Linux walks (`ipv6_ext_hdr`) other than the
+/// Fragment header (`FRAGMENT`) and No Next Header (`NOT_TCP_UDP`):
+/// Hop-by-Hop, Routing, AH, Destination Options.
+pub const IPV6_EXT_OPTIONS: [u8; 4] = [0, 43, 51, 60];
+/// The IPv6 Fragment header's Next Header value.
+pub const IPV6_FRAGMENT: u8 = 44;
 
 impl HwPipeline {
     /// A core out of reset: disabled, `pmtu_disc` on, MTU 1500, empty tables.
@@ -244,6 +259,9 @@ impl HwPipeline {
         if eth.has_vlan() {
             return host(self, Reason::Vlan);
         }
+        if eth.ethertype() == ETHERTYPE_IPV6 && self.params.ipv6 {
+            return self.process6(f, ts, seq);
+        }
         if eth.ethertype() != ETHERTYPE_IPV4 {
             return host(self, Reason::NonIpv4);
         }
@@ -330,6 +348,113 @@ impl HwPipeline {
         self.last_hit[slot] = ts;
         self.counters[CNT_FWD as usize] += 1;
         HwOutput::Forward { frame: self.rewrite(&f[..L3 + tot], &action, new_addr), seq }
+    }
+
+    /// The IPv6 path of [`process`](Self::process) (docs/hardware.md §3,
+    /// rows 6–19 for IPv6): the same rows as IPv4 with the IPv6 header's
+    /// facts, no header checksum, no VIP table (a miss is `MISS`).
+    fn process6(&mut self, f: &[u8], ts: u64, seq: u32) -> HwOutput {
+        let host = |s: &mut Self, r: Reason| s.to_host(r, false, false, 0, seq, ts, f);
+        if f.len() < L4_6 {
+            return host(self, Reason::Malformed);
+        }
+        let ip = Ipv6Packet::new_unchecked(&f[L3..]);
+        if ip.version() != 6 {
+            return host(self, Reason::Malformed);
+        }
+        let tot = ipv6::HEADER_LEN + usize::from(ip.payload_len());
+        let proto = u8::from(ip.next_header());
+        if IPV6_EXT_OPTIONS.contains(&proto) {
+            return host(self, Reason::IpOptions);
+        }
+        if proto == IPV6_FRAGMENT {
+            return host(self, Reason::Fragment);
+        }
+        let l4len = match proto {
+            IPPROTO_TCP => tcp::HEADER_LEN,
+            IPPROTO_UDP => udp::HEADER_LEN,
+            _ => return host(self, Reason::NotTcpUdp),
+        };
+        if tot < ipv6::HEADER_LEN + l4len || f.len() < L4_6 + l4len {
+            return host(self, Reason::L4Truncated);
+        }
+        let (sport, dport) = transport_ports(&f[L4_6..]).unwrap_or_default();
+        let key = FlowKey6 { proto, saddr: ip.src_addr(), daddr: ip.dst_addr(), sport, dport };
+        let (h0, h1) = key.hashes();
+        // No IPv6 VIP table: `vip` is 0 and a miss is MISS.
+        let info = |s: &mut Self, r: Reason, hit: bool| s.to_host(r, hit, false, h0, seq, ts, f);
+        let found = self.lookup6(&key, h0, h1);
+        if ip.hop_limit() <= 1 {
+            return info(self, Reason::Ttl, found.is_some());
+        }
+        let Some((slot, entry)) = found else {
+            return info(self, Reason::Miss, false);
+        };
+        let action = ActionEntry::from_bits(&self.actions[entry.action as usize & (self.params.actions() - 1)]);
+        // A rewrite into IPv4, and ip6ip6 tunnels (not in the RTL yet), are the host's.
+        let IpAddr::V6(new_addr) = action.addr else {
+            return info(self, Reason::ActionHost, true);
+        };
+        if action.host || action.op == ActionOp::Tunnel {
+            return info(self, Reason::ActionHost, true);
+        }
+        if proto == IPPROTO_TCP {
+            let flags = TcpPacket::new_unchecked(&f[L4_6..]).flags();
+            if flags & (TCP_FIN | TCP_SYN | TCP_RST) != 0 || flags & TCP_ACK == 0 || !entry.ack_fast {
+                return info(self, Reason::TcpControl, true);
+            }
+        }
+        let nat = matches!(action.op, ActionOp::NatDnat | ActionOp::NatSnat);
+        if proto == IPPROTO_UDP && nat && UdpPacket::new_unchecked(&f[L4_6..]).checksum() == 0 {
+            return info(self, Reason::UdpZeroCsum, true);
+        }
+        if tot > self.mtu as usize {
+            return info(self, Reason::TooBig, true);
+        }
+        if f.len() < L3 + tot {
+            self.counters[CNT_HOST as usize] += 1;
+            self.counters[(CNT_REASON_BASE + Reason::Truncated as u32) as usize] += 1;
+            return HwOutput::Aborted {
+                meta: HostMeta { reason: Reason::Truncated, hit: true, vip: false, hash0: h0, seq, ts },
+                frame: f.to_vec(),
+            };
+        }
+        let a = entry.action as usize & (self.params.actions() - 1);
+        self.act_pkts[a] += 1;
+        self.act_bytes[a] += tot as u64;
+        self.last_hit[slot] = ts;
+        self.counters[CNT_FWD as usize] += 1;
+        HwOutput::Forward { frame: self.rewrite6(&f[..L3 + tot], &action, new_addr), seq }
+    }
+
+    /// The IPv6 rewrite: MACs, hop limit − 1 (as the IPv4 path's TTL), and
+    /// for NAT the address, the port and the L4 checksum by the action's
+    /// `l4_delta` (computed by the host over the addresses' eight words;
+    /// IPv6 has no header checksum).
+    fn rewrite6(&self, f: &[u8], a: &ActionEntry, addr: Ipv6Addr) -> Vec<u8> {
+        let mut out = f.to_vec();
+        xmit::set_macs(&mut out, a.mac, self.mac);
+        let mut ip = Ipv6Packet::new_unchecked(&mut out[L3..]);
+        ip.set_hop_limit(ip.hop_limit() - 1); // hop limit > 1 checked
+        if matches!(a.op, ActionOp::NatDnat | ActionOp::NatSnat) {
+            let dnat = a.op == ActionOp::NatDnat;
+            if dnat {
+                ip.set_dst_addr(addr);
+            } else {
+                ip.set_src_addr(addr);
+            }
+            let proto = u8::from(ip.next_header());
+            let l4 = &mut out[L4_6..];
+            replace_transport_port(l4, dnat, a.port);
+            if proto == IPPROTO_TCP {
+                let mut t = TcpPacket::new_unchecked(l4);
+                t.set_checksum(apply_l4_delta(t.checksum(), a.l4_delta));
+            } else {
+                let mut u = UdpPacket::new_unchecked(l4);
+                u.set_checksum(checksum::udp_finalize(apply_l4_delta(u.checksum(), a.l4_delta)));
+            }
+        }
+        out
     }
 
     fn rewrite(&self, f: &[u8], a: &ActionEntry, addr: Ipv4Addr) -> Vec<u8> {
@@ -560,13 +685,16 @@ mod tests {
 
     /// `CAPS0`/`CAPS1` as docs/registers.md lays them out: data width in
     /// 15:0, buckets log2 in 23:16, actions log2 in 31:24; slots 7:0, ways
-    /// 15:8, VIPs 23:16.
+    /// 15:8, VIPs 23:16, ipv6 24.
     #[test]
     fn caps_are_the_register_fields() {
-        let p = HwParams { data_width: 512, flow_buckets_log2: 16, action_log2: 12, vip_count: 32 };
+        let p = HwParams { data_width: 512, flow_buckets_log2: 16, action_log2: 12, vip_count: 32, ipv6: true };
         let (c0, c1) = p.caps();
-        assert_eq!((c0, c1), (512 | 16 << 16 | 12 << 24, 4 | 2 << 8 | 32 << 16));
+        assert_eq!((c0, c1), (512 | 16 << 16 | 12 << 24, 4 | 2 << 8 | 32 << 16 | 1 << 24));
         assert_eq!(HwParams::from_caps(c0, c1), p);
+        let no6 = HwParams { ipv6: false, ..p };
+        assert_eq!(no6.caps(), (c0, 4 | 2 << 8 | 32 << 16));
+        assert_eq!(HwParams::from_caps(c0, no6.caps().1), no6);
         assert!(HwParams::caps1_geometry_ok(c1));
         assert!(!HwParams::caps1_geometry_ok(c1 & !0xff | 8), "8 slots");
         assert!(!HwParams::caps1_geometry_ok(c1 & !0xff00 | 4 << 8), "4 ways");
@@ -610,5 +738,165 @@ mod tests {
         }
         assert_eq!(hw.flow_image()[12..14], [[0; 5]; 2]);
         assert_eq!(hw.flow_count(), 1);
+    }
+
+    /// An IPv6 frame to the director's MAC: next header `nh`, hop limit
+    /// `hl`, L4 header from the key's ports (TCP ACK or UDP), a valid L4
+    /// checksum over the IPv6 pseudo-header.
+    fn frame6(mac: [u8; 6], k: &super::super::tables::FlowKey6, nh: u8, hl: u8, payload: usize) -> Vec<u8> {
+        use crate::wire::checksum;
+        let l4len = if k.proto == 6 { 20 } else { 8 };
+        let plen = l4len + payload;
+        let mut f = mac.to_vec();
+        f.extend_from_slice(&[2, 0, 0, 0, 0, 9, 0x86, 0xdd]);
+        f.extend_from_slice(&[0x6b, 0x81, 0x23, 0x45]);
+        f.extend_from_slice(&(plen as u16).to_be_bytes());
+        f.extend_from_slice(&[nh, hl]);
+        f.extend_from_slice(&k.saddr.octets());
+        f.extend_from_slice(&k.daddr.octets());
+        let l4 = f.len();
+        f.extend_from_slice(&k.sport.to_be_bytes());
+        f.extend_from_slice(&k.dport.to_be_bytes());
+        if k.proto == 6 {
+            f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 2, 0x50, 0x10, 0x72, 0x10, 0, 0, 0, 0]);
+        } else {
+            f.extend_from_slice(&(plen as u16).to_be_bytes());
+            f.extend_from_slice(&[0, 0]);
+        }
+        f.extend((0..payload).map(|i| i as u8));
+        let co = l4 + if k.proto == 6 { 16 } else { 6 };
+        let s = checksum::ones_sum(&f[l4..], checksum::pseudo_header_sum_v6(k.saddr, k.daddr, k.proto, plen as u32));
+        let c = !checksum::fold(s);
+        f[co..co + 2].copy_from_slice(&(if c == 0 { 0xffff } else { c }).to_be_bytes());
+        f
+    }
+
+    /// IPv6 frames (docs/hardware.md §3): the classification rows, a hit on
+    /// an IPv6 pair forwarded by DR and NAT (hop limit − 1, the L4
+    /// checksum valid over the new pseudo-header), an IPv4 action and a
+    /// tunnel to the host.
+    #[test]
+    fn ipv6_frames_are_classified_and_forwarded() {
+        use super::super::regs::*;
+        use super::super::tables::{ActionEntry, ActionOp, Flow6Entry, FlowKey6};
+        use super::super::{Csr, Reason};
+        use super::{HwOutput, HwPipeline};
+        use crate::wire::{checksum, MacAddr};
+        use std::net::{IpAddr, Ipv6Addr};
+        let params = HwParams { flow_buckets_log2: 4, action_log2: 4, ..Default::default() };
+        let mut hw = HwPipeline::new(params);
+        let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+        for (a, v) in identity_writes(mac, 0x0a00_0001, 1500) {
+            hw.write32(a, v);
+        }
+        let client: Ipv6Addr = "2001:db8:c::7".parse().unwrap();
+        let vip: Ipv6Addr = "2001:db8::10".parse().unwrap();
+        let rs: Ipv6Addr = "2001:db8:a::5".parse().unwrap();
+        let mut flows = Vec::new();
+        for (i, (proto, op)) in [(6u8, ActionOp::Route), (6, ActionOp::NatDnat), (17, ActionOp::NatDnat), (6, ActionOp::NatSnat), (6, ActionOp::Tunnel)]
+            .into_iter()
+            .enumerate()
+        {
+            let k = FlowKey6 { proto, saddr: client, daddr: vip, sport: 1000 + i as u16, dport: 80 };
+            let port = 8080;
+            let (addr, delta) = match op {
+                ActionOp::NatSnat => (client, ActionEntry::nat_delta6(client, k.sport, rs, port)),
+                _ => (rs, ActionEntry::nat_delta6(vip, 80, rs, port)),
+            };
+            let addr = if op == ActionOp::NatSnat { rs } else { addr };
+            let act = ActionEntry { op, host: false, mac: MacAddr([2, 0, 0, 0, 0x10, i as u8]), addr: IpAddr::V6(addr), port, l4_delta: delta };
+            for (a, v) in action_writes(i + 1, &act.to_bits()) {
+                hw.write32(a, v);
+            }
+            let (h0, _) = k.hashes();
+            let slot = params.slot_index(0, (h0 & 15) as usize, 2 * (i % 2));
+            for (a, v) in flow_writes(slot, &Flow6Entry::new(k, i as u16 + 1, true).to_bits()) {
+                hw.write32(a, v);
+            }
+            assert!(hw.lookup6(&k, h0, k.hashes().1).is_some(), "{k:?} installed");
+            flows.push((k, op));
+        }
+        hw.write32(CTRL, CTRL_ENABLE | CTRL_PMTU_DISC);
+        let reason = |hw: &mut HwPipeline, f: &[u8]| match hw.process(f, 1, 1) {
+            HwOutput::ToHost { meta, .. } | HwOutput::Aborted { meta, .. } => Some(meta.reason),
+            HwOutput::Forward { .. } => None,
+        };
+        let (k, _) = flows[0];
+        let good = frame6(mac.0, &k, 6, 64, 10);
+        assert_eq!(reason(&mut hw, &good), None);
+        for (nh, r) in [(0u8, Reason::IpOptions), (43, Reason::IpOptions), (60, Reason::IpOptions), (51, Reason::IpOptions), (44, Reason::Fragment), (58, Reason::NotTcpUdp), (59, Reason::NotTcpUdp)] {
+            assert_eq!(reason(&mut hw, &frame6(mac.0, &k, nh, 64, 10)), Some(r), "next header {nh}");
+        }
+        let mut bad = good.clone();
+        bad[14] = 0x4b;
+        assert_eq!(reason(&mut hw, &bad), Some(Reason::Malformed), "version 4 in an IPv6 frame");
+        assert_eq!(reason(&mut hw, &good[..14 + 39]), Some(Reason::Malformed), "39 bytes of header");
+        assert_eq!(reason(&mut hw, &good[..14 + 40 + 19]), Some(Reason::L4Truncated));
+        let mut short = good.clone();
+        short[18..20].copy_from_slice(&19u16.to_be_bytes());
+        assert_eq!(reason(&mut hw, &short), Some(Reason::L4Truncated), "payload length 19");
+        assert_eq!(reason(&mut hw, &good[..good.len() - 1]), Some(Reason::Truncated), "frame shorter than the payload length");
+        for hl in [0, 1] {
+            assert_eq!(reason(&mut hw, &frame6(mac.0, &k, 6, hl, 10)), Some(Reason::Ttl));
+        }
+        let miss = FlowKey6 { sport: 1, ..k };
+        assert_eq!(reason(&mut hw, &frame6(mac.0, &miss, 6, 64, 10)), Some(Reason::Miss));
+        assert_eq!(reason(&mut hw, &frame6(mac.0, &flows[4].0, 6, 64, 10)), Some(Reason::ActionHost), "ip6ip6 is the host's");
+        hw.write32(MTU, 40 + 20 + 9);
+        assert_eq!(reason(&mut hw, &good), Some(Reason::TooBig));
+        hw.write32(MTU, 40 + 20 + 10);
+        for (k, op) in &flows[..4] {
+            let f = frame6(mac.0, k, k.proto, 64, 10);
+            let mut padded = f.clone();
+            padded.extend_from_slice(&[0xee; 7]);
+            let HwOutput::Forward { frame: out, .. } = hw.process(&padded, 1, 1) else { panic!("{op:?} not forwarded") };
+            assert_eq!(out.len(), f.len(), "padding removed");
+            assert_eq!(out[..6], [2, 0, 0, 0, 0x10, out[5]]);
+            assert_eq!(out[21], 63, "hop limit - 1");
+            let ip = crate::wire::Ipv6Packet::new_unchecked(&out[14..]);
+            let (src, dst) = (ip.src_addr(), ip.dst_addr());
+            match op {
+                ActionOp::Route => assert_eq!(out[14..], f[14..21].iter().chain(&[63]).chain(&f[22..]).copied().collect::<Vec<u8>>()[..]),
+                ActionOp::NatDnat => assert_eq!((src, dst, out[56..58] == 8080u16.to_be_bytes()), (client, rs, true)),
+                _ => assert_eq!((src, dst, out[54..56] == 8080u16.to_be_bytes()), (rs, vip, true)),
+            }
+            let s = checksum::ones_sum(&out[54..], checksum::pseudo_header_sum_v6(src, dst, k.proto, (out.len() - 54) as u32));
+            assert_eq!(checksum::fold(s), 0xffff, "{op:?}: L4 checksum valid after the rewrite");
+        }
+    }
+
+    /// A core built with `IPV6` = 0 sends the IPv6 frame that the default
+    /// core forwards to the host as `NON_IPV4` (the Versa ECP5 build).
+    #[test]
+    fn without_ipv6_an_ipv6_frame_is_non_ipv4() {
+        use super::super::regs::*;
+        use super::super::tables::{ActionEntry, ActionOp, Flow6Entry, FlowKey6};
+        use super::super::{Csr, Reason};
+        use super::{HwOutput, HwPipeline};
+        use crate::wire::MacAddr;
+        use std::net::IpAddr;
+        let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+        let k = FlowKey6 { proto: 6, saddr: "2001:db8:c::7".parse().unwrap(), daddr: "2001:db8::10".parse().unwrap(), sport: 1000, dport: 80 };
+        let act = ActionEntry { op: ActionOp::Route, host: false, mac: MacAddr([2, 0, 0, 0, 0x10, 1]), addr: IpAddr::V6("2001:db8:a::5".parse().unwrap()), port: 0, l4_delta: 0 };
+        let f = frame6(mac.0, &k, 6, 64, 10);
+        let mut outcomes = Vec::new();
+        for ipv6 in [true, false] {
+            let params = HwParams { flow_buckets_log2: 4, action_log2: 4, ipv6, ..Default::default() };
+            let mut hw = HwPipeline::new(params);
+            for (a, v) in identity_writes(mac, 0x0a00_0001, 1500).into_iter().chain(action_writes(1, &act.to_bits())) {
+                hw.write32(a, v);
+            }
+            let slot = params.slot_index(0, (k.hashes().0 & 15) as usize, 0);
+            for (a, v) in flow_writes(slot, &Flow6Entry::new(k, 1, true).to_bits()) {
+                hw.write32(a, v);
+            }
+            hw.write32(CTRL, CTRL_ENABLE | CTRL_PMTU_DISC);
+            assert_eq!(hw.read32(CAPS1) >> 24 & 1, u32::from(ipv6));
+            outcomes.push(match hw.process(&f, 1, 1) {
+                HwOutput::Forward { .. } => None,
+                HwOutput::ToHost { meta, .. } | HwOutput::Aborted { meta, .. } => Some(meta.reason),
+            });
+        }
+        assert_eq!(outcomes, [None, Some(Reason::NonIpv4)]);
     }
 }

@@ -342,6 +342,15 @@ impl ActionEntry {
             + crate::wire::checksum::delta16(old_port, new_port) as u64;
         fold16(d)
     }
+
+    /// [`nat_delta`](Self::nat_delta) for IPv6: the eight 16-bit words of
+    /// each address in place of the two of an IPv4 one.
+    pub fn nat_delta6(old_addr: Ipv6Addr, old_port: u16, new_addr: Ipv6Addr, new_port: u16) -> u16 {
+        let (o, n) = (old_addr.segments(), new_addr.segments());
+        let d = o.iter().zip(n).map(|(&o, n)| crate::wire::checksum::delta16(o, n) as u64).sum::<u64>()
+            + crate::wire::checksum::delta16(old_port, new_port) as u64;
+        fold16(d)
+    }
 }
 
 /// End-around-carry fold to 16 bits (no complement).

@@ -3,7 +3,9 @@
 //! stream of frames that mostly hit installed flows (so every rewrite path
 //! runs) with every kind of oddity mixed in: malformed, truncated, runt,
 //! jumbo, padded, VLAN-tagged, IP options, fragments, bad checksums, TTL
-//! 0..2, TCP control flags, zero UDP checksums, misses, non-IP frames.
+//! 0..2, TCP control flags, zero UDP checksums, misses, non-IP frames; and
+//! IPv6 frames of installed IPv6 flows (every op) and of none, with
+//! extension headers, fragments, bad versions and lengths, hop limits 0..2.
 //! Table and register changes can be interleaved with the traffic.
 
 use lvsnic_model::hw::placement::FlowPlacer;
@@ -34,6 +36,8 @@ pub struct FuzzWorld {
     pub actions: Vec<ActionEntry>,
     /// Installed flows: key, action index, ack_fast.
     pub flows: Vec<(FlowKey, u16, bool)>,
+    /// Installed IPv6 flows: key, action index, ack_fast.
+    pub flows6: Vec<(FlowKey6, u16, bool)>,
     /// Installed IPv6 entries, each a decoy: its tail slot, read as an IPv4
     /// slot, is a valid entry for the IPv4 key beside it, which the card
     /// must never match (docs/hardware.md §4) and the traffic sends.
@@ -61,11 +65,12 @@ impl FuzzWorld {
             let op = [ActionOp::Route, ActionOp::NatDnat, ActionOp::NatSnat, ActionOp::Tunnel][i % 4];
             actions.push(ActionEntry {
                 op,
-                // One action in eight diverts its flows to the host, and one
-                // in sixteen rewrites into IPv6 (the host's too).
+                // One action in eight diverts its flows to the host; five
+                // in sixteen are IPv6 ones (every op; IPv6 flows use them,
+                // and an IPv4 flow on one goes to the host).
                 host: i % 8 == 7,
                 mac: MacAddr([0x02, 0, 0, 0, 0x10, i as u8]),
-                addr: if i % 16 == 11 {
+                addr: if i % 16 >= 11 {
                     IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0xa, i as u16))
                 } else {
                     IpAddr::V4(Ipv4Addr::from(0xC0A8_0A00 + i as u32))
@@ -83,6 +88,7 @@ impl FuzzWorld {
             vips,
             actions,
             flows: Vec::new(),
+            flows6: Vec::new(),
             decoys: Vec::new(),
             placer: FlowPlacer::new(params),
             rng,
@@ -92,6 +98,8 @@ impl FuzzWorld {
         for i in 0..nflows {
             if i % 16 == 15 {
                 w.add_decoy(&mut Vec::new());
+            } else if i % 8 == 3 {
+                w.add_random_flow6(&mut Vec::new());
             } else {
                 w.add_random_flow(&mut Vec::new());
             }
@@ -122,6 +130,38 @@ impl FuzzWorld {
         if let Ok(ws) = self.placer.insert(FlowEntry::new(key, action, ack_fast)) {
             writes.extend(ws.iter().flat_map(|w| w.register_writes()));
             self.flows.push((key, action, ack_fast));
+        }
+    }
+
+    fn random_key6(&mut self) -> FlowKey6 {
+        let r = &mut self.rng;
+        let proto = if r.below(3) == 0 { 17 } else { 6 };
+        FlowKey6 {
+            proto,
+            saddr: Ipv6Addr::new(0x2001, 0xdb8, 0xc, 0, 0, 0, r.below(4) as u16, r.below(65536) as u16),
+            daddr: Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0x10 + r.below(4) as u16),
+            sport: 1024 + r.below(64512) as u16,
+            dport: [80u16, 443, 53, 8080][r.below(4) as usize],
+        }
+    }
+
+    /// Installs an IPv6 flow, mostly on an IPv6 action (one in eight on
+    /// any action: an IPv4 one sends its frames to the host).
+    fn add_random_flow6(&mut self, writes: &mut Vec<(u32, u32)>) {
+        let key = self.random_key6();
+        let v6: Vec<u16> = (0..self.actions.len()).filter(|&i| self.actions[i].addr.is_ipv6()).map(|i| i as u16 + 1).collect();
+        let action = if v6.is_empty() || self.rng.below(8) == 0 {
+            1 + self.rng.below(self.actions.len() as u64) as u16
+        } else {
+            v6[self.rng.below(v6.len() as u64) as usize]
+        };
+        let ack_fast = self.rng.below(5) != 0;
+        if self.placer.slot_of6(&key).is_some() || self.decoys.iter().any(|d| d.0 == key) {
+            return;
+        }
+        if let Ok(ws) = self.placer.insert6(Flow6Entry::new(key, action, ack_fast)) {
+            writes.extend(ws.iter().flat_map(|w| w.register_writes()));
+            self.flows6.push((key, action, ack_fast));
         }
     }
 
@@ -193,6 +233,17 @@ impl FuzzWorld {
                         self.add_decoy(&mut w);
                     }
                 }
+                0 | 1 if self.rng.below(3) == 0 => {
+                    if !self.flows6.is_empty() && self.rng.below(2) == 0 {
+                        let i = self.rng.below(self.flows6.len() as u64) as usize;
+                        let (k6, _, _) = self.flows6.swap_remove(i);
+                        if let Some(s) = self.placer.remove6(&k6) {
+                            w.extend(s.register_writes());
+                        }
+                    } else {
+                        self.add_random_flow6(&mut w);
+                    }
+                }
                 0..=3 => self.add_random_flow(&mut w),
                 4..=6 if !self.flows.is_empty() => {
                     let i = self.rng.below(self.flows.len() as u64) as usize;
@@ -241,6 +292,9 @@ impl FuzzWorld {
         let kind = self.rng.below(100);
         if kind < 6 {
             return self.odd_l2_frame();
+        }
+        if kind >= 86 {
+            return self.build_frame6();
         }
         // An IPv4 TCP/UDP frame, mostly of an installed flow.
         let key = if kind < 75 && !self.flows.is_empty() {
@@ -400,6 +454,108 @@ impl FuzzWorld {
         f
     }
 
+    /// An IPv6 TCP/UDP frame, mostly of an installed IPv6 flow, with the
+    /// IPv6 oddities.
+    fn build_frame6(&mut self) -> Vec<u8> {
+        let key = if self.rng.below(5) != 0 && !self.flows6.is_empty() {
+            let i = self.rng.below(self.flows6.len() as u64) as usize;
+            self.flows6[i].0
+        } else {
+            self.random_key6()
+        };
+        let r = &mut self.rng;
+        let l4 = if key.proto == 6 { 20 } else { 8 };
+        let payload_len = match r.below(10) {
+            0 => 0,
+            1..=5 => r.below(64) as usize,
+            6..=7 => r.below(1500) as usize,
+            8 => 1400 + r.below(200) as usize,
+            _ => r.below(9000) as usize,
+        };
+        let plen = l4 + payload_len;
+        let mut f = Vec::with_capacity(54 + plen + 64);
+        f.extend_from_slice(&self.mac.0);
+        f.extend_from_slice(&[0x02, 0, 0, 0, 0, 0xfe]);
+        f.extend_from_slice(&be16(0x86dd));
+        let hl = match r.below(20) {
+            0 => 0,
+            1 => 1,
+            2 => 2,
+            _ => 64,
+        };
+        let tc = [0u8, 0x10, 0xb8, 0x03][r.below(4) as usize];
+        let flow = r.below(1 << 20) as u32;
+        f.extend_from_slice(&(6u32 << 28 | (tc as u32) << 20 | flow).to_be_bytes());
+        f.extend_from_slice(&be16(plen as u16));
+        f.push(key.proto);
+        f.push(hl);
+        f.extend_from_slice(&key.saddr.octets());
+        f.extend_from_slice(&key.daddr.octets());
+        let l4s = f.len();
+        f.extend_from_slice(&be16(key.sport));
+        f.extend_from_slice(&be16(key.dport));
+        if key.proto == 6 {
+            f.extend_from_slice(&(r.next_u64() as u32).to_be_bytes());
+            f.extend_from_slice(&(r.next_u64() as u32).to_be_bytes());
+            f.push(0x50);
+            let flags = match r.below(10) {
+                0 => 0x02,
+                1 => 0x11,
+                2 => 0x04,
+                _ => 0x10 | (r.below(2) as u8 * 0x08),
+            };
+            f.push(flags);
+            f.extend_from_slice(&be16(29200));
+            f.extend_from_slice(&[0, 0, 0, 0]);
+        } else {
+            f.extend_from_slice(&be16(plen as u16));
+            f.extend_from_slice(&[0, 0]);
+        }
+        for _ in 0..payload_len {
+            f.push(r.next_u64() as u8);
+        }
+        let zero_udp = key.proto == 17 && r.below(6) == 0;
+        if !zero_udp {
+            let co = if key.proto == 6 { 16 } else { 6 };
+            let s = checksum::ones_sum(&f[l4s..], checksum::pseudo_header_sum_v6(key.saddr, key.daddr, key.proto, plen as u32));
+            let mut c = !checksum::fold(s);
+            if key.proto == 17 && c == 0 {
+                c = 0xffff;
+            }
+            f[l4s + co..l4s + co + 2].copy_from_slice(&be16(c));
+        }
+        self.oddities6(f)
+    }
+
+    /// Random damage and variations on a well-formed IPv6 frame.
+    fn oddities6(&mut self, mut f: Vec<u8>) -> Vec<u8> {
+        let r = &mut self.rng;
+        match r.below(30) {
+            0 => f[14] = 0x45,                                           // version 4
+            1 | 2 => f[20] = [0u8, 43, 44, 60, 51, 58, 59, 50][r.below(8) as usize], // extension header, ICMPv6, none, ESP
+            3 => f.truncate(14 + r.below(60) as usize),                 // truncated headers
+            4 | 5 => {
+                // Truncated body (shorter than the payload length).
+                let plen = u16::from_be_bytes([f[18], f[19]]) as usize;
+                let keep = 54 + 8 + r.below(plen.max(1) as u64) as usize;
+                f.truncate(keep.min(54 + plen - 1));
+            }
+            6 | 7 => {
+                // Ethernet padding / trailing bytes.
+                let n = 1 + r.below(80) as usize;
+                f.extend((0..n).map(|_| r.next_u64() as u8));
+            }
+            8 => f.splice(12..12, [0x81u8, 0x00, 0x00, 0x64]).for_each(drop), // 802.1Q tag
+            9 => {
+                // Payload length below the L4 header.
+                let p = r.below(20) as u16;
+                f[18..20].copy_from_slice(&be16(p));
+            }
+            _ => {}
+        }
+        f
+    }
+
     fn odd_l2_frame(&mut self) -> Vec<u8> {
         let r = &mut self.rng;
         match r.below(6) {
@@ -485,7 +641,9 @@ mod tests {
     fn covers_every_reason_and_op() {
         let params = HwParams { flow_buckets_log2: 8, action_log2: 8, ..Default::default() };
         let mut reasons: BTreeMap<u8, u32> = BTreeMap::new();
+        let mut reasons6: BTreeMap<u8, u32> = BTreeMap::new();
         let mut fwd_ops = [0u32; 4];
+        let mut fwd_ops6 = [0u32; 4];
         for seed in 0..4 {
             let mut w = FuzzWorld::new(seed, params, 300);
             let mut hw = HwPipeline::new(params);
@@ -499,7 +657,22 @@ mod tests {
                     }
                 }
                 let (f, ts, seq) = w.frame();
+                let v6 = f.len() >= 14 && f[12..14] == [0x86, 0xdd];
                 match hw.process(&f, ts, seq) {
+                    HwOutput::Forward { frame, .. } if v6 => {
+                        let op = if frame[22..38] != f[22..38] {
+                            2
+                        } else if frame[38..54] != f[38..54] {
+                            1
+                        } else {
+                            0
+                        };
+                        fwd_ops6[op] += 1;
+                        *reasons6.entry(0).or_default() += 1;
+                    }
+                    HwOutput::ToHost { meta, .. } | HwOutput::Aborted { meta, .. } if v6 => {
+                        *reasons6.entry(meta.reason as u8).or_default() += 1;
+                    }
                     HwOutput::Forward { frame, .. } => {
                         let op = if frame.len() == f.len().min(14 + u16::from_be_bytes([f[16], f[17]]) as usize) + 20 {
                             3
@@ -526,5 +699,15 @@ mod tests {
             assert!(reasons.get(&r).copied().unwrap_or(0) > 0, "reason {r} never produced: {reasons:?}");
         }
         assert!(fwd_ops.iter().all(|&n| n > 100), "every op forwards: {fwd_ops:?}");
+        // IPv6: every row an IPv6 frame can reach (no IP checksum, no VIP
+        // or local miss: docs/hardware.md §3), and DR and both NATs forward.
+        use Reason::*;
+        for r in [Forwarded, Malformed, IpOptions, Fragment, NotTcpUdp, L4Truncated, Ttl, Miss, ActionHost, TcpControl, UdpZeroCsum, TooBig, Truncated] {
+            assert!(reasons6.get(&(r as u8)).copied().unwrap_or(0) > 0, "IPv6 reason {r:?} never produced: {reasons6:?}");
+        }
+        for r in [IpChecksum, MissVip, MissLocal] {
+            assert_eq!(reasons6.get(&(r as u8)), None, "IPv6 frames cannot be {r:?}");
+        }
+        assert!(fwd_ops6[..3].iter().all(|&n| n > 100), "every IPv6 op but TUN forwards: {fwd_ops6:?}");
     }
 }

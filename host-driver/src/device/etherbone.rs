@@ -384,7 +384,7 @@ impl EtherboneDevice {
             link: LinkCounters::default(),
             rx: RxCounters::default(),
             tx: TxCounters::default(),
-            identity: CoreIdentity { version: 0, params: lvsnic_model::hw::HwParams { data_width: 0, flow_buckets_log2: 0, action_log2: 0, vip_count: 0 } },
+            identity: CoreIdentity { version: 0, params: lvsnic_model::hw::HwParams { data_width: 0, flow_buckets_log2: 0, action_log2: 0, vip_count: 0, ipv6: false } },
         };
         // First contact with its own error, then the identity registers.
         dev.read_regs(&[ID])?;

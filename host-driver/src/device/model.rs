@@ -10,7 +10,7 @@ use lvsnic_model::hw::{Csr, HwParams};
 use lvsnic_model::time::Time;
 
 /// Table sizes of the modelled card (`--backend model`).
-pub const MODEL_PARAMS: HwParams = HwParams { data_width: 64, flow_buckets_log2: 16, action_log2: 12, vip_count: 32 };
+pub const MODEL_PARAMS: HwParams = HwParams { data_width: 64, flow_buckets_log2: 16, action_log2: 12, vip_count: 32, ipv6: true };
 
 /// Device address of the model's DMA memory (arbitrary, above 4 GiB so the
 /// `_HI` halves of the base registers are exercised).

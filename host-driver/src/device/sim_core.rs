@@ -45,6 +45,7 @@ impl SimCore {
             flow_buckets_log2: lvsnic_sim::params::FLOW_BUCKETS_LOG2,
             action_log2: lvsnic_sim::params::ACTION_LOG2,
             vip_count: lvsnic_sim::params::VIP_COUNT,
+            ipv6: lvsnic_sim::params::IPV6 != 0,
         }
     }
 

@@ -744,7 +744,7 @@ mod tests {
     /// A slow path over the card model with a flow table of
     /// `2 * 4 << buckets_log2` slots, MIXED_RULES.
     fn slow_path(buckets_log2: u32) -> SlowPath<ModelDevice> {
-        let params = HwParams { data_width: 64, flow_buckets_log2: buckets_log2, action_log2: 8, vip_count: 16 };
+        let params = HwParams { data_width: 64, flow_buckets_log2: buckets_log2, action_log2: 8, vip_count: 16, ipv6: true };
         let dev = ModelDevice::model(params, RingConfig::default()).unwrap();
         SlowPath::new(director(MIXED_RULES, ""), dev, params).unwrap()
     }

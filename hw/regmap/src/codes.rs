@@ -48,7 +48,7 @@ pub enum Reason {
     L2OtherHost = 3,
     /// 802.1Q tagged.
     Vlan = 4,
-    /// EtherType not IPv4.
+    /// EtherType not IPv4, nor IPv6 on a core built with IPV6.
     NonIpv4 = 5,
     /// IPv4 header checksum wrong.
     IpChecksum = 6,

@@ -49,6 +49,10 @@ pub const CAPS1_WAYS_SHIFT: u32 = 8;
 pub const CAPS1_VIP_COUNT_MASK: u32 = 0x00FF0000;
 /// Capabilities 1: field `vip_count` shift.
 pub const CAPS1_VIP_COUNT_SHIFT: u32 = 16;
+/// Capabilities 1: field `ipv6` (bits 24:24).
+pub const CAPS1_IPV6_MASK: u32 = 0x01000000;
+/// Capabilities 1: field `ipv6` shift.
+pub const CAPS1_IPV6_SHIFT: u32 = 24;
 /// Control.
 pub const CTRL: u32 = 0x010;
 /// Control: value after reset.

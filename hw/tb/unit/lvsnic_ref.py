@@ -18,10 +18,13 @@ the action index uses its low ACTION_LOG2 bits.
 
 Tables: ``Ref.flows`` holds 160-bit slots (``lvsnic_flow_entry``); an IPv6
 entry (``lvsnic_flow6_entry``, 320 bits, ``flow6_entry``) is its two halves
-in an aligned slot pair (``Ref.write_pair``, FLOW_CMD WRITE_PAIR). The
-parser is IPv4 only, so a lookup matches IPv4 slots only: valid, ``ipv6``
-0, and not the tail of a valid IPv6 head (docs/hardware.md §4). An action
-with ``ipv6`` set hit by a (IPv4) frame is ACTION_HOST like ``host``.
+in an aligned slot pair (``Ref.write_pair``, FLOW_CMD WRITE_PAIR). An IPv4
+frame matches IPv4 slots only: valid, ``ipv6`` 0, and not the tail of a
+valid IPv6 head; an IPv6 frame (EtherType 0x86DD, TCP/UDP right after the
+fixed header) matches pairs whose head is valid with ``ipv6`` 1
+(docs/hardware.md §4). An action whose ``ipv6`` differs from the frame's
+family, or an IPv6 TUNNEL, is ACTION_HOST like ``host``. IPv6 has no VIP
+table (a miss is MISS), no header checksum, hop limit for TTL.
 
 Register sequences for the table commands (``flow_write_regs``,
 ``action_write_regs``, ``flow_read_regs``, ...) use the generated
@@ -68,6 +71,35 @@ def l4_delta(old_addr, new_addr, old_port, new_port):
     s = (~(old_addr >> 16) & 0xFFFF) + (~old_addr & 0xFFFF) + (new_addr >> 16) + (new_addr & 0xFFFF)
     s += (~old_port & 0xFFFF) + new_port
     return fold(s)
+
+
+def l4_delta6(old_addr, new_addr, old_port, new_port):
+    """``l4_delta`` over the eight 16-bit words of each IPv6 address."""
+    s = sum((~(old_addr >> 16 * i) & 0xFFFF) + (new_addr >> 16 * i & 0xFFFF) for i in range(8))
+    s += (~old_port & 0xFFFF) + new_port
+    return fold(s)
+
+
+# IPv6 next headers sent to the host as IP_OPTIONS (Hop-by-Hop, Routing, AH,
+# Destination Options) and FRAGMENT (44); others not TCP/UDP: NOT_TCP_UDP.
+IPV6_EXT_OPTIONS = (0, 43, 51, 60)
+
+
+def is_v6(h):
+    return len(h) >= 14 and (h[12] << 8 | h[13]) == 0x86DD
+
+
+def ip_len(h):
+    """The IP packet length: IPv4 total length, IPv6 40 + payload length."""
+    return 40 + (h[18] << 8 | h[19]) if is_v6(h) else h[16] << 8 | h[17]
+
+
+def header(frame):
+    """What the lookup sees: the first 74 bytes (IPv6) or 54 (others),
+    zero-filled to 74, and how many are present."""
+    hb = 74 if is_v6(frame) else 54
+    n = min(len(frame), hb)
+    return bytes(frame[:n]) + bytes(74 - n), n
 
 
 def put(value, name):
@@ -194,8 +226,9 @@ def meta(reason, hit, vip, hash0, seq, ts):
 
 
 class Ref:
-    def __init__(self, buckets_log2, action_log2, vip_count=16):
+    def __init__(self, buckets_log2, action_log2, vip_count=16, ipv6=True):
         self.B = buckets_log2
+        self.ipv6 = ipv6    # parameter IPV6: without it IPv6 frames are NON_IPV4
         self.A = action_log2
         self.enable = False
         self.pmtu = True
@@ -238,15 +271,20 @@ class Ref:
         m = (1 << self.B) - 1
         return toeplitz(KEY0, d) & m, toeplitz(KEY1, d) & m
 
+    def buckets6(self, src, dst, sport, dport):
+        d = src.to_bytes(16, "big") + dst.to_bytes(16, "big") + struct.pack(">HH", sport, dport)
+        m = (1 << self.B) - 1
+        return toeplitz(KEY0, d) & m, toeplitz(KEY1, d) & m
+
     def process(self, frame, ts=0, seq=0):
         n = len(frame)
-        h = frame[:54] + bytes(max(0, 54 - n))     # missing bytes read as 0
+        h, _ = header(frame)                       # missing bytes read as 0
         res = self._classify(h, n)
         reason, hit, vip, hash0, act_idx, slot = res
         m = meta(reason, hit, vip, hash0, seq, ts)
         if reason:
             return ("host", bytes(frame), m)
-        tl = h[16] << 8 | h[17]
+        tl = ip_len(h)
         if n < 14 + tl:
             return ("trunc", bytes(frame), meta(Reason.TRUNCATED, 1, vip, hash0, seq, ts))
         a = self.actions.get(act_idx, 0)
@@ -261,6 +299,8 @@ class Ref:
         if not self.enable:
             return (Reason.DISABLED, 0, 0, 0, 0, 0)
         etype = h[12] << 8 | h[13]
+        if self.ipv6 and etype == 0x86DD and n >= 14 and not h[0] & 1 and h[0:6] == self.mac:
+            return self._classify6(h, n)
         ver, ihl = h[14] >> 4, h[14] & 15
         tl = h[16] << 8 | h[17]
         frag = h[20] << 8 | h[21]
@@ -320,6 +360,52 @@ class Ref:
             return (Reason.TOO_BIG, 1, vip, hash0, 0, 0)
         return (0, 1, vip, hash0, act_idx, slot)
 
+    def _classify6(self, h, n):
+        """Rows 6..19 for an IPv6 frame (docs/hardware.md §3)."""
+        plen, nh, hl = h[18] << 8 | h[19], h[20], h[21]
+        if n < 54 or h[14] >> 4 != 6:
+            return (Reason.MALFORMED, 0, 0, 0, 0, 0)
+        if nh in IPV6_EXT_OPTIONS:
+            return (Reason.IP_OPTIONS, 0, 0, 0, 0, 0)
+        if nh == 44:
+            return (Reason.FRAGMENT, 0, 0, 0, 0, 0)
+        if nh not in (6, 17):
+            return (Reason.NOT_TCP_UDP, 0, 0, 0, 0, 0)
+        if plen < (20 if nh == 6 else 8) or n < (74 if nh == 6 else 62):
+            return (Reason.L4_TRUNCATED, 0, 0, 0, 0, 0)
+        hash0 = toeplitz(KEY0, h[22:58])
+        found = self._lookup6(h)
+        if hl <= 1:
+            return (Reason.TTL, int(found is not None), 0, hash0, 0, 0)
+        if found is None:
+            return (Reason.MISS, 0, 0, hash0, 0, 0)
+        entry, slot = found
+        act_idx = get(entry, "FLOW6_ENTRY_ACTION") & ((1 << self.A) - 1)
+        a = self.actions.get(act_idx, 0)
+        op = get(a, "ACTION_ENTRY_OP")
+        if get(a, "ACTION_ENTRY_HOST") or not get(a, "ACTION_ENTRY_IPV6") or op == OP_TUNNEL:
+            return (Reason.ACTION_HOST, 1, 0, hash0, 0, 0)
+        if nh == 6:
+            flags = h[67]
+            if (flags & 0x07) or not (flags & 0x10) or not get(entry, "FLOW6_ENTRY_ACK_FAST"):
+                return (Reason.TCP_CONTROL, 1, 0, hash0, 0, 0)
+        if nh == 17 and (h[60] << 8 | h[61]) == 0 and op in (OP_DNAT, OP_SNAT):
+            return (Reason.UDP_ZERO_CSUM, 1, 0, hash0, 0, 0)
+        if 40 + plen > self.mtu:
+            return (Reason.TOO_BIG, 1, 0, hash0, 0, 0)
+        return (0, 1, 0, hash0, act_idx, slot)
+
+    def _lookup6(self, h):
+        key = (h[20], int.from_bytes(h[22:38], "big"), int.from_bytes(h[38:54], "big")) + struct.unpack(">HH", h[54:58])
+        b0, b1 = self.buckets6(*key[1:])
+        for way, b in ((0, b0), (1, b1)):
+            for slot in (0, 2):
+                e = self.flows.get((way, b, slot), 0) | self.flows.get((way, b, slot + 1), 0) << SLOT_BITS
+                if get(e, "FLOW6_ENTRY_VALID") and get(e, "FLOW6_ENTRY_IPV6") and tuple(
+                        get(e, "FLOW6_ENTRY_" + f) for f in ("PROTO", "SADDR", "DADDR", "SPORT", "DPORT")) == key:
+                    return e, self.slot_index(way, b, slot)
+        return None
+
     def _lookup(self, h):
         proto = h[23]
         src, dst = struct.unpack(">II", h[26:34])
@@ -345,7 +431,31 @@ class Ref:
                 return False
         return True
 
+    def _rewrite6(self, f, a):
+        """IPv6: MACs, hop limit - 1, NAT address/port/L4 checksum."""
+        op = get(a, "ACTION_ENTRY_OP")
+        addr = get(a, "ACTION_ENTRY_ADDR").to_bytes(16, "big")
+        port = get(a, "ACTION_ENTRY_PORT").to_bytes(2, "big")
+        f[0:6] = get(a, "ACTION_ENTRY_MAC").to_bytes(6, "big")
+        f[6:12] = self.mac
+        f[21] = (f[21] - 1) & 0xFF
+        if op in (OP_DNAT, OP_SNAT):
+            if op == OP_DNAT:
+                f[38:54], f[56:58] = addr, port
+            else:
+                f[22:38], f[54:56] = addr, port
+            co = 54 + (16 if f[20] == 6 else 6)
+            old = f[co] << 8 | f[co + 1]
+            s = fold(0xFFFF + (~old & 0xFFFF) + get(a, "ACTION_ENTRY_L4_DELTA"))
+            new = ~s & 0xFFFF
+            if f[20] == 17 and new == 0:
+                new = 0xFFFF
+            f[co:co + 2] = new.to_bytes(2, "big")
+        return f
+
     def _rewrite(self, f, a):
+        if is_v6(f):
+            return self._rewrite6(f, a)
         op = get(a, "ACTION_ENTRY_OP")
         amac = get(a, "ACTION_ENTRY_MAC").to_bytes(6, "big")
         addr = get(a, "ACTION_ENTRY_ADDR") & 0xFFFFFFFF      # IPv4: the addr field's bits 31:0
@@ -395,26 +505,27 @@ class Ref:
 
 
 def lookup_decision(ref, frame):
-    """The decision lvsnic_lookup takes for ``frame`` (it sees the first 54
-    bytes, zero-filled, and min(len, 54)), before the egress's length check:
+    """The decision lvsnic_lookup takes for ``frame`` (it sees the first 74
+    bytes of an IPv6 frame, 54 of others, zero-filled, and how many are
+    present: ``header``), before the egress's length check:
 
     * ``("host", reason, hit, vip, hash_0)`` for an exception;
     * ``("fwd", tun, head, total_length, action_index, slot_index, vip,
       hash_0)`` for a forwarded frame, ``head`` the first 54 bytes (74 with
-      IPIP) of the rewritten frame, fewer when the rewritten frame is
+      IPIP or IPv6) of the rewritten frame, fewer when the rewritten frame is
       shorter. A frame shorter than 14 + total length is forwarded here too
       (the egress aborts it, docs/hardware.md §3.1); its head is that of the
       frame zero-filled to 14 + total length.
 
     No state (counters, last_hit) is changed."""
     n = len(frame)
-    h = bytes(frame[:54]) + bytes(max(0, 54 - n))
+    h, _ = header(frame)
     reason, hit, vip, hash0, act, slot = ref._classify(h, n)
     if reason:
         return ("host", reason, hit, vip, hash0)
-    tl = h[16] << 8 | h[17]
+    tl = ip_len(h)
     a = ref.actions.get(act, 0)
     tun = int(get(a, "ACTION_ENTRY_OP") == OP_TUNNEL)
     body = bytearray(frame[:14 + tl]) + bytes(max(0, 14 + tl - n))
     out = ref._rewrite(body, a)
-    return ("fwd", tun, bytes(out[:74 if tun else 54]), tl, act, slot, vip, hash0)
+    return ("fwd", tun, bytes(out[:74 if tun or is_v6(h) else 54]), tl, act, slot, vip, hash0)

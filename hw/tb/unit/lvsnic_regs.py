@@ -29,6 +29,8 @@ CAPS1_WAYS_MASK = 0x0000FF00
 CAPS1_WAYS_SHIFT = 8
 CAPS1_VIP_COUNT_MASK = 0x00FF0000
 CAPS1_VIP_COUNT_SHIFT = 16
+CAPS1_IPV6_MASK = 0x01000000
+CAPS1_IPV6_SHIFT = 24
 CTRL = 0x010
 CTRL_RESET = 0x00000002
 CTRL_ENABLE_MASK = 0x00000001
@@ -119,7 +121,7 @@ class Reason(enum.IntEnum):
     L2_MULTICAST = 2  # Group bit set in the destination MAC.
     L2_OTHER_HOST = 3  # Destination MAC is not the director's.
     VLAN = 4  # 802.1Q tagged.
-    NON_IPV4 = 5  # EtherType not IPv4.
+    NON_IPV4 = 5  # EtherType not IPv4, nor IPv6 on a core built with IPV6.
     IP_CHECKSUM = 6  # IPv4 header checksum wrong.
     IP_OPTIONS = 7  # IHL > 5.
     FRAGMENT = 8  # A fragment.

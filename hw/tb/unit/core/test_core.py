@@ -11,6 +11,13 @@
   slot with WRITE are matched (forwarded, last_hit set); an action with
   ipv6 set sends its flow's frames to the host as ACTION_HOST (not
   counted, last_hit unchanged).
+* ``ipv6_frames``: IPv6 frames of a DR and a NAT flow (an IPv6 pair and an
+  IPv6 action), one with hop limit 1 and one with a Hop-by-Hop header:
+  with IPV6 = 1 the two flows are forwarded and the others go to the host
+  (TTL, IP_OPTIONS); with IPV6 = 0 (the Versa ECP5 build) every one goes
+  to the host as NON_IPV4 and CAPS1.ipv6 reads 0. The build
+  ``core64_noipv6`` runs ``registers``, ``smoke`` and this test with
+  IPV6 = 0.
 * ``smoke``: programs MAC/IP/VIP/flows/actions through AXI-Lite, sends NAT
   (DNAT TCP, SNAT UDP), DR, IPIP (DF copied / not) and padded frames plus one
   frame per exception reason, a truncated frame and injected frames, and
@@ -42,6 +49,9 @@ from lvsnic_tb import quiet_loggers
 B_LOG2 = 4
 A_LOG2 = 4
 VIPS = 4
+# the core's IPV6 parameter (the runner below passes it to the build and to
+# the test through LVSNIC_IPV6)
+IPV6 = int(os.environ.get("LVSNIC_IPV6", "1"))
 
 DIR_MAC = bytes.fromhex("020000000001")
 DIR_IP = 0x0A000001           # 10.0.0.1
@@ -73,7 +83,7 @@ class TB:
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
         for o in (self.rx, self.inj, self.tx, self.host, self.axil.write_if, self.axil.read_if):
             o.log.setLevel("WARNING")
-        self.ref = R.Ref(B_LOG2, A_LOG2, VIPS)
+        self.ref = R.Ref(B_LOG2, A_LOG2, VIPS, ipv6=bool(IPV6))
 
     async def reset(self):
         self.dut.rst.value = 1
@@ -352,7 +362,7 @@ async def registers(dut):
     assert await tb.rd(RM.ID) == 0x4C56534E
     assert await tb.rd(RM.VERSION) == RM.VERSION_RESET == 0x00020000
     assert await tb.rd(RM.CAPS0) == W | B_LOG2 << 16 | A_LOG2 << 24
-    assert await tb.rd(RM.CAPS1) == 4 | 2 << 8 | VIPS << 16
+    assert await tb.rd(RM.CAPS1) == 4 | 2 << 8 | VIPS << 16 | IPV6 << 24
     assert await tb.rd(RM.CTRL) == 2            # enable 0, pmtu_disc 1
     assert await tb.rd(RM.MTU) == 1500
     assert await tb.rd(RM.FLOW_STATUS) == 0 and await tb.rd(RM.ACT_STATUS) == 0
@@ -566,6 +576,46 @@ async def ipv6_pairs(dut):
     assert await tb.read_action(9) == (tb.ref.actions[9], 0, 0)
     assert await tb.read_flow(tb.ref.slot_index(0, b0, 0)) == (R.flow_entry(*key, 9), 0)
     assert await tb.counter(1) == pk0
+
+
+def tcp6_frame(src, dst, sport, dport, hl=64, payload=b"", hbh=False):
+    """An Ethernet/IPv6/TCP ACK frame to the director (scapy: checksum over
+    the IPv6 pseudo-header); `hbh` puts an empty Hop-by-Hop header first."""
+    import ipaddress
+    from scapy.layers.inet import TCP
+    from scapy.layers.inet6 import IPv6, IPv6ExtHdrHopByHop
+    from scapy.layers.l2 import Ether
+    ip = IPv6(src=str(ipaddress.IPv6Address(src)), dst=str(ipaddress.IPv6Address(dst)), hlim=hl, tc=0x2e, fl=0x12345)
+    l4 = TCP(sport=sport, dport=dport, flags="A", seq=1000, ack=2000) / payload
+    p = Ether(dst=mac_str(DIR_MAC), src=mac_str(GW_MAC)) / ip / (IPv6ExtHdrHopByHop() / l4 if hbh else l4)
+    return bytes(p)
+
+
+@cocotb.test()
+async def ipv6_frames(dut):
+    """IPv6 DR and NAT flows forwarded with IPV6 = 1, every IPv6 frame to
+    the host as NON_IPV4 with IPV6 = 0 (compared with lvsnic_ref, which
+    takes the parameter)."""
+    tb = await setup(dut)
+    client, vip6, rs6 = 0x20010DB8000C << 80 | 7, 0x20010DB8 << 96 | 0x10, 0x20010DB8000A << 80 | 5
+    await tb.write_action(5, R.action_entry(R.OP_ROUTE, RS_MAC, rs6, ipv6=True))
+    await tb.write_action(6, R.action_entry(R.OP_DNAT, RS_MAC, rs6, 8080, R.l4_delta6(vip6, rs6, 80, 8080), ipv6=True))
+    frames = []
+    for i, (sport, act) in enumerate(((41000, 5), (41001, 6))):
+        b0, _ = tb.ref.buckets6(client, vip6, sport, 80)
+        await tb.write_flow_pair(tb.ref.slot_index(0, b0, 2 * i), R.flow6_entry(6, client, vip6, sport, 80, act))
+        frames.append(tcp6_frame(client, vip6, sport, 80, payload=b"v6" * 20))
+    frames.append(tcp6_frame(client, vip6, 41000, 80, hl=1))
+    frames.append(tcp6_frame(client, vip6, 41000, 80, hbh=True))
+    fwd, host = await run_frames(tb, frames)            # compared with lvsnic_ref
+    reasons = [(h.tuser[0] if isinstance(h.tuser, list) else h.tuser) & 0xFF for h in host]
+    if IPV6:
+        assert len(fwd) == 2, fwd
+        assert reasons == [R.Reason.TTL, R.Reason.IP_OPTIONS], reasons
+    else:
+        assert not fwd
+        assert reasons == [R.Reason.NON_IPV4] * 4, reasons
+        assert await tb.rd(RM.CAPS1) >> 24 & 1 == 0
 
 
 def divmod_slot(tb, idx):
@@ -831,10 +881,16 @@ def test_core_256():
     _run(256, "smoke,length_sweep")
 
 
-def _run(dw, cases=None):
+def test_core_64_noipv6():
+    """IPV6 = 0, as the Versa ECP5 board builds the core."""
+    _run(64, "registers,smoke,ipv6_frames", ipv6=0)
+
+
+def _run(dw, cases=None, ipv6=1):
     from lvsnic_tb import run
     here = Path(__file__).resolve().parent
     tc = os.environ.get("LVSNIC_TESTCASE") or cases
-    run(f"core{dw}", "lvsnic_core", "test_core", here,
-        parameters={"DATA_WIDTH": dw, "FLOW_BUCKETS_LOG2": B_LOG2, "ACTION_LOG2": A_LOG2, "VIP_COUNT": VIPS},
-        testcase=tc.split(",") if tc else None)
+    run(f"core{dw}" + ("" if ipv6 else "_noipv6"), "lvsnic_core", "test_core", here,
+        parameters={"DATA_WIDTH": dw, "FLOW_BUCKETS_LOG2": B_LOG2, "ACTION_LOG2": A_LOG2, "VIP_COUNT": VIPS,
+                    "IPV6": ipv6},
+        testcase=tc.split(",") if tc else None, extra_env={"LVSNIC_IPV6": str(ipv6)})

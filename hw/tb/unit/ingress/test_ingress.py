@@ -1,4 +1,4 @@
-"""lvsnic_ingress: frame buffer beats, 54-byte header capture and the short
+"""lvsnic_ingress: frame buffer beats, 54/74-byte header capture and the short
 flag (hw/rtl/README.md, docs/hardware.md §3.1), DATA_WIDTH 64/128/256/512.
 
 Reference, per frame of L bytes (beats as lvsnic_core hands them over:
@@ -6,9 +6,11 @@ bytes past the frame zeroed, byte count - 1 per beat):
 * frame-buffer beats: the frame's beats in order, last flag on the last,
   count - 1 = W - 1 except on the last beat, on the last beat short =
   L < 14 + total length (bytes 16..17; checked for L >= 18, where the
-  total length is in the frame);
-* one header per frame: bytes 0..53 of the frame zero-filled past its end,
-  header bytes = min(L, 54), timestamp / sequence number of the frame's
+  total length is in the frame), for an IPv6 frame (EtherType 0x86DD)
+  L < 54 + payload length (bytes 18..19; checked for L >= 20);
+* one header per frame: bytes 0..53 of the frame (0..73 of an IPv6 one)
+  zero-filled past its end and to 74 bytes, header bytes = min(L, 54)
+  (IPv6: min(L, 74)), timestamp / sequence number of the frame's
   first beat (later beats carry other tuser values, which must be ignored);
 * rx_frame once per frame.
 Every length 1..3W+60 and random longer ones (the header's end at every
@@ -38,16 +40,29 @@ def expected(frame, W, ts, seq):
     L = len(frame)
     fb = []
     bs = beats(frame, W)
-    tl = frame[16] << 8 | frame[17] if L >= 18 else None
+    v6 = L >= 14 and frame[12:14] == b"\x86\xdd"
+    if v6:
+        tl = 40 + (frame[18] << 8 | frame[19]) if L >= 20 else None
+    else:
+        tl = frame[16] << 8 | frame[17] if L >= 18 else None
     for k, (d, c, last) in enumerate(bs):
         short = (L < 14 + tl) if (last and tl is not None) else None
         fb.append((d, c if last else W - 1, int(last), short))
-    hdr = (int.from_bytes(frame[:54].ljust(54, b"\0"), "little"), min(L, 54), ts, seq)
+    hb = 74 if v6 else 54
+    hdr = (int.from_bytes(frame[:hb].ljust(74, b"\0"), "little"), min(L, hb), ts, seq)
     return fb, hdr
 
 
 def make_frame(rng, L):
     f = bytearray(rand_bytes(rng, L))
+    if L >= 14 and rng.random() < 0.4:
+        f[12:14] = b"\x86\xdd"                       # IPv6: 74-byte header, payload length
+        if L >= 20 and rng.random() < 0.8:
+            pl = max(0, L - 54 + rng.choice([-2, -1, 0, 0, 1, 2, rng.randrange(-30, 30)]))
+            f[18:20] = pl.to_bytes(2, "big")
+        return bytes(f)
+    if L >= 14 and rng.random() < 0.5:
+        f[12:14] = b"\x08\x00"
     if L >= 18 and rng.random() < 0.7:
         tl = max(0, L - 14 + rng.choice([-2, -1, 0, 0, 1, 2, rng.randrange(-30, 30)]))
         f[16:18] = tl.to_bytes(2, "big")

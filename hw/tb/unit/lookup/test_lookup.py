@@ -31,6 +31,12 @@ test writes through the block's host ports (steal + write, read tokens).
   the states seen must not go backwards (a torn 160-bit entry would match
   neither key, or make a key hit again after it was replaced).
 
+* ``ipv6_decisions``: IPv6 flows in slot pairs on IPv6 actions of every op
+  (DR and NAT forwarded with the 74-byte rewritten head; TUNNEL, host and
+  an IPv4 action: ACTION_HOST), IPv6 frames hitting them with odd flags,
+  hop limits, lengths and next headers (extension headers, fragments,
+  ICMPv6), misses, corrupted headers, short frames, beside IPv4 traffic.
+
 The random tables (``setup_tables``) also hold IPv6 pairs whose tails carry
 the keys of frames sent (they must miss) and an action with ipv6 set.
 """
@@ -194,8 +200,9 @@ class TB:
             if during:
                 during(seq)
             d.hdr_valid.value = 1
-            d.hdr_data.value = int.from_bytes(f[:54].ljust(54, b"\0"), "little")
-            d.hdr_bytes.value = min(len(f), 54)
+            h, nb = R.header(f)
+            d.hdr_data.value = int.from_bytes(h, "little")
+            d.hdr_bytes.value = nb
             d.hdr_ts.value, d.hdr_seq.value = ts, seq
             while True:
                 await ReadOnly()
@@ -243,6 +250,47 @@ class TB:
             assert (g["seq"], g["ts"]) == (seq, ts), f"decision out of order: seq {g['seq']} for {seq}"
             err = self.check(g, self.expect(f), f)
             assert err is None, f"frame {seq} ({f[:54].hex()}, len {len(f)}): {err}"
+
+
+def ipv6_frame(src, dst, nh, sport, dport, flags=0x10, hl=64, payload=b"", udp_csum=None, dmac=DIR_MAC):
+    """An Ethernet/IPv6/TCP-or-UDP frame (`nh` the next header; the L4
+    header is TCP's for 6, UDP's otherwise)."""
+    if nh == 6:
+        l4 = struct.pack(">HHIIBBHHH", sport, dport, 1000, 2000, 5 << 4, flags, 512, 0xBEEF, 0)
+    else:
+        l4 = struct.pack(">HHHH", sport, dport, 8 + len(payload), 0x1234 if udp_csum is None else udp_csum)
+    body = l4 + payload
+    ip = struct.pack(">IHBB", 6 << 28 | 0xB8 << 20 | 0x12345, len(body), nh, hl) + src.to_bytes(16, "big") + dst.to_bytes(16, "big")
+    return dmac + GW_MAC + b"\x86\xdd" + ip + body
+
+
+VIP6 = 0x20010DB8000000000000000000000010
+
+
+def random_flow_key6(rng):
+    return (rng.choice([6, 17]), 0x20010DB8000C << 80 | rng.getrandbits(64), rng.choice([VIP6, rng.getrandbits(128)]),
+            rng.getrandbits(16), rng.getrandbits(16))
+
+
+def flow_frame6(rng, key):
+    proto, src, dst, sp, dp = key
+    pay = rand_bytes(rng, rng.choice([0, 0, 1, 6, 30, 100])) + bytes(rng.choice([0, 0, 0, 1400, 1460]))
+    nh = proto if rng.random() < 0.85 else rng.choice([0, 43, 44, 51, 60, 58, 59, 50])
+    f = ipv6_frame(src, dst, nh, sp, dp, flags=rng.choice([0x10] * 8 + [0x18, 0x02, 0x11, 0x04, 0x00]),
+                   hl=rng.choice([64] * 10 + [0, 1, 2]), payload=pay,
+                   udp_csum=rng.choice([None] * 6 + [0]) if proto == 17 else None)
+    if proto == 17 and nh == 6:
+        f = f[:54] + f[54:] + bytes(12)          # room for the TCP header the next header announces
+    r = rng.random()
+    if r < 0.1:
+        f += bytes(rng.randrange(1, 60))                             # padding
+    elif r < 0.2:
+        f = f[:rng.randrange(1, len(f))]                             # short (also < 74)
+    elif r < 0.3:
+        f = bytearray(f)
+        f[rng.randrange(0, min(74, len(f)))] ^= 1 << rng.randrange(8)   # any header bit
+        f = bytes(f)
+    return f
 
 
 def random_flow_key(rng):
@@ -495,6 +543,55 @@ async def ipv6_pairs(dut):
     await tb.quiesce()
     tb.check_all(n3)
     assert (tb.decs[n3]["fwd"], tb.decs[n3]["reason"], tb.decs[n3]["hit"]) == (0, R.Reason.ACTION_HOST, 1)
+
+
+@cocotb.test()
+async def ipv6_decisions(dut):
+    tb = TB(dut)
+    await tb.init()
+    rng = random.Random(seed(66))
+    # actions 0..7: IPv6 ROUTE, DNAT, SNAT, TUNNEL, ROUTE with host, an IPv4 NAT; 8..15 IPv4 (setup_tables)
+    keys4 = await setup_tables(tb, rng, n_flows=8)
+    for i, (op, host, v6) in enumerate([(R.OP_ROUTE, False, True), (R.OP_DNAT, False, True), (R.OP_SNAT, False, True),
+                                        (R.OP_TUNNEL, False, True), (R.OP_ROUTE, True, True), (R.OP_DNAT, False, False)]):
+        await tb.write(True, i, R.action_entry(op, rand_bytes(rng, 6), rng.getrandbits(128 if v6 else 32),
+                                               rng.getrandbits(16), rng.getrandbits(16), host=host, ipv6=v6))
+    keys6 = []
+    for n in range(40):
+        key = random_flow_key6(rng)
+        b0, b1 = tb.ref.buckets6(*key[1:])
+        for w, b in ((0, b0), (1, b1)):
+            s = next((s for s in (0, 2) if not (tb.ref.flows.get((w, b, s), 0) | tb.ref.flows.get((w, b, s + 1), 0)) & 1), None)
+            if s is not None:
+                act = [0, 1, 2, 0, 1, 2, 3, 4, 5][n % 9]
+                await tb.write(False, tb.ref.slot_index(w, b, s), R.flow6_entry(*key, act, ack_fast=rng.random() < 0.9),
+                               pair=True)
+                keys6.append(key)
+                break
+    assert len(keys6) > 20
+    for i, cfg in enumerate([dict(), dict(mtu=300), dict(enable=False)]):
+        tb.set_config(**cfg)
+        tb.p_pop_stall = [0.0, 0.5, 0.2][i]
+        first = len(tb.sent)
+        frames = []
+        for _ in range(150):
+            k = rng.random()
+            if k < 0.7:
+                frames.append(flow_frame6(rng, rng.choice(keys6)))
+            elif k < 0.8:
+                frames.append(flow_frame6(rng, random_flow_key6(rng)))
+            else:
+                frames.append(random_frame(rng, keys4))
+        await tb.send(frames, p_idle=[0.0, 0.3, 0.0][i])
+        await tb.quiesce()
+        tb.check_all(first)
+    kinds = {}
+    for (f, _, _), g in zip(tb.sent, tb.decs):
+        if f[12:14] == b"\x86\xdd":
+            kinds[g["reason"]] = kinds.get(g["reason"], 0) + 1
+    for r in (0, R.Reason.IP_OPTIONS, R.Reason.FRAGMENT, R.Reason.NOT_TCP_UDP, R.Reason.TTL, R.Reason.MISS,
+              R.Reason.ACTION_HOST, R.Reason.TCP_CONTROL, R.Reason.TOO_BIG, R.Reason.L4_TRUNCATED):
+        assert kinds.get(r, 0) > 0, f"IPv6 reason {r} never decided: {kinds}"
 
 
 @pytest.mark.parametrize("dw", [64, 512])

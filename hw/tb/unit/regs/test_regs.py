@@ -1,6 +1,7 @@
 """lvsnic_regs: the AXI4-Lite register block (docs/hardware.md §6, the
 generated map hw/regmap/lvsnic.rdl / docs/registers.md), DATA_WIDTH 64,
-FLOW_BUCKETS_LOG2 4, ACTION_LOG2 4, VIP_COUNT 4, AXIL_ADDR_WIDTH 16, driven
+FLOW_BUCKETS_LOG2 4, ACTION_LOG2 4, VIP_COUNT 4, IPV6 0 (the core's default is
+1: CAPS1.ipv6 must follow the parameter), AXIL_ADDR_WIDTH 16, driven
 with cocotbext-axi's AxiLiteMaster.
 
 The register list is read from the SystemRDL source (every register of the
@@ -38,6 +39,7 @@ from lvsnic_regs import Reason, TableCmd
 from lvsnic_tb import REPO, cycles, seed, start
 
 DW, B, A, VIPS, AW = 64, 4, 4, 4, 16
+IPV6 = 0
 SLOT = RM.FLOW_ENTRY_WORDS * 32                   # one flow slot (160 bits)
 SLOT_MASK = (1 << SLOT) - 1
 WORDS = {"FLOW": RM.FLOW_DATA_LEN, "ACT": RM.ACT_DATA_LEN}   # staging words (10, 8)
@@ -79,7 +81,7 @@ def reset_value(name, fields):
     if name == "CAPS0":
         return DW | B << 16 | A << 24
     if name == "CAPS1":
-        return 4 | 2 << 8 | VIPS << 16
+        return 4 | 2 << 8 | VIPS << 16 | IPV6 << 24
     if name.startswith("CNT[") or name in ("FLOW_STATUS", "ACT_STATUS", "FLOW_CMD", "ACT_CMD"):
         return 0
     v = 0
@@ -404,4 +406,4 @@ def test_regs():
     here = Path(__file__).resolve().parent
     run("regs", "lvsnic_regs", "test_regs", here,
         parameters={"DATA_WIDTH": DW, "FLOW_BUCKETS_LOG2": B, "ACTION_LOG2": A, "VIP_COUNT": VIPS,
-                    "AXIL_ADDR_WIDTH": AW})
+                    "IPV6": IPV6, "AXIL_ADDR_WIDTH": AW})

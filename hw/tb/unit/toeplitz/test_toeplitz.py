@@ -1,5 +1,6 @@
 """lvsnic_toeplitz: the Microsoft RSS verification vectors and random
-inputs against a bit-serial Python Toeplitz, for both lvsnic keys."""
+inputs against a bit-serial Python Toeplitz, for both lvsnic keys, with the
+IPv4 input (IN_BITS 96) and the IPv6 input (IN_BITS 288)."""
 
 import random
 import socket
@@ -7,6 +8,7 @@ import struct
 from pathlib import Path
 
 import cocotb
+import pytest
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
@@ -23,6 +25,18 @@ RSS_VECTORS = [
     (("38.27.205.30", 48228), ("209.142.163.6", 2217), 0x82989176, 0xAFC7327F),
     (("153.39.163.191", 44251), ("202.188.127.2", 1303), 0x5D1809C5, 0x10E828A2),
 ]
+
+
+# The same page's IPv6 table: (source, destination, IPv6 with TCP ports hash).
+RSS_VECTORS6 = [
+    (("3ffe:2501:200:1fff::7", 2794), ("3ffe:2501:200:3::1", 1766), 0x40207D3D),
+    (("3ffe:501:8::260:97ff:fe40:efab", 14230), ("ff02::1", 4739), 0xDDE51BBF),
+    (("3ffe:1900:4545:3:200:f8ff:fe21:67cf", 44251), ("fe80::200:f8ff:fe21:67cf", 38024), 0x02D1FEEF),
+]
+
+
+def pack6(src, dst, sport, dport):
+    return socket.inet_pton(socket.AF_INET6, src) + socket.inet_pton(socket.AF_INET6, dst) + struct.pack(">HH", sport, dport)
 
 
 def toeplitz(key, data):
@@ -43,8 +57,16 @@ def pack(src, dst, sport, dport):
 async def rss_vectors_and_random(dut):
     cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
     dut.ce.value = 1
+    nbytes = len(dut.in_data) // 8
     inputs = []
-    for (s, sp), (d, dp), h_ip, h_tcp in RSS_VECTORS:
+    if nbytes == 36:
+        for (s, sp), (d, dp), h_tcp in RSS_VECTORS6:
+            assert toeplitz(KEY0, pack6(s, d, sp, dp)) == h_tcp
+            inputs.append((pack6(s, d, sp, dp), h_tcp))
+        # an IPv4 input followed by zeros hashes as the IPv4 input
+        for (s, sp), (d, dp), h_ip, h_tcp in RSS_VECTORS:
+            inputs.append((pack(s, d, sp, dp) + bytes(24), h_tcp))
+    for (s, sp), (d, dp), h_ip, h_tcp in (RSS_VECTORS if nbytes == 12 else []):
         # self-check of the Python reference against the published values
         assert toeplitz(KEY0, pack(s, d, sp, dp)) == h_tcp
         assert toeplitz(KEY0, socket.inet_aton(s) + socket.inet_aton(d)) == h_ip
@@ -53,15 +75,15 @@ async def rss_vectors_and_random(dut):
         inputs.append((pack(s, d, 0, 0), h_ip))
     rng = random.Random(1)
     for _ in range(300):
-        inputs.append((bytes(rng.getrandbits(8) for _ in range(12)), None))
-    inputs.append((b"\xff" * 12, None))
-    inputs.append((b"\x00" * 12, None))
+        inputs.append((bytes(rng.getrandbits(8) for _ in range(nbytes)), None))
+    inputs.append((b"\xff" * nbytes, None))
+    inputs.append((b"\x00" * nbytes, None))
 
     # stream one input per cycle (driven at the falling edge); the hash of
     # the input taken at rising edge k is visible after rising edge k + 1
     expect = []
     checked = 0
-    for data, pinned in inputs + [(bytes(12), None)] * 2:
+    for data, pinned in inputs + [(bytes(nbytes), None)] * 2:
         await FallingEdge(dut.clk)
         if len(expect) >= 2:
             d, pinned0 = expect[-2]
@@ -83,7 +105,9 @@ async def rss_vectors_and_random(dut):
     assert dut.hash0.value.to_unsigned() == held
 
 
-def test_toeplitz():
+@pytest.mark.parametrize("in_bits", [96, 288])
+def test_toeplitz(in_bits):
     from lvsnic_tb import run
     here = Path(__file__).resolve().parent
-    run("toeplitz", "tb_toeplitz", "test_toeplitz", here, extra_sources=[here / "tb_toeplitz.sv"])
+    run(f"toeplitz_{in_bits}", "tb_toeplitz", "test_toeplitz", here, parameters={"IN_BITS": in_bits},
+        extra_sources=[here / "tb_toeplitz.sv"])
