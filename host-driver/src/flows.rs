@@ -2,27 +2,119 @@
 //! entries a connection needs, placing them in the cuckoo table, keeping
 //! them in step with the connection's state, reading their activity back
 //! for expiry, and crediting the hardware's counters to IPVS statistics.
+//!
+//! IPv4 connections have IPv4 flow entries (one slot); IPv6 connections,
+//! on a card that forwards IPv6 ([`HwParams::ipv6`]), IPv6 entries (an
+//! aligned slot pair) with IPv6 actions. Both go through the same paths,
+//! keyed by [`AnyFlowKey`].
 
 use lvsnic_model::conn::tcp::{self, Direction};
-use lvsnic_model::conn::{flags as cf, Conn, ConnId, NIL};
+use lvsnic_model::conn::{flags as cf, Conn, ConnId, AF_INET6, NIL};
 use lvsnic_model::director::{Director, Offload};
-use lvsnic_model::hw::placement::{FlowPlacer, Placed, SlotWrite};
+use lvsnic_model::hw::placement::{FlowPlacer, PlaceError, Placed, SlotWrite};
 use lvsnic_model::hw::regs::*;
-use lvsnic_model::hw::tables::{ActionBits, ActionEntry, ActionOp, FlowEntry, FlowKey};
+use lvsnic_model::hw::tables::{ActionBits, ActionEntry, ActionOp, Flow6Entry, FlowEntry, FlowKey, FlowKey6};
 use lvsnic_model::hw::{Csr, HwParams};
 use lvsnic_model::ipvs::DestId;
 use lvsnic_model::time::{Time, SEC};
 use lvsnic_model::wire::TCP_ACK;
 use lvsnic_model::fasthash::FastMap as HashMap;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// The key of a flow entry of either family: an IPv4 entry's (one slot)
+/// or an IPv6 entry's (an aligned slot pair). The placer's calls of the
+/// two families behind one set of methods.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AnyFlowKey {
+    /// An IPv4 entry's key.
+    V4(FlowKey),
+    /// An IPv6 entry's key.
+    V6(FlowKey6),
+}
+
+impl AnyFlowKey {
+    /// The key of packets from `(saddr, sport)` to `(daddr, dport)`;
+    /// `None` when the two addresses' families differ.
+    pub fn new(proto: u8, (saddr, sport): (IpAddr, u16), (daddr, dport): (IpAddr, u16)) -> Option<Self> {
+        match (saddr, daddr) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => Some(AnyFlowKey::V4(FlowKey { proto, saddr: s.into(), daddr: d.into(), sport, dport })),
+            (IpAddr::V6(saddr), IpAddr::V6(daddr)) => Some(AnyFlowKey::V6(FlowKey6 { proto, saddr, daddr, sport, dport })),
+            _ => None,
+        }
+    }
+
+    /// The source address, if IPv4 (the next hops the host learns are
+    /// IPv4 ones).
+    fn saddr_v4(&self) -> Option<Ipv4Addr> {
+        match self {
+            AnyFlowKey::V4(k) => Some(Ipv4Addr::from(k.saddr)),
+            AnyFlowKey::V6(_) => None,
+        }
+    }
+
+    fn insert(&self, p: &mut FlowPlacer, action: u16, ack_fast: bool) -> Result<Vec<SlotWrite>, PlaceError> {
+        match *self {
+            AnyFlowKey::V4(k) => p.insert(FlowEntry::new(k, action, ack_fast)),
+            AnyFlowKey::V6(k) => p.insert6(Flow6Entry::new(k, action, ack_fast)),
+        }
+    }
+
+    fn update(&self, p: &mut FlowPlacer, action: u16, ack_fast: bool) -> Option<SlotWrite> {
+        match *self {
+            AnyFlowKey::V4(k) => p.update(FlowEntry::new(k, action, ack_fast)),
+            AnyFlowKey::V6(k) => p.update6(Flow6Entry::new(k, action, ack_fast)),
+        }
+    }
+
+    fn remove(&self, p: &mut FlowPlacer) -> Option<SlotWrite> {
+        match self {
+            AnyFlowKey::V4(k) => p.remove(k),
+            AnyFlowKey::V6(k) => p.remove6(k),
+        }
+    }
+
+    /// The slot whose `last_hit` the card sets on a hit (an IPv6 entry's
+    /// head).
+    fn slot_of(&self, p: &FlowPlacer) -> Option<usize> {
+        match self {
+            AnyFlowKey::V4(k) => p.slot_of(k),
+            AnyFlowKey::V6(k) => p.slot_of6(k),
+        }
+    }
+
+    /// The slots the key may take: an IPv4 key's 8 candidate slots, an
+    /// IPv6 key's 4 candidate pairs (both slots of each).
+    fn candidates(&self, p: &FlowPlacer) -> [usize; 8] {
+        match self {
+            AnyFlowKey::V4(k) => p.candidates(k),
+            AnyFlowKey::V6(k) => {
+                let c = p.candidates6(k);
+                std::array::from_fn(|i| c[i / 2] + i % 2)
+            }
+        }
+    }
+
+    /// The key of the entry occupying `slot`, of either family.
+    fn at(p: &FlowPlacer, slot: usize) -> Option<Self> {
+        p.key_at(slot).map(AnyFlowKey::V4).or_else(|| p.key6_at(slot).map(AnyFlowKey::V6))
+    }
+
+    /// The key of the entry a table write installs.
+    fn of(e: &Placed) -> Self {
+        match e {
+            Placed::V4(e) => AnyFlowKey::V4(e.key()),
+            Placed::V6(e) => AnyFlowKey::V6(e.key()),
+        }
+    }
+}
 
 /// The flows one connection needs in hardware.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Wanted {
     /// The request direction's flow key, action and whether it is offloaded.
-    pub req: (FlowKey, ActionEntry, bool),
+    pub req: (AnyFlowKey, ActionEntry, bool),
     /// The reply direction (NAT), likewise.
-    pub rep: Option<(FlowKey, ActionEntry, bool)>,
+    pub rep: Option<(AnyFlowKey, ActionEntry, bool)>,
     /// The real server.
     pub dest: DestId,
 }
@@ -38,21 +130,28 @@ fn ack_stable(c: &Conn, dir: Direction, secure_tcp: bool) -> bool {
 
 /// The hardware flows connection `id` needs, or None if it must stay in
 /// software (templates, one-packet, local or unavailable servers, a VIP
-/// another director owns).
-pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
+/// another director owns; IPv6 connections on a card without IPv6
+/// (`ipv6` false: [`HwParams::ipv6`]), ip6ip6 tunnels and tunnels across
+/// families).
+pub fn wanted(d: &Director, id: ConnId, ipv6: bool) -> Option<Wanted> {
     let c = d.conns.get(id);
     if c.is_template() || c.flags & cf::ONE_PACKET != 0 || c.dest == NIL || !(c.proto == 6 || c.proto == 17) {
         return None;
     }
-    if !c.is_v4_only() {
-        // The card carries IPv4 only: IPv6 connections, and IPv4 ones
-        // tunnelled to an IPv6 server, stay in software.
+    let v6 = c.af == AF_INET6;
+    if c.af != c.daf || v6 && !ipv6 {
+        // The card does not rewrite across families (its frames go to the
+        // host as ACTION_HOST), and a card built without IPv6 hands every
+        // IPv6 frame up: IPv4 connections tunnelled to an IPv6 server and
+        // back, and IPv6 ones on such a card, stay in software.
         return None;
     }
-    if !d.owns_vip(c.vaddr) {
+    if !v6 && !d.owns_vip(c.vaddr) {
         // VRRP backup for the VIP: its packets go to the host stack, as on
         // Linux once the address is gone; replies from the real servers
         // are still rewritten, in software (ip_vs_out needs no local VIP).
+        // (IPv6 VIPs have no VRRP ownership: the director takes every
+        // packet to one.)
         return None;
     }
     let dest = DestId(c.dest);
@@ -60,50 +159,88 @@ pub fn wanted(d: &Director, id: ConnId) -> Option<Wanted> {
     if !r.available {
         return None;
     }
+    let a = d.conns.addrs(id);
+    if a.daddr == IpAddr::V4(d.cfg.ip) || d.cfg.ip6.is_some_and(|ip6| a.daddr == IpAddr::V6(ip6)) {
+        return None;
+    }
     let secure = d.cfg.sysctl.secure_tcp;
-    let req_key = FlowKey { proto: c.proto, saddr: c.caddr, daddr: c.vaddr, sport: c.cport, dport: c.vport };
+    let req_key = AnyFlowKey::new(c.proto, (a.caddr, c.cport), (a.vaddr, c.vport))?;
     // A real server whose next hop has no MAC yet stays in software: its
     // frames are held by the host until the MAC is known.
-    let mac = d.real_server_mac(Ipv4Addr::from(c.daddr))?;
+    let mac = next_hop(d, a.daddr, true)?;
     let (req_action, rep) = match c.fwd() {
         cf::MASQ => {
             // Replies go to the client's next hop (the gateway, mostly):
             // while its MAC is not known the connection stays in software.
-            let client_mac = d.next_hop_mac(Ipv4Addr::from(c.caddr))?;
-            let a = ActionEntry {
+            let client_mac = next_hop(d, a.caddr, false)?;
+            let a_req = ActionEntry {
                 op: ActionOp::NatDnat,
                 host: false,
                 mac,
-                addr: IpAddr::V4(Ipv4Addr::from(c.daddr)),
+                addr: a.daddr,
                 port: c.dport,
-                l4_delta: ActionEntry::nat_delta(c.vaddr, c.vport, c.daddr, c.dport),
+                l4_delta: nat_delta(a.vaddr, c.vport, a.daddr, c.dport)?,
             };
-            let rk = FlowKey { proto: c.proto, saddr: c.daddr, daddr: c.caddr, sport: c.dport, dport: c.cport };
-            let ra = ActionEntry {
+            let rk = AnyFlowKey::new(c.proto, (a.daddr, c.dport), (a.caddr, c.cport))?;
+            let a_rep = ActionEntry {
                 op: ActionOp::NatSnat,
                 host: false,
                 mac: client_mac,
-                addr: IpAddr::V4(Ipv4Addr::from(c.vaddr)),
+                addr: a.vaddr,
                 port: c.vport,
-                l4_delta: ActionEntry::nat_delta(c.daddr, c.dport, c.vaddr, c.vport),
+                l4_delta: nat_delta(a.daddr, c.dport, a.vaddr, c.vport)?,
             };
-            (a, Some((rk, ra, ack_stable(c, Direction::Output, secure))))
+            (a_req, Some((rk, a_rep, ack_stable(c, Direction::Output, secure))))
         }
-        cf::DROUTE => (ActionEntry { op: ActionOp::Route, host: false, mac, addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED), port: 0, l4_delta: 0 }, None),
-        cf::TUNNEL => {
-            (ActionEntry { op: ActionOp::Tunnel, host: false, mac, addr: IpAddr::V4(Ipv4Addr::from(c.daddr)), port: 0, l4_delta: 0 }, None)
+        cf::DROUTE => {
+            // The egress ignores a ROUTE action's address; its `ipv6` bit is
+            // the frame's family (an IPv6 frame on an IPv4 action goes up).
+            let addr = if v6 { IpAddr::V6(Ipv6Addr::UNSPECIFIED) } else { IpAddr::V4(Ipv4Addr::UNSPECIFIED) };
+            (ActionEntry { op: ActionOp::Route, host: false, mac, addr, port: 0, l4_delta: 0 }, None)
         }
+        // ip6ip6 is not built by the card (docs/hardware.md §4, `ipv6`):
+        // an IPv6 tunnel stays in software.
+        cf::TUNNEL if !v6 => (ActionEntry { op: ActionOp::Tunnel, host: false, mac, addr: a.daddr, port: 0, l4_delta: 0 }, None),
         _ => return None,
     };
-    if Ipv4Addr::from(c.daddr) == d.cfg.ip {
-        return None;
-    }
     Some(Wanted { req: (req_key, req_action, ack_stable(c, Direction::Input, secure)), rep, dest })
 }
 
-/// The request direction's flow key of connection `c`.
-fn request_key(c: &Conn) -> FlowKey {
-    FlowKey { proto: c.proto, saddr: c.caddr, daddr: c.vaddr, sport: c.cport, dport: c.vport }
+/// The next-hop MAC the director sends with towards `ip`: a real server's
+/// (`server`) or a client's. IPv6 next hops are static
+/// ([`Director::v6_next_hop`]).
+fn next_hop(d: &Director, ip: IpAddr, server: bool) -> Option<lvsnic_model::wire::MacAddr> {
+    match ip {
+        IpAddr::V4(ip) if server => d.real_server_mac(ip),
+        IpAddr::V4(ip) => d.next_hop_mac(ip),
+        IpAddr::V6(ip) => d.v6_next_hop(&ip),
+    }
+}
+
+/// The action's `l4_delta` for a NAT rewrite of `(old, old_port)` into
+/// `(new, new_port)`, of either family (`None` across families).
+fn nat_delta(old: IpAddr, old_port: u16, new: IpAddr, new_port: u16) -> Option<u16> {
+    match (old, new) {
+        (IpAddr::V4(o), IpAddr::V4(n)) => Some(ActionEntry::nat_delta(o.into(), old_port, n.into(), new_port)),
+        (IpAddr::V6(o), IpAddr::V6(n)) => Some(ActionEntry::nat_delta6(o, old_port, n, new_port)),
+        _ => None,
+    }
+}
+
+/// The request direction's flow key of connection `id` (`None` only for
+/// an entry whose client and virtual addresses differ in family, which
+/// the table never holds).
+fn request_key(d: &Director, id: ConnId) -> Option<AnyFlowKey> {
+    let c = d.conns.get(id);
+    let a = d.conns.addrs(id);
+    AnyFlowKey::new(c.proto, (a.caddr, c.cport), (a.vaddr, c.vport))
+}
+
+/// The reply direction's flow key of NAT connection `id`.
+fn reply_key(d: &Director, id: ConnId) -> Option<AnyFlowKey> {
+    let c = d.conns.get(id);
+    let a = d.conns.addrs(id);
+    AnyFlowKey::new(c.proto, (a.daddr, c.dport), (a.caddr, c.cport))
 }
 
 /// How long an offloaded connection's flows must have forwarded nothing
@@ -118,7 +255,7 @@ pub const EVICT_IDLE: Time = SEC;
 struct Pending {
     /// The connection's request key: a reused [`ConnId`] with another key
     /// is another connection.
-    key: FlowKey,
+    key: Option<AnyFlowKey>,
     /// May be offloaded (UDP: a reply seen for NAT, a second client
     /// packet for DR/TUN; any protocol: it was offloaded before).
     ready: bool,
@@ -169,12 +306,12 @@ struct ActionSlot {
 pub struct FlowManager {
     placer: FlowPlacer,
     conns: HashMap<ConnId, Installed>,
-    by_key: HashMap<FlowKey, ConnId>,
+    by_key: HashMap<AnyFlowKey, ConnId>,
     actions: Vec<Option<ActionSlot>>,
     action_index: HashMap<(DestId, bool, ActionBits), u16>,
     free_actions: Vec<u16>,
     /// Activity saved from slots rewritten by cuckoo moves.
-    moved_hits: HashMap<FlowKey, Time>,
+    moved_hits: HashMap<AnyFlowKey, Time>,
     /// The connections whose request action is each action (by index),
     /// in no particular order.
     members: Vec<Vec<ConnId>>,
@@ -214,6 +351,9 @@ pub struct FlowManager {
     pub forwarded_credited: u64,
     /// Slots of the flow table.
     slots: usize,
+    /// The card forwards IPv6 (`CAPS1.ipv6`): IPv6 connections are
+    /// offloaded too.
+    ipv6: bool,
 }
 
 impl FlowManager {
@@ -246,13 +386,20 @@ impl FlowManager {
             evict_idle: EVICT_IDLE,
             forwarded_credited: 0,
             slots: params.flow_slots(),
+            ipv6: params.ipv6,
         }
     }
 
-    /// Flow-table entries in use and the table's slots (for a budget that
-    /// stops offloading before installs start failing).
+    /// The hardware flows connection `id` needs on this card ([`wanted`]).
+    pub fn wanted(&self, d: &Director, id: ConnId) -> Option<Wanted> {
+        wanted(d, id, self.ipv6)
+    }
+
+    /// Flow-table slots in use (an IPv6 entry takes two) and the table's
+    /// slots (for a budget that stops offloading before installs start
+    /// failing).
     pub fn table_use(&self) -> (usize, usize) {
-        (self.placer.len(), self.slots)
+        (self.placer.slots_used(), self.slots)
     }
 
     /// Action-table entries in use and the entries there are to use
@@ -359,17 +506,22 @@ impl FlowManager {
         self.forwarded_credited = fwd;
     }
 
-    fn place(&mut self, hw: &mut dyn Csr, d: &mut Director, entry: FlowEntry, id: ConnId) -> bool {
+    /// Places flow `key` (action `action`) of connection `id`, evicting
+    /// an idle connection from its candidate slots if it does not fit.
+    /// An IPv4 victim frees a slot the IPv4 key can take; an IPv6 key may
+    /// still not fit after one eviction (the pair's other slot), which
+    /// counts as a table full like any failed placement.
+    fn place(&mut self, hw: &mut dyn Csr, d: &mut Director, key: AnyFlowKey, action: u16, ack_fast: bool, id: ConnId) -> bool {
         self.placements += 1;
-        let mut r = self.placer.insert(entry);
+        let mut r = key.insert(&mut self.placer, action, ack_fast);
         if r.is_err() {
-            match self.victim(hw, d, &entry.key(), id) {
+            match self.victim(hw, d, &key, id) {
                 Ok((o, h)) => {
                     self.uninstall(hw, d, o, h);
                     self.mark_ready(d, o);
                     self.evicted += 1;
                     self.placements += 1;
-                    r = self.placer.insert(entry);
+                    r = key.insert(&mut self.placer, action, ack_fast);
                     // The freed slot is taken at once: not a free to credit.
                     self.free_credits = self.free_credits.saturating_sub(1);
                 }
@@ -379,16 +531,16 @@ impl FlowManager {
         match r {
             Ok(writes) => {
                 for w in &writes {
-                    // A cuckoo move resets the moved entry's `last_hit`: keep it.
-                    // (The driver installs IPv4 entries only, so only they move.)
-                    if let (Some(old), Placed::V4(moved)) = (w.from, w.entry) {
+                    // A cuckoo move resets the moved entry's `last_hit`
+                    // (an IPv6 entry's is its head's): keep it.
+                    if let Some(old) = w.from {
                         let h = Self::read_hit(hw, old);
-                        let m = self.moved_hits.entry(moved.key()).or_insert(0);
+                        let m = self.moved_hits.entry(AnyFlowKey::of(&w.entry)).or_insert(0);
                         *m = (*m).max(h);
                     }
                     Self::write_slot(hw, w);
                 }
-                self.by_key.insert(entry.key(), id);
+                self.by_key.insert(key, id);
                 true
             }
             Err(_) => {
@@ -403,11 +555,11 @@ impl FlowManager {
     /// candidate slots, the one idle longest (last hit, or installed and
     /// never hit), if it has been idle for [`evict_idle`](Self::evict_idle);
     /// otherwise when the first of them may be.
-    fn victim(&mut self, hw: &mut dyn Csr, d: &Director, key: &FlowKey, id: ConnId) -> Result<(ConnId, Installed), Time> {
+    fn victim(&mut self, hw: &mut dyn Csr, d: &Director, key: &AnyFlowKey, id: ConnId) -> Result<(ConnId, Installed), Time> {
         let now = d.now();
         let mut best: Option<(Time, ConnId, Installed)> = None;
-        for s in self.placer.candidates(key) {
-            let Some(k) = self.placer.key_at(s) else { continue };
+        for s in key.candidates(&self.placer) {
+            let Some(k) = AnyFlowKey::at(&self.placer, s) else { continue };
             let Some(&o) = self.by_key.get(&k) else { continue };
             if o == id {
                 continue;
@@ -428,15 +580,16 @@ impl FlowManager {
     /// The other connection whose flow holds key `k` of connection `id`
     /// (its request key, or its reply key when `reply`), and whether the
     /// director's lookup of `k` finds `id` rather than that one.
-    fn holder_of(&self, d: &Director, id: ConnId, k: &FlowKey, reply: bool) -> Option<(ConnId, bool)> {
+    fn holder_of(&self, d: &Director, id: ConnId, k: &AnyFlowKey, reply: bool) -> Option<(ConnId, bool)> {
         let &other = self.by_key.get(k)?;
         if other == id {
             return None;
         }
-        let found = if reply {
-            d.conns.out_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
-        } else {
-            d.conns.in_get(k.proto, k.saddr, k.sport, k.daddr, k.dport)
+        let found = match (k, reply) {
+            (AnyFlowKey::V4(k), true) => d.conns.out_get(k.proto, k.saddr, k.sport, k.daddr, k.dport),
+            (AnyFlowKey::V4(k), false) => d.conns.in_get(k.proto, k.saddr, k.sport, k.daddr, k.dport),
+            (AnyFlowKey::V6(k), true) => d.conns.out_get6(k.proto, &k.saddr, k.sport, &k.daddr, k.dport),
+            (AnyFlowKey::V6(k), false) => d.conns.in_get6(k.proto, &k.saddr, k.sport, &k.daddr, k.dport),
         };
         Some((other, found == Some(id)))
     }
@@ -451,10 +604,9 @@ impl FlowManager {
         if self.by_key.is_empty() {
             return;
         }
-        let c = *d.conns.get(id);
-        let req = request_key(&c);
-        let rep = (c.fwd() == cf::MASQ).then_some(FlowKey { proto: c.proto, saddr: c.daddr, daddr: c.caddr, sport: c.dport, dport: c.cport });
-        for (k, reply) in std::iter::once((req, false)).chain(rep.map(|k| (k, true))) {
+        let req = request_key(d, id);
+        let rep = if d.conns.get(id).fwd() == cf::MASQ { reply_key(d, id) } else { None };
+        for (k, reply) in req.map(|k| (k, false)).into_iter().chain(rep.map(|k| (k, true))) {
             let Some((other, true)) = self.holder_of(d, id, &k, reply) else { continue };
             if let Some(h) = self.conns.get(&other).copied() {
                 self.uninstall(hw, d, other, h);
@@ -474,13 +626,13 @@ impl FlowManager {
         if c.proto == 6 && c.state == tcp::state::ESTABLISHED {
             return true;
         }
-        self.pending.get(&id).is_some_and(|p| p.ready && p.key == request_key(c))
+        self.pending.get(&id).is_some_and(|p| p.ready && p.key == request_key(d, id))
     }
 
     /// The bookkeeping of connection `id` (live), fresh if it was another
     /// connection's.
     fn pending_mut(&mut self, d: &Director, id: ConnId) -> &mut Pending {
-        let key = request_key(d.conns.get(id));
+        let key = request_key(d, id);
         let p = self.pending.entry(id).or_insert(Pending { key, ready: false, inputs: 0, retry_at: 0 });
         if p.key != key {
             *p = Pending { key, ready: false, inputs: 0, retry_at: 0 };
@@ -555,7 +707,7 @@ impl FlowManager {
                 return;
             }
         }
-        let want = if live { wanted(d, id) } else { None };
+        let want = if live { self.wanted(d, id) } else { None };
         match (have, want) {
             (None, None) => {}
             (Some(h), None) => {
@@ -565,11 +717,11 @@ impl FlowManager {
             (Some(h), Some(w)) if h.wanted == w => {}
             (Some(h), Some(w)) if h.wanted.req.0 == w.req.0 && h.wanted.req.1 == w.req.1 && h.wanted.rep.map(|r| (r.0, r.1)) == w.rep.map(|r| (r.0, r.1)) => {
                 // Only the ack_fast bits changed: rewrite in place.
-                if let Some(wr) = self.placer.update(FlowEntry::new(w.req.0, h.req_action, w.req.2)) {
+                if let Some(wr) = w.req.0.update(&mut self.placer, h.req_action, w.req.2) {
                     Self::write_slot(hw, &wr);
                 }
                 if let (Some(r), Some(ra)) = (w.rep, h.rep_action) {
-                    if let Some(wr) = self.placer.update(FlowEntry::new(r.0, ra, r.2)) {
+                    if let Some(wr) = r.0.update(&mut self.placer, ra, r.2) {
                         Self::write_slot(hw, &wr);
                     }
                 }
@@ -644,7 +796,7 @@ impl FlowManager {
             },
             None => None,
         };
-        if !self.place(hw, d, FlowEntry::new(w.req.0, ra, w.req.2), id) {
+        if !self.place(hw, d, w.req.0, ra, w.req.2, id) {
             self.release_action(hw, d, ra);
             if let Some(x) = rep_action {
                 self.release_action(hw, d, x);
@@ -652,8 +804,8 @@ impl FlowManager {
             return Install::Full;
         }
         if let (Some(r), Some(x)) = (w.rep, rep_action) {
-            if !self.place(hw, d, FlowEntry::new(r.0, x, r.2), id) {
-                if let Some(wr) = self.placer.remove(&w.req.0) {
+            if !self.place(hw, d, r.0, x, r.2, id) {
+                if let Some(wr) = w.req.0.remove(&mut self.placer) {
                     Self::write_slot(hw, &wr);
                 }
                 self.by_key.remove(&w.req.0);
@@ -671,7 +823,7 @@ impl FlowManager {
     fn uninstall(&mut self, hw: &mut dyn Csr, d: &mut Director, id: ConnId, h: Installed) {
         let keys = std::iter::once(h.wanted.req.0).chain(h.wanted.rep.map(|r| r.0));
         for k in keys {
-            if let Some(wr) = self.placer.remove(&k) {
+            if let Some(wr) = k.remove(&mut self.placer) {
                 Self::write_slot(hw, &wr);
                 self.free_credits += 1;
             }
@@ -707,7 +859,7 @@ impl FlowManager {
         let h = self.conns.get(&id).copied()?;
         let mut t = h.last_use;
         for k in std::iter::once(h.wanted.req.0).chain(h.wanted.rep.map(|r| r.0)) {
-            if let Some(i) = self.placer.slot_of(&k) {
+            if let Some(i) = k.slot_of(&self.placer) {
                 t = t.max(Self::read_hit(hw, i));
             }
             if let Some(&m) = self.moved_hits.get(&k) {
@@ -732,6 +884,11 @@ impl FlowManager {
     /// connections and the action's counters stay), and offloaded NAT
     /// connections of a client at `ip` get reply flows with the new MAC.
     /// Returns how many action entries were rewritten.
+    ///
+    /// IPv4 only: the host learns IPv4 next hops only. An IPv6
+    /// connection's MACs come from `[neighbors]` IPv6 entries or
+    /// `[director] gateway_mac`, which do not change while the daemon runs
+    /// ([`Director::v6_next_hop`]); its actions are never rewritten here.
     pub fn next_hop_changed(&mut self, hw: &mut dyn Csr, d: &mut Director, ip: Ipv4Addr) -> usize {
         let mut rewritten = 0;
         for i in 0..self.actions.len() as u16 {
@@ -765,9 +922,8 @@ impl FlowManager {
         // Reply actions carry the client's next hop: connections whose
         // client is `ip` (a real server or router that is also a client)
         // are brought in line one by one.
-        let ip32 = u32::from(ip);
         let clients: Vec<ConnId> =
-            self.conns.iter().filter(|(_, h)| h.wanted.rep.is_some() && h.wanted.req.0.saddr == ip32).map(|(&id, _)| id).collect();
+            self.conns.iter().filter(|(_, h)| h.wanted.rep.is_some() && h.wanted.req.0.saddr_v4() == Some(ip)).map(|(&id, _)| id).collect();
         for id in clients {
             self.sync(hw, d, id);
         }
@@ -782,15 +938,16 @@ impl FlowManager {
     /// rewritten in place (one write per action; flows, connections and
     /// counters stay); a connection sharing its reply action with clients
     /// that are neighbours themselves is brought in line alone. Returns
-    /// how many action entries were rewritten.
+    /// how many action entries were rewritten. IPv6 connections reply
+    /// through the static `gateway_mac` only (a learned gateway is an IPv4
+    /// one): their actions are not touched.
     fn gateway_changed(&mut self, hw: &mut dyn Csr, d: &mut Director) -> usize {
         let Some(mac) = d.gateway_mac() else { return 0 };
         // Per reply action: whether every connection on it replies through the gateway.
         let mut via: HashMap<u16, bool> = HashMap::default();
         for h in self.conns.values() {
-            let Some(ra) = h.rep_action else { continue };
-            let gw = d.via_gateway(Ipv4Addr::from(h.wanted.req.0.saddr));
-            *via.entry(ra).or_insert(true) &= gw;
+            let (Some(ra), Some(client)) = (h.rep_action, h.wanted.req.0.saddr_v4()) else { continue };
+            *via.entry(ra).or_insert(true) &= d.via_gateway(client);
         }
         let mut rewritten = 0;
         let mut alone = Vec::new();
@@ -830,7 +987,9 @@ impl FlowManager {
             let ids: Vec<ConnId> = self
                 .conns
                 .iter()
-                .filter(|(_, h)| h.rep_action.is_some_and(|ra| alone.contains(&ra)) && d.via_gateway(Ipv4Addr::from(h.wanted.req.0.saddr)))
+                .filter(|(_, h)| {
+                    h.rep_action.is_some_and(|ra| alone.contains(&ra)) && h.wanted.req.0.saddr_v4().is_some_and(|c| d.via_gateway(c))
+                })
                 .map(|(&id, _)| id)
                 .collect();
             for id in ids {
@@ -840,13 +999,14 @@ impl FlowManager {
         rewritten
     }
 
-    /// The MACs of the live reply actions of connections whose clients
-    /// reply through the gateway (for the gateway's `card_macs`).
+    /// The MACs of the live reply actions of IPv4 connections whose
+    /// clients reply through the (learned) gateway (for the gateway's
+    /// `card_macs`).
     pub fn gateway_macs(&self, d: &Director) -> Vec<lvsnic_model::wire::MacAddr> {
         let mut v: Vec<_> = self
             .conns
             .values()
-            .filter(|h| d.via_gateway(Ipv4Addr::from(h.wanted.req.0.saddr)))
+            .filter(|h| h.wanted.req.0.saddr_v4().is_some_and(|c| d.via_gateway(c)))
             .filter_map(|h| h.rep_action)
             .filter_map(|i| self.actions.get(i as usize)?.as_ref())
             .filter(|s| !s.diverted)

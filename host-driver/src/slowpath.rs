@@ -193,7 +193,10 @@ impl<D: Device> SlowPath<D> {
             let v = u32::from(ip);
             let gateway = self.director.cfg.gateway == Some(ip);
             for id in self.flows.offloaded() {
-                if gateway || self.director.conns.get(id).daddr == v {
+                // (IPv6 connections' next hops are not learned: an IPv6
+                // entry's `daddr` is only a fold of its address.)
+                let c = self.director.conns.get(id);
+                if gateway || c.is_v4_only() && c.daddr == v {
                     self.flows.sync(&mut self.dp, &mut self.director, id);
                 }
             }
@@ -272,7 +275,8 @@ impl<D: Device> SlowPath<D> {
             // offloads them again on their next packet).
             let v = u32::from(vip);
             for id in self.flows.offloaded() {
-                if self.director.conns.get(id).vaddr == v {
+                let c = self.director.conns.get(id);
+                if !c.is_v6() && c.vaddr == v {
                     self.flows.sync(&mut self.dp, &mut self.director, id);
                 }
             }

@@ -443,9 +443,11 @@ impl ConnTable {
     #[inline]
     pub fn addrs(&self, id: ConnId) -> ConnAddrs {
         let c = &self.slab[id.0 as usize];
-        match self.v6.get(&id.0) {
-            Some(a) if !c.is_v4_only() => *a,
-            _ => ConnAddrs {
+        // An IPv4-only entry's are its own fields: no lookup (the host's
+        // flow manager asks for every connection it syncs).
+        match if c.is_v4_only() { None } else { self.v6.get(&id.0) } {
+            Some(a) => *a,
+            None => ConnAddrs {
                 caddr: IpAddr::V4(c.caddr.into()),
                 vaddr: IpAddr::V4(c.vaddr.into()),
                 daddr: IpAddr::V4(c.daddr.into()),

@@ -344,6 +344,7 @@ impl Director {
             return self.host(HostReason::NonIp);
         };
         self.last_conn = Some(id);
+        self.last_dir = Some(Direction::Output);
         // ip6_forward: hop limit <= 1 → ICMPv6 time exceeded; too big
         // for the route's MTU (at least 1280) → ICMPv6 packet too big, both
         // from the director's address.
@@ -369,8 +370,11 @@ impl Director {
 
     /// The next-hop MAC towards an IPv6 address: its `[neighbors]` entry,
     /// else the static gateway MAC; `None` (the frame stays with the host)
-    /// when neither is known.
-    pub(super) fn v6_next_hop(&self, a: &Ipv6Addr) -> Option<MacAddr> {
+    /// when neither is known. Both are static for the daemon's life (no
+    /// IPv6 neighbour is learned, and a reload does not change
+    /// `[neighbors]`' IPv6 entries), so the MACs the host writes into the
+    /// card's IPv6 actions never need rewriting.
+    pub fn v6_next_hop(&self, a: &Ipv6Addr) -> Option<MacAddr> {
         self.cfg.neighbors6.get(a).copied().or(self.cfg.gateway_mac)
     }
 }

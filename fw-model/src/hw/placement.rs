@@ -152,6 +152,16 @@ impl FlowPlacer {
         }
     }
 
+    /// The key of the IPv6 entry whose pair holds `slot` (its head or its
+    /// tail), if one does (the host's eviction looks at a key's candidate
+    /// slots).
+    pub fn key6_at(&self, slot: usize) -> Option<FlowKey6> {
+        match self.cells.get(slot & !1) {
+            Some(Cell::Head(e)) => Some(e.key()),
+            _ => None,
+        }
+    }
+
     /// Head slot of an installed IPv6 key.
     pub fn slot_of6(&self, key: &FlowKey6) -> Option<usize> {
         self.where6.get(key).copied()

@@ -283,10 +283,11 @@ impl Backup {
     fn offload<D: Device>(&mut self, sp: &mut SlowPath<D>, id: ConnId) {
         let (used, slots) = sp.flows.table_use();
         let (num, den) = SYNC_TABLE_BUDGET;
-        // A NAT connection takes two entries.
-        let over = used + 2 > slots / den * num || self.full_at.is_some_and(|f| used >= f);
+        // A NAT connection takes two entries: two slots, four for an IPv6 one.
+        let need = if sp.director.conns.is_live(id) && sp.director.conns.get(id).is_v6() { 4 } else { 2 };
+        let over = used + need > slots / den * num || self.full_at.is_some_and(|f| used >= f);
         if over && !sp.flows.is_offloaded(id) {
-            if sp.director.conns.is_live(id) && crate::flows::wanted(&sp.director, id).is_some() {
+            if sp.director.conns.is_live(id) && sp.flows.wanted(&sp.director, id).is_some() {
                 self.kept_in_software += 1;
             }
             return;
