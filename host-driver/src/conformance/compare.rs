@@ -29,7 +29,7 @@ use super::fields::{decode, describe, differing, Field};
 use lvsnic_model::pcap::PcapRecord;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Examples kept per category.
 pub const EXAMPLES: usize = 3;
@@ -42,8 +42,8 @@ pub struct Compare<'a> {
     pub lvsnic: &'a [PcapRecord],
     /// Frames lvsnic handed to its host stack (HOST.pcap).
     pub host: &'a [PcapRecord],
-    /// The director's own addresses (its address and every VIP).
-    pub local: &'a [Ipv4Addr],
+    /// The director's own addresses (its addresses and every VIP, IPv4 and IPv6).
+    pub local: &'a [IpAddr],
     /// How far apart in capture time two frames may be and still match.
     pub window_ns: u64,
 }
@@ -200,9 +200,49 @@ fn addr(f: &[u8], off: usize) -> Ipv4Addr {
     Ipv4Addr::new(f[off], f[off + 1], f[off + 2], f[off + 3])
 }
 
+/// Where the IPv6 header starts (untagged or one 802.1Q tag).
+fn ipv6_at(f: &[u8]) -> Option<usize> {
+    if f.len() >= 54 && f[12..14] == [0x86, 0xdd] {
+        Some(14)
+    } else if f.len() >= 58 && f[12..14] == [0x81, 0] && f[16..18] == [0x86, 0xdd] {
+        Some(18)
+    } else {
+        None
+    }
+}
+
+fn addr6(f: &[u8], off: usize) -> Ipv6Addr {
+    let mut a = [0u8; 16];
+    a.copy_from_slice(&f[off..off + 16]);
+    Ipv6Addr::from(a)
+}
+
+/// Source, destination, protocol (IPv6: the first next header), the IP ID
+/// (IPv6: none) and where the upper layer starts, of an IPv4 or IPv6 frame.
+fn ip_of(f: &[u8]) -> Option<(IpAddr, IpAddr, u8, [u8; 2], usize)> {
+    if let Some(o) = ipv6_at(f) {
+        return Some((IpAddr::V6(addr6(f, o + 8)), IpAddr::V6(addr6(f, o + 24)), f[o + 6], [0, 0], o + 40));
+    }
+    let o = ipv4_at(f)?;
+    Some((IpAddr::V4(addr(f, o + 12)), IpAddr::V4(addr(f, o + 16)), f[o + 9], [f[o + 4], f[o + 5]], o + (f[o] & 0x0f) as usize * 4))
+}
+
 /// The frame with the fields the kernel draws at random zeroed, or `None`
 /// when it has none.
-pub fn mask_random(f: &[u8], local: &[Ipv4Addr]) -> Option<Vec<u8>> {
+pub fn mask_random(f: &[u8], local: &[IpAddr]) -> Option<Vec<u8>> {
+    if let Some(o) = ipv6_at(f) {
+        // An ICMPv6 error from the director itself: its flow label is
+        // `ip6_make_flowlabel`'s hash of the flow keyed with a secret drawn
+        // at boot (`auto_flowlabels` 1, the default); the model sends 0.
+        // Not covered by the ICMPv6 checksum.
+        let error = f[o + 6] == 58 && f.len() > o + 40 && f[o + 40] < 128;
+        return (error && local.contains(&IpAddr::V6(addr6(f, o + 8)))).then(|| {
+            let mut m = f.to_vec();
+            m[o + 1] &= 0xf0;
+            m[o + 2..o + 4].fill(0);
+            m
+        });
+    }
     let o = ipv4_at(f)?;
     let ihl = (f[o] & 0x0f) as usize * 4;
     let random = match f[o + 9] {
@@ -215,7 +255,7 @@ pub fn mask_random(f: &[u8], local: &[Ipv4Addr]) -> Option<Vec<u8>> {
             frag || f[o + 6] & 0x40 == 0
         }
         // An ICMP error from the director itself.
-        1 => f.len() > o + ihl && matches!(f[o + ihl], 3 | 4 | 5 | 11 | 12) && local.contains(&addr(f, o + 12)),
+        1 => f.len() > o + ihl && matches!(f[o + ihl], 3 | 4 | 5 | 11 | 12) && local.contains(&IpAddr::V4(addr(f, o + 12))),
         _ => false,
     };
     random.then(|| {
@@ -317,13 +357,13 @@ fn host_explains(k: &[u8], h: &[u8]) -> Option<&'static str> {
         }
         return None;
     }
-    let (a, b) = (ipv4_at(k)?, ipv4_at(h)?);
-    let (ks, kd, hs, hd) = (addr(k, a + 12), addr(k, a + 16), addr(h, b + 12), addr(h, b + 16));
-    let (kp, hp) = (k[a + 9], h[b + 9]);
-    let kl4 = a + (k[a] & 0x0f) as usize * 4;
-    let hl4 = b + (h[b] & 0x0f) as usize * 4;
+    let ((ks, kd, kp, kid, kl4), (hs, hd, hp, hid, hl4)) = (ip_of(k)?, ip_of(h)?);
+    // A neighbour advertisement answering a solicitation for its target.
+    if kp == 58 && hp == 58 && k.get(kl4) == Some(&136) && h.get(hl4) == Some(&135) && k.len() >= kl4 + 24 && h.len() >= hl4 + 24 {
+        return (k[kl4 + 8..kl4 + 24] == h[hl4 + 8..hl4 + 24]).then_some("the host stack answers a neighbour solicitation");
+    }
     // The same packet routed on: same addresses, protocol, ID and transport bytes.
-    if ks == hs && kd == hd && kp == hp && k[a + 4..a + 6] == h[b + 4..b + 6] && k.get(kl4..) .zip(h.get(hl4..)).is_some_and(|(x, y)| {
+    if ks == hs && kd == hd && kp == hp && kid == hid && k.get(kl4..) .zip(h.get(hl4..)).is_some_and(|(x, y)| {
         let n = x.len().min(y.len()).min(64);
         x[..n] == y[..n]
     }) {
@@ -340,6 +380,9 @@ fn host_explains(k: &[u8], h: &[u8]) -> Option<&'static str> {
         if kp == 1 {
             return Some("the host stack answers with ICMP (echo reply or error)");
         }
+        if kp == 58 {
+            return Some("the host stack answers with ICMPv6 (echo reply or error)");
+        }
         if kp == hp {
             return Some("the host stack answers the sender");
         }
@@ -349,10 +392,10 @@ fn host_explains(k: &[u8], h: &[u8]) -> Option<&'static str> {
 
 /// The innermost transport endpoints (src, dst), for pairing frames of one flow.
 fn endpoints(f: &[Field]) -> Option<(String, String)> {
-    let inner = f.iter().any(|x| x.name == "inner.ip.src");
+    let inner = f.iter().any(|x| x.name == "inner.ip.src" || x.name == "inner.ip6.src");
     let p = if inner { "inner." } else { "" };
     let get = |n: &str| f.iter().find(|x| x.name == format!("{p}{n}")).map(|x| x.bytes.clone());
-    let (s, d) = (get("ip.src")?, get("ip.dst")?);
+    let (s, d) = (get("ip.src").or_else(|| get("ip6.src"))?, get("ip.dst").or_else(|| get("ip6.dst"))?);
     let (sp, dp) = match (get("tcp.sport"), get("tcp.dport"), get("udp.sport"), get("udp.dport")) {
         (Some(a), Some(b), _, _) => (a, b),
         (_, _, Some(a), Some(b)) => (a, b),
@@ -576,7 +619,7 @@ mod tests {
         let extra = tcp([1, 1, 1, 1], 5, [2, 2, 2, 2], 6, 0x10, 0x13);
         let kernel = [rec(1_000, b.clone()), rec(2_000, a.clone())];
         let lvsnic = [rec(1_000, a), rec(1_500, b_other_rs), rec(3_000, extra)];
-        let local = [Ipv4Addr::new(10, 0, 0, 100)];
+        let local = [IpAddr::V4(Ipv4Addr::new(10, 0, 0, 100))];
         let s = Compare { kernel: &kernel, lvsnic: &lvsnic, host: &[], local: &local, window_ns: 1_000_000 }.run();
         assert_eq!((s.identical, s.differing, s.only_kernel, s.only_lvsnic, s.explained), (1, 1, 0, 1, 0));
         assert_eq!(s.unexplained(), 2);
@@ -612,6 +655,47 @@ mod tests {
         // Without the host frame it is only-kernel.
         let s = Compare { kernel: &kernel, lvsnic: &[], host: &[], local: &[], window_ns: 50 }.run();
         assert_eq!((s.only_kernel, s.categories[0].what.as_str()), (1, "TCP [R]"));
+    }
+
+    /// Ethernet + IPv6 with `next` and `l4` after the 40-byte header.
+    fn ip6(src: &str, dst: &str, flow: u32, next: u8, l4: &[u8]) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 0xfe, 2, 0, 0, 0, 0, 1, 0x86, 0xdd];
+        f.extend((0x6000_0000u32 | flow).to_be_bytes());
+        f.extend((l4.len() as u16).to_be_bytes());
+        f.extend([next, 64]);
+        f.extend(src.parse::<Ipv6Addr>().unwrap().octets());
+        f.extend(dst.parse::<Ipv6Addr>().unwrap().octets());
+        f.extend(l4);
+        f
+    }
+
+    #[test]
+    fn ipv6_error_flow_label_random_only_from_the_director() {
+        let vip: IpAddr = "2001:db8:1:5::1".parse().unwrap();
+        let quoted = ip6("2001:db8:c::9", "2001:db8:1:5::1", 0, 17, &[0x0f, 0xa0, 0, 53, 0, 8, 0, 0]);
+        let mut te = vec![3, 0, 0x55, 0x66, 0, 0, 0, 0];
+        te.extend(&quoted[14..]);
+        let k = ip6("2001:db8:1:5::1", "2001:db8:c::9", 0x8_1234, 58, &te);
+        let l = ip6("2001:db8:1:5::1", "2001:db8:c::9", 0, 58, &te);
+        let s = Compare { kernel: &[rec(1, k.clone())], lvsnic: &[rec(1, l.clone())], host: &[], local: &[vip], window_ns: 5 }.run();
+        assert_eq!((s.identical, s.random_fields_ignored, s.unexplained()), (1, 1, 0), "{}", s.text());
+        // Not from one of the director's addresses (a real server's error, relayed): compared.
+        let s = Compare { kernel: &[rec(1, k)], lvsnic: &[rec(1, l)], host: &[], local: &[], window_ns: 5 }.run();
+        assert_eq!((s.identical, s.differing), (0, 1));
+        assert_eq!(s.categories[0].what, "ip6.vtcfl");
+    }
+
+    #[test]
+    fn ipv6_host_stack_answers_are_explained() {
+        let target: Ipv6Addr = "2001:db8::1".parse().unwrap();
+        let mut ns = vec![135, 0, 0, 0, 0, 0, 0, 0];
+        ns.extend(target.octets());
+        let mut na = vec![136, 0, 0, 0, 0x60, 0, 0, 0];
+        na.extend(target.octets());
+        let host = [rec(10, ip6("fe80::5", "ff02::1:ff00:1", 0, 58, &ns)), rec(20, ip6("2001:db8::9:9", "2001:db8::1", 0, 58, &[128, 0, 0, 0, 0, 1, 0, 1]))];
+        let kernel = [rec(12, ip6("2001:db8::1", "fe80::5", 0, 58, &na)), rec(22, ip6("2001:db8::1", "2001:db8::9:9", 0x1_2345, 58, &[129, 0, 0, 0, 0, 1, 0, 1]))];
+        let s = Compare { kernel: &kernel, lvsnic: &[], host: &host, local: &[], window_ns: 50 }.run();
+        assert_eq!((s.explained, s.unexplained()), (2, 0), "{}", s.text());
     }
 
     /// A NAT SYN as the kernel sent it (recorded in the VM): Timestamp
