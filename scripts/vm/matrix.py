@@ -6,7 +6,10 @@
 
 Every scenario is one virtual service with its own VIP (10.1.K.1) and its
 own real servers (10.2.K.1-4, MAC 02:00:0a:02:KK:NN), so no two scenarios
-share an address or a 5-tuple. Its traffic is generated on its own
+share an address or a 5-tuple; an IPv6 scenario (group g4-ipv6, names
+v6-*) has VIP 2001:db8:1:K::1 and real servers 2001:db8:2:K::1-4 (same
+MACs), its group's DIRECTOR.toml an `ip6` (which makes director.sh turn
+IPv6 on in the VM for that replay only). Its traffic is generated on its own
 (`lvsnic traffic`, seed K, rules of that service only); the scenarios that
 need the same global state (timeouts, sysctls) form a group, whose captures
 are merged by timestamp into one capture (all start at the generator's
@@ -182,6 +185,14 @@ def scenarios():
         Scenario("v6-persist-lc-tun-tcp", g4, "t", "lc", "i", "IPv6 persistence -p 300 (no netmask), ip6ip6",
                  sflags="-p 300", conns=16, clients=3, v6=True),
     ]
+    # Every other scheduler once with NAT TCP and once with ip6ip6 UDP (dh,
+    # lblc and lblcr hash the IPv6 destination, `ip_vs_dh_hashkey` & co.).
+    for s in ("wrr", "lc", "lblc", "lblcr", "dh", "sed", "nq", "fo", "ovf"):
+        for fwd, proto in (("m", "t"), ("i", "u")):
+            about = "IPv6 %s %s %s, 3 servers weights 1-3" % (
+                s, FWD[fwd].upper() + (" (ip6ip6)" if fwd == "i" else ""), "TCP" if proto == "t" else "UDP")
+            out.append(Scenario("v6-%s-%s-%s" % (s, FWD[fwd], "tcp" if proto == "t" else "udp"), g4, proto, s, fwd,
+                                about, v6=True))
     return out
 
 
