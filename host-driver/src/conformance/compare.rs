@@ -583,7 +583,12 @@ fn one_side(time: f64, kernel_index: Option<usize>, lvsnic_index: Option<usize>,
 fn describe_kind(data: &[u8]) -> String {
     let d = describe(data);
     d.split(' ')
-        .filter(|w| !w.chars().next().is_some_and(|c| c.is_ascii_digit()) && *w != ">")
+        .filter(|w| {
+            // IPv4 and bracketed IPv6 endpoints, bare IPv6 addresses (which
+            // may start with a letter: fe80::1).
+            let endpoint6 = w.starts_with('[') && w.contains(':');
+            !w.chars().next().is_some_and(|c| c.is_ascii_digit()) && !endpoint6 && *w != ">" && w.parse::<IpAddr>().is_err()
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -696,6 +701,12 @@ mod tests {
         let kernel = [rec(12, ip6("2001:db8::1", "fe80::5", 0, 58, &na)), rec(22, ip6("2001:db8::1", "2001:db8::9:9", 0x1_2345, 58, &[129, 0, 0, 0, 0, 1, 0, 1]))];
         let s = Compare { kernel: &kernel, lvsnic: &[], host: &host, local: &[], window_ns: 50 }.run();
         assert_eq!((s.explained, s.unexplained()), (2, 0), "{}", s.text());
+        // Without the host frames: grouped by kind, addresses left out.
+        let s = Compare { kernel: &kernel, lvsnic: &[], host: &[], local: &[], window_ns: 50 }.run();
+        let kinds: Vec<&str> = s.categories.iter().map(|c| c.what.as_str()).collect();
+        assert_eq!(kinds, ["ICMPv6 type code", "ICMPv6 type code target"], "{}", s.text());
+        let u = crate::conformance::fields::tests::udp6();
+        assert_eq!(describe_kind(&u), "UDP");
     }
 
     /// A NAT SYN as the kernel sent it (recorded in the VM): Timestamp
