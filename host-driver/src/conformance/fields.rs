@@ -171,7 +171,7 @@ impl<'a> Dec<'a> {
                     self.ipv4(&format!("{t}quoted."), l4 + 8, dgram_end);
                 } else if proto == 58 && ty < 128 && l4 + 8 + 40 <= dgram_end {
                     self.ipv6(&format!("{t}quoted."), l4 + 8, dgram_end);
-                } else if proto == 58 && matches!(ty, 135 | 136 | 137) && l4 + 8 + 16 <= dgram_end {
+                } else if proto == 58 && (135..=137).contains(&ty) && l4 + 8 + 16 <= dgram_end {
                     // Neighbour solicitation / advertisement, redirect: the target.
                     self.take(&t, "target", l4 + 8, 16);
                     self.rest(format!("{t}data"), l4 + 24, dgram_end);
