@@ -63,7 +63,7 @@ EXAMPLE_NEIGHBORS = [("192.168.10.%d" % n, "02:00:00:00:10:%02x" % n) for n in r
 class Scenario:
     def __init__(self, name, group, proto, sched, fwd, about, sflags="", weights=(1, 2, 3), rflags="",
                  conns=12, clients=6, duration=4.0, other=0.0, idle_gap=1.0, changes=(), script=None, port_reuse=None,
-                 v6=False):
+                 v6=False, rs6=None):
         self.name, self.group, self.proto, self.sched, self.fwd = name, group, proto, sched, fwd
         self.about, self.sflags, self.weights, self.rflags = about, sflags, weights, rflags
         self.conns, self.clients, self.duration, self.other, self.idle_gap = conns, clients, duration, other, idle_gap
@@ -77,8 +77,10 @@ class Scenario:
         # (the kernel's timer fires at the next jiffy, the model's at once:
         # divergence #5), and the captures are short.
         self.port_reuse = port_reuse
-        # An IPv6 service (addr()): IPv6 VIP and real servers.
+        # An IPv6 service (addr()): IPv6 VIP and real servers; rs6 the real
+        # servers' family when it differs (mixed-family tunnels).
         self.v6 = v6
+        self.rs6 = v6 if rs6 is None else rs6
 
 
 def scenarios():
@@ -193,14 +195,30 @@ def scenarios():
                 s, FWD[fwd].upper() + (" (ip6ip6)" if fwd == "i" else ""), "TCP" if proto == "t" else "UDP")
             out.append(Scenario("v6-%s-%s-%s" % (s, FWD[fwd], "tcp" if proto == "t" else "udp"), g4, proto, s, fwd,
                                 about, v6=True))
+    # g5: mixed-family tunnels (ip_vs_tunnel_xmit / _v6 with cp->af !=
+    # cp->daf): an IPv6 service tunnelled to IPv4 real servers (IPv6 in
+    # IPv4, protocol 41) and an IPv4 service tunnelled to IPv6 real servers
+    # (IPv4 in IPv6, next header 4). Its own group: a rules file the real
+    # ipvsadm refused would fail only this replay.
+    g5 = "g5-mixed"
+    out += [
+        Scenario("v6-mixed-6in4-rr-tcp", g5, "t", "rr", "i", "IPv6 service, IPv4 tunnel servers (6in4), rr TCP",
+                 v6=True, rs6=False),
+        Scenario("v6-mixed-6in4-wlc-udp", g5, "u", "wlc", "i", "IPv6 service, IPv4 tunnel servers (6in4), wlc UDP",
+                 v6=True, rs6=False),
+        Scenario("v6-mixed-4in6-rr-tcp", g5, "t", "rr", "i", "IPv4 service, IPv6 tunnel servers (4in6), rr TCP",
+                 v6=False, rs6=True),
+        Scenario("v6-mixed-4in6-sh-udp", g5, "u", "sh", "i", "IPv4 service, IPv6 tunnel servers (4in6), sh UDP",
+                 v6=False, rs6=True),
+    ]
     return out
 
 
 def addr(s, k, what, n=1):
     """A scenario's VIP (what "vip") or real server n (what "rs")."""
-    if s.v6:
-        return ("2001:db8:1:%d::1" % k) if what == "vip" else ("2001:db8:2:%d::%d" % (k, n))
-    return ("10.1.%d.1" % k) if what == "vip" else ("10.2.%d.%d" % (k, n))
+    if what == "vip":
+        return ("2001:db8:1:%d::1" % k) if s.v6 else ("10.1.%d.1" % k)
+    return ("2001:db8:2:%d::%d" % (k, n)) if s.rs6 else ("10.2.%d.%d" % (k, n))
 
 
 def hostport(a, port):
@@ -220,12 +238,14 @@ GROUPS = {
                                                          icmp_ratelimit=0)),
     "g3-sysctls": dict(tcp=900, tcpfin=120, udp=300, sysctl=dict(secure_tcp=1, pmtu_disc=0, conn_reuse_mode=3)),
     "g4-ipv6": dict(tcp=900, tcpfin=120, udp=300, sysctl={}),
+    "g5-mixed": dict(tcp=900, tcpfin=120, udp=300, sysctl={}),
 }
 GROUP_ABOUT = {
     "g1-defaults": "kernel defaults: timeouts 900/120/300, every sysctl at its default",
     "g2-sysctls": "--set 10 6 8, expire_nodest_conn 1, expire_quiescent_template 1, sloppy_tcp 1, nat_icmp_send 1, conn_reuse_mode 0, icmp_ratelimit 0",
     "g3-sysctls": "secure_tcp 1 (kernel 3: always), pmtu_disc 0, conn_reuse_mode 3",
     "g4-ipv6": "IPv6 services, kernel defaults (IPv6 on wire0: no link-local, DAD, RS; forwarding on)",
+    "g5-mixed": "mixed-family tunnels (6in4, 4in6), kernel defaults, IPv6 on as in g4",
 }
 
 
@@ -290,7 +310,7 @@ def main():
         if with_ip_options:
             neighbors += EXAMPLE_NEIGHBORS
         sysctl = "".join("%s = %d\n" % kv for kv in sorted(conf["sysctl"].items()))
-        ip6 = 'ip6 = "2001:db8::1"\n' if any(s.v6 for s in members) else ""
+        ip6 = 'ip6 = "2001:db8::1"\n' if any(s.v6 or s.rs6 for s in members) else ""
         director = DIRECTOR.format(ip6=ip6, tcp=conf["tcp"], tcpfin=conf["tcpfin"], udp=conf["udp"], sysctl=sysctl,
                                    neighbors="".join('"%s" = "%s"\n' % n for n in neighbors))
         dpath = os.path.join(gd, "director.toml")
