@@ -533,6 +533,37 @@ pub fn ip6in4_encap(frame: &mut Vec<u8>, l3: usize, src: Ipv4Addr, dst: Ipv4Addr
     frame[l3 - 2..l3].copy_from_slice(&crate::wire::ETHERTYPE_IPV4.to_be_bytes());
 }
 
+/// `ip6_fragment` (slow path) of the IPv6 packet at `l3` in `frame`, which
+/// has no extension headers, for a link of `mtu` bytes: fragments of
+/// `(mtu - 40 - 8) & !7` data bytes, each the fixed header (payload length
+/// adjusted, next header 44) followed by an 8-byte fragment header (the
+/// original next header, reserved 0, offset and more-fragments flag,
+/// identification `ident`), then its data. Linux draws `ident` in
+/// `ipv6_select_ident` (a keyed hash: random to any observer). Returns the
+/// frames, the first first; `frame` is left as it was.
+pub fn ip6_fragment(frame: &[u8], l3: usize, mtu: usize, ident: u32) -> Vec<Vec<u8>> {
+    let pl = usize::from(u16::from_be_bytes([frame[l3 + 4], frame[l3 + 5]]));
+    let data = &frame[l3 + V6_L4..(l3 + V6_L4 + pl).min(frame.len())];
+    let chunk = (mtu - V6_L4 - 8) & !7;
+    let next = frame[l3 + 6];
+    let mut out = Vec::new();
+    let mut off = 0;
+    while off < data.len() {
+        let n = chunk.min(data.len() - off);
+        let more = off + n < data.len();
+        let mut f = frame[..l3 + V6_L4].to_vec();
+        f[l3 + 4..l3 + 6].copy_from_slice(&((n + 8) as u16).to_be_bytes());
+        f[l3 + 6] = 44;
+        f.extend_from_slice(&[next, 0]);
+        f.extend_from_slice(&((off as u16) | u16::from(more)).to_be_bytes());
+        f.extend_from_slice(&ident.to_be_bytes());
+        f.extend_from_slice(&data[off..off + n]);
+        out.push(f);
+        off += n;
+    }
+    out
+}
+
 /// IPv4-in-IPv6 encapsulation (`ip_vs_tunnel_xmit_v6` for an IPv4 packet,
 /// `ip_vs_prepare_tunneled_skb` with `skb_af == AF_INET`; the inner TTL
 /// already decremented): the inner header checksum recomputed

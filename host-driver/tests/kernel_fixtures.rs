@@ -19,7 +19,7 @@ use lvsnic::conformance::vm;
 use lvsnic::replay::{run_changes, Backend};
 use lvsnic_model::config::{DirectorConfig, VlanMode};
 use lvsnic_model::pcap;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
@@ -47,8 +47,12 @@ fn load(dir: &Path) -> (DirectorConfig, lvsnic_model::rules::RuleSet, Vec<pcap::
 fn check(dir: &Path) -> Vec<String> {
     let (cfg, rules, input, changes) = load(dir);
     let kernel = pcap::read_file(dir.join("kernel-out.pcap")).unwrap();
-    let mut local: Vec<Ipv4Addr> = vec![cfg.ip];
-    local.extend(rules.services.iter().filter_map(|s| s.key.as_ipv4().map(|(_, a, _)| a)));
+    let mut local: Vec<IpAddr> = vec![cfg.ip.into()];
+    local.extend(cfg.ip6.map(IpAddr::from));
+    local.extend(rules.services.iter().filter_map(|s| match s.key {
+        lvsnic_model::rules::ServiceKey::Addr { addr, .. } => Some(addr),
+        _ => None,
+    }));
     let out = run_changes(Backend::Golden, 64, Default::default(), cfg, &rules, &input, changes).unwrap();
     let s = Compare { kernel: &kernel, lvsnic: &out.tx, host: &out.host, local: &local, window_ns: 1_000_000_000 }.run();
     let mut problems = Vec::new();
@@ -67,7 +71,7 @@ fn golden_model_transmits_what_the_kernel_transmitted() {
         .collect();
     dirs.sort();
     let names: Vec<String> = dirs.iter().map(|d| d.file_name().unwrap().to_string_lossy().into_owned()).collect();
-    for want in ["conn-reuse-nodest", "ip-options", "ip-options-icmp", "nat-icmp-send", "timer-wheel", "udp-wlc-persist", "vlan"] {
+    for want in ["conn-reuse-nodest", "ip-options", "ip-options-icmp", "ip4in6-fragment", "ip6ip6-too-big", "nat-icmp-send", "timer-wheel", "udp-wlc-persist", "vlan"] {
         assert!(names.iter().any(|n| n == want), "fixture {want} missing in {}", fixtures().display());
     }
     let mut failed = Vec::new();
@@ -109,7 +113,7 @@ fn vlan_balance_keeps_tagged_frames() {
     assert_eq!(tagged.len(), 3, "{} frames out", out.tx.len());
     // ... which the kernel did not send: the comparison the fixture test makes catches them.
     let kernel = pcap::read_file(dir.join("kernel-out.pcap")).unwrap();
-    let local = [Ipv4Addr::new(10, 0, 0, 1)];
+    let local = [IpAddr::from([10, 0, 0, 1])];
     let s = Compare { kernel: &kernel, lvsnic: &out.tx, host: &out.host, local: &local, window_ns: 1_000_000_000 }.run();
     assert_eq!((s.only_lvsnic, s.unexplained()), (3, 3), "{}", s.text());
     let base = "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n";

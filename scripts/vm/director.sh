@@ -11,6 +11,7 @@
 #                 NEIGHBORS ("ip=mac ...") VIPS ("ip ...") TIMEOUTS
 #                 ("tcp tcpfin udp") VS_SYSCTLS ("name=value ...")
 #                 ICMP_RATELIMIT ICMP_RATEMASK CONN_TAB_BITS
+#                 DIR_IP6 GW_IP6 NEIGHBORS6 VIPS6 (DIR_IP6 empty: IPv6 stays off)
 #   rules.txt     given to `ipvsadm -R` unchanged
 #   in.pcap       the frames arriving at the director
 #   changes.txt   optional: "SECONDS ipvsadm-args" (seconds after the first frame)
@@ -41,10 +42,28 @@ step() { echo "+ $*"; "$@" || fail "'$*' failed (see log.txt)"; }
 step modprobe ip_vs conn_tab_bits="${CONN_TAB_BITS:-12}"
 vs=()
 for kv in ${VS_SYSCTLS:-}; do vs+=("net.ipv4.vs.$kv"); done
+# IPv6: disabled everywhere (no router solicitations, MLD, DAD on the
+# wire), unless the group has IPv6 services (DIR_IP6 set): then on, as a
+# quiet router. Set on `default` before wire0 exists, so wire0 is born
+# with it: no link-local address (addr_gen_mode 1; without one the kernel
+# sends no redirects, `ndisc_send_redirect`), no DAD, no router
+# solicitations, no autoconfiguration, forwarding on.
+if [ -n "${DIR_IP6:-}" ]; then
+    v6=()
+    for c in all default; do
+        v6+=("net.ipv6.conf.$c.accept_dad=0" "net.ipv6.conf.$c.dad_transmits=0" "net.ipv6.conf.$c.router_solicitations=0"
+             "net.ipv6.conf.$c.accept_ra=0" "net.ipv6.conf.$c.autoconf=0" "net.ipv6.conf.$c.ndisc_notify=0"
+             "net.ipv6.conf.$c.mldv1_unsolicited_report_interval=10" "net.ipv6.conf.$c.mldv2_unsolicited_report_interval=10")
+    done
+    v6+=(net.ipv6.conf.default.addr_gen_mode=1 net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.default.disable_ipv6=0
+         net.ipv6.conf.all.forwarding=1)
+else
+    v6=(net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1)
+fi
 step sysctl -q -w net.ipv4.ip_forward=1 \
     net.ipv4.conf.all.send_redirects=0 net.ipv4.conf.default.send_redirects=0 \
     net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
-    net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 \
+    "${v6[@]}" \
     "net.ipv4.icmp_ratelimit=${ICMP_RATELIMIT:-1000}" "net.ipv4.icmp_ratemask=${ICMP_RATEMASK:-6168}" \
     net.core.netdev_max_backlog=1000000 "${vs[@]}"
 
@@ -66,12 +85,29 @@ step ethtool -K wire1 tx off rx off gro off gso off tso off
         echo "neigh replace ${n%%=*} lladdr ${n#*=} nud permanent dev wire0"
     done
     echo "route replace default via $GW_IP dev wire0 src $DIR_IP"
+    # IPv6 (DIR_IP6 set): the same, /128 (nodad: no DAD frames, usable at once).
+    if [ -n "${DIR_IP6:-}" ]; then
+        echo "addr add $DIR_IP6/128 dev wire0 nodad"
+        for v in ${VIPS6:-}; do echo "addr add $v/128 dev lo nodad"; done
+        for n in ${NEIGHBORS6:-} "$GW_IP6=$GW_MAC"; do
+            echo "route replace ${n%%=*}/128 dev wire0 src $DIR_IP6"
+            echo "neigh replace ${n%%=*} lladdr ${n#*=} nud permanent dev wire0"
+        done
+        echo "route replace ::/0 via $GW_IP6 dev wire0 src $DIR_IP6"
+    fi
 } >"$W/ip-batch.txt"
 step ip -batch "$W/ip-batch.txt"
 step sysctl -q -w net.ipv4.conf.wire0.send_redirects=0 net.ipv4.conf.wire0.rp_filter=0
 step ip netns exec tester sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.wire1.disable_ipv6=1
 printf 'link set lo up\nlink set wire1 mtu 65535 up\n' >"$W/ip-batch-tester.txt"
 step ip -n tester -batch "$W/ip-batch-tester.txt"
+# MLD: wire0 joins ff02::2 and ff05::2 (forwarding) and the solicited-node
+# group of DIR_IP6 when it comes up, and reports them (MLDv2, robustness 2)
+# at once and within the 10 ms report interval set above; the capture
+# starts later, so none of them is recorded (ip6-maddr.txt lists the groups).
+ip -6 addr show >"$W/ip6-addr.txt" 2>&1
+ip -6 route show >"$W/ip6-route.txt" 2>&1
+ip -6 maddr show dev wire0 >"$W/ip6-maddr.txt" 2>&1
 
 # --- the rules: real ipvsadm ------------------------------------------------
 # shellcheck disable=SC2086

@@ -6,7 +6,10 @@
 
 Every scenario is one virtual service with its own VIP (10.1.K.1) and its
 own real servers (10.2.K.1-4, MAC 02:00:0a:02:KK:NN), so no two scenarios
-share an address or a 5-tuple. Its traffic is generated on its own
+share an address or a 5-tuple; an IPv6 scenario (group g4-ipv6, names
+v6-*) has VIP 2001:db8:1:K::1 and real servers 2001:db8:2:K::1-4 (same
+MACs), its group's DIRECTOR.toml an `ip6` (which makes director.sh turn
+IPv6 on in the VM for that replay only). Its traffic is generated on its own
 (`lvsnic traffic`, seed K, rules of that service only); the scenarios that
 need the same global state (timeouts, sysctls) form a group, whose captures
 are merged by timestamp into one capture (all start at the generator's
@@ -36,7 +39,7 @@ FWD = {"m": "nat", "g": "dr", "i": "tun"}
 
 DIRECTOR = """[director]
 ip = "10.0.0.1"
-mac = "02:00:00:00:00:01"
+{ip6}mac = "02:00:00:00:00:01"
 mtu = 1500
 gateway_mac = "02:00:00:00:00:fe"
 
@@ -59,7 +62,8 @@ EXAMPLE_NEIGHBORS = [("192.168.10.%d" % n, "02:00:00:00:10:%02x" % n) for n in r
 
 class Scenario:
     def __init__(self, name, group, proto, sched, fwd, about, sflags="", weights=(1, 2, 3), rflags="",
-                 conns=12, clients=6, duration=4.0, other=0.0, idle_gap=1.0, changes=(), script=None, port_reuse=None):
+                 conns=12, clients=6, duration=4.0, other=0.0, idle_gap=1.0, changes=(), script=None, port_reuse=None,
+                 v6=False, rs6=None):
         self.name, self.group, self.proto, self.sched, self.fwd = name, group, proto, sched, fwd
         self.about, self.sflags, self.weights, self.rflags = about, sflags, weights, rflags
         self.conns, self.clients, self.duration, self.other, self.idle_gap = conns, clients, duration, other, idle_gap
@@ -73,6 +77,10 @@ class Scenario:
         # (the kernel's timer fires at the next jiffy, the model's at once:
         # divergence #5), and the captures are short.
         self.port_reuse = port_reuse
+        # An IPv6 service (addr()): IPv6 VIP and real servers; rs6 the real
+        # servers' family when it differs (mixed-family tunnels).
+        self.v6 = v6
+        self.rs6 = v6 if rs6 is None else rs6
 
 
 def scenarios():
@@ -157,7 +165,64 @@ def scenarios():
         Scenario("reuse-sh-dr-tcp", g3, "t", "sh", "g", "conn_reuse_mode 3, port reuse on DR", sflags="-b sh-port",
                  conns=16),
     ]
+    # g4: IPv6 services (each its own VIP 2001:db8:1:K::1 and real servers
+    # 2001:db8:2:K::1-4, same MACs as the IPv4 scheme), clients
+    # 2001:db8:c::<IPv4 client>; IPv6 on in the VM only for this group.
+    g4 = "g4-ipv6"
+    for s in ("rr", "wlc", "sh", "mh"):
+        for fwd in "mgi":
+            for proto in "tu":
+                flags = "-b sh-port" if (proto == "t" and s == "sh") else ""
+                other = 0.06 if s == "rr" else 0.0
+                about = "IPv6 %s %s %s, 3 servers weights 1-3%s%s" % (
+                    s, FWD[fwd].upper() + (" (ip6ip6)" if fwd == "i" else ""), "TCP" if proto == "t" else "UDP",
+                    " (%s)" % flags if flags else "", ", other frames (hop limit 1, ...)" if other else "")
+                out.append(Scenario("v6-%s-%s-%s" % (s, FWD[fwd], "tcp" if proto == "t" else "udp"), g4, proto, s, fwd,
+                                    about, sflags=flags, other=other, v6=True))
+    out += [
+        Scenario("v6-persist-rr-nat-tcp", g4, "t", "rr", "m", "IPv6 persistence -p 300 -M 64, bursts from 8 clients",
+                 sflags="-p 300 -M 64", conns=16, clients=8, v6=True),
+        Scenario("v6-persist-wlc-dr-udp", g4, "u", "wlc", "g", "IPv6 persistence -p 300 -M 64, UDP",
+                 sflags="-p 300 -M 64", conns=16, clients=8, v6=True),
+        Scenario("v6-persist-lc-tun-tcp", g4, "t", "lc", "i", "IPv6 persistence -p 300 (no netmask), ip6ip6",
+                 sflags="-p 300", conns=16, clients=3, v6=True),
+    ]
+    # Every other scheduler once with NAT TCP and once with ip6ip6 UDP (dh,
+    # lblc and lblcr hash the IPv6 destination, `ip_vs_dh_hashkey` & co.).
+    for s in ("wrr", "lc", "lblc", "lblcr", "dh", "sed", "nq", "fo", "ovf"):
+        for fwd, proto in (("m", "t"), ("i", "u")):
+            about = "IPv6 %s %s %s, 3 servers weights 1-3" % (
+                s, FWD[fwd].upper() + (" (ip6ip6)" if fwd == "i" else ""), "TCP" if proto == "t" else "UDP")
+            out.append(Scenario("v6-%s-%s-%s" % (s, FWD[fwd], "tcp" if proto == "t" else "udp"), g4, proto, s, fwd,
+                                about, v6=True))
+    # g5: mixed-family tunnels (ip_vs_tunnel_xmit / _v6 with cp->af !=
+    # cp->daf): an IPv6 service tunnelled to IPv4 real servers (IPv6 in
+    # IPv4, protocol 41) and an IPv4 service tunnelled to IPv6 real servers
+    # (IPv4 in IPv6, next header 4). Its own group: a rules file the real
+    # ipvsadm refused would fail only this replay.
+    g5 = "g5-mixed"
+    out += [
+        Scenario("v6-mixed-6in4-rr-tcp", g5, "t", "rr", "i", "IPv6 service, IPv4 tunnel servers (6in4), rr TCP",
+                 v6=True, rs6=False),
+        Scenario("v6-mixed-6in4-wlc-udp", g5, "u", "wlc", "i", "IPv6 service, IPv4 tunnel servers (6in4), wlc UDP",
+                 v6=True, rs6=False),
+        Scenario("v6-mixed-4in6-rr-tcp", g5, "t", "rr", "i", "IPv4 service, IPv6 tunnel servers (4in6), rr TCP",
+                 v6=False, rs6=True),
+        Scenario("v6-mixed-4in6-sh-udp", g5, "u", "sh", "i", "IPv4 service, IPv6 tunnel servers (4in6), sh UDP",
+                 v6=False, rs6=True),
+    ]
     return out
+
+
+def addr(s, k, what, n=1):
+    """A scenario's VIP (what "vip") or real server n (what "rs")."""
+    if what == "vip":
+        return ("2001:db8:1:%d::1" % k) if s.v6 else ("10.1.%d.1" % k)
+    return ("2001:db8:2:%d::%d" % (k, n)) if s.rs6 else ("10.2.%d.%d" % (k, n))
+
+
+def hostport(a, port):
+    return "[%s]:%d" % (a, port) if ":" in a else "%s:%d" % (a, port)
 
 
 # g2's icmp_ratelimit 0: its nat_icmp_send answers come in bursts to one
@@ -172,11 +237,15 @@ GROUPS = {
                                                          sloppy_tcp=1, nat_icmp_send=1, conn_reuse_mode=0,
                                                          icmp_ratelimit=0)),
     "g3-sysctls": dict(tcp=900, tcpfin=120, udp=300, sysctl=dict(secure_tcp=1, pmtu_disc=0, conn_reuse_mode=3)),
+    "g4-ipv6": dict(tcp=900, tcpfin=120, udp=300, sysctl={}),
+    "g5-mixed": dict(tcp=900, tcpfin=120, udp=300, sysctl={}),
 }
 GROUP_ABOUT = {
     "g1-defaults": "kernel defaults: timeouts 900/120/300, every sysctl at its default",
     "g2-sysctls": "--set 10 6 8, expire_nodest_conn 1, expire_quiescent_template 1, sloppy_tcp 1, nat_icmp_send 1, conn_reuse_mode 0, icmp_ratelimit 0",
     "g3-sysctls": "secure_tcp 1 (kernel 3: always), pmtu_disc 0, conn_reuse_mode 3",
+    "g4-ipv6": "IPv6 services, kernel defaults (IPv6 on wire0: no link-local, DAD, RS; forwarding on)",
+    "g5-mixed": "mixed-family tunnels (6in4, 4in6), kernel defaults, IPv6 on as in g4",
 }
 
 
@@ -236,12 +305,13 @@ def main():
         neighbors = []
         for s in members:
             k = index[s.name]
-            neighbors += [("10.2.%d.%d" % (k, n), "02:00:0a:02:%02x:%02x" % (k, n)) for n in range(1, 5)]
+            neighbors += [(addr(s, k, "rs", n), "02:00:0a:02:%02x:%02x" % (k, n)) for n in range(1, 5)]
         with_ip_options = g == "g1-defaults" and (not only or any(fnmatch.fnmatch("ip-options", p) for p in only))
         if with_ip_options:
             neighbors += EXAMPLE_NEIGHBORS
         sysctl = "".join("%s = %d\n" % kv for kv in sorted(conf["sysctl"].items()))
-        director = DIRECTOR.format(tcp=conf["tcp"], tcpfin=conf["tcpfin"], udp=conf["udp"], sysctl=sysctl,
+        ip6 = 'ip6 = "2001:db8::1"\n' if any(s.v6 or s.rs6 for s in members) else ""
+        director = DIRECTOR.format(ip6=ip6, tcp=conf["tcp"], tcpfin=conf["tcpfin"], udp=conf["udp"], sysctl=sysctl,
                                    neighbors="".join('"%s" = "%s"\n' % n for n in neighbors))
         dpath = os.path.join(gd, "director.toml")
         with open(dpath, "w") as f:
@@ -249,11 +319,11 @@ def main():
         rules, changes, merged, scen, about = [], [], [], [], []
         for order, s in enumerate(members):
             k = index[s.name]
-            vip = "10.1.%d.1" % k
+            vip = addr(s, k, "vip")
             port = 80 if s.proto == "t" else 53
             rport = {"m": 8000 + k, "g": port, "i": port}[s.fwd] if s.proto == "t" else port
-            svc = "-%s %s:%d" % (s.proto, vip, port)
-            rip = lambda n: "10.2.%d.%d:%d" % (k, n, rport)
+            svc = "-%s %s" % (s.proto, hostport(vip, port))
+            rip = lambda n: hostport(addr(s, k, "rs", n), rport)
             r = ["-A %s -s %s%s" % (svc, s.sched, " " + s.sflags if s.sflags else "")]
             for n, w in enumerate(s.weights, 1):
                 r.append("-a %s -r %s -%s -w %d%s" % (svc, rip(n), s.fwd, w, " " + s.rflags if s.rflags else ""))
@@ -292,7 +362,7 @@ def main():
                 f.write(" ".join(cmd) + "\n" + summary + "\n")
             merged += [(ts, order, i, fr, orig) for i, (ts, fr, orig) in enumerate(read_pcap(pcap))]
             rules += r
-            scen.append("%s %s %s" % (s.name, vip, " ".join("10.2.%d.%d" % (k, n) for n in range(1, 5))))
+            scen.append("%s %s %s" % (s.name, vip, " ".join(addr(s, k, "rs", n) for n in range(1, 5))))
             about.append("%s %s" % (s.name, s.about))
         if with_ip_options:
             # The IPv4-options fixtures' frames (examples/rules.txt services),

@@ -17,10 +17,11 @@ scenarios.txt, start_ns.txt, changes.log). OUTDIR gets:
                      them (when ipvsadm returned), in seconds after in.pcap's
                      first frame
 
-A frame belongs to the scenario when one of its IPv4 addresses (outer,
-IPIP inner, ICMP-quoted, ARP) is one the scenario owns (scenarios.txt),
+A frame belongs to the scenario when one of its addresses (outer, IPIP or
+ip6ip6 inner, ICMP- or ICMPv6-quoted, ARP) is one the scenario owns (scenarios.txt),
 as `lvsnic conformance --scenarios` splits. Python 3 standard library only.
 """
+import ipaddress
 import os
 import shutil
 import struct
@@ -44,6 +45,24 @@ def ipv4_addrs(b, o, depth=0):
     return out
 
 
+def ipv6_addrs(b, o, depth=0):
+    """The addresses of the IPv6 header at o, of a tunnelled header inside
+    (41: IPv6, 4: IPv4) and of the header an ICMPv6 error quotes (the
+    first Next Header only: extension headers are not walked)."""
+    if len(b) < o + 40 or b[o] >> 4 != 6:
+        return []
+    out = [b[o + 8:o + 24], b[o + 24:o + 40]]
+    nxt, l4 = b[o + 6], o + 40
+    if depth < 2:
+        if nxt == 41:
+            out += ipv6_addrs(b, l4, depth + 1)
+        elif nxt == 4:
+            out += ipv4_addrs(b, l4, depth + 1)
+        elif nxt == 58 and len(b) > l4 and b[l4] < 128:
+            out += ipv6_addrs(b, l4 + 8, depth + 1)
+    return out
+
+
 def addrs(frame):
     o, et = 14, frame[12:14]
     if et == b"\x81\x00" and len(frame) >= 18:
@@ -52,6 +71,8 @@ def addrs(frame):
         return [frame[o + 14:o + 18], frame[o + 24:o + 28]]
     if et == b"\x08\x00":
         return ipv4_addrs(frame, o)
+    if et == b"\x86\xdd":
+        return ipv6_addrs(frame, o)
     return []
 
 
@@ -64,7 +85,7 @@ def main():
         for line in f:
             w = line.split()
             if w and w[0] == name:
-                owned = {bytes(int(x) for x in a.split(".")) for a in w[1:]}
+                owned = {ipaddress.ip_address(a).packed for a in w[1:]}
     if owned is None:
         sys.exit("matrix_fixture.py: no scenario %s in %s/scenarios.txt" % (name, g))
     mine = lambda r: any(a in owned for a in addrs(r[1]))
@@ -76,7 +97,8 @@ def main():
     write_pcap(os.path.join(out, "in.pcap"), sent)
     write_pcap(os.path.join(out, "kernel-out.pcap"), kout)
     shutil.copy(os.path.join(g, "director.toml"), os.path.join(out, "director.toml"))
-    vips = {".".join(str(x) for x in a) for a in owned}
+    # Addresses as the rules write them: a.b.c.d:port, [IPv6]:port.
+    vips = {str(ipaddress.ip_address(a)) if len(a) == 4 else "[%s]" % ipaddress.ip_address(a) for a in owned}
     with open(os.path.join(g, "rules.txt")) as f:
         rules = [l for l in f if any(" %s:" % v in l for v in vips) and l.startswith(("-A", "-a"))]
     with open(os.path.join(out, "rules.txt"), "w") as f:

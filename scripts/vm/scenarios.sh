@@ -24,6 +24,8 @@ for s in "$D"/*/; do
     ip netns del tester 2>/dev/null
     ip link del wire0 2>/dev/null
     for v in ${VIPS:-}; do ip addr del "$v/32" dev lo 2>/dev/null; done
+    for v in ${VIPS6:-}; do ip addr del "$v/128" dev lo 2>/dev/null; done
+    VIPS6=
     ipvsadm -C
     for m in $(lsmod | awk '/^ip_vs_/ {print $1}'); do modprobe -r "$m"; done
     modprobe -r ip_vs

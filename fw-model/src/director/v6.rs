@@ -276,6 +276,11 @@ impl Director {
         if p.hop_limit <= 1 {
             return self.hop_limit_exceeded6(frame, p);
         }
+        // __ip_vs_get_out_rt_v6 decrements the hop limit before its MTU
+        // check, so a packet too big quotes the packet with the hop limit
+        // already decremented (seen in the conformance VM: matrix g4-ipv6,
+        // the ip6ip6 TCP scenarios' packet-too-big errors).
+        xmit::ipv6_decrease_hop_limit(frame, p.l3);
         // A tunnel's MTU is the route's less 40; below 1280 the route is
         // refused (no error sent).
         let mtu = u32::from(self.cfg.mtu) - if tunnel { wire::ipv6::HEADER_LEN as u32 } else { 0 };
@@ -288,10 +293,11 @@ impl Director {
             return self.too_big6(frame, p, mtu);
         }
         let Some(mac) = self.v6_next_hop(&daddr) else {
+            // The host stack gets the packet as it arrived.
+            frame[p.l3 + 7] = p.hop_limit;
             return self.host(HostReason::NonIp);
         };
         xmit::trim_to_ipv6(frame, p.l3);
-        xmit::ipv6_decrease_hop_limit(frame, p.l3);
         match (fwd, icmp) {
             (cf::MASQ, Some(ql4)) => super::icmp6::nat_icmp_v6(frame, p.l3, ql4, false, daddr, c.dport),
             (cf::MASQ, None) => xmit::nat_rewrite6(frame, p.l3, (p.l4, p.proto), true, daddr, c.dport),
@@ -317,6 +323,8 @@ impl Director {
         if p.hop_limit <= 1 {
             return self.hop_limit_exceeded6(frame, p);
         }
+        // Decremented before the MTU check (`__ip_vs_get_out_rt`), as above.
+        xmit::ipv6_decrease_hop_limit(frame, p.l3);
         let mtu = u32::from(self.cfg.mtu) - wire::ipv4::HEADER_LEN as u32;
         if mtu < 68 {
             return self.drop(DropReason::FragNeeded);
@@ -325,7 +333,6 @@ impl Director {
             return self.too_big6(frame, p, mtu);
         }
         xmit::trim_to_ipv6(frame, p.l3);
-        xmit::ipv6_decrease_hop_limit(frame, p.l3);
         let id = self.next_ip_id();
         xmit::ip6in4_encap(frame, p.l3, self.cfg.ip, daddr, id);
         let mac = self.dest_mac(dest, daddr);

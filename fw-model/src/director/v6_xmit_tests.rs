@@ -359,6 +359,11 @@ fn ipv4_client_to_ipv6_server_tunnel_byte_exact() {
     let out = run(&mut d, T0 + SEC, &f).unwrap();
     assert_eq!((out[34], out[35]), (3, 4), "ICMP destination unreachable, fragmentation needed");
     assert_eq!(u16::from_be_bytes([out[40], out[41]]), 1460);
+    // Quoted with the TTL already decremented and its checksum updated
+    // (`__ip_vs_get_out_rt_v6` runs `decrement_ttl` before the MTU check;
+    // the kernel's frames: conformance matrix g5-mixed).
+    assert_eq!(out[42 + 8], 63, "quoted TTL");
+    assert!(crate::wire::checksum::verify(&out[42..62], 0), "quoted header checksum");
 }
 
 /// IPv6 client, IPv4 real server: `ip_vs_tunnel_xmit` puts the IPv6

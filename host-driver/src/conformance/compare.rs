@@ -29,7 +29,7 @@ use super::fields::{decode, describe, differing, Field};
 use lvsnic_model::pcap::PcapRecord;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Examples kept per category.
 pub const EXAMPLES: usize = 3;
@@ -42,8 +42,8 @@ pub struct Compare<'a> {
     pub lvsnic: &'a [PcapRecord],
     /// Frames lvsnic handed to its host stack (HOST.pcap).
     pub host: &'a [PcapRecord],
-    /// The director's own addresses (its address and every VIP).
-    pub local: &'a [Ipv4Addr],
+    /// The director's own addresses (its addresses and every VIP, IPv4 and IPv6).
+    pub local: &'a [IpAddr],
     /// How far apart in capture time two frames may be and still match.
     pub window_ns: u64,
 }
@@ -200,9 +200,58 @@ fn addr(f: &[u8], off: usize) -> Ipv4Addr {
     Ipv4Addr::new(f[off], f[off + 1], f[off + 2], f[off + 3])
 }
 
+/// Where the IPv6 header starts (untagged or one 802.1Q tag).
+fn ipv6_at(f: &[u8]) -> Option<usize> {
+    if f.len() >= 54 && f[12..14] == [0x86, 0xdd] {
+        Some(14)
+    } else if f.len() >= 58 && f[12..14] == [0x81, 0] && f[16..18] == [0x86, 0xdd] {
+        Some(18)
+    } else {
+        None
+    }
+}
+
+fn addr6(f: &[u8], off: usize) -> Ipv6Addr {
+    let mut a = [0u8; 16];
+    a.copy_from_slice(&f[off..off + 16]);
+    Ipv6Addr::from(a)
+}
+
+/// Source, destination, protocol (IPv6: the first next header), the IP ID
+/// (IPv6: none) and where the upper layer starts, of an IPv4 or IPv6 frame.
+fn ip_of(f: &[u8]) -> Option<(IpAddr, IpAddr, u8, [u8; 2], usize)> {
+    if let Some(o) = ipv6_at(f) {
+        return Some((IpAddr::V6(addr6(f, o + 8)), IpAddr::V6(addr6(f, o + 24)), f[o + 6], [0, 0], o + 40));
+    }
+    let o = ipv4_at(f)?;
+    Some((IpAddr::V4(addr(f, o + 12)), IpAddr::V4(addr(f, o + 16)), f[o + 9], [f[o + 4], f[o + 5]], o + (f[o] & 0x0f) as usize * 4))
+}
+
 /// The frame with the fields the kernel draws at random zeroed, or `None`
 /// when it has none.
-pub fn mask_random(f: &[u8], local: &[Ipv4Addr]) -> Option<Vec<u8>> {
+pub fn mask_random(f: &[u8], local: &[IpAddr]) -> Option<Vec<u8>> {
+    if let Some(o) = ipv6_at(f) {
+        // An ICMPv6 error from the director itself: its flow label is
+        // `ip6_make_flowlabel`'s hash of the flow keyed with a secret drawn
+        // at boot (`auto_flowlabels` 1, the default); the model sends 0.
+        // Not covered by the ICMPv6 checksum.
+        let error = f[o + 6] == 58 && f.len() > o + 40 && f[o + 40] < 128;
+        // A fragment the director cut (`ip6_fragment`, an IPv4 packet
+        // tunnelled in IPv6): its identification is `ipv6_select_ident`'s
+        // keyed hash.
+        let fragment = f[o + 6] == 44 && f.len() >= o + 48;
+        if !(error || fragment) || !local.contains(&IpAddr::V6(addr6(f, o + 8))) {
+            return None;
+        }
+        let mut m = f.to_vec();
+        if error {
+            m[o + 1] &= 0xf0;
+            m[o + 2..o + 4].fill(0);
+        } else {
+            m[o + 44..o + 48].fill(0);
+        }
+        return Some(m);
+    }
     let o = ipv4_at(f)?;
     let ihl = (f[o] & 0x0f) as usize * 4;
     let random = match f[o + 9] {
@@ -210,12 +259,15 @@ pub fn mask_random(f: &[u8], local: &[Ipv4Addr]) -> Option<Vec<u8>> {
         // (`ip_select_ident`: ID 0 only with DF). The outer DF is the inner
         // one with pmtu_disc 1, never set with pmtu_disc 0. A fragment of
         // one was too big for the MTU without DF: random too.
-        4 => {
+        // The same for an IPv6 packet in IPv4 (protocol 41: an IPv6
+        // service tunnelled to an IPv4 real server), whose outer header
+        // never has DF (`ip_vs_prepare_tunneled_skb` gets df 0).
+        4 | 41 => {
             let frag = u16::from_be_bytes([f[o + 6], f[o + 7]]) & 0x3fff != 0;
             frag || f[o + 6] & 0x40 == 0
         }
         // An ICMP error from the director itself.
-        1 => f.len() > o + ihl && matches!(f[o + ihl], 3 | 4 | 5 | 11 | 12) && local.contains(&addr(f, o + 12)),
+        1 => f.len() > o + ihl && matches!(f[o + ihl], 3 | 4 | 5 | 11 | 12) && local.contains(&IpAddr::V4(addr(f, o + 12))),
         _ => false,
     };
     random.then(|| {
@@ -264,6 +316,27 @@ fn timestamp_slots(f: &[u8], o: usize, n: usize) -> Vec<usize> {
 /// zeroed (see the module documentation), or `None` when it has none.
 pub fn mask_clock(f: &[u8]) -> Option<Vec<u8>> {
     use lvsnic_model::wire::checksum::verify;
+    if let Some(o6) = ipv6_at(f) {
+        // An IPv4 packet in IPv6 (an IPv4 service tunnelled to an IPv6
+        // real server): the times in its header, its checksum if right.
+        let h = o6 + 40;
+        if f[o6 + 6] != 4 || f.len() < h + 20 {
+            return None;
+        }
+        let slots = timestamp_slots(f, h, 1);
+        if slots.is_empty() {
+            return None;
+        }
+        let mut m = f.to_vec();
+        let hl = (f[h] & 0x0f) as usize * 4;
+        if f.len() >= h + hl && verify(&f[h..h + hl], 0) {
+            m[h + 10..h + 12].fill(0);
+        }
+        for s in slots {
+            m[s..s + 4].fill(0);
+        }
+        return Some(m);
+    }
     let o = ipv4_at(f)?;
     let ihl = (f[o] & 0x0f) as usize * 4;
     let l4 = o + ihl;
@@ -317,13 +390,13 @@ fn host_explains(k: &[u8], h: &[u8]) -> Option<&'static str> {
         }
         return None;
     }
-    let (a, b) = (ipv4_at(k)?, ipv4_at(h)?);
-    let (ks, kd, hs, hd) = (addr(k, a + 12), addr(k, a + 16), addr(h, b + 12), addr(h, b + 16));
-    let (kp, hp) = (k[a + 9], h[b + 9]);
-    let kl4 = a + (k[a] & 0x0f) as usize * 4;
-    let hl4 = b + (h[b] & 0x0f) as usize * 4;
+    let ((ks, kd, kp, kid, kl4), (hs, hd, hp, hid, hl4)) = (ip_of(k)?, ip_of(h)?);
+    // A neighbour advertisement answering a solicitation for its target.
+    if kp == 58 && hp == 58 && k.get(kl4) == Some(&136) && h.get(hl4) == Some(&135) && k.len() >= kl4 + 24 && h.len() >= hl4 + 24 {
+        return (k[kl4 + 8..kl4 + 24] == h[hl4 + 8..hl4 + 24]).then_some("the host stack answers a neighbour solicitation");
+    }
     // The same packet routed on: same addresses, protocol, ID and transport bytes.
-    if ks == hs && kd == hd && kp == hp && k[a + 4..a + 6] == h[b + 4..b + 6] && k.get(kl4..) .zip(h.get(hl4..)).is_some_and(|(x, y)| {
+    if ks == hs && kd == hd && kp == hp && kid == hid && k.get(kl4..) .zip(h.get(hl4..)).is_some_and(|(x, y)| {
         let n = x.len().min(y.len()).min(64);
         x[..n] == y[..n]
     }) {
@@ -340,6 +413,9 @@ fn host_explains(k: &[u8], h: &[u8]) -> Option<&'static str> {
         if kp == 1 {
             return Some("the host stack answers with ICMP (echo reply or error)");
         }
+        if kp == 58 {
+            return Some("the host stack answers with ICMPv6 (echo reply or error)");
+        }
         if kp == hp {
             return Some("the host stack answers the sender");
         }
@@ -349,10 +425,10 @@ fn host_explains(k: &[u8], h: &[u8]) -> Option<&'static str> {
 
 /// The innermost transport endpoints (src, dst), for pairing frames of one flow.
 fn endpoints(f: &[Field]) -> Option<(String, String)> {
-    let inner = f.iter().any(|x| x.name == "inner.ip.src");
+    let inner = f.iter().any(|x| x.name == "inner.ip.src" || x.name == "inner.ip6.src");
     let p = if inner { "inner." } else { "" };
     let get = |n: &str| f.iter().find(|x| x.name == format!("{p}{n}")).map(|x| x.bytes.clone());
-    let (s, d) = (get("ip.src")?, get("ip.dst")?);
+    let (s, d) = (get("ip.src").or_else(|| get("ip6.src"))?, get("ip.dst").or_else(|| get("ip6.dst"))?);
     let (sp, dp) = match (get("tcp.sport"), get("tcp.dport"), get("udp.sport"), get("udp.dport")) {
         (Some(a), Some(b), _, _) => (a, b),
         (_, _, Some(a), Some(b)) => (a, b),
@@ -540,7 +616,12 @@ fn one_side(time: f64, kernel_index: Option<usize>, lvsnic_index: Option<usize>,
 fn describe_kind(data: &[u8]) -> String {
     let d = describe(data);
     d.split(' ')
-        .filter(|w| !w.chars().next().is_some_and(|c| c.is_ascii_digit()) && *w != ">")
+        .filter(|w| {
+            // IPv4 and bracketed IPv6 endpoints, bare IPv6 addresses (which
+            // may start with a letter: fe80::1).
+            let endpoint6 = w.starts_with('[') && w.contains(':');
+            !w.chars().next().is_some_and(|c| c.is_ascii_digit()) && !endpoint6 && *w != ">" && w.parse::<IpAddr>().is_err()
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -576,7 +657,7 @@ mod tests {
         let extra = tcp([1, 1, 1, 1], 5, [2, 2, 2, 2], 6, 0x10, 0x13);
         let kernel = [rec(1_000, b.clone()), rec(2_000, a.clone())];
         let lvsnic = [rec(1_000, a), rec(1_500, b_other_rs), rec(3_000, extra)];
-        let local = [Ipv4Addr::new(10, 0, 0, 100)];
+        let local = [IpAddr::V4(Ipv4Addr::new(10, 0, 0, 100))];
         let s = Compare { kernel: &kernel, lvsnic: &lvsnic, host: &[], local: &local, window_ns: 1_000_000 }.run();
         assert_eq!((s.identical, s.differing, s.only_kernel, s.only_lvsnic, s.explained), (1, 1, 0, 1, 0));
         assert_eq!(s.unexplained(), 2);
@@ -614,6 +695,53 @@ mod tests {
         assert_eq!((s.only_kernel, s.categories[0].what.as_str()), (1, "TCP [R]"));
     }
 
+    /// Ethernet + IPv6 with `next` and `l4` after the 40-byte header.
+    fn ip6(src: &str, dst: &str, flow: u32, next: u8, l4: &[u8]) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 0xfe, 2, 0, 0, 0, 0, 1, 0x86, 0xdd];
+        f.extend((0x6000_0000u32 | flow).to_be_bytes());
+        f.extend((l4.len() as u16).to_be_bytes());
+        f.extend([next, 64]);
+        f.extend(src.parse::<Ipv6Addr>().unwrap().octets());
+        f.extend(dst.parse::<Ipv6Addr>().unwrap().octets());
+        f.extend(l4);
+        f
+    }
+
+    #[test]
+    fn ipv6_error_flow_label_random_only_from_the_director() {
+        let vip: IpAddr = "2001:db8:1:5::1".parse().unwrap();
+        let quoted = ip6("2001:db8:c::9", "2001:db8:1:5::1", 0, 17, &[0x0f, 0xa0, 0, 53, 0, 8, 0, 0]);
+        let mut te = vec![3, 0, 0x55, 0x66, 0, 0, 0, 0];
+        te.extend(&quoted[14..]);
+        let k = ip6("2001:db8:1:5::1", "2001:db8:c::9", 0x8_1234, 58, &te);
+        let l = ip6("2001:db8:1:5::1", "2001:db8:c::9", 0, 58, &te);
+        let s = Compare { kernel: &[rec(1, k.clone())], lvsnic: &[rec(1, l.clone())], host: &[], local: &[vip], window_ns: 5 }.run();
+        assert_eq!((s.identical, s.random_fields_ignored, s.unexplained()), (1, 1, 0), "{}", s.text());
+        // Not from one of the director's addresses (a real server's error, relayed): compared.
+        let s = Compare { kernel: &[rec(1, k)], lvsnic: &[rec(1, l)], host: &[], local: &[], window_ns: 5 }.run();
+        assert_eq!((s.identical, s.differing), (0, 1));
+        assert_eq!(s.categories[0].what, "ip6.vtcfl");
+    }
+
+    #[test]
+    fn ipv6_host_stack_answers_are_explained() {
+        let target: Ipv6Addr = "2001:db8::1".parse().unwrap();
+        let mut ns = vec![135, 0, 0, 0, 0, 0, 0, 0];
+        ns.extend(target.octets());
+        let mut na = vec![136, 0, 0, 0, 0x60, 0, 0, 0];
+        na.extend(target.octets());
+        let host = [rec(10, ip6("fe80::5", "ff02::1:ff00:1", 0, 58, &ns)), rec(20, ip6("2001:db8::9:9", "2001:db8::1", 0, 58, &[128, 0, 0, 0, 0, 1, 0, 1]))];
+        let kernel = [rec(12, ip6("2001:db8::1", "fe80::5", 0, 58, &na)), rec(22, ip6("2001:db8::1", "2001:db8::9:9", 0x1_2345, 58, &[129, 0, 0, 0, 0, 1, 0, 1]))];
+        let s = Compare { kernel: &kernel, lvsnic: &[], host: &host, local: &[], window_ns: 50 }.run();
+        assert_eq!((s.explained, s.unexplained()), (2, 0), "{}", s.text());
+        // Without the host frames: grouped by kind, addresses left out.
+        let s = Compare { kernel: &kernel, lvsnic: &[], host: &[], local: &[], window_ns: 50 }.run();
+        let kinds: Vec<&str> = s.categories.iter().map(|c| c.what.as_str()).collect();
+        assert_eq!(kinds, ["ICMPv6 type code", "ICMPv6 type code target"], "{}", s.text());
+        let u = crate::conformance::fields::tests::udp6();
+        assert_eq!(describe_kind(&u), "UDP");
+    }
+
     /// A NAT SYN as the kernel sent it (recorded in the VM): Timestamp
     /// option flag 1, VIP 10.0.0.100 and time 0x027a092b written, pointer 13.
     fn kernel_ts_syn() -> Vec<u8> {
@@ -633,6 +761,15 @@ mod tests {
         let c = lvsnic_model::wire::checksum::checksum(&g[14..54]);
         g[24..26].copy_from_slice(&c.to_be_bytes());
         g
+    }
+
+    #[test]
+    fn kernel_clock_ignored_in_an_ipv4_header_inside_ipv6() {
+        let k4 = kernel_ts_syn();
+        let l4 = with_time(&k4, 0x027a_0900);
+        let wrap = |f: &[u8]| ip6("2001:db8::1", "2001:db8:2:9::1", 0, 4, &f[14..]);
+        let s = Compare { kernel: &[rec(1, wrap(&k4))], lvsnic: &[rec(1, wrap(&l4))], host: &[], local: &[], window_ns: 5 }.run();
+        assert_eq!((s.identical, s.clock_fields_ignored, s.unexplained()), (1, 1, 0), "{}", s.text());
     }
 
     #[test]

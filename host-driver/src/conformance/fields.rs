@@ -7,7 +7,7 @@
 //! it never fails; bytes it cannot place become a `*.truncated` or
 //! `*.payload` field.
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// One decoded field: its name and its raw bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,6 +27,11 @@ impl Field {
         let n = self.name.as_str();
         if b.len() == 4 && (n.ends_with(".src") || n.ends_with(".dst") || n.ends_with("pa")) {
             return Ipv4Addr::new(b[0], b[1], b[2], b[3]).to_string();
+        }
+        if b.len() == 16 && (n.ends_with(".src") || n.ends_with(".dst") || n.ends_with(".target")) {
+            let mut a = [0u8; 16];
+            a.copy_from_slice(b);
+            return Ipv6Addr::from(a).to_string();
         }
         if b.len() == 6 && (n.ends_with(".dst") || n.ends_with(".src") || n.ends_with("ha")) {
             return b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(":");
@@ -99,11 +104,26 @@ impl<'a> Dec<'a> {
             self.rest(format!("{p}ip.payload"), l4, dgram_end);
             return dgram_end;
         }
-        match self.data[o + 9] {
+        self.upper(p, self.data[o + 9], l4, dgram_end);
+        dgram_end
+    }
+
+    /// What an IPv4 or IPv6 header at some offset carries: protocol
+    /// `proto` at `l4`, up to `dgram_end`.
+    fn upper(&mut self, p: &str, proto: u8, l4: usize, dgram_end: usize) {
+        match proto {
             4 => {
                 let inner = format!("{p}inner.");
                 if l4 + 20 <= dgram_end {
                     self.ipv4(&inner, l4, dgram_end);
+                } else {
+                    self.rest(format!("{inner}truncated"), l4, dgram_end);
+                }
+            }
+            41 => {
+                let inner = format!("{p}inner.");
+                if l4 + 40 <= dgram_end {
+                    self.ipv6(&inner, l4, dgram_end);
                 } else {
                     self.rest(format!("{inner}truncated"), l4, dgram_end);
                 }
@@ -115,7 +135,7 @@ impl<'a> Dec<'a> {
                 for (n, l) in names {
                     if off + l > dgram_end || !self.take(&t, n, off, l) {
                         self.rest(format!("{t}truncated"), off, dgram_end);
-                        return dgram_end;
+                        return;
                     }
                     off += l;
                 }
@@ -130,31 +150,71 @@ impl<'a> Dec<'a> {
                 for n in ["sport", "dport", "len", "csum"] {
                     if off + 2 > dgram_end || !self.take(&t, n, off, 2) {
                         self.rest(format!("{t}truncated"), off, dgram_end);
-                        return dgram_end;
+                        return;
                     }
                     off += 2;
                 }
                 self.rest(format!("{t}payload"), l4 + 8, dgram_end);
             }
-            1 => {
-                let t = format!("{p}icmp.");
+            1 | 58 => {
+                let t = if proto == 1 { format!("{p}icmp.") } else { format!("{p}icmp6.") };
                 let mut off = l4;
                 for (n, l) in [("type", 1), ("code", 1), ("csum", 2), ("rest", 4)] {
                     if off + l > dgram_end || !self.take(&t, n, off, l) {
                         self.rest(format!("{t}truncated"), off, dgram_end);
-                        return dgram_end;
+                        return;
                     }
                     off += l;
                 }
-                let is_error = matches!(self.data[l4], 3 | 4 | 5 | 11 | 12);
-                if is_error && l4 + 8 + 20 <= dgram_end {
+                let ty = self.data[l4];
+                if proto == 1 && matches!(ty, 3 | 4 | 5 | 11 | 12) && l4 + 8 + 20 <= dgram_end {
                     self.ipv4(&format!("{t}quoted."), l4 + 8, dgram_end);
+                } else if proto == 58 && ty < 128 && l4 + 8 + 40 <= dgram_end {
+                    self.ipv6(&format!("{t}quoted."), l4 + 8, dgram_end);
+                } else if proto == 58 && (135..=137).contains(&ty) && l4 + 8 + 16 <= dgram_end {
+                    // Neighbour solicitation / advertisement, redirect: the target.
+                    self.take(&t, "target", l4 + 8, 16);
+                    self.rest(format!("{t}data"), l4 + 24, dgram_end);
                 } else {
                     self.rest(format!("{t}data"), l4 + 8, dgram_end);
                 }
             }
             _ => self.rest(format!("{p}ip.payload"), l4, dgram_end),
         }
+    }
+
+    /// An IPv6 header at `o`, its extension headers and what it carries,
+    /// up to `end`; returns where the datagram ends.
+    fn ipv6(&mut self, p: &str, o: usize, end: usize) -> usize {
+        let mut off = o;
+        for (n, l) in [("vtcfl", 4), ("plen", 2), ("nxt", 1), ("hlim", 1), ("src", 16), ("dst", 16)] {
+            if !self.take(&format!("{p}ip6."), n, off, l) {
+                return self.data.len();
+            }
+            off += l;
+        }
+        let plen = self.be16(o + 4);
+        let dgram_end = if o + 40 + plen <= end { o + 40 + plen } else { end };
+        let mut nxt = self.data[o + 6];
+        let mut at = o + 40;
+        // Hop-by-hop, routing, fragment, destination options: raw.
+        while matches!(nxt, 0 | 43 | 44 | 60) {
+            if at + 8 > dgram_end {
+                self.rest(format!("{p}ip6.ext.truncated"), at, dgram_end);
+                return dgram_end;
+            }
+            let len = if nxt == 44 { 8 } else { (self.data[at + 1] as usize + 1) * 8 };
+            let later_fragment = nxt == 44 && self.be16(at + 2) & 0xfff8 != 0;
+            let name = if nxt == 44 { "frag" } else { "ext" };
+            self.rest(format!("{p}ip6.{name}"), at, (at + len).min(dgram_end));
+            nxt = self.data[at];
+            at += len;
+            if later_fragment {
+                self.rest(format!("{p}ip.payload"), at, dgram_end);
+                return dgram_end;
+            }
+        }
+        self.upper(p, nxt, at.min(dgram_end), dgram_end);
         dgram_end
     }
 }
@@ -176,6 +236,7 @@ pub fn decode(frame: &[u8]) -> Vec<Field> {
     }
     let end = match et {
         0x0800 if frame.len() >= l3 + 20 => d.ipv4("", l3, frame.len()),
+        0x86dd if frame.len() >= l3 + 40 => d.ipv6("", l3, frame.len()),
         0x0806 => {
             let mut off = l3;
             for (n, l) in [("hdr", 6), ("op", 2), ("sha", 6), ("spa", 4), ("tha", 6), ("tpa", 4)] {
@@ -225,7 +286,11 @@ pub fn describe(frame: &[u8]) -> String {
         return format!("{vlan}ARP {what} {} > {}", get("arp.spa").unwrap_or_default(), get("arp.tpa").unwrap_or_default());
     }
     fn l4(get: &dyn Fn(&str) -> Option<String>, raw: &dyn Fn(&str) -> Option<Vec<u8>>, p: &str) -> String {
-        let (s, d) = (get(&format!("{p}ip.src")).unwrap_or_default(), get(&format!("{p}ip.dst")).unwrap_or_default());
+        let v6 = get(&format!("{p}ip6.src")).is_some();
+        let ip = if v6 { "ip6" } else { "ip" };
+        let (s, d) = (get(&format!("{p}{ip}.src")).unwrap_or_default(), get(&format!("{p}{ip}.dst")).unwrap_or_default());
+        // IPv6 addresses with ports in brackets, as ipvsadm writes them.
+        let hp = |a: &str, port: String| if v6 { format!("[{a}]:{port}") } else { format!("{a}:{port}") };
         if let Some(flags) = raw(&format!("{p}tcp.flags")) {
             let fl = flags.first().copied().unwrap_or(0);
             let names: String = [(0x02, 'S'), (0x10, '.'), (0x01, 'F'), (0x04, 'R'), (0x08, 'P')]
@@ -234,23 +299,37 @@ pub fn describe(frame: &[u8]) -> String {
                 .map(|(_, c)| *c)
                 .collect();
             return format!(
-                "TCP {s}:{} > {d}:{} [{names}]",
-                get(&format!("{p}tcp.sport")).unwrap_or_default(),
-                get(&format!("{p}tcp.dport")).unwrap_or_default()
+                "TCP {} > {} [{names}]",
+                hp(&s, get(&format!("{p}tcp.sport")).unwrap_or_default()),
+                hp(&d, get(&format!("{p}tcp.dport")).unwrap_or_default())
             );
         }
         if get(&format!("{p}udp.sport")).is_some() {
             return format!(
-                "UDP {s}:{} > {d}:{}",
-                get(&format!("{p}udp.sport")).unwrap_or_default(),
-                get(&format!("{p}udp.dport")).unwrap_or_default()
+                "UDP {} > {}",
+                hp(&s, get(&format!("{p}udp.sport")).unwrap_or_default()),
+                hp(&d, get(&format!("{p}udp.dport")).unwrap_or_default())
             );
         }
         if let Some(t) = get(&format!("{p}icmp.type")) {
             return format!("ICMP {s} > {d} type {t} code {}", get(&format!("{p}icmp.code")).unwrap_or_default());
         }
-        if get(&format!("{p}inner.ip.src")).is_some() {
-            return format!("IPIP {s} > {d} ({})", l4(get, raw, &format!("{p}inner.")));
+        if let Some(t) = get(&format!("{p}icmp6.type")) {
+            let target = get(&format!("{p}icmp6.target")).map(|a| format!(" target {a}")).unwrap_or_default();
+            return format!("ICMPv6 {s} > {d} type {t} code {}{target}", get(&format!("{p}icmp6.code")).unwrap_or_default());
+        }
+        if get(&format!("{p}inner.ip.src")).is_some() || get(&format!("{p}inner.ip6.src")).is_some() {
+            let what = match (v6, get(&format!("{p}inner.ip6.src")).is_some()) {
+                (false, false) => "IPIP",
+                (true, true) => "IP6IP6",
+                (true, false) => "IPIP6",
+                (false, true) => "IP6IP",
+            };
+            return format!("{what} {s} > {d} ({})", l4(get, raw, &format!("{p}inner.")));
+        }
+        if v6 {
+            let frag = if get(&format!("{p}ip.payload")).is_some() { " fragment/other" } else { "" };
+            return format!("IPv6 {s} > {d} next {}{frag}", get(&format!("{p}ip6.nxt")).unwrap_or_default());
         }
         if get(&format!("{p}ip.src")).is_some() {
             let frag = if get(&format!("{p}ip.payload")).is_some() { " fragment/other" } else { "" };
@@ -262,7 +341,7 @@ pub fn describe(frame: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Ethernet + IPv4/TCP SYN, 10.0.0.9:1234 > 10.0.0.100:80, TTL 64.
@@ -301,5 +380,42 @@ mod tests {
         let cut = decode(&s[..40]);
         assert_eq!(cut.last().unwrap().name, "tcp.truncated");
         assert_eq!(decode(&[1, 2, 3]), [Field { name: "eth.truncated".into(), bytes: vec![1, 2, 3] }]);
+    }
+
+    /// Ethernet + IPv6/UDP [2001:db8:c::5]:4000 > [2001:db8:1:7::1]:53.
+    pub(crate) fn udp6() -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0xfe, 0x86, 0xdd];
+        f.extend([0x60, 0, 0, 0, 0, 12, 17, 64]);
+        f.extend("2001:db8:c::5".parse::<Ipv6Addr>().unwrap().octets());
+        f.extend("2001:db8:1:7::1".parse::<Ipv6Addr>().unwrap().octets());
+        f.extend([0x0f, 0xa0, 0, 53, 0, 12, 0xab, 0xcd, 1, 2, 3, 4]);
+        f
+    }
+
+    #[test]
+    fn ipv6_ip6ip6_and_icmpv6() {
+        let u = udp6();
+        let d = decode(&u);
+        assert!(d.iter().any(|x| x.name == "ip6.hlim" && x.show() == "64"));
+        assert_eq!(describe(&u), "UDP [2001:db8:c::5]:4000 > [2001:db8:1:7::1]:53");
+        // ip6ip6 from the director to a real server.
+        let mut t = u[..14].to_vec();
+        t.extend([0x60, 0, 0, 0, 0, 52, 41, 64]);
+        t.extend("2001:db8::1".parse::<Ipv6Addr>().unwrap().octets());
+        t.extend("2001:db8:2:7::1".parse::<Ipv6Addr>().unwrap().octets());
+        t.extend(&u[14..]);
+        assert!(decode(&t).iter().any(|x| x.name == "inner.udp.dport"));
+        assert_eq!(describe(&t), "IP6IP6 2001:db8::1 > 2001:db8:2:7::1 (UDP [2001:db8:c::5]:4000 > [2001:db8:1:7::1]:53)");
+        // Time exceeded from the VIP, quoting the datagram.
+        let mut e = u[..14].to_vec();
+        e.extend([0x60, 0, 0, 0, 0, 60, 58, 64]);
+        e.extend("2001:db8:1:7::1".parse::<Ipv6Addr>().unwrap().octets());
+        e.extend("2001:db8:c::5".parse::<Ipv6Addr>().unwrap().octets());
+        e.extend([3, 0, 0x12, 0x34, 0, 0, 0, 0]);
+        e.extend(&u[14..]);
+        let f = decode(&e);
+        assert!(f.iter().any(|x| x.name == "icmp6.quoted.ip6.dst" && x.show() == "2001:db8:1:7::1"));
+        assert!(f.iter().any(|x| x.name == "icmp6.quoted.udp.sport"));
+        assert_eq!(describe(&e), "ICMPv6 2001:db8:1:7::1 > 2001:db8:c::5 type 3 code 0");
     }
 }

@@ -147,6 +147,7 @@ pub fn run(args: &ConformanceArgs) -> Result<Option<compare::Summary>, Conforman
         None => Changes::default(),
     };
     let local = vm::local_addresses(&cfg, &rules, &changes);
+    let local6 = vm::local_addresses6(&cfg, &rules, &changes);
     let scenarios = args.scenarios.as_deref().map(split::Scenarios::load).transpose().map_err(ConformanceError::Vm)?;
 
     let work = work_dir(args.keep.as_deref())?;
@@ -160,7 +161,7 @@ pub fn run(args: &ConformanceArgs) -> Result<Option<compare::Summary>, Conforman
         }
     }
     if args.stage != Stage::Compare {
-        put("director.env", vm::director_env(&cfg, &local).as_bytes())?;
+        put("director.env", vm::director_env(&cfg, &local, &local6).as_bytes())?;
         put("rules.txt", rules_text.as_bytes())?;
         put("in.pcap", &std::fs::read(&args.input).map_err(io(&args.input))?)?;
         put("changes.txt", vm::changes_txt(&changes).as_bytes())?;
@@ -200,6 +201,7 @@ pub fn run(args: &ConformanceArgs) -> Result<Option<compare::Summary>, Conforman
     // on the VM's clock), the changes when the VM applied them.
     // ... and on the kernel's jiffies: connection timers fire when the VM's
     // timer wheel fires them (divergence #5).
+    let cfg_ip6 = cfg.ip6;
     let mut cfg = cfg;
     if let Some(k) = vm::vm_clock(&work, cfg.clock.map_or(250, |c| c.hz))? {
         cfg.clock = Some(k);
@@ -207,11 +209,13 @@ pub fn run(args: &ConformanceArgs) -> Result<Option<compare::Summary>, Conforman
     let golden = replay::run_changes(Backend::Golden, 64, Default::default(), cfg, &rules, &sent, applied)?;
     write_pcap(&work.join("lvsnic-out.pcap"), &golden.tx)?;
     write_pcap(&work.join("lvsnic-host.pcap"), &golden.host)?;
+    let mine: Vec<std::net::IpAddr> =
+        local.iter().map(|a| (*a).into()).chain(cfg_ip6.map(Into::into)).chain(local6.iter().map(|a| (*a).into())).collect();
     let cmp = compare::Compare {
         kernel: &kernel,
         lvsnic: &golden.tx,
         host: &golden.host,
-        local: &local,
+        local: &mine,
         window_ns: args.window_ms * 1_000_000,
     };
     let summary = compare::Summary {

@@ -10,9 +10,11 @@
 //! rr-nat-tcp 10.1.1.1 10.2.1.1 10.2.1.2 10.2.1.3
 //! ```
 //!
-//! A frame belongs to the scenario owning one of the IPv4 addresses it
-//! carries: the IP source or destination, those of an IPIP inner header and
-//! of the header an ICMP error quotes, an ARP sender or target. Clients and
+//! A frame belongs to the scenario owning one of the addresses (IPv4 or
+//! IPv6) it carries: the IP source or destination, those of a tunnel's
+//! inner header (IPIP, ip6ip6, either family in the other) and of the
+//! header an ICMP or ICMPv6 error quotes, an ARP sender or target, a
+//! neighbour solicitation's or advertisement's target. Clients and
 //! the director's own address belong to no scenario, so frames carrying
 //! only those (an echo request to the director, an ARP request for it) are
 //! counted under `(shared)`. Each scenario's frames (input, kernel output,
@@ -26,7 +28,7 @@ use super::fields::decode;
 use lvsnic_model::pcap::PcapRecord;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
 /// The name of the bucket of frames no scenario owns.
@@ -37,7 +39,7 @@ pub const SHARED: &str = "(shared)";
 pub struct Scenarios {
     /// The scenario names, in the file's order.
     pub names: Vec<String>,
-    owner: HashMap<Ipv4Addr, usize>,
+    owner: HashMap<IpAddr, usize>,
 }
 
 /// One scenario's comparison.
@@ -66,7 +68,7 @@ impl Scenarios {
             let idx = s.names.len();
             let mut any = false;
             for a in w {
-                let ip: Ipv4Addr = a.parse().map_err(|_| format!("{what}: line {}: `{a}' is not an IPv4 address", n + 1))?;
+                let ip: IpAddr = a.parse().map_err(|_| format!("{what}: line {}: `{a}' is not an IPv4 or IPv6 address", n + 1))?;
                 if let Some(&o) = s.owner.get(&ip) {
                     if o != idx {
                         return Err(format!("{what}: line {}: {ip} already belongs to scenario {}", n + 1, s.names[o]));
@@ -87,7 +89,7 @@ impl Scenarios {
     }
 
     /// Reads and parses `--scenarios FILE` (one line per scenario: its
-    /// name and the IPv4 addresses it owns).
+    /// name and the IPv4 and IPv6 addresses it owns).
     pub fn load(path: &Path) -> Result<Scenarios, String> {
         let t = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Scenarios::parse(&t, &path.display().to_string())
@@ -97,8 +99,21 @@ impl Scenarios {
     pub fn owner(&self, frame: &[u8]) -> Option<usize> {
         decode(frame)
             .iter()
-            .filter(|f| f.bytes.len() == 4 && (f.name.ends_with("ip.src") || f.name.ends_with("ip.dst") || f.name.ends_with("arp.spa") || f.name.ends_with("arp.tpa")))
-            .find_map(|f| self.owner.get(&Ipv4Addr::new(f.bytes[0], f.bytes[1], f.bytes[2], f.bytes[3])).copied())
+            .filter_map(|f| {
+                let n = f.name.as_str();
+                match f.bytes.len() {
+                    4 if n.ends_with("ip.src") || n.ends_with("ip.dst") || n.ends_with("arp.spa") || n.ends_with("arp.tpa") => {
+                        Some(IpAddr::V4(Ipv4Addr::new(f.bytes[0], f.bytes[1], f.bytes[2], f.bytes[3])))
+                    }
+                    16 if n.ends_with("ip6.src") || n.ends_with("ip6.dst") || n.ends_with("icmp6.target") => {
+                        let mut a = [0u8; 16];
+                        a.copy_from_slice(&f.bytes);
+                        Some(IpAddr::V6(Ipv6Addr::from(a)))
+                    }
+                    _ => None,
+                }
+            })
+            .find_map(|a| self.owner.get(&a).copied())
     }
 
     /// `recs` split by owner: one list per scenario, then the shared one.
@@ -186,7 +201,7 @@ mod tests {
     fn parse_errors_are_one_line() {
         assert_eq!(Scenarios::parse("", "S").unwrap_err(), "S: no scenarios");
         assert_eq!(Scenarios::parse("a 10.0.0.1\nb 10.0.0.1\n", "S").unwrap_err(), "S: line 2: 10.0.0.1 already belongs to scenario a");
-        assert_eq!(Scenarios::parse("a 10.0.0.x\n", "S").unwrap_err(), "S: line 1: `10.0.0.x' is not an IPv4 address");
+        assert_eq!(Scenarios::parse("a 10.0.0.x\n", "S").unwrap_err(), "S: line 1: `10.0.0.x' is not an IPv4 or IPv6 address");
         assert_eq!(Scenarios::parse("a\n", "S").unwrap_err(), "S: line 1: scenario a owns no address");
         assert!(Scenarios::parse("a 1.1.1.1\na 2.2.2.2\n", "S").unwrap_err().contains("used twice"));
         let s = Scenarios::parse("# c\n\na 10.1.1.1 10.2.1.1\nb 10.1.2.1\n", "S").unwrap();
@@ -209,6 +224,17 @@ mod tests {
         icmp.extend([3, 3, 0, 0, 0, 0, 0, 0]);
         icmp.extend(&udp([10, 2, 1, 1], client)[14..]);
         assert_eq!(s.owner(&icmp), Some(0));
+        // IPv6: a VIP, a real server inside an ip6ip6 tunnel.
+        let s6 = Scenarios::parse("a 10.1.1.1\nv6 2001:db8:1:7::1 2001:db8:2:7::1\n", "S").unwrap();
+        let u = crate::conformance::fields::tests::udp6();
+        assert_eq!(s6.owner(&u), Some(1));
+        let mut t = u[..14].to_vec();
+        t.extend([0x60, 0, 0, 0, 0, 52, 41, 64]);
+        t.extend("2001:db8::1".parse::<Ipv6Addr>().unwrap().octets());
+        t.extend("2001:db8:9::1".parse::<Ipv6Addr>().unwrap().octets());
+        t.extend(&u[14..]);
+        assert_eq!(s6.owner(&t), Some(1));
+        assert_eq!(s6.owner(&udp(client, [10, 1, 1, 1])), Some(0));
         // Comparing per scenario: a's frame identical, b's missing on lvsnic's side.
         let k = [rec(1, udp(client, [10, 2, 1, 1])), rec(2, udp(client, [10, 1, 2, 1]))];
         let l = [rec(1, udp(client, [10, 2, 1, 1]))];

@@ -12,12 +12,17 @@ use lvsnic_model::rules::{RuleSet, ServiceKey};
 use lvsnic_model::time::KernelClock;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 
 /// The gateway's address inside the VM (DIRECTOR.toml only names its MAC):
 /// link-local, so that it collides with no service, server or client.
 pub const GATEWAY_IP: Ipv4Addr = Ipv4Addr::new(169, 254, 0, 254);
+
+/// The gateway's IPv6 address inside the VM (same MAC as [`GATEWAY_IP`]):
+/// a documentation address no scenario, server or client uses (the
+/// director has no link-local address, see director.sh).
+pub const GATEWAY_IP6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0xffff, 0xffff, 0, 0, 0, 0xfe);
 
 /// Where the VM scripts are: `$LVSNIC_VM_SCRIPTS`, else `scripts/vm` of the
 /// source tree this binary was built from.
@@ -47,8 +52,31 @@ pub fn local_addresses(cfg: &DirectorConfig, rules: &RuleSet, changes: &Changes)
     std::iter::once(cfg.ip).chain(v).collect()
 }
 
-/// `director.env` for `scripts/vm/director.sh`.
-pub fn director_env(cfg: &DirectorConfig, local: &[Ipv4Addr]) -> String {
+/// Every IPv6 VIP of the rules and of services the changes add (the
+/// director's own `[director] ip6` is not one of them).
+pub fn local_addresses6(cfg: &DirectorConfig, rules: &RuleSet, changes: &Changes) -> Vec<Ipv6Addr> {
+    let mut v: BTreeSet<Ipv6Addr> = BTreeSet::new();
+    let mut vip = |k: &ServiceKey| {
+        if let ServiceKey::Addr { addr: IpAddr::V6(a), .. } = k {
+            v.insert(*a);
+        }
+    };
+    rules.services.iter().for_each(|s| vip(&s.key));
+    for c in &changes.list {
+        if let Command::AddService(r) = &c.cmd {
+            vip(&r.key);
+        }
+    }
+    if let Some(me) = cfg.ip6 {
+        v.remove(&me);
+    }
+    v.into_iter().collect()
+}
+
+/// `director.env` for `scripts/vm/director.sh`. `local6`: the IPv6 VIPs
+/// ([`local_addresses6`]); with none and no `[director] ip6`, IPv6 stays
+/// disabled in the VM (`DIR_IP6` empty).
+pub fn director_env(cfg: &DirectorConfig, local: &[Ipv4Addr], local6: &[Ipv6Addr]) -> String {
     let (tcp, tcpfin, udp) = cfg.timeouts.get();
     let s = &cfg.sysctl;
     let b = |x: bool| x as u8;
@@ -59,6 +87,19 @@ pub fn director_env(cfg: &DirectorConfig, local: &[Ipv4Addr]) -> String {
     let _ = writeln!(e, "NEIGHBORS=\"{}\"", n.join(" "));
     let vips: Vec<String> = local.iter().filter(|a| **a != cfg.ip).map(|a| a.to_string()).collect();
     let _ = writeln!(e, "VIPS=\"{}\"", vips.join(" "));
+    if cfg.ip6.is_some() || !local6.is_empty() {
+        // IPv6 on wire0 (director.sh): the director's address (a
+        // documentation address when DIRECTOR.toml names none), the IPv6
+        // neighbours and VIPs, the gateway's IPv6 address.
+        let me = cfg.ip6.unwrap_or(Ipv6Addr::new(0x2001, 0xdb8, 0xffff, 0xffff, 0, 0, 0, 1));
+        let _ = writeln!(e, "DIR_IP6={me}\nGW_IP6={GATEWAY_IP6}");
+        let n: Vec<String> = cfg.neighbors6.iter().map(|(ip, mac)| format!("{ip}={mac}")).collect();
+        let _ = writeln!(e, "NEIGHBORS6=\"{}\"", n.join(" "));
+        let v: Vec<String> = local6.iter().map(|a| a.to_string()).collect();
+        let _ = writeln!(e, "VIPS6=\"{}\"", v.join(" "));
+    } else {
+        let _ = writeln!(e, "DIR_IP6=\nGW_IP6=\nNEIGHBORS6=\"\"\nVIPS6=\"\"");
+    }
     let _ = writeln!(e, "TIMEOUTS=\"{tcp} {tcpfin} {udp}\"");
     let _ = writeln!(
         e,
@@ -339,13 +380,30 @@ mod tests {
         let ch = Changes::parse("1 -A -t 10.0.0.102:80\n", "C").unwrap();
         let local = local_addresses(&cfg, &rules, &ch);
         assert_eq!(local, ["10.0.0.1".parse::<Ipv4Addr>().unwrap(), "10.0.0.100".parse().unwrap(), "10.0.0.102".parse().unwrap()]);
-        let e = director_env(&cfg, &local);
+        let e = director_env(&cfg, &local, &local_addresses6(&cfg, &rules, &ch));
         assert!(e.contains("VIPS=\"10.0.0.100 10.0.0.102\"\n"), "{e}");
+        assert!(e.contains("DIR_IP6=\n"), "{e}");
         assert!(e.contains("NEIGHBORS=\"192.168.10.1=02:00:00:00:10:01\"\n"));
         assert!(e.contains("TIMEOUTS=\"900 120 300\"\n"));
         assert!(e.contains(" conn_reuse_mode=2 "));
         assert!(e.contains(" secure_tcp=3 "), "{e}");
         assert!(e.contains("DIR_MTU=1500\n"));
         assert_eq!(changes_txt(&ch), "1 -A -t 10.0.0.102:80\n");
+    }
+
+    #[test]
+    fn env_carries_ipv6() {
+        let cfg = DirectorConfig::parse(
+            "[director]\nip = \"10.0.0.1\"\nip6 = \"2001:db8::1\"\nmac = \"02:00:00:00:00:01\"\ngateway_mac = \"02:00:00:00:00:fe\"\n[neighbors]\n\"2001:db8:2:1::1\" = \"02:00:0a:02:01:01\"\n",
+        )
+        .unwrap();
+        let rules = lvsnic_model::rules::ipvsadm::parse_rules("-A -t [2001:db8:1:1::1]:80 -s rr\n-A -u 10.1.1.1:53\n").unwrap();
+        let ch = Changes::parse("1 -A -u [2001:db8:1:2::1]:53\n", "C").unwrap();
+        let l6 = local_addresses6(&cfg, &rules, &ch);
+        let e = director_env(&cfg, &local_addresses(&cfg, &rules, &ch), &l6);
+        assert!(e.contains("DIR_IP6=2001:db8::1\nGW_IP6=2001:db8:ffff:ffff::fe\n"), "{e}");
+        assert!(e.contains("NEIGHBORS6=\"2001:db8:2:1::1=02:00:0a:02:01:01\"\n"), "{e}");
+        assert!(e.contains("VIPS6=\"2001:db8:1:1::1 2001:db8:1:2::1\"\n"), "{e}");
+        assert!(e.contains("VIPS=\"10.1.1.1\"\n"), "{e}");
     }
 }
