@@ -128,7 +128,7 @@ def test_id_and_caps(eb):
     assert eb.read(CAPS0) == 64 | fb << 16 | al << 24
     # the simulated board builds the core with IPV6 = 1 (CAPS1.ipv6, bit 24)
     assert eb.read(CAPS1) == 4 | 2 << 8 | vips << 16 | 1 << 24
-    assert eb.read(ID, 4) == [0x4C56534E, L.VERSION_RESET, 64 | fb << 16 | al << 24, 4 | 2 << 8 | vips << 16]
+    assert eb.read(ID, 4) == [0x4C56534E, L.VERSION_RESET, 64 | fb << 16 | al << 24, 4 | 2 << 8 | vips << 16 | 1 << 24]
 
 
 def test_read_write_registers(sim, eb):
