@@ -154,6 +154,21 @@ const L3: usize = ethernet::HEADER_LEN;
 const L4: usize = L3 + ipv4::HEADER_LEN;
 const L4_6: usize = L3 + ipv6::HEADER_LEN;
 
+/// Rows 14 and 15 on the L4 header `l4`: a TCP segment with SYN, FIN or
+/// RST, without ACK, or of a flow without `ack_fast` (`TCP_CONTROL`); a
+/// UDP datagram without a checksum that NAT would rewrite
+/// (`UDP_ZERO_CSUM`). The same for both families.
+fn l4_exception(l4: &[u8], proto: u8, op: ActionOp, ack_fast: bool) -> Option<Reason> {
+    if proto == IPPROTO_TCP {
+        let flags = TcpPacket::new_unchecked(l4).flags();
+        if flags & (TCP_FIN | TCP_SYN | TCP_RST) != 0 || flags & TCP_ACK == 0 || !ack_fast {
+            return Some(Reason::TcpControl);
+        }
+    }
+    let nat = matches!(op, ActionOp::NatDnat | ActionOp::NatSnat);
+    (proto == IPPROTO_UDP && nat && UdpPacket::new_unchecked(l4).checksum() == 0).then_some(Reason::UdpZeroCsum)
+}
+
 /// IPv6 Next Header values the core sends to the host as `IP_OPTIONS`:
 /// the extension headers Linux walks (`ipv6_ext_hdr`) other than the
 /// Fragment header (`FRAGMENT`) and No Next Header (`NOT_TCP_UDP`):
@@ -319,34 +334,17 @@ impl HwPipeline {
         if action.host {
             return info(self, Reason::ActionHost, true);
         }
-        if proto == IPPROTO_TCP {
-            let flags = TcpPacket::new_unchecked(&f[L4..]).flags();
-            if flags & (TCP_FIN | TCP_SYN | TCP_RST) != 0 || flags & TCP_ACK == 0 || !entry.ack_fast {
-                return info(self, Reason::TcpControl, true);
-            }
-        }
-        let nat = matches!(action.op, ActionOp::NatDnat | ActionOp::NatSnat);
-        if proto == IPPROTO_UDP && nat && UdpPacket::new_unchecked(&f[L4..]).checksum() == 0 {
-            return info(self, Reason::UdpZeroCsum, true);
+        if let Some(r) = l4_exception(&f[L4..], proto, action.op, entry.ack_fast) {
+            return info(self, r, true);
         }
         let out_len = tot + if action.op == ActionOp::Tunnel { 20 } else { 0 };
         if out_len > self.mtu as usize {
             return info(self, Reason::TooBig, true);
         }
         if f.len() < L3 + tot {
-            self.counters[CNT_HOST as usize] += 1;
-            self.counters[(CNT_REASON_BASE + Reason::Truncated as u32) as usize] += 1;
-            return HwOutput::Aborted {
-                meta: HostMeta { reason: Reason::Truncated, hit: true, vip, hash0: h0, seq, ts },
-                frame: f.to_vec(),
-            };
+            return self.truncated(f, vip, h0, seq, ts);
         }
-        // Forward.
-        let a = entry.action as usize & (self.params.actions() - 1);
-        self.act_pkts[a] += 1;
-        self.act_bytes[a] += tot as u64;
-        self.last_hit[slot] = ts;
-        self.counters[CNT_FWD as usize] += 1;
+        self.count_forward(entry.action, tot, slot, ts);
         HwOutput::Forward { frame: self.rewrite(&f[..L3 + tot], &action, new_addr), seq }
     }
 
@@ -398,33 +396,35 @@ impl HwPipeline {
         if action.host || action.op == ActionOp::Tunnel {
             return info(self, Reason::ActionHost, true);
         }
-        if proto == IPPROTO_TCP {
-            let flags = TcpPacket::new_unchecked(&f[L4_6..]).flags();
-            if flags & (TCP_FIN | TCP_SYN | TCP_RST) != 0 || flags & TCP_ACK == 0 || !entry.ack_fast {
-                return info(self, Reason::TcpControl, true);
-            }
-        }
-        let nat = matches!(action.op, ActionOp::NatDnat | ActionOp::NatSnat);
-        if proto == IPPROTO_UDP && nat && UdpPacket::new_unchecked(&f[L4_6..]).checksum() == 0 {
-            return info(self, Reason::UdpZeroCsum, true);
+        if let Some(r) = l4_exception(&f[L4_6..], proto, action.op, entry.ack_fast) {
+            return info(self, r, true);
         }
         if tot > self.mtu as usize {
             return info(self, Reason::TooBig, true);
         }
         if f.len() < L3 + tot {
-            self.counters[CNT_HOST as usize] += 1;
-            self.counters[(CNT_REASON_BASE + Reason::Truncated as u32) as usize] += 1;
-            return HwOutput::Aborted {
-                meta: HostMeta { reason: Reason::Truncated, hit: true, vip: false, hash0: h0, seq, ts },
-                frame: f.to_vec(),
-            };
+            return self.truncated(f, false, h0, seq, ts);
         }
-        let a = entry.action as usize & (self.params.actions() - 1);
+        self.count_forward(entry.action, tot, slot, ts);
+        HwOutput::Forward { frame: self.rewrite6(&f[..L3 + tot], &action, new_addr), seq }
+    }
+
+    /// Row 19 (`TRUNCATED`): the frame ends before the IP length, found
+    /// when it is already leaving; it is aborted and counted as the host's.
+    fn truncated(&mut self, f: &[u8], vip: bool, h0: u32, seq: u32, ts: u64) -> HwOutput {
+        self.counters[CNT_HOST as usize] += 1;
+        self.counters[(CNT_REASON_BASE + Reason::Truncated as u32) as usize] += 1;
+        HwOutput::Aborted { meta: HostMeta { reason: Reason::Truncated, hit: true, vip, hash0: h0, seq, ts }, frame: f.to_vec() }
+    }
+
+    /// A forwarded frame's counters: its action's packets and bytes (`tot`,
+    /// the IP length), its slot's `last_hit`, `CNT_FWD`.
+    fn count_forward(&mut self, action: u16, tot: usize, slot: usize, ts: u64) {
+        let a = action as usize & (self.params.actions() - 1);
         self.act_pkts[a] += 1;
         self.act_bytes[a] += tot as u64;
         self.last_hit[slot] = ts;
         self.counters[CNT_FWD as usize] += 1;
-        HwOutput::Forward { frame: self.rewrite6(&f[..L3 + tot], &action, new_addr), seq }
     }
 
     /// The IPv6 rewrite: MACs, hop limit − 1 (as the IPv4 path's TTL), and
