@@ -355,3 +355,87 @@ fn ipv6_connections_are_synced_and_cross_family_servers_refused_while_syncing() 
     master.ok(&["-d", "-t", "10.0.0.150:80", "-r", "[2001:db8:1::9]:80"]);
     master.ok(&["--start-daemon", "master", "--mcast-interface", "lo", "--mcast-port", &port]);
 }
+
+/// A veth pair in this namespace for a test of its own (IPv6 multicast does
+/// not leave `lo`, which has no multicast route): DAD off, so the
+/// link-local source addresses are usable at once; deleted on drop.
+struct VethPair(String);
+
+impl VethPair {
+    fn new(tag: &str) -> VethPair {
+        let a = format!("{tag}{}a", std::process::id() % 10000);
+        let sh = |c: &str| {
+            let ok = std::process::Command::new("sh").arg("-c").arg(c).status().map(|s| s.success()).unwrap_or(false);
+            assert!(ok, "{c}");
+        };
+        sh(&format!("ip link add {a} type veth peer name {a}b"));
+        for i in [a.clone(), format!("{a}b")] {
+            sh(&format!("sysctl -qw net.ipv6.conf.{i}.accept_dad=0 && ip link set {i} up"));
+        }
+        let p = VethPair(a);
+        // The link-local addresses appear when the links come up.
+        let t0 = Instant::now();
+        while !p.has_link_local() && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        p
+    }
+    fn has_link_local(&self) -> bool {
+        let out = std::process::Command::new("ip").args(["-6", "addr", "show", "dev", &self.0]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).contains("fe80::")
+    }
+    fn a(&self) -> &str {
+        &self.0
+    }
+    fn b(&self) -> String {
+        format!("{}b", self.0)
+    }
+}
+
+impl Drop for VethPair {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ip").args(["link", "del", &self.0]).status();
+    }
+}
+
+#[test]
+#[ignore = "needs root (a veth pair, SO_BINDTODEVICE; scripts/test.sh runs it as root)"]
+fn connections_are_synced_over_an_ipv6_multicast_group() {
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    assert!(root, "connections_are_synced_over_an_ipv6_multicast_group cannot run here: needs root");
+    let veth = VethPair::new("sy6");
+    let port = (20000 + (std::process::id() + 13) % 20000).to_string();
+    let master = start6("sync6g-master", true);
+    let backup = start6("sync6g-backup", false);
+    let group = ["--mcast-group", "ff02::81", "--mcast-port", &port];
+    master.ok(&[&["--start-daemon", "master", "--mcast-interface", veth.a(), "--syncid", "6"][..], &group].concat());
+    let b = veth.b();
+    backup.ok(&[&["--start-daemon", "backup", "--mcast-interface", &b, "--syncid", "6"][..], &group].concat());
+    // ipvsadm's list_daemon with an IPv6 group; maxlen as start_sync_thread
+    // sets it for AF_INET6: the MTU less the IPv6 and UDP headers (48).
+    let r = master.run(&["-L", "--daemon"]);
+    assert_eq!(r.stdout, format!("master sync daemon (mcast={}, syncid=6, maxlen=1452, group=ff02::81, port={port}, ttl=1)\n", veth.a()));
+    let r = backup.run(&["-L", "--daemon"]);
+    assert_eq!(r.stdout, format!("backup sync daemon (mcast={b}, syncid=6, maxlen=1452, group=ff02::81, port={port}, ttl=1)\n"));
+    run_wire(&master);
+    let want = master.run(&["-L", "-n", "-c"]).stdout;
+    assert_eq!(want.lines().count(), 2 + 4, "{want}");
+    let t0 = Instant::now();
+    let got = loop {
+        let got = backup.run(&["-L", "-n", "-c"]).stdout;
+        if got.lines().count() >= 2 + 4 || t0.elapsed() > Duration::from_secs(10) {
+            break got;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut g = conns_without_expiry(&got);
+    let mut w = conns_without_expiry(&want);
+    g.sort();
+    w.sort();
+    assert_eq!(g, w, "master:\n{want}\nbackup:\n{got}");
+    let st = backup.status();
+    assert_eq!(st["sync"]["backup"]["messages"], 1, "{st}");
+    backup.ok(&["--stop-daemon", "backup"]);
+    master.ok(&["--stop-daemon", "master"]);
+}

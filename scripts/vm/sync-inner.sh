@@ -13,7 +13,9 @@
 #    flows, 3 IPv6 TCP connections held open. Writes k2l-kernel.txt (the
 #    kernel master's `ipvsadm -L -n -c`) and k2l-lvsnic.txt (the lvsnic
 #    backup's `-L -n -c`), taken together.
-# 2. lvsnic master (syncid 8) -> kernel backup and an lvsnic backup: the
+# 2. lvsnic master (syncid 8) -> kernel backup and an lvsnic backup, over
+#    the IPv6 multicast group ff02::81 (part 1 uses the IPv4 default
+#    224.0.0.81); l2k-*-daemon.txt hold both backups' `-L --daemon`. The
 #    master (model backend) replays DIR/l2k/in.pcap (generated traffic over
 #    DIR/l2k/rules: NAT, DR with persistence, UDP, TUN, lc persistent,
 #    and IPv6 NAT and DR with a /64 persistence, which sync-interop.sh
@@ -49,12 +51,16 @@ settle() {
 # --- the sync segment ----------------------------------------------------
 step modprobe ip_vs
 ip link set lo up
-step ip link add br0 type bridge
+# No DAD (link-local sources usable at once for part 2's IPv6 group), no
+# MLD snooping on the bridge (the group reaches every port at once).
+step sysctl -qw net.ipv6.conf.default.accept_dad=0
+step ip link add br0 type bridge mcast_snooping 0
 step ip addr add 10.9.0.1/24 dev br0
 step ip link set br0 up
 n=2
 for ns in lb lm; do
     step ip netns add $ns
+    step ip netns exec $ns sysctl -qw net.ipv6.conf.default.accept_dad=0
     step ip link add ${ns}0 type veth peer name eth0 netns $ns
     step ip link set ${ns}0 master br0 up
     step ip -n $ns addr add 10.9.0.$n/24 dev eth0
@@ -171,15 +177,17 @@ step ipvsadm --stop-daemon master
 
 # --- 2. lvsnic master -> kernel backup (and an lvsnic backup) -----------
 step ipvsadm -R <"$D/l2k/rules"
-step ipvsadm --start-daemon backup --mcast-interface br0 --syncid 8
+G6=(--mcast-group ff02::81)
+step ipvsadm --start-daemon backup --mcast-interface br0 --syncid 8 "${G6[@]}"
 ipvsadm -L --daemon >"$D/l2k-kernel-daemon.txt"
 ip netns exec lb "$L" daemon --backend model --director "$D/l2k/director.toml" --socket /run/b2.sock \
     --rules "$D/l2k/rules" 2>"$D/l2k-lvsnic-daemon.log" &
 ip netns exec lm "$L" daemon --backend model --director "$D/l2k/director.toml" --socket /run/m.sock \
     --rules "$D/l2k/rules" --wire "pcap:$D/l2k/in.pcap,/run/m-out.pcap" --pace step 2>"$D/l2k-master-daemon.log" &
 for _ in $(seq 50); do [ -S /run/b2.sock ] && [ -S /run/m.sock ] && break; sleep 0.2; done
-step env LVSNIC_SOCKET=/run/b2.sock "$L" --start-daemon backup --mcast-interface eth0 --syncid 8
-step env LVSNIC_SOCKET=/run/m.sock "$L" --start-daemon master --mcast-interface eth0 --syncid 8
+step env LVSNIC_SOCKET=/run/b2.sock "$L" --start-daemon backup --mcast-interface eth0 --syncid 8 "${G6[@]}"
+step env LVSNIC_SOCKET=/run/m.sock "$L" --start-daemon master --mcast-interface eth0 --syncid 8 "${G6[@]}"
+LVSNIC_SOCKET=/run/b2.sock "$L" -L --daemon >"$D/l2k-lvsnic-daemon.txt"
 sleep 1
 step "$L" wire --socket /run/m.sock
 # The master flushes what it queued within 2 s.

@@ -82,6 +82,13 @@ def main():
     for k in stray:
         print(f"    the kernel backup has an entry the lvsnic master does not: {' '.join(k)}")
     ok &= not stray
+    # Part 2 ran over the IPv6 group: both backups' `-L --daemon` lines
+    # (maxlen: the MTU less 48, IPv6 and UDP headers) equal but for the
+    # interface's name (the kernel's is br0, lvsnic's eth0).
+    want = open(f"{d}/l2k-kernel-daemon.txt").read().replace("mcast=br0,", "mcast=IF,")
+    got = open(f"{d}/l2k-lvsnic-daemon.txt").read().replace("mcast=eth0,", "mcast=IF,")
+    print(f"{'ok' if want == got else 'DIFFERENT'}: -L --daemon over the IPv6 group: kernel {want.strip()!r}, lvsnic {got.strip()!r}")
+    ok &= want == got and "group=ff02::81" in want
     sys.exit(0 if ok else 1)
 
 

@@ -348,11 +348,12 @@ fn in_persistence(conns: &ConnTable, c: &Conn) -> bool {
 }
 
 /// `sync_maxlen` of a daemon (`start_sync_thread`): `--sync-maxlen`
-/// clamped to `[1 (master) | 1024 (backup), 65535 - 28]`, else the MTU
+/// clamped to `[1 (master) | 1024 (backup), 65535 - hlen]`, else the MTU
 /// (1500 for a master, the interface's clamped to 1500..=65535 for a
-/// backup) less the IPv4 and UDP headers.
-pub fn sync_maxlen(backup: bool, requested: Option<u16>, if_mtu: u32) -> u32 {
-    let hlen = 20 + 8;
+/// backup) less hlen, the IP and UDP headers of the sync group's family
+/// (IPv4 28, IPv6 48).
+pub fn sync_maxlen(backup: bool, requested: Option<u16>, if_mtu: u32, ipv6_group: bool) -> u32 {
+    let hlen = if ipv6_group { 40 + 8 } else { 20 + 8 };
     let mtu = if backup { if_mtu.clamp(1500, 65535) } else { 1500 };
     let min = if backup { 1024 } else { 1 };
     match requested {

@@ -93,9 +93,6 @@ pub enum SyncError {
     /// carry.
     #[error("Invalid argument")]
     MixedFamily,
-    /// An IPv6 group (the kernel would take it; lvsnic syncs over IPv4).
-    #[error("lvsnic: connection sync over an IPv6 multicast group is not supported")]
-    Ipv6Group,
     /// A socket could not be set up.
     #[error("sync socket on {ifname}: {source}")]
     Socket {
@@ -116,8 +113,8 @@ pub struct DaemonConfig {
     pub syncid: u8,
     /// `sync_maxlen` as the kernel computes it.
     pub maxlen: u32,
-    /// `--mcast-group` (default 224.0.0.81).
-    pub group: Ipv4Addr,
+    /// `--mcast-group` (default 224.0.0.81; IPv4 or IPv6).
+    pub group: IpAddr,
     /// `--mcast-port` (default 8848).
     pub port: u16,
     /// `--mcast-ttl` (default 1).
@@ -132,7 +129,7 @@ impl DaemonConfig {
             mcast_ifn: self.ifname.clone(),
             syncid: self.syncid as u32,
             sync_maxlen: self.maxlen,
-            mcast_group: Some(IpAddr::V4(self.group)),
+            mcast_group: Some(self.group),
             mcast_port: self.port,
             mcast_ttl: self.ttl,
         }
@@ -481,16 +478,12 @@ impl SyncDaemons {
     /// `sync_maxlen`), with the interface's index.
     fn config_of(d: &SyncDaemon) -> Result<(DaemonConfig, u32), SyncError> {
         let backup = d.state == DaemonState::Backup;
-        let group = match d.mcast_group {
-            None => SYNC_GROUP,
-            Some(IpAddr::V4(g)) => g,
-            Some(IpAddr::V6(_)) => return Err(SyncError::Ipv6Group),
-        };
+        let group = d.mcast_group.unwrap_or(IpAddr::V4(SYNC_GROUP));
         let (ifindex, mtu) = sock::interface(&d.mcast_ifn).map_err(|_| SyncError::NoDevice)?;
         let cfg = DaemonConfig {
             ifname: d.mcast_ifn.clone(),
             syncid: d.syncid,
-            maxlen: sync_maxlen(backup, d.sync_maxlen, mtu),
+            maxlen: sync_maxlen(backup, d.sync_maxlen, mtu, group.is_ipv6()),
             group,
             port: d.mcast_port.unwrap_or(SYNC_PORT),
             ttl: d.mcast_ttl.unwrap_or(1),
@@ -762,7 +755,7 @@ mod tests {
     fn backup_on(s: UdpSocket, limits: Limits) -> SyncDaemons {
         let mut d = SyncDaemons::new(SyncSysctl::default());
         d.set_limits(limits);
-        let cfg = DaemonConfig { ifname: "lo".into(), syncid: 0, maxlen: 65507, group: SYNC_GROUP, port: 0, ttl: 1 };
+        let cfg = DaemonConfig { ifname: "lo".into(), syncid: 0, maxlen: 65507, group: IpAddr::V4(SYNC_GROUP), port: 0, ttl: 1 };
         d.backup = Some(Backup::start(cfg, s, limits).unwrap());
         d
     }

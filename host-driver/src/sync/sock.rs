@@ -5,15 +5,22 @@
 //! `SO_RXQ_OVFL` each datagram carries the socket's drop count
 //! (`sk_drops`) in a control message ([`recv_counting`]), and
 //! `SO_MEMINFO` reads it at any time ([`socket_drops`]).
+//!
+//! The group is IPv4 (224.0.0.81 by default) or IPv6 (`--mcast-group
+//! ff02::...`): the kernel makes the sockets of the group's family and sets
+//! the same options at the IPv6 level (`IPV6_MULTICAST_IF`, `_LOOP`,
+//! `_HOPS`, `IPV6_MTU_DISCOVER`, `ipv6_sock_mc_join`); an IPv6 master's
+//! socket is not bound to the interface's address (`make_send_sock` binds
+//! only an IPv4 one).
 // `unsafe` allowed here (the crate denies it): socket(2) and setsockopt(2)
 // for options std does not offer (IP_MULTICAST_IF by index, SO_BINDTODEVICE,
-// SO_REUSEADDR before bind, IP_ADD_MEMBERSHIP by index, IP_MTU_DISCOVER,
-// SO_RXQ_OVFL), recvmsg(2) for the drop count, getsockopt(2) SO_MEMINFO,
-// shutdown(2).
+// SO_REUSEADDR before bind, IP_ADD_MEMBERSHIP by index, IP_MTU_DISCOVER and
+// their IPv6 forms, SO_RXQ_OVFL), bind(2) of a raw address, recvmsg(2) for
+// the drop count, getsockopt(2) SO_MEMINFO, shutdown(2).
 #![allow(unsafe_code)]
 
 use std::io;
-use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// `SO_RXQ_OVFL` (asm-generic/socket.h; not in the libc crate for Linux).
@@ -34,9 +41,11 @@ pub fn interface(name: &str) -> io::Result<(u32, u32)> {
     Ok((read("ifindex")?, read("mtu")?))
 }
 
-fn udp_socket() -> io::Result<OwnedFd> {
+/// A UDP socket of `group`'s family.
+fn udp_socket(group: IpAddr) -> io::Result<OwnedFd> {
+    let af = if group.is_ipv6() { libc::AF_INET6 } else { libc::AF_INET };
     // SAFETY: socket(2) with constant arguments; the result is checked.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, libc::IPPROTO_UDP) };
+    let fd = unsafe { libc::socket(af, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, libc::IPPROTO_UDP) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -70,48 +79,91 @@ fn mreqn(group: Ipv4Addr, ifindex: u32) -> libc::ip_mreqn {
     }
 }
 
+fn mreq6(group: Ipv6Addr, ifindex: u32) -> libc::ipv6_mreq {
+    libc::ipv6_mreq { ipv6mr_multiaddr: libc::in6_addr { s6_addr: group.octets() }, ipv6mr_interface: ifindex }
+}
+
 /// The master's socket: multicast out of `ifindex`, no loopback copy,
-/// `ttl`, no path-MTU discovery (fragmentation allowed), connected to
-/// `group:port`.
-pub fn send_socket(ifindex: u32, group: Ipv4Addr, port: u16, ttl: u8) -> io::Result<UdpSocket> {
-    let fd = udp_socket()?;
-    setopt(&fd, libc::IPPROTO_IP, libc::IP_MULTICAST_IF, &mreqn(Ipv4Addr::UNSPECIFIED, ifindex))?;
-    setopt(&fd, libc::IPPROTO_IP, libc::IP_MULTICAST_LOOP, &0 as &libc::c_int)?;
-    setopt(&fd, libc::IPPROTO_IP, libc::IP_MULTICAST_TTL, &(ttl as libc::c_int))?;
-    setopt(&fd, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER, &libc::IP_PMTUDISC_DONT)?;
+/// `ttl` (IPv6: hop limit), no path-MTU discovery (fragmentation
+/// allowed), connected to `group:port`.
+pub fn send_socket(ifindex: u32, group: IpAddr, port: u16, ttl: u8) -> io::Result<UdpSocket> {
+    let fd = udp_socket(group)?;
+    match group {
+        IpAddr::V4(_) => {
+            setopt(&fd, libc::IPPROTO_IP, libc::IP_MULTICAST_IF, &mreqn(Ipv4Addr::UNSPECIFIED, ifindex))?;
+            setopt(&fd, libc::IPPROTO_IP, libc::IP_MULTICAST_LOOP, &0 as &libc::c_int)?;
+            setopt(&fd, libc::IPPROTO_IP, libc::IP_MULTICAST_TTL, &(ttl as libc::c_int))?;
+            setopt(&fd, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER, &libc::IP_PMTUDISC_DONT)?;
+        }
+        IpAddr::V6(_) => {
+            setopt(&fd, libc::IPPROTO_IPV6, libc::IPV6_MULTICAST_IF, &(ifindex as libc::c_int))?;
+            setopt(&fd, libc::IPPROTO_IPV6, libc::IPV6_MULTICAST_LOOP, &0 as &libc::c_int)?;
+            setopt(&fd, libc::IPPROTO_IPV6, libc::IPV6_MULTICAST_HOPS, &(ttl as libc::c_int))?;
+            setopt(&fd, libc::IPPROTO_IPV6, libc::IPV6_MTU_DISCOVER, &libc::IPV6_PMTUDISC_DONT)?;
+        }
+    }
     let s = UdpSocket::from(fd);
-    s.connect(SocketAddrV4::new(group, port))?;
+    s.connect(SocketAddr::new(group, port))?;
     s.set_nonblocking(true)?;
     Ok(s)
 }
 
+/// Binds `fd` to `group:port` (no scope id, as `get_mcast_sockaddr`
+/// leaves it; the socket is bound to the interface already).
+fn bind_group(fd: &OwnedFd, group: IpAddr, port: u16) -> io::Result<()> {
+    // SAFETY: each arm passes a valid sockaddr_in / sockaddr_in6 that lives
+    // across the call, with its own length.
+    let rc = unsafe {
+        match group {
+            IpAddr::V4(g) => {
+                let sin = libc::sockaddr_in {
+                    sin_family: libc::AF_INET as libc::sa_family_t,
+                    sin_port: port.to_be(),
+                    sin_addr: libc::in_addr { s_addr: u32::from(g).to_be() },
+                    sin_zero: [0; 8],
+                };
+                libc::bind(
+                    fd.as_raw_fd(),
+                    &sin as *const libc::sockaddr_in as *const libc::sockaddr,
+                    std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+                )
+            }
+            IpAddr::V6(g) => {
+                let sin6 = libc::sockaddr_in6 {
+                    sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                    sin6_port: port.to_be(),
+                    sin6_flowinfo: 0,
+                    sin6_addr: libc::in6_addr { s6_addr: g.octets() },
+                    sin6_scope_id: 0,
+                };
+                libc::bind(
+                    fd.as_raw_fd(),
+                    &sin6 as *const libc::sockaddr_in6 as *const libc::sockaddr,
+                    std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
+                )
+            }
+        }
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// The backup's socket: address reuse, bound to interface `ifname` and to
 /// `group:port`, member of `group` on `ifindex`, non-blocking.
-pub fn recv_socket(ifname: &str, ifindex: u32, group: Ipv4Addr, port: u16) -> io::Result<UdpSocket> {
-    let fd = udp_socket()?;
+pub fn recv_socket(ifname: &str, ifindex: u32, group: IpAddr, port: u16) -> io::Result<UdpSocket> {
+    let fd = udp_socket(group)?;
     setopt(&fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, &1 as &libc::c_int)?;
     let mut dev = [0u8; libc::IFNAMSIZ];
     let n = ifname.len().min(libc::IFNAMSIZ - 1);
     dev[..n].copy_from_slice(&ifname.as_bytes()[..n]);
     setopt(&fd, libc::SOL_SOCKET, libc::SO_BINDTODEVICE, &dev)?;
-    let sin = libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: port.to_be(),
-        sin_addr: libc::in_addr { s_addr: u32::from(group).to_be() },
-        sin_zero: [0; 8],
-    };
-    // SAFETY: `sin` is a valid sockaddr_in of the length passed.
-    let rc = unsafe {
-        libc::bind(
-            fd.as_raw_fd(),
-            &sin as *const libc::sockaddr_in as *const libc::sockaddr,
-            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
+    bind_group(&fd, group, port)?;
+    match group {
+        IpAddr::V4(g) => setopt(&fd, libc::IPPROTO_IP, libc::IP_ADD_MEMBERSHIP, &mreqn(g, ifindex))?,
+        IpAddr::V6(g) => setopt(&fd, libc::IPPROTO_IPV6, libc::IPV6_ADD_MEMBERSHIP, &mreq6(g, ifindex))?,
     }
-    setopt(&fd, libc::IPPROTO_IP, libc::IP_ADD_MEMBERSHIP, &mreqn(group, ifindex))?;
     let s = UdpSocket::from(fd);
     count_drops(&s)?;
     s.set_nonblocking(true)?;
