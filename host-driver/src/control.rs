@@ -428,6 +428,8 @@ impl KernelError {
             DirectorError::Rule { error: RuleError::NoSuchService, .. } => KernelError::Refused(ApplyError::ServiceNotDefined),
             DirectorError::Rule { error: RuleError::DestExists, .. } => KernelError::Refused(ApplyError::DestExists),
             DirectorError::Rule { error: RuleError::NoSuchDest, .. } => KernelError::Refused(ApplyError::NoSuchDest),
+            // ip_vs_new_dest: EINVAL for an IPv6 server not global unicast.
+            DirectorError::Rule { error: RuleError::BadDestAddress, .. } => KernelError::Refused(ApplyError::InvalidOperation),
             // ip_vs_add_dest/ip_vs_edit_dest: -ERANGE, which libipvs leaves to strerror().
             DirectorError::Rule { error: RuleError::Thresholds, .. } => {
                 KernelError::Refused(ApplyError::ThresholdRange { lower, upper })
@@ -1177,7 +1179,7 @@ impl<D: Device> Control<D> {
         let svc = self.sp.director.services.lookup_key(key).map(|id| self.sp.director.services.service(id).vaddr);
         let syncing = self.sync.master_running() || self.sync.backup_running();
         if syncing && svc.is_some_and(|a| a.is_ipv4() != dest.addr.is_ipv4()) {
-            return Err(KernelError::Other(RuleError::MixedFamily.to_string()));
+            return Err(KernelError::Refused(ApplyError::InvalidOperation));
         }
         Ok(())
     }
@@ -1794,13 +1796,13 @@ mod tests {
         ctl.apply(cmd(&format!("--start-daemon master --mcast-interface lo --mcast-port {port}"))).unwrap();
         ctl.apply(cmd("-A -t 10.0.0.150:80 -s rr")).unwrap();
         let e = ctl.apply(cmd("-a -t 10.0.0.150:80 -r [2001:db8:1::9]:80 -i")).unwrap_err();
-        assert_eq!(e.to_string(), "Invalid argument");
+        assert_eq!(e.to_string(), "Invalid operation.  Possibly wrong module version, address not unicast, ...");
         ctl.apply(cmd("-a -t 10.0.0.150:80 -r 192.168.10.8:80 -i")).unwrap();
         ctl.apply(cmd("--stop-daemon master")).unwrap();
         ctl.apply(cmd("-a -t 10.0.0.150:80 -r [2001:db8:1::9]:80 -i")).unwrap();
         assert_eq!(ctl.director().services.mixed_family_dests(), 1);
         let e = ctl.apply(cmd(&format!("--start-daemon master --mcast-interface lo --mcast-port {port}"))).unwrap_err();
-        assert_eq!(e.to_string(), "Invalid argument");
+        assert_eq!(e.to_string(), "Invalid operation.  Possibly wrong module version, address not unicast, ...");
         ctl.apply(cmd("-d -t 10.0.0.150:80 -r [2001:db8:1::9]:80")).unwrap();
         ctl.apply(cmd(&format!("--start-daemon master --mcast-interface lo --mcast-port {port}"))).unwrap();
     }

@@ -127,6 +127,23 @@ pub fn udp6_frame(eth: &EthernetRepr, ip: &Ipv6Repr, udp: &UdpRepr, payload: &[u
     }))
 }
 
+/// A complete ICMPv6 frame: `eth`, `ip` (Next Header 58, Payload Length
+/// computed) and the message `msg` (type, code, checksum, body), its
+/// checksum filled over the IPv6 pseudo-header.
+///
+/// # Panics
+/// If the message is shorter than its 8-byte header or exceeds 65535
+/// bytes.
+pub fn icmpv6_frame(eth: &EthernetRepr, ip: &Ipv6Repr, msg: &[u8]) -> Vec<u8> {
+    assert!(msg.len() >= super::icmpv6::HEADER_LEN, "an ICMPv6 message of {} bytes", msg.len());
+    let (src, dst) = (ip.src_addr, ip.dst_addr);
+    built(ipv6_frame(eth, ip, super::icmpv6::IPPROTO_ICMPV6, msg.len(), |b| {
+        b.copy_from_slice(msg);
+        super::icmpv6::fill_checksum(src, dst, b);
+        Ok(())
+    }))
+}
+
 /// A complete ICMP/IPv4 frame: `eth`, `ip` (Protocol 1, lengths computed),
 /// `icmp` with `data`, IPv4 and ICMP checksums filled.
 ///

@@ -6,6 +6,7 @@
 
 use lvsnic_model::rng::SplitMix64;
 use lvsnic_model::wire::build::{self, pad_min};
+use lvsnic_model::wire::icmpv6;
 use lvsnic_model::wire::{
     checksum, ArpOperation, ArpRepr, EthernetRepr, Icmpv4Repr, IpProtocol, Ipv4Packet, Ipv4Repr, Ipv6Packet, Ipv6Repr,
     MacAddr, TcpPacket, TcpRepr, UdpPacket, UdpRepr, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_TCP,
@@ -228,10 +229,21 @@ pub(super) fn fragment_in_two(f: &[u8], l3: usize, first: usize) -> [Vec<u8>; 2]
     [mk(&payload[..first], 0, true), mk(&payload[first..], first, false)]
 }
 
-/// The IPv4 datagram of `frame` (after the Ethernet header at `l3`) as a
+/// The IP datagram of `frame` (after the Ethernet header at `l3`) as a
 /// host `hops` routers further would receive it and quote it in an ICMP
-/// error: TTL lowered, header checksum fixed, cut to `max` bytes.
-pub(super) fn quote_received(frame: &[u8], l3: usize, hops: u8, max: usize) -> Vec<u8> {
+/// error: TTL or hop limit lowered (IPv4: header checksum fixed), cut to
+/// what an ICMPv4 (548 bytes) or ICMPv6 (1232) error holds.
+pub(super) fn quote_received(frame: &[u8], l3: usize, hops: u8) -> Vec<u8> {
+    if frame[l3] >> 4 == 6 {
+        // IPv6: Payload Length, the hop limit (no header checksum); as much
+        // as an ICMPv6 error can quote (`icmp6_send`: 1280 bytes in all).
+        let tot = 40 + u16::from_be_bytes([frame[l3 + 4], frame[l3 + 5]]) as usize;
+        let end = (l3 + tot).min(frame.len());
+        let mut q = frame[l3..end].to_vec();
+        q[7] = q[7].saturating_sub(hops).max(1);
+        q.truncate(icmpv6::ERROR_MAX_QUOTE);
+        return q;
+    }
     let tot = u16::from_be_bytes([frame[l3 + 2], frame[l3 + 3]]) as usize;
     let end = (l3 + tot).min(frame.len());
     let mut q = frame[l3..end].to_vec();
@@ -239,8 +251,26 @@ pub(super) fn quote_received(frame: &[u8], l3: usize, hops: u8, max: usize) -> V
     let ttl = p.ttl().saturating_sub(hops).max(1);
     p.set_ttl(ttl);
     p.fill_checksum();
-    q.truncate(max);
+    q.truncate(ICMP_QUOTE_MAX);
     q
+}
+
+/// The most of the offending datagram an ICMPv4 error quotes here: 576
+/// bytes in all (RFC 1812 §4.3.2.3), less the IPv4 and ICMP headers.
+const ICMP_QUOTE_MAX: usize = 576 - 28;
+
+/// An ICMPv6 error (RFC 4443: type, code, the 32-bit `info` word) quoting
+/// `quote`, from `l3`'s source to its destination with its hop limit,
+/// over `l2` (VLAN tag included), padded.
+pub(super) fn icmp6_error(l2: &L2, l3: &L3, typ: u8, code: u8, info: u32, quote: &[u8]) -> Vec<u8> {
+    let a = l3.v6().expect("an ICMPv6 error between IPv6 addresses");
+    let mut msg = Vec::with_capacity(icmpv6::HEADER_LEN + quote.len());
+    msg.extend_from_slice(&[typ, code, 0, 0]);
+    msg.extend_from_slice(&info.to_be_bytes());
+    msg.extend_from_slice(quote);
+    let mut f = build::icmpv6_frame(&l2.repr(ETHERTYPE_IPV6), &l3.repr6(a), &msg);
+    pad_min(&mut f);
+    f
 }
 
 // ---------------------------------------------------------------- payloads

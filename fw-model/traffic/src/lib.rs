@@ -53,8 +53,8 @@
 //! ending with the client's ICMP port unreachable quoting the server's
 //! reply), plus a share of "other" frames and of malformed frames: see
 //! [`Category`]. IPv6 sessions are the same but for what IPv6 does not have
-//! (IP options, DF, zero UDP checksums) and the client's ICMP error (IPv4
-//! only); when the rules have an IPv6 service the other and malformed frames
+//! (IP options, DF, zero UDP checksums; the client's error is ICMPv6 port
+//! unreachable, quoting up to 1232 bytes); when the rules have an IPv6 service the other and malformed frames
 //! include IPv6 ones aimed at its VIP (hop limit 1, a truncated header, a
 //! wrong Payload Length, broken extension-header chains: see
 //! [`Category::is_ipv6`]).
@@ -298,7 +298,8 @@ categories! {
     /// The first client segment after an idle gap (the director normally
     /// forgot the connection: to its stack as "not SYN").
     TcpIdleResume = "tcp_idle_resume",
-    /// A client's ICMP port unreachable quoting a server→client datagram.
+    /// A client's ICMP (IPv6: ICMPv6) port unreachable quoting a
+    /// server→client datagram.
     ClientIcmpError = "client_icmp_error",
     /// A full-size DF client packet to a tunnel service (provokes ICMP
     /// fragmentation needed): a session segment, or a SYN with data.
@@ -517,7 +518,7 @@ pub struct SessionInfo {
     /// UDP client sends zero checksums (IPv4 sessions only).
     pub zero_checksum: bool,
     /// UDP client ends with an ICMP port unreachable about the last reply
-    /// (IPv4 sessions only).
+    /// (ICMPv6 destination unreachable, code 4, in IPv6 sessions).
     pub client_icmp_error: bool,
     /// The real server the director chose (the last one, for UDP sessions
     /// whose connection was rescheduled after an idle gap).

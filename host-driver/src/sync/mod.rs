@@ -90,8 +90,8 @@ pub enum SyncError {
     NoDevice,
     /// `EINVAL`: a real server of the other family than its service's
     /// exists (`mixed_address_family_dests`), which the protocol cannot
-    /// carry.
-    #[error("Invalid argument")]
+    /// carry (libipvs' text for an EINVAL).
+    #[error("Invalid operation.  Possibly wrong module version, address not unicast, ...")]
     MixedFamily,
     /// A socket could not be set up.
     #[error("sync socket on {ifname}: {source}")]

@@ -55,6 +55,13 @@ pub enum ApplyError {
     /// A command that is not a rule change (`-L`, `-S`, `-R`, `-h`, daemons).
     #[error("{0}")]
     NotARule(&'static str),
+    /// Any EINVAL of the kernel's, in libipvs' words: an IPv6 real server
+    /// that is not global unicast (`ip_vs_new_dest`), a real server of the
+    /// other family than its service's while a sync daemon runs, or a sync
+    /// daemon while one exists (`ip_vs_genl_set_cmd`,
+    /// `ip_vs_genl_new_daemon`).
+    #[error("Invalid operation.  Possibly wrong module version, address not unicast, ...")]
+    InvalidOperation,
 }
 
 impl ApplyError {

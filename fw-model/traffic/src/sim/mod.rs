@@ -29,7 +29,7 @@ use lvsnic_model::conn::flags as cf;
 use lvsnic_model::conn::tcp::state as tcp_state;
 use lvsnic_model::time::MSEC;
 use lvsnic_model::wire::icmp::{ICMP_DEST_UNREACH, ICMP_ECHO_REQUEST, ICMP_UNREACH_PORT};
-use lvsnic_model::wire::icmpv6::ICMPV6_PKT_TOOBIG;
+use lvsnic_model::wire::icmpv6::{self, ICMPV6_PKT_TOOBIG};
 use lvsnic_model::wire::{
     IpProtocol,
     parse_frame, ArpOperation, Icmpv4Repr, MacAddr, TcpRepr, IPPROTO_TCP, IPPROTO_UDP, TCP_ACK, TCP_FIN,
@@ -46,8 +46,6 @@ const MIN_GAP: Time = US;
 const FLIGHT: usize = 10;
 const PORT_LO: u16 = 32768;
 const PORT_HI: u16 = 60999;
-/// Longest ICMP error a Linux host sends (RFC 1812: 576 bytes in all).
-const ICMP_QUOTE_MAX: usize = 576 - 28;
 const SERVER_WINDOW: u16 = 509;
 
 /// Steps of a TCP session.

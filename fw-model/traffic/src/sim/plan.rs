@@ -157,8 +157,8 @@ impl Sim<'_> {
         let all: Vec<usize> = (0..self.sess.len()).collect();
         let tcp_ids: Vec<usize> = all.iter().copied().filter(|&i| self.sess[i].proto == IPPROTO_TCP).collect();
         let udp_ids: Vec<usize> = all.iter().copied().filter(|&i| self.sess[i].proto != IPPROTO_TCP).collect();
-        // IPv6 has no options of the IPv4 kind, no zero UDP checksum, and the
-        // client's ICMP error is built as ICMPv4.
+        // IPv6 has no options of the IPv4 kind and no zero UDP checksum
+        // (the client's ICMP error is ICMPv6 there).
         let v4 = |ids: &Vec<usize>| -> Vec<usize> {
             ids.iter().copied().filter(|&i| self.sess[i].info.service.is_ipv4()).collect()
         };
@@ -172,7 +172,7 @@ impl Sim<'_> {
             (&all, spec.no_df_fraction, |s| s.dont_frag = false),
             (&tcp_live, spec.upload_fraction, |s| s.upload = true),
             (&udp4_ids, spec.zero_checksum_fraction, |s| s.zero_checksum = true),
-            (&udp4_ids, spec.icmp_error_fraction, |s| s.client_icmp_error = true),
+            (&udp_ids, spec.icmp_error_fraction, |s| s.client_icmp_error = true),
         ];
         for (ids, fraction, set) in features {
             for i in pick(r, ids.clone(), quota(fraction, ids.len())) {

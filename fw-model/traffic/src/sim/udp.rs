@@ -14,8 +14,12 @@ impl Sim<'_> {
                 let l2 = self.client_l2(sid);
                 let mut l3 = self.client_l3(sid, false);
                 l3.dst = self.sess[sid as usize].info.service.ip();
-                let i = Icmpv4Repr { msg_type: ICMP_DEST_UNREACH, msg_code: ICMP_UNREACH_PORT, rest_of_header: 0 };
-                let f = fb::icmp(&l2, &l3, &i, &quote, &[]);
+                let f = if l3.v6().is_some() {
+                    fb::icmp6_error(&l2, &l3, icmpv6::ICMPV6_DEST_UNREACH, icmpv6::ICMPV6_PORT_UNREACH, 0, &quote)
+                } else {
+                    let i = Icmpv4Repr { msg_type: ICMP_DEST_UNREACH, msg_code: ICMP_UNREACH_PORT, rest_of_header: 0 };
+                    fb::icmp(&l2, &l3, &i, &quote, &[])
+                };
                 let (ts, _, _) = self.emit(now, f, Category::ClientIcmpError, Some(sid));
                 self.end(sid, ts, SessionEnd::Completed);
             }
@@ -72,7 +76,7 @@ impl Sim<'_> {
                         let l3 = L3 { src, dst, ttl: 64, ident: s.s_id, df: false };
                         let f = fb::udp(&l2, &l3, s.vport, s.cport, &resp, false);
                         let hops = c.hops;
-                        self.sess[sid as usize].quote = fb::quote_received(&f, 14, hops, ICMP_QUOTE_MAX);
+                        self.sess[sid as usize].quote = fb::quote_received(&f, 14, hops);
                     }
                     let d = self.rtt(sid) + self.server_think(sid);
                     self.push(ts + d, Ev::Udp(sid, if icmp_err { U::IcmpErr } else { U::Next }));
@@ -106,7 +110,7 @@ impl Sim<'_> {
         if icmp_err {
             let hops = self.clients[s.client as usize].hops;
             let l3 = parse_frame(&work).l2_len;
-            self.sess[sid as usize].quote = fb::quote_received(&work, l3, hops.saturating_sub(1), ICMP_QUOTE_MAX);
+            self.sess[sid as usize].quote = fb::quote_received(&work, l3, hops.saturating_sub(1));
         }
         let d = self.rtt(sid) / 2 + between(&mut self.sess[sid as usize].rng, 10 * US, 500 * US);
         self.push(ts + d, Ev::Udp(sid, if icmp_err { U::IcmpErr } else { U::Next }));
