@@ -51,7 +51,8 @@
 //! clients (for a director with `vlan = "balance"`), some SYNs with IP
 //! options), DNS-like UDP sessions (some with a zero UDP checksum, some
 //! ending with the client's ICMP port unreachable quoting the server's
-//! reply), plus a share of "other" frames and of malformed frames: see
+//! reply, some NAT ones with the real server's port unreachable quoting the
+//! client's query), plus a share of "other" frames and of malformed frames: see
 //! [`Category`]. IPv6 sessions are the same but for what IPv6 does not have
 //! (IP options, DF, zero UDP checksums; the client's error is ICMPv6 port
 //! unreachable, quoting up to 1232 bytes); when the rules have an IPv6 service the other and malformed frames
@@ -167,6 +168,11 @@ pub struct TrafficSpec {
     /// Share of UDP sessions that end with the client's ICMP port
     /// unreachable quoting the server's last reply.
     pub icmp_error_fraction: f64,
+    /// Share of UDP sessions whose real server, when the director forwards
+    /// the session by NAT, answers the first query with an ICMP (IPv6:
+    /// ICMPv6) port unreachable instead of a reply (nothing listens there),
+    /// which the director relays to the client (`ip_vs_out_icmp`).
+    pub server_icmp_error_fraction: f64,
     /// Share of sessions to persistent services that come as a burst of 2–4
     /// connections from the same client.
     pub persistent_burst_fraction: f64,
@@ -194,6 +200,7 @@ impl Default for TrafficSpec {
             upload_fraction: 0.1,
             zero_checksum_fraction: 0.1,
             icmp_error_fraction: 0.05,
+            server_icmp_error_fraction: 0.05,
             persistent_burst_fraction: 0.3,
         }
     }
@@ -224,6 +231,7 @@ impl TrafficSpec {
             ("upload_fraction", self.upload_fraction),
             ("zero_checksum_fraction", self.zero_checksum_fraction),
             ("icmp_error_fraction", self.icmp_error_fraction),
+            ("server_icmp_error_fraction", self.server_icmp_error_fraction),
             ("persistent_burst_fraction", self.persistent_burst_fraction),
         ];
         for (name, f) in fractions {
@@ -301,6 +309,9 @@ categories! {
     /// A client's ICMP (IPv6: ICMPv6) port unreachable quoting a
     /// server→client datagram.
     ClientIcmpError = "client_icmp_error",
+    /// A NAT real server's ICMP (IPv6: ICMPv6) port unreachable quoting a
+    /// client→server datagram as the server received it.
+    ServerIcmpError = "server_icmp_error",
     /// A full-size DF client packet to a tunnel service (provokes ICMP
     /// fragmentation needed): a session segment, or a SYN with data.
     OversizeDfTunnel = "oversize_df_tunnel",
@@ -520,6 +531,10 @@ pub struct SessionInfo {
     /// UDP client ends with an ICMP port unreachable about the last reply
     /// (ICMPv6 destination unreachable, code 4, in IPv6 sessions).
     pub client_icmp_error: bool,
+    /// The NAT real server answered the first query with an ICMP port
+    /// unreachable (drawn for UDP sessions; cleared when the director
+    /// chose DR or TUN, whose server's error does not pass the director).
+    pub server_icmp_error: bool,
     /// The real server the director chose (the last one, for UDP sessions
     /// whose connection was rescheduled after an idle gap).
     pub real_server: Option<SocketAddr>,

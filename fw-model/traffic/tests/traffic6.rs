@@ -204,6 +204,18 @@ fn every_ipv6_tcp_and_udp_frame_has_a_valid_checksum() {
         assert!(f.len() <= 1514, "{:?}: {} bytes", t.category, f.len());
         let up = ip.upper.unwrap();
         let next = u8::from(up.protocol);
+        if t.category == Category::ServerIcmpError {
+            // A NAT real server's port unreachable to the client, quoting
+            // the query as the director forwarded it (to the server).
+            let msg = &f[ip.l3_offset + 40..ip.l3_offset + 40 + ip.payload_len as usize];
+            assert_eq!((next, msg[0], msg[1]), (58, 1, 4), "{f:02x?}");
+            assert!(l4_checksum_ok_v6(ip.src, ip.dst, 58, msg), "bad ICMPv6 checksum {f:02x?}");
+            let q = &msg[8..];
+            assert!(q[0] >> 4 == 6 && q[6] == 17, "{f:02x?}");
+            assert_eq!((&q[8..24], &q[24..40]), (&ip.dst.octets()[..], &ip.src.octets()[..]), "{f:02x?}");
+            *checked.entry((t.category, next)).or_insert(0u32) += 1;
+            continue;
+        }
         if t.category == Category::ClientIcmpError {
             // ICMPv6 destination unreachable, port unreachable (RFC 4443),
             // valid checksum, quoting the VIP's datagram to this client
@@ -233,6 +245,7 @@ fn every_ipv6_tcp_and_udp_frame_has_a_valid_checksum() {
         (Category::UdpServer, 17),
         (Category::HopLimit1, 6),
         (Category::ClientIcmpError, 58),
+        (Category::ServerIcmpError, 58),
     ] {
         assert!(checked.get(&k).copied().unwrap_or(0) > 0, "no {k:?} checked: {checked:?}");
     }

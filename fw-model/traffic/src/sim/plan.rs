@@ -166,13 +166,14 @@ impl Sim<'_> {
         let tcp_live: Vec<usize> =
             tcp_ids.iter().copied().filter(|&i| self.sess[i].info.kind != SessionKind::HalfOpen).collect();
         // In this order: each draw moves the random stream.
-        let features: [(&Vec<usize>, f64, fn(&mut SessionInfo)); 6] = [
+        let features: [(&Vec<usize>, f64, fn(&mut SessionInfo)); 7] = [
             (&all, spec.vlan_fraction, |s| s.vlan = true),
             (&tcp4_ids, spec.ip_options_fraction, |s| s.ip_options = true),
             (&all, spec.no_df_fraction, |s| s.dont_frag = false),
             (&tcp_live, spec.upload_fraction, |s| s.upload = true),
             (&udp4_ids, spec.zero_checksum_fraction, |s| s.zero_checksum = true),
             (&udp_ids, spec.icmp_error_fraction, |s| s.client_icmp_error = true),
+            (&udp_ids, spec.server_icmp_error_fraction, |s| s.server_icmp_error = true),
         ];
         for (ids, fraction, set) in features {
             for i in pick(r, ids.clone(), quota(fraction, ids.len())) {
@@ -223,6 +224,7 @@ impl Sim<'_> {
             upload: false,
             zero_checksum: false,
             client_icmp_error: false,
+            server_icmp_error: false,
             real_server: None,
             forwarding: None,
             end: SessionEnd::Open,

@@ -1,5 +1,6 @@
 //! UDP sessions: DNS-like queries and answers, retransmission of unanswered
-//! queries, the client's ICMP port unreachable quoting the server's reply.
+//! queries, the client's ICMP port unreachable quoting the server's reply,
+//! a NAT real server's ICMP port unreachable quoting the client's query.
 
 use super::*;
 
@@ -54,11 +55,22 @@ impl Sim<'_> {
         let df = self.sess[sid as usize].info.dont_frag;
         let l3 = self.client_l3(sid, df);
         let f = fb::udp(&l2, &l3, cport, vport, &query, zero);
-        let (ts, out, _) = self.emit(now, f, Category::UdpClient, Some(sid));
+        let (ts, out, work) = self.emit(now, f, Category::UdpClient, Some(sid));
         match out {
             Outcome::Forwarded => {
                 self.learn_rs(sid);
                 self.sess[sid as usize].attempts = 0;
+                if self.sess[sid as usize].info.server_icmp_error {
+                    if self.is_nat(sid) {
+                        // The query as the real server got it, for its error.
+                        let l3 = parse_frame(&work).l2_len;
+                        self.sess[sid as usize].quote = fb::quote_received(&work, l3, 0);
+                    } else {
+                        // DR, TUN: the server's error goes straight to the
+                        // client; this session is a normal one.
+                        self.sess[sid as usize].info.server_icmp_error = false;
+                    }
+                }
                 let last = self.sess[sid as usize].exchanges == 1;
                 let icmp_err = last && self.sess[sid as usize].info.client_icmp_error;
                 if self.is_nat(sid) {
@@ -95,6 +107,10 @@ impl Sim<'_> {
     }
 
     pub(super) fn udp_reply(&mut self, now: Time, sid: u32) {
+        if self.sess[sid as usize].info.server_icmp_error {
+            self.server_icmp_error(now, sid);
+            return;
+        }
         let resp = self.dns_answer(sid);
         let (l2, l3) = self.server_l2l3(sid);
         let s = &self.sess[sid as usize];
@@ -114,5 +130,24 @@ impl Sim<'_> {
         }
         let d = self.rtt(sid) / 2 + between(&mut self.sess[sid as usize].rng, 10 * US, 500 * US);
         self.push(ts + d, Ev::Udp(sid, if icmp_err { U::IcmpErr } else { U::Next }));
+    }
+
+    /// Nothing listens on the NAT real server's port: it answers the query
+    /// with an ICMP (IPv6: ICMPv6) port unreachable quoting it, which the
+    /// director relays to the client (`ip_vs_out_icmp`, `_v6`), whose
+    /// resolver then gives up.
+    fn server_icmp_error(&mut self, now: Time, sid: u32) {
+        let (l2, mut l3) = self.server_l2l3(sid);
+        l3.df = false;
+        let quote = std::mem::take(&mut self.sess[sid as usize].quote);
+        let f = if l3.v6().is_some() {
+            fb::icmp6_error(&l2, &l3, icmpv6::ICMPV6_DEST_UNREACH, icmpv6::ICMPV6_PORT_UNREACH, 0, &quote)
+        } else {
+            let i = Icmpv4Repr { msg_type: ICMP_DEST_UNREACH, msg_code: ICMP_UNREACH_PORT, rest_of_header: 0 };
+            fb::icmp(&l2, &l3, &i, &quote, &[])
+        };
+        let (ts, _, _) = self.emit(now, f, Category::ServerIcmpError, Some(sid));
+        self.sess[sid as usize].info.client_icmp_error = false;
+        self.end(sid, ts, SessionEnd::Refused);
     }
 }
