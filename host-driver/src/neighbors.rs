@@ -36,7 +36,7 @@ use lvsnic_model::wire::arp::ArpPacket;
 use lvsnic_model::wire::MacAddr;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// The watch over ARP senders.
 #[derive(Debug, Default)]
@@ -246,13 +246,13 @@ pub struct NeighborCounters {
 }
 
 /// A real server whose next-hop MAC is now this (`None`: unknown).
-pub type NextHopChange = (Ipv4Addr, Option<MacAddr>);
+pub type NextHopChange = (IpAddr, Option<MacAddr>);
 
 /// A next hop whose MAC is asked for now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Probe {
     /// The next hop.
-    pub ip: Ipv4Addr,
+    pub ip: IpAddr,
     /// The MAC it had (a refresh: Linux asks it by unicast), if any.
     pub known: Option<MacAddr>,
 }
@@ -263,12 +263,14 @@ pub struct Probe {
 pub struct NeighborTable {
     /// `[neighbors]`.
     statics: BTreeMap<Ipv4Addr, MacAddr>,
+    /// `[neighbors]`' IPv6 entries.
+    statics6: BTreeMap<Ipv6Addr, MacAddr>,
     /// Real server → its next hop.
-    targets: BTreeMap<Ipv4Addr, Ipv4Addr>,
+    targets: BTreeMap<IpAddr, IpAddr>,
     /// Next hop → what is known of it.
-    entries: HashMap<Ipv4Addr, Entry>,
+    entries: HashMap<IpAddr, Entry>,
     /// What the director was last given per real server.
-    pushed: HashMap<Ipv4Addr, MacAddr>,
+    pushed: HashMap<IpAddr, MacAddr>,
     /// The mismatch watch over the static entries.
     pub watch: NeighborWatch,
     /// Counters.
@@ -310,6 +312,19 @@ impl NeighborTable {
         &self.statics
     }
 
+    /// Sets the static IPv6 entries (`[neighbors]`' IPv6 keys).
+    pub fn set_statics6(&mut self, statics: BTreeMap<Ipv6Addr, MacAddr>) {
+        self.statics6 = statics;
+    }
+
+    /// The static entry of `ip`, of either family.
+    fn static_mac(&self, ip: IpAddr) -> Option<MacAddr> {
+        match ip {
+            IpAddr::V4(a) => self.statics.get(&a).copied(),
+            IpAddr::V6(a) => self.statics6.get(&a).copied(),
+        }
+    }
+
     /// The gateway whose MAC is to be learned (`None`: a static
     /// `gateway_mac`, nothing to learn); it becomes a target at the next
     /// [`set_targets`](Self::set_targets).
@@ -327,18 +342,18 @@ impl NeighborTable {
     /// hop: entries for new next hops start being resolved, those no
     /// real server needs any more are dropped (with their held frames,
     /// counted). A real server with a static entry needs no next hop.
-    pub fn set_targets(&mut self, targets: impl IntoIterator<Item = (Ipv4Addr, Ipv4Addr)>, now: u64) {
+    pub fn set_targets(&mut self, targets: impl IntoIterator<Item = (IpAddr, IpAddr)>, now: u64) {
         let mut t = BTreeMap::new();
-        let gateway = self.gateway.map(|g| (g, g));
+        let gateway = self.gateway.map(|g| (g.into(), g.into()));
         for (rs, nh) in targets.into_iter().chain(gateway) {
-            if self.statics.contains_key(&rs) {
+            if self.static_mac(rs).is_some() {
                 continue;
             }
             t.insert(rs, nh);
         }
-        let needed: std::collections::HashSet<Ipv4Addr> =
-            t.values().copied().filter(|nh| !self.statics.contains_key(nh)).collect();
-        let gone: Vec<Ipv4Addr> = self.entries.keys().filter(|ip| !needed.contains(ip)).copied().collect();
+        let needed: std::collections::HashSet<IpAddr> =
+            t.values().copied().filter(|&nh| self.static_mac(nh).is_none()).collect();
+        let gone: Vec<IpAddr> = self.entries.keys().filter(|ip| !needed.contains(ip)).copied().collect();
         for ip in gone {
             if let Some(e) = self.entries.remove(&ip) {
                 self.counters.unresolved_drops += e.queue.len() as u64;
@@ -359,25 +374,25 @@ impl NeighborTable {
     }
 
     /// The next hop of real server `rs`, if it is tracked.
-    pub fn next_hop(&self, rs: Ipv4Addr) -> Option<Ipv4Addr> {
+    pub fn next_hop(&self, rs: IpAddr) -> Option<IpAddr> {
         self.targets.get(&rs).copied()
     }
 
     /// Whether `ip` is a next hop being tracked (learning about any other
     /// address changes nothing).
-    pub fn tracks(&self, ip: Ipv4Addr) -> bool {
+    pub fn tracks(&self, ip: IpAddr) -> bool {
         self.entries.contains_key(&ip)
     }
 
     /// The MAC the director should use for real server `rs`, and where it
     /// came from: its static entry, its next hop's static entry, or what
     /// was learned for its next hop.
-    pub fn effective(&self, rs: Ipv4Addr) -> Option<(MacAddr, Source)> {
-        if let Some(&m) = self.statics.get(&rs) {
+    pub fn effective(&self, rs: IpAddr) -> Option<(MacAddr, Source)> {
+        if let Some(m) = self.static_mac(rs) {
             return Some((m, Source::Static));
         }
         let nh = self.targets.get(&rs).copied().unwrap_or(rs);
-        if let Some(&m) = self.statics.get(&nh) {
+        if let Some(m) = self.static_mac(nh) {
             return Some((m, Source::Static));
         }
         let e = self.entries.get(&nh)?;
@@ -387,7 +402,7 @@ impl NeighborTable {
     /// `mac` for next hop `ip`, from `source` (a usable state): learned,
     /// changed or confirmed. Ignored for an address not tracked; a MAC no
     /// host can have is a counted bad input.
-    pub fn learn(&mut self, ip: Ipv4Addr, mac: MacAddr, source: Source, now: u64) {
+    pub fn learn(&mut self, ip: IpAddr, mac: MacAddr, source: Source, now: u64) {
         let Some(e) = self.entries.get_mut(&ip) else { return };
         if lvsnic_model::config::usable_mac(mac).is_err() {
             self.counters.bad_input += 1;
@@ -424,7 +439,7 @@ impl NeighborTable {
     /// The kernel no longer has a usable MAC for `ip` (deleted, failed,
     /// incomplete): a MAC the kernel gave is forgotten and `ip` resolved
     /// again; one learned from ARP stays.
-    pub fn kernel_lost(&mut self, ip: Ipv4Addr, now: u64) {
+    pub fn kernel_lost(&mut self, ip: IpAddr, now: u64) {
         let Some(e) = self.entries.get_mut(&ip) else { return };
         if e.source == Some(Source::Kernel) {
             e.mac = None;
@@ -444,15 +459,15 @@ impl NeighborTable {
     pub fn observe(&mut self, frame: &[u8], now: u64) {
         self.watch.observe(&self.statics, frame);
         let Some((ip, mac, _)) = arp_sender(frame) else { return };
-        if ip.is_unspecified() || !self.tracks(ip) {
+        if ip.is_unspecified() || !self.tracks(ip.into()) {
             return;
         }
-        self.learn(ip, mac, Source::Arp, now);
+        self.learn(ip.into(), mac, Source::Arp, now);
     }
 
     /// Holds frames for real server `rs` until its next hop's MAC is
     /// known; the oldest go first when more than [`UNRES_QLEN`] wait.
-    pub fn hold(&mut self, rs: Ipv4Addr, frames: Vec<Vec<u8>>, now: u64) {
+    pub fn hold(&mut self, rs: IpAddr, frames: Vec<Vec<u8>>, now: u64) {
         if rs.is_unspecified() {
             // Towards a gateway whose address is not known: nothing to ask.
             self.counters.unresolved_drops += frames.len() as u64;
@@ -505,7 +520,7 @@ impl NeighborTable {
             self.tokens.0 = (self.tokens.0 as u64 + refill).min(ARP_PER_SEC as u64) as u32;
             self.tokens.1 = now;
         }
-        let mut due: Vec<(u64, Ipv4Addr)> =
+        let mut due: Vec<(u64, IpAddr)> =
             self.entries.iter().filter(|(_, e)| e.next_probe <= now).map(|(&ip, e)| (e.next_probe, ip)).collect();
         due.sort_unstable();
         let mut out = Vec::new();
@@ -568,7 +583,7 @@ impl NeighborTable {
     /// frames held for it that can go now (their destination MAC set).
     pub fn reconcile(&mut self) -> (Vec<NextHopChange>, Vec<Vec<u8>>) {
         let mut changes = Vec::new();
-        let rs_all: Vec<Ipv4Addr> = self.targets.keys().chain(self.pushed.keys()).copied().collect();
+        let rs_all: Vec<IpAddr> = self.targets.keys().chain(self.pushed.keys()).copied().collect();
         for rs in rs_all {
             let now = if self.targets.contains_key(&rs) { self.effective(rs).map(|(m, _)| m) } else { None };
             let was = self.pushed.get(&rs).copied();
@@ -612,8 +627,20 @@ impl NeighborTable {
                 },
             );
         }
+        for (rs, m) in &self.statics6 {
+            s.entries.insert(
+                rs.to_string(),
+                EntryStatus {
+                    next_hop: rs.to_string(),
+                    mac: Some(m.to_string()),
+                    source: Some("static"),
+                    state: "permanent",
+                    ..Default::default()
+                },
+            );
+        }
         for (rs, nh) in &self.targets {
-            let st = match (self.statics.get(nh), self.entries.get(nh)) {
+            let st = match (self.static_mac(*nh), self.entries.get(nh)) {
                 (Some(m), _) => EntryStatus {
                     next_hop: nh.to_string(),
                     mac: Some(m.to_string()),
@@ -631,7 +658,7 @@ impl NeighborTable {
                 },
                 (None, None) => EntryStatus { next_hop: nh.to_string(), state: "untracked", ..Default::default() },
             };
-            s.entries.insert(rs.to_string(), EntryStatus { gateway: self.gateway == Some(*rs), ..st });
+            s.entries.insert(rs.to_string(), EntryStatus { gateway: self.gateway.map(IpAddr::from) == Some(*rs), ..st });
         }
         s
     }

@@ -1,12 +1,14 @@
 //! rtnetlink, through the `netlink-packet-route` and `netlink-sys` crates
 //! (used synchronously: plain sockets, no async runtime): the host's
-//! address changes (`--vips host`), its neighbour table (dumped at start,
-//! then followed through `RTNLGRP_NEIGH`), a resolution request for a
-//! neighbour it does not know (`RTM_NEWNEIGH` with `NTF_USE`, which makes
-//! the kernel send its ARP request as a packet to it would:
-//! `neigh_event_send` in net/core/neighbour.c's `neigh_add`), and the
-//! FIB's route to a real server (`RTM_GETROUTE`: output interface and
-//! gateway, as `ip route get` prints them).
+//! address changes (`--vips host`), its neighbour tables, IPv4 (ARP) and
+//! IPv6 (Neighbour Discovery) (dumped at start, then followed through
+//! `RTNLGRP_NEIGH`, which carries both families), a resolution request for
+//! a neighbour it does not know (`RTM_NEWNEIGH` with `NTF_USE`, which
+//! makes the kernel send its ARP request or Neighbour Solicitation as a
+//! packet to it would: `neigh_event_send` in net/core/neighbour.c's
+//! `neigh_add`, the same for `arp_tbl` and `nd_tbl`), and the FIB's route
+//! to a real server (`RTM_GETROUTE` of either family: output interface
+//! and gateway, as `ip route get` prints them).
 //!
 //! Every message from the kernel is parsed by the crate; one that does not
 //! parse is counted ([`NeighWatch::bad`]) and skipped, never a panic.
@@ -20,7 +22,7 @@ use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteMessage, Ro
 use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 use std::io;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::os::fd::{AsRawFd, RawFd};
 
 /// `RTMGRP_IPV4_IFADDR` (`<linux/rtnetlink.h>`): the legacy group bit.
@@ -102,11 +104,11 @@ impl AddrWatch {
     }
 }
 
-/// What the kernel says about one IPv4 neighbour.
+/// What the kernel says about one neighbour (IPv4 or IPv6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NeighEvent {
     /// Its address.
-    pub ip: Ipv4Addr,
+    pub ip: IpAddr,
     /// The interface it is on.
     pub ifindex: u32,
     /// Its MAC, when the entry's state makes it one (`REACHABLE`, `STALE`,
@@ -121,20 +123,21 @@ pub struct RouteHop {
     /// The output interface.
     pub oif: u32,
     /// The gateway, if the destination is not on a connected subnet.
-    pub gateway: Option<Ipv4Addr>,
+    pub gateway: Option<IpAddr>,
 }
 
-/// One neighbour message as a [`NeighEvent`], if it is about an IPv4
-/// neighbour (deleted: no MAC).
+/// One neighbour message as a [`NeighEvent`], if it is about an IPv4 or
+/// IPv6 neighbour (deleted: no MAC).
 fn neigh_event(m: &NeighbourMessage, deleted: bool) -> Option<NeighEvent> {
-    if m.header.family != AddressFamily::Inet {
+    if !matches!(m.header.family, AddressFamily::Inet | AddressFamily::Inet6) {
         return None;
     }
     let mut ip = None;
     let mut lladdr = None;
     for a in &m.attributes {
         match a {
-            NeighbourAttribute::Destination(NeighbourAddress::Inet(v)) => ip = Some(*v),
+            NeighbourAttribute::Destination(NeighbourAddress::Inet(v)) => ip = Some(IpAddr::V4(*v)),
+            NeighbourAttribute::Destination(NeighbourAddress::Inet6(v)) => ip = Some(IpAddr::V6(*v)),
             NeighbourAttribute::LinkLayerAddress(l) if l.len() == 6 => {
                 lladdr = Some(MacAddr([l[0], l[1], l[2], l[3], l[4], l[5]]));
             }
@@ -237,19 +240,21 @@ impl NeighWatch {
         }
     }
 
-    /// Every IPv4 neighbour the kernel has now (`RTM_GETNEIGH` dump).
+    /// Every IPv4 and IPv6 neighbour the kernel has now (an
+    /// `RTM_GETNEIGH` dump of each family).
     pub fn dump(&mut self) -> io::Result<Vec<NeighEvent>> {
-        let mut m = NeighbourMessage::default();
-        m.header.family = AddressFamily::Inet;
-        let seq = self.send(RouteNetlinkMessage::GetNeighbour(m), NLM_F_REQUEST | NLM_F_DUMP)?;
-        let msgs = self.answers(seq, true, 500)?;
-        Ok(msgs
-            .iter()
-            .filter_map(|x| match x {
+        let mut out = Vec::new();
+        for family in [AddressFamily::Inet, AddressFamily::Inet6] {
+            let mut m = NeighbourMessage::default();
+            m.header.family = family;
+            let seq = self.send(RouteNetlinkMessage::GetNeighbour(m), NLM_F_REQUEST | NLM_F_DUMP)?;
+            let msgs = self.answers(seq, true, 500)?;
+            out.extend(msgs.iter().filter_map(|x| match x {
                 RouteNetlinkMessage::NewNeighbour(n) => neigh_event(n, false),
                 _ => None,
-            })
-            .collect())
+            }));
+        }
+        Ok(out)
     }
 
     /// The changes notified since the last call, in order; `None` when
@@ -289,14 +294,19 @@ impl NeighWatch {
     /// Its answer comes as a change notification. Only for a neighbour
     /// the kernel has no MAC for: the request sets the entry's state
     /// (`INCOMPLETE`) first, which would drop a MAC it has (seen on
-    /// Linux 6.x: a `PERMANENT` entry asked this way ends `FAILED`).
-    pub fn resolve(&mut self, ip: Ipv4Addr, ifindex: u32) -> io::Result<()> {
+    /// Linux 6.x: a `PERMANENT` entry asked this way ends `FAILED`). The
+    /// same for an IPv6 neighbour (`nd_tbl`: a Neighbour Solicitation).
+    pub fn resolve(&mut self, ip: IpAddr, ifindex: u32) -> io::Result<()> {
         let mut m = NeighbourMessage::default();
-        m.header.family = AddressFamily::Inet;
         m.header.ifindex = ifindex;
         m.header.state = NeighbourState::Incomplete;
         m.header.flags = NeighbourFlags::Use;
-        m.attributes.push(NeighbourAttribute::Destination(NeighbourAddress::Inet(ip)));
+        let (family, dst) = match ip {
+            IpAddr::V4(a) => (AddressFamily::Inet, NeighbourAddress::Inet(a)),
+            IpAddr::V6(a) => (AddressFamily::Inet6, NeighbourAddress::Inet6(a)),
+        };
+        m.header.family = family;
+        m.attributes.push(NeighbourAttribute::Destination(dst));
         let seq = self.send(RouteNetlinkMessage::NewNeighbour(m), NLM_F_REQUEST | NLM_F_CREATE | NLM_F_ACK)?;
         self.answers(seq, false, 200).map(|_| ())
     }
@@ -315,11 +325,15 @@ impl NeighWatch {
     /// The FIB's route to `ip` (`RTM_GETROUTE`, as `ip route get`): its
     /// output interface and gateway; `None` when there is no usable
     /// unicast route (unreachable, prohibited, local, ...).
-    pub fn route(&mut self, ip: Ipv4Addr) -> io::Result<Option<RouteHop>> {
+    pub fn route(&mut self, ip: IpAddr) -> io::Result<Option<RouteHop>> {
         let mut m = RouteMessage::default();
-        m.header.address_family = AddressFamily::Inet;
-        m.header.destination_prefix_length = 32;
-        m.attributes.push(RouteAttribute::Destination(RouteAddress::Inet(ip)));
+        let (family, plen, dst) = match ip {
+            IpAddr::V4(a) => (AddressFamily::Inet, 32, RouteAddress::Inet(a)),
+            IpAddr::V6(a) => (AddressFamily::Inet6, 128, RouteAddress::Inet6(a)),
+        };
+        m.header.address_family = family;
+        m.header.destination_prefix_length = plen;
+        m.attributes.push(RouteAttribute::Destination(dst));
         let seq = self.send(RouteNetlinkMessage::GetRoute(m), NLM_F_REQUEST)?;
         let msgs = match self.answers(seq, false, 200) {
             Ok(m) => m,
@@ -337,7 +351,8 @@ impl NeighWatch {
             for a in &r.attributes {
                 match a {
                     RouteAttribute::Oif(i) => hop.oif = *i,
-                    RouteAttribute::Gateway(RouteAddress::Inet(g)) => hop.gateway = Some(*g),
+                    RouteAttribute::Gateway(RouteAddress::Inet(g)) => hop.gateway = Some(IpAddr::V4(*g)),
+                    RouteAttribute::Gateway(RouteAddress::Inet6(g)) => hop.gateway = Some(IpAddr::V6(*g)),
                     _ => {}
                 }
             }
