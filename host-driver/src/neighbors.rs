@@ -715,14 +715,15 @@ mod tests {
         assert!(w.status().mismatched.is_empty());
     }
 
-    const RS: Ipv4Addr = Ipv4Addr::new(192, 168, 10, 1);
-    const RS2: Ipv4Addr = Ipv4Addr::new(172, 16, 0, 5);
-    const GW: Ipv4Addr = Ipv4Addr::new(192, 168, 10, 254);
+    const RS4: Ipv4Addr = Ipv4Addr::new(192, 168, 10, 1);
+    const RS: IpAddr = IpAddr::V4(RS4);
+    const RS2: IpAddr = IpAddr::V4(Ipv4Addr::new(172, 16, 0, 5));
+    const GW: IpAddr = IpAddr::V4(Ipv4Addr::new(192, 168, 10, 254));
     const S: u64 = 1_000_000_000;
 
     #[test]
     fn static_entries_win_and_learned_sources_follow_the_latest_word() {
-        let st = BTreeMap::from([(RS, MacAddr([2, 0, 0, 0, 0x10, 1]))]);
+        let st = BTreeMap::from([(RS4, MacAddr([2, 0, 0, 0, 0x10, 1]))]);
         let mut t = NeighborTable::new(st);
         t.set_targets([(RS, RS), (RS2, GW)], 0);
         assert!(!t.tracks(RS), "a static real server is not resolved");
@@ -745,7 +746,7 @@ mod tests {
         t.kernel_lost(GW, 6);
         assert_eq!(t.effective(RS2), None);
         // A static entry for the router wins over what is learned for it.
-        t.set_statics(BTreeMap::from([(GW, MacAddr([2, 0, 0, 0, 0, 0xaa]))]));
+        t.set_statics(BTreeMap::from([(Ipv4Addr::new(192, 168, 10, 254), MacAddr([2, 0, 0, 0, 0, 0xaa]))]));
         t.learn(GW, MacAddr([2, 0, 0, 0, 0, 0xfe]), Source::Kernel, 7);
         assert_eq!(t.effective(RS2), Some((MacAddr([2, 0, 0, 0, 0, 0xaa]), Source::Static)));
     }
@@ -805,8 +806,8 @@ mod tests {
         }
         assert!(t.entries.is_empty());
         // More real servers than the table holds: counted.
-        let many: Vec<(Ipv4Addr, Ipv4Addr)> =
-            (0..MAX_ENTRIES as u32 + 10).map(|i| Ipv4Addr::from(0xac10_0000 + i)).map(|ip| (ip, ip)).collect();
+        let many: Vec<(IpAddr, IpAddr)> =
+            (0..MAX_ENTRIES as u32 + 10).map(|i| IpAddr::from(Ipv4Addr::from(0xac10_0000 + i))).map(|ip| (ip, ip)).collect();
         t.set_targets(many, 0);
         assert_eq!(t.entries.len(), MAX_ENTRIES);
         assert_eq!(t.counters.table_full, 10);
@@ -826,8 +827,9 @@ mod tests {
     #[test]
     fn the_gateway_is_a_target_of_its_own() {
         let mut t = NeighborTable::new(BTreeMap::new());
-        let cgw = Ipv4Addr::new(10, 0, 0, 254);
-        t.set_gateway(Some(cgw));
+        let cgw4 = Ipv4Addr::new(10, 0, 0, 254);
+        let cgw = IpAddr::V4(cgw4);
+        t.set_gateway(Some(cgw4));
         t.set_targets([(RS, RS)], 0);
         assert!(t.tracks(cgw) && t.tracks(RS));
         assert_eq!(t.next_hop(cgw), Some(cgw));
@@ -838,9 +840,9 @@ mod tests {
         let json = serde_json::to_value(&st).unwrap();
         assert_eq!(json["entries"]["192.168.10.1"].get("gateway"), None, "only the gateway says so");
         // Towards a gateway whose address is unknown: dropped, counted, nothing asked.
-        t.hold(Ipv4Addr::UNSPECIFIED, vec![vec![0; 60]], 0);
+        t.hold(Ipv4Addr::UNSPECIFIED.into(), vec![vec![0; 60]], 0);
         assert_eq!(t.counters.unresolved_drops, 1);
-        assert!(!t.tracks(Ipv4Addr::UNSPECIFIED));
+        assert!(!t.tracks(Ipv4Addr::UNSPECIFIED.into()));
         assert_eq!(t.due_probes(0).len(), 2, "the real server and the gateway");
         t.observe(&arp(2, [2, 0, 0, 0, 0, 0xfe], [10, 0, 0, 254]), 1);
         let (changes, frames) = t.reconcile();
@@ -855,13 +857,47 @@ mod tests {
     }
 
     #[test]
+    fn ipv6_next_hops_follow_the_same_rules() {
+        let rs6: IpAddr = "2001:db8:1::1".parse().unwrap();
+        let st6: IpAddr = "2001:db8:1::2".parse().unwrap();
+        let via: IpAddr = "2001:db8:2::5".parse().unwrap();
+        let router: IpAddr = "fe80::1".parse().unwrap();
+        let mut t = NeighborTable::new(BTreeMap::new());
+        t.set_statics6(BTreeMap::from([("2001:db8:1::2".parse().unwrap(), MacAddr([2, 0, 0, 0, 0x20, 2]))]));
+        t.set_targets([(rs6, rs6), (st6, st6), (via, router), (RS, RS)], 0);
+        assert!(t.tracks(rs6) && t.tracks(router) && t.tracks(RS));
+        assert!(!t.tracks(st6), "a static IPv6 real server is not resolved");
+        assert_eq!(t.effective(st6), Some((MacAddr([2, 0, 0, 0, 0x20, 2]), Source::Static)));
+        let mut probes: Vec<IpAddr> = t.due_probes(0).into_iter().map(|p| p.ip).collect();
+        probes.sort_unstable();
+        assert_eq!(probes, vec![RS, rs6, router]);
+        // Frames held on the IPv6 real server go once the kernel gives its MAC.
+        t.hold(rs6, vec![vec![0; 60]], 0);
+        t.learn(rs6, MacAddr([2, 0, 0, 0, 0x20, 1]), Source::Kernel, 1);
+        t.learn(router, MacAddr([2, 0, 0, 0, 0x20, 0xfe]), Source::Kernel, 1);
+        let (changes, frames) = t.reconcile();
+        assert_eq!(
+            changes,
+            vec![(rs6, Some(MacAddr([2, 0, 0, 0, 0x20, 1]))), (via, Some(MacAddr([2, 0, 0, 0, 0x20, 0xfe])))],
+            "a static real server is the director's own business"
+        );
+        assert_eq!((frames.len(), &frames[0][..6]), (1, &[2, 0, 0, 0, 0x20, 1][..]));
+        // The kernel losing its entry: forgotten, resolved again.
+        t.kernel_lost(rs6, 2);
+        assert_eq!(t.reconcile().0, vec![(rs6, None)]);
+        let st = t.status();
+        assert_eq!(st.entries["2001:db8:1::1"].state, "incomplete");
+        assert_eq!((st.entries["2001:db8:2::5"].next_hop.as_str(), st.entries["2001:db8:1::2"].source), ("fe80::1", Some("static")));
+    }
+
+    #[test]
     fn arp_requests_are_byte_exact() {
-        let f = arp_request(MacAddr([2, 0, 0, 0, 0, 1]), Ipv4Addr::new(10, 0, 0, 1), RS, None);
+        let f = arp_request(MacAddr([2, 0, 0, 0, 0, 1]), Ipv4Addr::new(10, 0, 0, 1), RS4, None);
         let mut want = vec![0xff; 6];
         want.extend_from_slice(&[2, 0, 0, 0, 0, 1, 8, 6, 0, 1, 8, 0, 6, 4, 0, 1, 2, 0, 0, 0, 0, 1, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 192, 168, 10, 1]);
         want.resize(60, 0);
         assert_eq!(f, want);
-        let u = arp_request(MacAddr([2, 0, 0, 0, 0, 1]), Ipv4Addr::new(10, 0, 0, 1), RS, Some(MacAddr([2, 0, 0, 0, 0x10, 1])));
+        let u = arp_request(MacAddr([2, 0, 0, 0, 0, 1]), Ipv4Addr::new(10, 0, 0, 1), RS4, Some(MacAddr([2, 0, 0, 0, 0x10, 1])));
         assert_eq!(u[..6], [2, 0, 0, 0, 0x10, 1]);
         assert_eq!(u[6..], want[6..]);
     }

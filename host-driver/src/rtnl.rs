@@ -397,15 +397,20 @@ fn default_gateway_of(msgs: &[RouteNetlinkMessage], ifindex: u32) -> Option<Ipv4
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::Ipv6Addr;
 
-    fn neigh_bytes(ty: u16, state: u16, ip: [u8; 4], mac: Option<[u8; 6]>) -> Vec<u8> {
-        let mut p = vec![libc::AF_INET as u8, 0, 0, 0];
+    /// An `RTM_NEWNEIGH`/`RTM_DELNEIGH` message as the kernel writes it
+    /// (`struct ndmsg`, `NDA_DST`, `NDA_LLADDR`), for an IPv4 (4 bytes)
+    /// or IPv6 (16 bytes) address.
+    fn neigh_bytes(ty: u16, state: u16, ip: &[u8], mac: Option<[u8; 6]>) -> Vec<u8> {
+        let family = if ip.len() == 16 { libc::AF_INET6 } else { libc::AF_INET };
+        let mut p = vec![family as u8, 0, 0, 0];
         p.extend_from_slice(&7u32.to_ne_bytes());
         p.extend_from_slice(&state.to_ne_bytes());
         p.extend_from_slice(&[0, 1]);
-        p.extend_from_slice(&8u16.to_ne_bytes());
+        p.extend_from_slice(&(4 + ip.len() as u16).to_ne_bytes());
         p.extend_from_slice(&1u16.to_ne_bytes()); // NDA_DST
-        p.extend_from_slice(&ip);
+        p.extend_from_slice(ip);
         if let Some(m) = mac {
             p.extend_from_slice(&10u16.to_ne_bytes());
             p.extend_from_slice(&2u16.to_ne_bytes()); // NDA_LLADDR
@@ -423,9 +428,13 @@ mod tests {
     #[test]
     fn neighbour_messages_parse_and_only_usable_states_give_a_mac() {
         let mut bad = 0;
-        let mut buf = neigh_bytes(28, 0x02, [192, 168, 10, 1], Some([2, 0, 0, 0, 0x10, 1])); // NEWNEIGH REACHABLE
-        buf.extend(neigh_bytes(28, 0x20, [192, 168, 10, 2], Some([2, 0, 0, 0, 0x10, 2]))); // FAILED
-        buf.extend(neigh_bytes(29, 0x80, [192, 168, 10, 3], Some([2, 0, 0, 0, 0x10, 3]))); // DELNEIGH PERMANENT
+        let v6 = |n: u8| Ipv6Addr::new(0x2001, 0xdb8, 1, 0, 0, 0, 0, n as u16);
+        let mut buf = neigh_bytes(28, 0x02, &[192, 168, 10, 1], Some([2, 0, 0, 0, 0x10, 1])); // NEWNEIGH REACHABLE
+        buf.extend(neigh_bytes(28, 0x20, &[192, 168, 10, 2], Some([2, 0, 0, 0, 0x10, 2]))); // FAILED
+        buf.extend(neigh_bytes(29, 0x80, &[192, 168, 10, 3], Some([2, 0, 0, 0, 0x10, 3]))); // DELNEIGH PERMANENT
+        buf.extend(neigh_bytes(28, 0x04, &v6(1).octets(), Some([2, 0, 0, 0, 0x20, 1]))); // IPv6 STALE
+        buf.extend(neigh_bytes(28, 0x01, &v6(2).octets(), None)); // IPv6 INCOMPLETE
+        buf.extend(neigh_bytes(29, 0x02, &v6(3).octets(), Some([2, 0, 0, 0, 0x20, 3]))); // IPv6 DELNEIGH
         let ev: Vec<NeighEvent> = messages(&buf, &mut bad)
             .into_iter()
             .filter_map(|m| match m.payload {
@@ -438,9 +447,12 @@ mod tests {
         assert_eq!(
             ev,
             vec![
-                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 1), ifindex: 7, mac: Some(MacAddr([2, 0, 0, 0, 0x10, 1])) },
-                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 2), ifindex: 7, mac: None },
-                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 3), ifindex: 7, mac: None },
+                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 1).into(), ifindex: 7, mac: Some(MacAddr([2, 0, 0, 0, 0x10, 1])) },
+                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 2).into(), ifindex: 7, mac: None },
+                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 3).into(), ifindex: 7, mac: None },
+                NeighEvent { ip: v6(1).into(), ifindex: 7, mac: Some(MacAddr([2, 0, 0, 0, 0x20, 1])) },
+                NeighEvent { ip: v6(2).into(), ifindex: 7, mac: None },
+                NeighEvent { ip: v6(3).into(), ifindex: 7, mac: None },
             ]
         );
     }
@@ -472,7 +484,7 @@ mod tests {
 
     #[test]
     fn malformed_messages_are_counted_never_a_panic() {
-        let good = neigh_bytes(28, 0x02, [192, 168, 10, 1], Some([2, 0, 0, 0, 0x10, 1]));
+        let good = neigh_bytes(28, 0x02, &[192, 168, 10, 1], Some([2, 0, 0, 0, 0x10, 1]));
         let mut bad = 0;
         // Every truncation, and lengths that lie.
         for cut in 0..good.len() {
