@@ -44,7 +44,10 @@
 //! `e2e_netns6_learned` runs the same without any IPv6 `[neighbors]`
 //! entry: the real servers' MACs are learned from the kernel neighbour
 //! table of the director's own stack (`--host-tap`, an address on the
-//! real servers' subnet), which resolves them at the daemon's request.
+//! real servers' subnet), which resolves them at the daemon's request;
+//! then (5.) a real server's MAC changes under an established connection,
+//! announced by an unsolicited Neighbour Advertisement (`ndisc_notify`):
+//! the card's action is rewritten in place and the connection goes on.
 //!
 //! Needs root, `/dev/net/tun` and iproute2 network namespaces (`#[ignore]`d;
 //! `scripts/test.sh` runs them as root). Each socket operation has a
@@ -412,6 +415,30 @@ fn run(tag: &str, learned: bool) {
     assert_eq!(c.values().filter(|(_, v, dst)| *v == vipdr && *dst == rs3).count(), 4, "{c:#?}");
     drop(dr);
 
+    // 5. Learned: a real server's NIC changes; Linux announces it with an
+    // unsolicited Neighbour Advertisement (`ndisc_notify`), which the
+    // director's own stack takes in: the established connection goes on,
+    // the card's action has the new MAC, the connection stayed on the card.
+    let mut change = None;
+    if learned {
+        let mut e = Echo::open(&cl, to80);
+        let who = e.say("before").unwrap();
+        let n: u16 = if who.starts_with("rs1 ") { 1 } else { 2 };
+        let (ns, key, new_mac) = (&rsns[n as usize - 1], rs6(n).to_string(), format!("02:00:00:00:77:{n:02x}"));
+        let on_card = offload(&d)["connections"].clone();
+        sysctl(ns, &["net.ipv6.conf.eth0.ndisc_notify=1"]);
+        let t1 = Instant::now();
+        must(&["ip", "-n", ns, "link", "set", "dev", "eth0", "address", &new_mac]);
+        let ok = wait_for(Duration::from_secs(10), || d.status()["neighbors"]["entries"][&key]["mac"] == new_mac.as_str());
+        assert!(ok, "new MAC of {key} not learned: {}", d.status()["neighbors"]["entries"][&key]);
+        change = Some(t1.elapsed());
+        assert_eq!(e.say("after").unwrap(), format!("rs{n} after"), "the established connection goes on");
+        let st = d.status();
+        assert_eq!(st["neighbors"]["entries"][&key]["card_macs"], serde_json::json!([new_mac]), "{}", st["neighbors"]);
+        assert_eq!(st["offload"]["connections"], on_card, "not taken off the card: {}", st["offload"]);
+        assert_eq!(st["neighbors"]["changed"], 1, "{}", st["neighbors"]);
+    }
+
     let st = d.status();
     let drops = st["director"]["dropped"].as_object().expect("director.dropped");
     assert!(drops.is_empty(), "unexpected drops: {}", st["director"]["dropped"]);
@@ -423,7 +450,7 @@ fn run(tag: &str, learned: bool) {
         }
     }
     eprintln!(
-        "MEASURE e2e_netns6 ({tag}): setup {setup:.1?} (real servers learned after {first:.1?}), 1 MiB in {big_time:.2?}, total {:.1?}; frames {} ({} in hardware), to the host {}",
+        "MEASURE e2e_netns6 ({tag}): setup {setup:.1?} (real servers learned after {first:.1?}, a changed MAC after {change:.1?}), 1 MiB in {big_time:.2?}, total {:.1?}; frames {} ({} in hardware), to the host {}",
         t0.elapsed(),
         counter(&st, &["exception_loop", "frames"]),
         counter(&st, &["exception_loop", "in_hardware"]),
