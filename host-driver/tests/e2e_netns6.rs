@@ -21,7 +21,8 @@
 //! (`ndisc_recv_ns` looks the target up on the receiving device only), so
 //! no `arp_ignore` counterpart exists or is needed.
 //!
-//! What runs (`--backend model`, whose card has `CAPS1.ipv6`):
+//! What runs, on `--backend model` and `--backend sim --width 512` (the
+//! verilated RTL), both cards with `CAPS1.ipv6`:
 //!
 //! 1. NAT service `[2001:db8::10]:80` `rr` over rs1, rs2: sequential
 //!    HTTP/1.0 GETs answer rs2, rs1, rs2, ...; `-L -n` and `--stats` count
@@ -101,13 +102,19 @@ const NEEDS: &str = "needs root, /dev/net/tun and iproute2 network namespaces (s
 #[test]
 #[ignore = "needs root, /dev/net/tun and iproute2 network namespaces (scripts/test.sh runs it as root)"]
 fn e2e_netns6_model() {
-    run("model", false);
+    run("model", &["--backend", "model"], false);
+}
+
+#[test]
+#[ignore = "needs root, /dev/net/tun and iproute2 network namespaces (scripts/test.sh runs it as root)"]
+fn e2e_netns6_sim512() {
+    run("sim512", &["--backend", "sim", "--width", "512"], false);
 }
 
 #[test]
 #[ignore = "needs root, /dev/net/tun and iproute2 network namespaces (scripts/test.sh runs it as root)"]
 fn e2e_netns6_learned() {
-    run("learned", true);
+    run("learned", &["--backend", "model"], true);
 }
 
 /// DIRECTOR.toml: the director's addresses, the clients' gateway MAC and,
@@ -217,7 +224,7 @@ fn exchange(ns: &str, to: SocketAddr, data: Vec<u8>) -> (SocketAddr, SocketAddr,
 
 // ------------------------------------------------------------ the test
 
-fn run(tag: &str, learned: bool) {
+fn run(tag: &str, backend: &[&str], learned: bool) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(why) = unavailable() {
         panic!("e2e_netns6 ({tag}) cannot run here: {why} ({NEEDS})");
@@ -256,7 +263,8 @@ fn run(tag: &str, learned: bool) {
     must(&["ip", "-n", &rsns[2], "-6", "route", "add", "2001:db8:ff::/64", "dev", "eth0"]);
 
     let dir = tmpdir(&format!("e2e6-{tag}"));
-    let mut args = vec!["--backend", "model", "--wire", "tap:lvs0"];
+    let mut args = backend.to_vec();
+    args.extend(["--wire", "tap:lvs0"]);
     if learned {
         // The director's own stack, on the real servers' subnet: its
         // kernel resolves them (its solicitations go out through the card).
