@@ -615,28 +615,11 @@ impl NeighborTable {
     pub fn status(&self) -> NeighborStatus {
         let mut s = self.watch.status();
         s.counters = self.counters;
-        for (rs, m) in &self.statics {
+        let statics = self.statics.iter().map(|(ip, m)| (ip.to_string(), m)).chain(self.statics6.iter().map(|(ip, m)| (ip.to_string(), m)));
+        for (rs, m) in statics {
             s.entries.insert(
-                rs.to_string(),
-                EntryStatus {
-                    next_hop: rs.to_string(),
-                    mac: Some(m.to_string()),
-                    source: Some("static"),
-                    state: "permanent",
-                    ..Default::default()
-                },
-            );
-        }
-        for (rs, m) in &self.statics6 {
-            s.entries.insert(
-                rs.to_string(),
-                EntryStatus {
-                    next_hop: rs.to_string(),
-                    mac: Some(m.to_string()),
-                    source: Some("static"),
-                    state: "permanent",
-                    ..Default::default()
-                },
+                rs.clone(),
+                EntryStatus { next_hop: rs, mac: Some(m.to_string()), source: Some("static"), state: "permanent", ..Default::default() },
             );
         }
         for (rs, nh) in &self.targets {

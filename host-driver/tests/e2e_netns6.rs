@@ -62,7 +62,6 @@ mod netns;
 use harness::*;
 use lvsnic_fixtures::GATEWAY_MAC;
 use netns::*;
-use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -326,15 +325,9 @@ fn run(tag: &str, backend: &[&str], learned: bool) {
         assert_eq!(n_conns, 5, "{a}: {st:?}");
         assert!(inpkts >= 20 && outpkts >= 15 && inbytes > 0 && outbytes > 0, "{a}: {st:?}");
     }
-    let mut last = BTreeMap::new();
-    let all_time_wait = wait_for(Duration::from_secs(5), || {
-        last = conns(&d);
-        served.iter().all(|(port, who)| {
-            let dst = if *who == "rs1" { &rs1 } else { &rs2 };
-            last.get(&format!("[{CLIENT}]:{port}")) == Some(&("TIME_WAIT".into(), vip80.clone(), dst.clone()))
-        })
-    });
-    assert!(all_time_wait, "every connection in TIME_WAIT with its server: {last:#?}\nserved {served:?}");
+    let served: Vec<(String, String)> =
+        served.iter().map(|(port, who)| (format!("[{CLIENT}]:{port}"), if *who == "rs1" { rs1.clone() } else { rs2.clone() })).collect();
+    assert_all_time_wait(&d, &vip80, &served);
 
     // 2. Several clients at once, data both ways.
     drop(servers);
