@@ -35,7 +35,10 @@
 //!    each client gets exactly that back from the VIP;
 //! 3. long-lived connections are on the card: `offload.connections`
 //!    counts them and each NAT connection takes four flow-table entries
-//!    (two IPv6 flows of two entries); a 1 MiB download arrives byte for
+//!    (two IPv6 flows of two entries), and the metrics endpoint says the
+//!    same (`lvsnic_offloaded_connections`, `lvsnic_flow_table_used_entries`,
+//!    per IPv6 real server `lvsnic_real_server_connections_total`); a 1 MiB
+//!    download arrives byte for
 //!    byte, most of its frames forwarded by the card
 //!    (`exception_loop.in_hardware`);
 //! 4. DR service `[2001:db8::11]:80` to rs3 (`-g`): rs3 (the VIP on lo)
@@ -221,6 +224,22 @@ fn exchange(ns: &str, to: SocketAddr, data: Vec<u8>) -> (SocketAddr, SocketAddr,
     (local, peer, answer)
 }
 
+/// `GET /metrics` of the daemon's endpoint `addr` in namespace `ns`: the body.
+fn scrape(ns: &str, addr: SocketAddr) -> String {
+    let mut s = connect(ns, addr);
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: lvsnic\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or_else(|| panic!("not HTTP: {out:?}"));
+    assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
+    body.to_string()
+}
+
+/// The value of sample `key` (name and labels as written) in an exposition.
+fn sample(text: &str, key: &str) -> Option<f64> {
+    text.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.parse().ok())
+}
+
 // ------------------------------------------------------------ the test
 
 fn run(tag: &str, backend: &[&str], learned: bool) {
@@ -263,7 +282,7 @@ fn run(tag: &str, backend: &[&str], learned: bool) {
 
     let dir = tmpdir(&format!("e2e6-{tag}"));
     let mut args = backend.to_vec();
-    args.extend(["--wire", "tap:lvs0"]);
+    args.extend(["--wire", "tap:lvs0", "--metrics", "127.0.0.1:0"]);
     if learned {
         // The director's own stack, on the real servers' subnet: its
         // kernel resolves them (its solicitations go out through the card).
@@ -274,6 +293,13 @@ fn run(tag: &str, backend: &[&str], learned: bool) {
         args.extend(["--host-tap", "lvsh"]);
     }
     let d = Daemon::start_in(&["ip", "netns", "exec", &hub], &dir, &director_toml(learned), &args);
+    let log = std::fs::read_to_string(&d.log).unwrap();
+    let metrics: SocketAddr = log
+        .lines()
+        .find_map(|l| l.strip_prefix("lvsnic daemon: metrics on http://")?.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("no metrics address in the daemon's log: {log}"))
+        .parse()
+        .unwrap();
     let vip80 = format!("[{VIP_NAT}]:80");
     let vipdr = format!("[{VIP_DR}]:80");
     let (rs1, rs2, rs3) = (format!("[{}]:80", rs6(1)), format!("[{}]:80", rs6(2)), format!("[{}]:80", rs6(3)));
@@ -382,6 +408,13 @@ fn run(tag: &str, backend: &[&str], learned: bool) {
     let entries = o["flow_entries"].as_u64().unwrap() - base["flow_entries"].as_u64().unwrap();
     let conns_now = o["connections"].as_u64().unwrap() - base["connections"].as_u64().unwrap();
     assert_eq!(entries, 4 * conns_now, "an IPv6 NAT connection takes two flows of two entries: before {base}, now {o}");
+    // The metrics say the same.
+    let text = scrape(&hub, metrics);
+    let o = offload(&d);
+    assert_eq!(sample(&text, "lvsnic_offloaded_connections"), o["connections"].as_u64().map(|c| c as f64), "{o}\n{text}");
+    assert_eq!(sample(&text, "lvsnic_flow_table_used_entries"), o["flow_entries"].as_u64().map(|c| c as f64), "{o}\n{text}");
+    let rs_conns = format!("lvsnic_real_server_connections_total{{proto=\"TCP\",vip=\"{VIP_NAT}\",port=\"80\",rip=\"{}\",rport=\"80\"}}", rs6(1));
+    assert!(sample(&text, &rs_conns).is_some_and(|n| n >= 5.0), "{rs_conns} in\n{text}");
     let before = d.status();
     let t_big = Instant::now();
     let (_, _, body) = http_get(&cl, to80, "/big");
