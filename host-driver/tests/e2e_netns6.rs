@@ -38,9 +38,8 @@
 //!    (two IPv6 flows of two entries), and the metrics endpoint says the
 //!    same (`lvsnic_offloaded_connections`, `lvsnic_flow_table_used_entries`,
 //!    per IPv6 real server `lvsnic_real_server_connections_total`); a 1 MiB
-//!    download arrives byte for
-//!    byte, most of its frames forwarded by the card
-//!    (`exception_loop.in_hardware`);
+//!    download arrives byte for byte, most of its frames forwarded by the
+//!    card (`exception_loop.in_hardware`);
 //! 4. DR service `[2001:db8::11]:80` to rs3 (`-g`): rs3 (the VIP on lo)
 //!    answers the client directly, the director sees no reply; the DR
 //!    connection takes two entries on the card.
