@@ -41,8 +41,8 @@
 //!    download arrives byte for byte, most of its frames forwarded by the
 //!    card (`exception_loop.in_hardware`);
 //! 4. DR service `[2001:db8::11]:80` to rs3 (`-g`): rs3 (the VIP on lo)
-//!    answers the client directly, the director sees no reply; the DR
-//!    connection takes two entries on the card.
+//!    answers the client directly, the director sees no reply; a
+//!    long-lived DR connection is offloaded.
 //!
 //! `e2e_netns6_learned` runs the same without any IPv6 `[neighbors]`
 //! entry: the real servers' MACs are learned from the kernel neighbour
