@@ -247,6 +247,14 @@ pub struct DirectorConfig {
     /// Not a key of the file; `false` (every real server needs a
     /// `[neighbors]` entry) unless the host sets it.
     pub resolve_neighbors: bool,
+    /// IPv6 real servers' next-hop MACs are resolved at run time too (`lvsnic
+    /// daemon --host-tap`: the kernel's neighbour table): an IPv6 real
+    /// server without a `[neighbors]` entry is reached through the MAC the
+    /// host learned for it, and frames to it are marked unresolved until
+    /// then ([`Director::set_learned6`](crate::director::Director::set_learned6)).
+    /// Without it such a real server is reached through `gateway_mac`. Not
+    /// a key of the file; `false` unless the host sets it.
+    pub resolve_neighbors6: bool,
 }
 
 #[derive(Deserialize)]
@@ -464,6 +472,7 @@ impl DirectorConfig {
             sysctl,
             clock,
             resolve_neighbors: false,
+            resolve_neighbors6: false,
         })
     }
 

@@ -523,6 +523,7 @@ impl<D: Device> Control<D> {
         let mut sync = crate::sync::SyncDaemons::new(sp.director.cfg.sysctl.sync);
         sync.set_limits(limits); // a backup's entries obey `[limits]` too
         let mut neighbors = crate::neighbors::NeighborTable::new(sp.director.cfg.neighbors.clone());
+        neighbors.set_statics6(sp.director.cfg.neighbors6.clone());
         let cfg = &sp.director.cfg;
         if cfg.resolve_neighbors && cfg.gateway_mac.is_none() {
             // The gateway is tracked from the start: its ARP is learned
@@ -593,14 +594,20 @@ impl<D: Device> Control<D> {
         &self.neighbors
     }
 
-    /// The IPv4 real servers of the rules (not the director itself), each once.
-    pub fn real_servers(&self) -> Vec<std::net::Ipv4Addr> {
+    /// The real servers of the rules whose next hops the host resolves
+    /// (not the director itself), each once: the IPv4 ones, and the IPv6
+    /// ones with `cfg.resolve_neighbors6`.
+    pub fn real_servers(&self) -> Vec<std::net::IpAddr> {
         let d = &self.sp.director;
-        let mut v: Vec<std::net::Ipv4Addr> = d
+        let v6 = d.cfg.resolve_neighbors6;
+        let mut v: Vec<std::net::IpAddr> = d
             .services
             .live_services()
-            .flat_map(|s| s.order.iter().filter_map(|&id| d.services.dest(id).addr_v4()))
-            .filter(|&a| a != d.cfg.ip)
+            .flat_map(|s| s.order.iter().map(|&id| d.services.dest(id).addr))
+            .filter(|a| match a {
+                std::net::IpAddr::V4(a) => *a != d.cfg.ip,
+                std::net::IpAddr::V6(a) => v6 && Some(*a) != d.cfg.ip6,
+            })
             .collect();
         v.sort_unstable();
         v.dedup();

@@ -207,12 +207,12 @@ pub fn wanted(d: &Director, id: ConnId, ipv6: bool) -> Option<Wanted> {
 }
 
 /// The next-hop MAC the director sends with towards `ip`: a real server's
-/// (`server`) or a client's. IPv6 next hops are static
-/// ([`Director::v6_next_hop`]).
+/// (`server`) or a client's.
 fn next_hop(d: &Director, ip: IpAddr, server: bool) -> Option<lvsnic_model::wire::MacAddr> {
     match ip {
         IpAddr::V4(ip) if server => d.real_server_mac(ip),
         IpAddr::V4(ip) => d.next_hop_mac(ip),
+        IpAddr::V6(ip) if server => d.v6_real_server_mac(&ip),
         IpAddr::V6(ip) => d.v6_next_hop(&ip),
     }
 }
@@ -885,19 +885,19 @@ impl FlowManager {
     /// connections of a client at `ip` get reply flows with the new MAC.
     /// Returns how many action entries were rewritten.
     ///
-    /// IPv4 only: the host learns IPv4 next hops only. An IPv6
-    /// connection's MACs come from `[neighbors]` IPv6 entries or
-    /// `[director] gateway_mac`, which do not change while the daemon runs
-    /// ([`Director::v6_next_hop`]); its actions are never rewritten here.
-    pub fn next_hop_changed(&mut self, hw: &mut dyn Csr, d: &mut Director, ip: Ipv4Addr) -> usize {
+    /// Of either family: an IPv6 real server's MAC is learned too
+    /// (`cfg.resolve_neighbors6`); IPv6 clients are reached through
+    /// `[neighbors]` or `gateway_mac`, which do not change while the
+    /// daemon runs.
+    pub fn next_hop_changed(&mut self, hw: &mut dyn Csr, d: &mut Director, ip: IpAddr) -> usize {
         let mut rewritten = 0;
         for i in 0..self.actions.len() as u16 {
             let Some(s) = self.actions[i as usize] else { continue };
             let (dest, reply, bits) = s.key;
-            if s.diverted || reply || d.services.dests.get(dest.index()).and_then(|r| r.addr_v4()) != Some(ip) {
+            if s.diverted || reply || d.services.dests.get(dest.index()).map(|r| r.addr) != Some(ip) {
                 continue;
             }
-            let Some(mac) = d.real_server_mac(ip) else { continue };
+            let Some(mac) = next_hop(d, ip, true) else { continue };
             let old = ActionEntry::from_bits(&bits);
             if old.mac == mac {
                 continue;
@@ -922,6 +922,7 @@ impl FlowManager {
         // Reply actions carry the client's next hop: connections whose
         // client is `ip` (a real server or router that is also a client)
         // are brought in line one by one.
+        let IpAddr::V4(ip) = ip else { return rewritten };
         let clients: Vec<ConnId> =
             self.conns.iter().filter(|(_, h)| h.wanted.rep.is_some() && h.wanted.req.0.saddr_v4() == Some(ip)).map(|(&id, _)| id).collect();
         for id in clients {
@@ -1025,12 +1026,12 @@ impl FlowManager {
     }
 
     /// The MACs of the live request actions of real servers at `ip`.
-    pub fn request_macs(&self, d: &Director, ip: Ipv4Addr) -> Vec<lvsnic_model::wire::MacAddr> {
+    pub fn request_macs(&self, d: &Director, ip: IpAddr) -> Vec<lvsnic_model::wire::MacAddr> {
         let mut v: Vec<_> = self
             .actions
             .iter()
             .flatten()
-            .filter(|s| !s.diverted && !s.key.1 && d.services.dests.get(s.key.0.index()).and_then(|r| r.addr_v4()) == Some(ip))
+            .filter(|s| !s.diverted && !s.key.1 && d.services.dests.get(s.key.0.index()).map(|r| r.addr) == Some(ip))
             .map(|s| ActionEntry::from_bits(&s.key.2).mac)
             .collect();
         v.sort_unstable_by_key(|m| m.0);

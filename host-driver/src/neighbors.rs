@@ -36,7 +36,7 @@ use lvsnic_model::wire::arp::ArpPacket;
 use lvsnic_model::wire::MacAddr;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// The watch over ARP senders.
 #[derive(Debug, Default)]
@@ -246,13 +246,13 @@ pub struct NeighborCounters {
 }
 
 /// A real server whose next-hop MAC is now this (`None`: unknown).
-pub type NextHopChange = (Ipv4Addr, Option<MacAddr>);
+pub type NextHopChange = (IpAddr, Option<MacAddr>);
 
 /// A next hop whose MAC is asked for now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Probe {
     /// The next hop.
-    pub ip: Ipv4Addr,
+    pub ip: IpAddr,
     /// The MAC it had (a refresh: Linux asks it by unicast), if any.
     pub known: Option<MacAddr>,
 }
@@ -263,12 +263,14 @@ pub struct Probe {
 pub struct NeighborTable {
     /// `[neighbors]`.
     statics: BTreeMap<Ipv4Addr, MacAddr>,
+    /// `[neighbors]`' IPv6 entries.
+    statics6: BTreeMap<Ipv6Addr, MacAddr>,
     /// Real server → its next hop.
-    targets: BTreeMap<Ipv4Addr, Ipv4Addr>,
+    targets: BTreeMap<IpAddr, IpAddr>,
     /// Next hop → what is known of it.
-    entries: HashMap<Ipv4Addr, Entry>,
+    entries: HashMap<IpAddr, Entry>,
     /// What the director was last given per real server.
-    pushed: HashMap<Ipv4Addr, MacAddr>,
+    pushed: HashMap<IpAddr, MacAddr>,
     /// The mismatch watch over the static entries.
     pub watch: NeighborWatch,
     /// Counters.
@@ -310,6 +312,19 @@ impl NeighborTable {
         &self.statics
     }
 
+    /// Sets the static IPv6 entries (`[neighbors]`' IPv6 keys).
+    pub fn set_statics6(&mut self, statics: BTreeMap<Ipv6Addr, MacAddr>) {
+        self.statics6 = statics;
+    }
+
+    /// The static entry of `ip`, of either family.
+    fn static_mac(&self, ip: IpAddr) -> Option<MacAddr> {
+        match ip {
+            IpAddr::V4(a) => self.statics.get(&a).copied(),
+            IpAddr::V6(a) => self.statics6.get(&a).copied(),
+        }
+    }
+
     /// The gateway whose MAC is to be learned (`None`: a static
     /// `gateway_mac`, nothing to learn); it becomes a target at the next
     /// [`set_targets`](Self::set_targets).
@@ -327,18 +342,18 @@ impl NeighborTable {
     /// hop: entries for new next hops start being resolved, those no
     /// real server needs any more are dropped (with their held frames,
     /// counted). A real server with a static entry needs no next hop.
-    pub fn set_targets(&mut self, targets: impl IntoIterator<Item = (Ipv4Addr, Ipv4Addr)>, now: u64) {
+    pub fn set_targets(&mut self, targets: impl IntoIterator<Item = (IpAddr, IpAddr)>, now: u64) {
         let mut t = BTreeMap::new();
-        let gateway = self.gateway.map(|g| (g, g));
+        let gateway = self.gateway.map(|g| (g.into(), g.into()));
         for (rs, nh) in targets.into_iter().chain(gateway) {
-            if self.statics.contains_key(&rs) {
+            if self.static_mac(rs).is_some() {
                 continue;
             }
             t.insert(rs, nh);
         }
-        let needed: std::collections::HashSet<Ipv4Addr> =
-            t.values().copied().filter(|nh| !self.statics.contains_key(nh)).collect();
-        let gone: Vec<Ipv4Addr> = self.entries.keys().filter(|ip| !needed.contains(ip)).copied().collect();
+        let needed: std::collections::HashSet<IpAddr> =
+            t.values().copied().filter(|&nh| self.static_mac(nh).is_none()).collect();
+        let gone: Vec<IpAddr> = self.entries.keys().filter(|ip| !needed.contains(ip)).copied().collect();
         for ip in gone {
             if let Some(e) = self.entries.remove(&ip) {
                 self.counters.unresolved_drops += e.queue.len() as u64;
@@ -359,25 +374,25 @@ impl NeighborTable {
     }
 
     /// The next hop of real server `rs`, if it is tracked.
-    pub fn next_hop(&self, rs: Ipv4Addr) -> Option<Ipv4Addr> {
+    pub fn next_hop(&self, rs: IpAddr) -> Option<IpAddr> {
         self.targets.get(&rs).copied()
     }
 
     /// Whether `ip` is a next hop being tracked (learning about any other
     /// address changes nothing).
-    pub fn tracks(&self, ip: Ipv4Addr) -> bool {
+    pub fn tracks(&self, ip: IpAddr) -> bool {
         self.entries.contains_key(&ip)
     }
 
     /// The MAC the director should use for real server `rs`, and where it
     /// came from: its static entry, its next hop's static entry, or what
     /// was learned for its next hop.
-    pub fn effective(&self, rs: Ipv4Addr) -> Option<(MacAddr, Source)> {
-        if let Some(&m) = self.statics.get(&rs) {
+    pub fn effective(&self, rs: IpAddr) -> Option<(MacAddr, Source)> {
+        if let Some(m) = self.static_mac(rs) {
             return Some((m, Source::Static));
         }
         let nh = self.targets.get(&rs).copied().unwrap_or(rs);
-        if let Some(&m) = self.statics.get(&nh) {
+        if let Some(m) = self.static_mac(nh) {
             return Some((m, Source::Static));
         }
         let e = self.entries.get(&nh)?;
@@ -387,7 +402,7 @@ impl NeighborTable {
     /// `mac` for next hop `ip`, from `source` (a usable state): learned,
     /// changed or confirmed. Ignored for an address not tracked; a MAC no
     /// host can have is a counted bad input.
-    pub fn learn(&mut self, ip: Ipv4Addr, mac: MacAddr, source: Source, now: u64) {
+    pub fn learn(&mut self, ip: IpAddr, mac: MacAddr, source: Source, now: u64) {
         let Some(e) = self.entries.get_mut(&ip) else { return };
         if lvsnic_model::config::usable_mac(mac).is_err() {
             self.counters.bad_input += 1;
@@ -424,7 +439,7 @@ impl NeighborTable {
     /// The kernel no longer has a usable MAC for `ip` (deleted, failed,
     /// incomplete): a MAC the kernel gave is forgotten and `ip` resolved
     /// again; one learned from ARP stays.
-    pub fn kernel_lost(&mut self, ip: Ipv4Addr, now: u64) {
+    pub fn kernel_lost(&mut self, ip: IpAddr, now: u64) {
         let Some(e) = self.entries.get_mut(&ip) else { return };
         if e.source == Some(Source::Kernel) {
             e.mac = None;
@@ -444,15 +459,15 @@ impl NeighborTable {
     pub fn observe(&mut self, frame: &[u8], now: u64) {
         self.watch.observe(&self.statics, frame);
         let Some((ip, mac, _)) = arp_sender(frame) else { return };
-        if ip.is_unspecified() || !self.tracks(ip) {
+        if ip.is_unspecified() || !self.tracks(ip.into()) {
             return;
         }
-        self.learn(ip, mac, Source::Arp, now);
+        self.learn(ip.into(), mac, Source::Arp, now);
     }
 
     /// Holds frames for real server `rs` until its next hop's MAC is
     /// known; the oldest go first when more than [`UNRES_QLEN`] wait.
-    pub fn hold(&mut self, rs: Ipv4Addr, frames: Vec<Vec<u8>>, now: u64) {
+    pub fn hold(&mut self, rs: IpAddr, frames: Vec<Vec<u8>>, now: u64) {
         if rs.is_unspecified() {
             // Towards a gateway whose address is not known: nothing to ask.
             self.counters.unresolved_drops += frames.len() as u64;
@@ -505,7 +520,7 @@ impl NeighborTable {
             self.tokens.0 = (self.tokens.0 as u64 + refill).min(ARP_PER_SEC as u64) as u32;
             self.tokens.1 = now;
         }
-        let mut due: Vec<(u64, Ipv4Addr)> =
+        let mut due: Vec<(u64, IpAddr)> =
             self.entries.iter().filter(|(_, e)| e.next_probe <= now).map(|(&ip, e)| (e.next_probe, ip)).collect();
         due.sort_unstable();
         let mut out = Vec::new();
@@ -568,7 +583,7 @@ impl NeighborTable {
     /// frames held for it that can go now (their destination MAC set).
     pub fn reconcile(&mut self) -> (Vec<NextHopChange>, Vec<Vec<u8>>) {
         let mut changes = Vec::new();
-        let rs_all: Vec<Ipv4Addr> = self.targets.keys().chain(self.pushed.keys()).copied().collect();
+        let rs_all: Vec<IpAddr> = self.targets.keys().chain(self.pushed.keys()).copied().collect();
         for rs in rs_all {
             let now = if self.targets.contains_key(&rs) { self.effective(rs).map(|(m, _)| m) } else { None };
             let was = self.pushed.get(&rs).copied();
@@ -600,20 +615,15 @@ impl NeighborTable {
     pub fn status(&self) -> NeighborStatus {
         let mut s = self.watch.status();
         s.counters = self.counters;
-        for (rs, m) in &self.statics {
+        let statics = self.statics.iter().map(|(ip, m)| (ip.to_string(), m)).chain(self.statics6.iter().map(|(ip, m)| (ip.to_string(), m)));
+        for (rs, m) in statics {
             s.entries.insert(
-                rs.to_string(),
-                EntryStatus {
-                    next_hop: rs.to_string(),
-                    mac: Some(m.to_string()),
-                    source: Some("static"),
-                    state: "permanent",
-                    ..Default::default()
-                },
+                rs.clone(),
+                EntryStatus { next_hop: rs, mac: Some(m.to_string()), source: Some("static"), state: "permanent", ..Default::default() },
             );
         }
         for (rs, nh) in &self.targets {
-            let st = match (self.statics.get(nh), self.entries.get(nh)) {
+            let st = match (self.static_mac(*nh), self.entries.get(nh)) {
                 (Some(m), _) => EntryStatus {
                     next_hop: nh.to_string(),
                     mac: Some(m.to_string()),
@@ -631,7 +641,7 @@ impl NeighborTable {
                 },
                 (None, None) => EntryStatus { next_hop: nh.to_string(), state: "untracked", ..Default::default() },
             };
-            s.entries.insert(rs.to_string(), EntryStatus { gateway: self.gateway == Some(*rs), ..st });
+            s.entries.insert(rs.to_string(), EntryStatus { gateway: self.gateway.map(IpAddr::from) == Some(*rs), ..st });
         }
         s
     }
@@ -688,14 +698,15 @@ mod tests {
         assert!(w.status().mismatched.is_empty());
     }
 
-    const RS: Ipv4Addr = Ipv4Addr::new(192, 168, 10, 1);
-    const RS2: Ipv4Addr = Ipv4Addr::new(172, 16, 0, 5);
-    const GW: Ipv4Addr = Ipv4Addr::new(192, 168, 10, 254);
+    const RS4: Ipv4Addr = Ipv4Addr::new(192, 168, 10, 1);
+    const RS: IpAddr = IpAddr::V4(RS4);
+    const RS2: IpAddr = IpAddr::V4(Ipv4Addr::new(172, 16, 0, 5));
+    const GW: IpAddr = IpAddr::V4(Ipv4Addr::new(192, 168, 10, 254));
     const S: u64 = 1_000_000_000;
 
     #[test]
     fn static_entries_win_and_learned_sources_follow_the_latest_word() {
-        let st = BTreeMap::from([(RS, MacAddr([2, 0, 0, 0, 0x10, 1]))]);
+        let st = BTreeMap::from([(RS4, MacAddr([2, 0, 0, 0, 0x10, 1]))]);
         let mut t = NeighborTable::new(st);
         t.set_targets([(RS, RS), (RS2, GW)], 0);
         assert!(!t.tracks(RS), "a static real server is not resolved");
@@ -718,7 +729,7 @@ mod tests {
         t.kernel_lost(GW, 6);
         assert_eq!(t.effective(RS2), None);
         // A static entry for the router wins over what is learned for it.
-        t.set_statics(BTreeMap::from([(GW, MacAddr([2, 0, 0, 0, 0, 0xaa]))]));
+        t.set_statics(BTreeMap::from([(Ipv4Addr::new(192, 168, 10, 254), MacAddr([2, 0, 0, 0, 0, 0xaa]))]));
         t.learn(GW, MacAddr([2, 0, 0, 0, 0, 0xfe]), Source::Kernel, 7);
         assert_eq!(t.effective(RS2), Some((MacAddr([2, 0, 0, 0, 0, 0xaa]), Source::Static)));
     }
@@ -778,8 +789,8 @@ mod tests {
         }
         assert!(t.entries.is_empty());
         // More real servers than the table holds: counted.
-        let many: Vec<(Ipv4Addr, Ipv4Addr)> =
-            (0..MAX_ENTRIES as u32 + 10).map(|i| Ipv4Addr::from(0xac10_0000 + i)).map(|ip| (ip, ip)).collect();
+        let many: Vec<(IpAddr, IpAddr)> =
+            (0..MAX_ENTRIES as u32 + 10).map(|i| IpAddr::from(Ipv4Addr::from(0xac10_0000 + i))).map(|ip| (ip, ip)).collect();
         t.set_targets(many, 0);
         assert_eq!(t.entries.len(), MAX_ENTRIES);
         assert_eq!(t.counters.table_full, 10);
@@ -799,8 +810,9 @@ mod tests {
     #[test]
     fn the_gateway_is_a_target_of_its_own() {
         let mut t = NeighborTable::new(BTreeMap::new());
-        let cgw = Ipv4Addr::new(10, 0, 0, 254);
-        t.set_gateway(Some(cgw));
+        let cgw4 = Ipv4Addr::new(10, 0, 0, 254);
+        let cgw = IpAddr::V4(cgw4);
+        t.set_gateway(Some(cgw4));
         t.set_targets([(RS, RS)], 0);
         assert!(t.tracks(cgw) && t.tracks(RS));
         assert_eq!(t.next_hop(cgw), Some(cgw));
@@ -811,9 +823,9 @@ mod tests {
         let json = serde_json::to_value(&st).unwrap();
         assert_eq!(json["entries"]["192.168.10.1"].get("gateway"), None, "only the gateway says so");
         // Towards a gateway whose address is unknown: dropped, counted, nothing asked.
-        t.hold(Ipv4Addr::UNSPECIFIED, vec![vec![0; 60]], 0);
+        t.hold(Ipv4Addr::UNSPECIFIED.into(), vec![vec![0; 60]], 0);
         assert_eq!(t.counters.unresolved_drops, 1);
-        assert!(!t.tracks(Ipv4Addr::UNSPECIFIED));
+        assert!(!t.tracks(Ipv4Addr::UNSPECIFIED.into()));
         assert_eq!(t.due_probes(0).len(), 2, "the real server and the gateway");
         t.observe(&arp(2, [2, 0, 0, 0, 0, 0xfe], [10, 0, 0, 254]), 1);
         let (changes, frames) = t.reconcile();
@@ -828,13 +840,47 @@ mod tests {
     }
 
     #[test]
+    fn ipv6_next_hops_follow_the_same_rules() {
+        let rs6: IpAddr = "2001:db8:1::1".parse().unwrap();
+        let st6: IpAddr = "2001:db8:1::2".parse().unwrap();
+        let via: IpAddr = "2001:db8:2::5".parse().unwrap();
+        let router: IpAddr = "fe80::1".parse().unwrap();
+        let mut t = NeighborTable::new(BTreeMap::new());
+        t.set_statics6(BTreeMap::from([("2001:db8:1::2".parse().unwrap(), MacAddr([2, 0, 0, 0, 0x20, 2]))]));
+        t.set_targets([(rs6, rs6), (st6, st6), (via, router), (RS, RS)], 0);
+        assert!(t.tracks(rs6) && t.tracks(router) && t.tracks(RS));
+        assert!(!t.tracks(st6), "a static IPv6 real server is not resolved");
+        assert_eq!(t.effective(st6), Some((MacAddr([2, 0, 0, 0, 0x20, 2]), Source::Static)));
+        let mut probes: Vec<IpAddr> = t.due_probes(0).into_iter().map(|p| p.ip).collect();
+        probes.sort_unstable();
+        assert_eq!(probes, vec![RS, rs6, router]);
+        // Frames held on the IPv6 real server go once the kernel gives its MAC.
+        t.hold(rs6, vec![vec![0; 60]], 0);
+        t.learn(rs6, MacAddr([2, 0, 0, 0, 0x20, 1]), Source::Kernel, 1);
+        t.learn(router, MacAddr([2, 0, 0, 0, 0x20, 0xfe]), Source::Kernel, 1);
+        let (changes, frames) = t.reconcile();
+        assert_eq!(
+            changes,
+            vec![(rs6, Some(MacAddr([2, 0, 0, 0, 0x20, 1]))), (via, Some(MacAddr([2, 0, 0, 0, 0x20, 0xfe])))],
+            "a static real server is the director's own business"
+        );
+        assert_eq!((frames.len(), &frames[0][..6]), (1, &[2, 0, 0, 0, 0x20, 1][..]));
+        // The kernel losing its entry: forgotten, resolved again.
+        t.kernel_lost(rs6, 2);
+        assert_eq!(t.reconcile().0, vec![(rs6, None)]);
+        let st = t.status();
+        assert_eq!(st.entries["2001:db8:1::1"].state, "incomplete");
+        assert_eq!((st.entries["2001:db8:2::5"].next_hop.as_str(), st.entries["2001:db8:1::2"].source), ("fe80::1", Some("static")));
+    }
+
+    #[test]
     fn arp_requests_are_byte_exact() {
-        let f = arp_request(MacAddr([2, 0, 0, 0, 0, 1]), Ipv4Addr::new(10, 0, 0, 1), RS, None);
+        let f = arp_request(MacAddr([2, 0, 0, 0, 0, 1]), Ipv4Addr::new(10, 0, 0, 1), RS4, None);
         let mut want = vec![0xff; 6];
         want.extend_from_slice(&[2, 0, 0, 0, 0, 1, 8, 6, 0, 1, 8, 0, 6, 4, 0, 1, 2, 0, 0, 0, 0, 1, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 192, 168, 10, 1]);
         want.resize(60, 0);
         assert_eq!(f, want);
-        let u = arp_request(MacAddr([2, 0, 0, 0, 0, 1]), Ipv4Addr::new(10, 0, 0, 1), RS, Some(MacAddr([2, 0, 0, 0, 0x10, 1])));
+        let u = arp_request(MacAddr([2, 0, 0, 0, 0, 1]), Ipv4Addr::new(10, 0, 0, 1), RS4, Some(MacAddr([2, 0, 0, 0, 0x10, 1])));
         assert_eq!(u[..6], [2, 0, 0, 0, 0x10, 1]);
         assert_eq!(u[6..], want[6..]);
     }

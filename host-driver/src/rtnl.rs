@@ -1,12 +1,14 @@
 //! rtnetlink, through the `netlink-packet-route` and `netlink-sys` crates
 //! (used synchronously: plain sockets, no async runtime): the host's
-//! address changes (`--vips host`), its neighbour table (dumped at start,
-//! then followed through `RTNLGRP_NEIGH`), a resolution request for a
-//! neighbour it does not know (`RTM_NEWNEIGH` with `NTF_USE`, which makes
-//! the kernel send its ARP request as a packet to it would:
-//! `neigh_event_send` in net/core/neighbour.c's `neigh_add`), and the
-//! FIB's route to a real server (`RTM_GETROUTE`: output interface and
-//! gateway, as `ip route get` prints them).
+//! address changes (`--vips host`), its neighbour tables, IPv4 (ARP) and
+//! IPv6 (Neighbour Discovery) (dumped at start, then followed through
+//! `RTNLGRP_NEIGH`, which carries both families), a resolution request for
+//! a neighbour it does not know (`RTM_NEWNEIGH` with `NTF_USE`, which
+//! makes the kernel send its ARP request or Neighbour Solicitation as a
+//! packet to it would: `neigh_event_send` in net/core/neighbour.c's
+//! `neigh_add`, the same for `arp_tbl` and `nd_tbl`), and the FIB's route
+//! to a real server (`RTM_GETROUTE` of either family: output interface
+//! and gateway, as `ip route get` prints them).
 //!
 //! Every message from the kernel is parsed by the crate; one that does not
 //! parse is counted ([`NeighWatch::bad`]) and skipped, never a panic.
@@ -20,7 +22,7 @@ use netlink_packet_route::route::{RouteAddress, RouteAttribute, RouteMessage, Ro
 use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 use std::io;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::os::fd::{AsRawFd, RawFd};
 
 /// `RTMGRP_IPV4_IFADDR` (`<linux/rtnetlink.h>`): the legacy group bit.
@@ -102,11 +104,11 @@ impl AddrWatch {
     }
 }
 
-/// What the kernel says about one IPv4 neighbour.
+/// What the kernel says about one neighbour (IPv4 or IPv6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NeighEvent {
     /// Its address.
-    pub ip: Ipv4Addr,
+    pub ip: IpAddr,
     /// The interface it is on.
     pub ifindex: u32,
     /// Its MAC, when the entry's state makes it one (`REACHABLE`, `STALE`,
@@ -121,20 +123,21 @@ pub struct RouteHop {
     /// The output interface.
     pub oif: u32,
     /// The gateway, if the destination is not on a connected subnet.
-    pub gateway: Option<Ipv4Addr>,
+    pub gateway: Option<IpAddr>,
 }
 
-/// One neighbour message as a [`NeighEvent`], if it is about an IPv4
-/// neighbour (deleted: no MAC).
+/// One neighbour message as a [`NeighEvent`], if it is about an IPv4 or
+/// IPv6 neighbour (deleted: no MAC).
 fn neigh_event(m: &NeighbourMessage, deleted: bool) -> Option<NeighEvent> {
-    if m.header.family != AddressFamily::Inet {
+    if !matches!(m.header.family, AddressFamily::Inet | AddressFamily::Inet6) {
         return None;
     }
     let mut ip = None;
     let mut lladdr = None;
     for a in &m.attributes {
         match a {
-            NeighbourAttribute::Destination(NeighbourAddress::Inet(v)) => ip = Some(*v),
+            NeighbourAttribute::Destination(NeighbourAddress::Inet(v)) => ip = Some(IpAddr::V4(*v)),
+            NeighbourAttribute::Destination(NeighbourAddress::Inet6(v)) => ip = Some(IpAddr::V6(*v)),
             NeighbourAttribute::LinkLayerAddress(l) if l.len() == 6 => {
                 lladdr = Some(MacAddr([l[0], l[1], l[2], l[3], l[4], l[5]]));
             }
@@ -237,19 +240,21 @@ impl NeighWatch {
         }
     }
 
-    /// Every IPv4 neighbour the kernel has now (`RTM_GETNEIGH` dump).
+    /// Every IPv4 and IPv6 neighbour the kernel has now (an
+    /// `RTM_GETNEIGH` dump of each family).
     pub fn dump(&mut self) -> io::Result<Vec<NeighEvent>> {
-        let mut m = NeighbourMessage::default();
-        m.header.family = AddressFamily::Inet;
-        let seq = self.send(RouteNetlinkMessage::GetNeighbour(m), NLM_F_REQUEST | NLM_F_DUMP)?;
-        let msgs = self.answers(seq, true, 500)?;
-        Ok(msgs
-            .iter()
-            .filter_map(|x| match x {
+        let mut out = Vec::new();
+        for family in [AddressFamily::Inet, AddressFamily::Inet6] {
+            let mut m = NeighbourMessage::default();
+            m.header.family = family;
+            let seq = self.send(RouteNetlinkMessage::GetNeighbour(m), NLM_F_REQUEST | NLM_F_DUMP)?;
+            let msgs = self.answers(seq, true, 500)?;
+            out.extend(msgs.iter().filter_map(|x| match x {
                 RouteNetlinkMessage::NewNeighbour(n) => neigh_event(n, false),
                 _ => None,
-            })
-            .collect())
+            }));
+        }
+        Ok(out)
     }
 
     /// The changes notified since the last call, in order; `None` when
@@ -289,14 +294,19 @@ impl NeighWatch {
     /// Its answer comes as a change notification. Only for a neighbour
     /// the kernel has no MAC for: the request sets the entry's state
     /// (`INCOMPLETE`) first, which would drop a MAC it has (seen on
-    /// Linux 6.x: a `PERMANENT` entry asked this way ends `FAILED`).
-    pub fn resolve(&mut self, ip: Ipv4Addr, ifindex: u32) -> io::Result<()> {
+    /// Linux 6.x: a `PERMANENT` entry asked this way ends `FAILED`). The
+    /// same for an IPv6 neighbour (`nd_tbl`: a Neighbour Solicitation).
+    pub fn resolve(&mut self, ip: IpAddr, ifindex: u32) -> io::Result<()> {
         let mut m = NeighbourMessage::default();
-        m.header.family = AddressFamily::Inet;
         m.header.ifindex = ifindex;
         m.header.state = NeighbourState::Incomplete;
         m.header.flags = NeighbourFlags::Use;
-        m.attributes.push(NeighbourAttribute::Destination(NeighbourAddress::Inet(ip)));
+        let (family, dst) = match ip {
+            IpAddr::V4(a) => (AddressFamily::Inet, NeighbourAddress::Inet(a)),
+            IpAddr::V6(a) => (AddressFamily::Inet6, NeighbourAddress::Inet6(a)),
+        };
+        m.header.family = family;
+        m.attributes.push(NeighbourAttribute::Destination(dst));
         let seq = self.send(RouteNetlinkMessage::NewNeighbour(m), NLM_F_REQUEST | NLM_F_CREATE | NLM_F_ACK)?;
         self.answers(seq, false, 200).map(|_| ())
     }
@@ -315,11 +325,15 @@ impl NeighWatch {
     /// The FIB's route to `ip` (`RTM_GETROUTE`, as `ip route get`): its
     /// output interface and gateway; `None` when there is no usable
     /// unicast route (unreachable, prohibited, local, ...).
-    pub fn route(&mut self, ip: Ipv4Addr) -> io::Result<Option<RouteHop>> {
+    pub fn route(&mut self, ip: IpAddr) -> io::Result<Option<RouteHop>> {
         let mut m = RouteMessage::default();
-        m.header.address_family = AddressFamily::Inet;
-        m.header.destination_prefix_length = 32;
-        m.attributes.push(RouteAttribute::Destination(RouteAddress::Inet(ip)));
+        let (family, plen, dst) = match ip {
+            IpAddr::V4(a) => (AddressFamily::Inet, 32, RouteAddress::Inet(a)),
+            IpAddr::V6(a) => (AddressFamily::Inet6, 128, RouteAddress::Inet6(a)),
+        };
+        m.header.address_family = family;
+        m.header.destination_prefix_length = plen;
+        m.attributes.push(RouteAttribute::Destination(dst));
         let seq = self.send(RouteNetlinkMessage::GetRoute(m), NLM_F_REQUEST)?;
         let msgs = match self.answers(seq, false, 200) {
             Ok(m) => m,
@@ -337,7 +351,8 @@ impl NeighWatch {
             for a in &r.attributes {
                 match a {
                     RouteAttribute::Oif(i) => hop.oif = *i,
-                    RouteAttribute::Gateway(RouteAddress::Inet(g)) => hop.gateway = Some(*g),
+                    RouteAttribute::Gateway(RouteAddress::Inet(g)) => hop.gateway = Some(IpAddr::V4(*g)),
+                    RouteAttribute::Gateway(RouteAddress::Inet6(g)) => hop.gateway = Some(IpAddr::V6(*g)),
                     _ => {}
                 }
             }
@@ -382,15 +397,20 @@ fn default_gateway_of(msgs: &[RouteNetlinkMessage], ifindex: u32) -> Option<Ipv4
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::Ipv6Addr;
 
-    fn neigh_bytes(ty: u16, state: u16, ip: [u8; 4], mac: Option<[u8; 6]>) -> Vec<u8> {
-        let mut p = vec![libc::AF_INET as u8, 0, 0, 0];
+    /// An `RTM_NEWNEIGH`/`RTM_DELNEIGH` message as the kernel writes it
+    /// (`struct ndmsg`, `NDA_DST`, `NDA_LLADDR`), for an IPv4 (4 bytes)
+    /// or IPv6 (16 bytes) address.
+    fn neigh_bytes(ty: u16, state: u16, ip: &[u8], mac: Option<[u8; 6]>) -> Vec<u8> {
+        let family = if ip.len() == 16 { libc::AF_INET6 } else { libc::AF_INET };
+        let mut p = vec![family as u8, 0, 0, 0];
         p.extend_from_slice(&7u32.to_ne_bytes());
         p.extend_from_slice(&state.to_ne_bytes());
         p.extend_from_slice(&[0, 1]);
-        p.extend_from_slice(&8u16.to_ne_bytes());
+        p.extend_from_slice(&(4 + ip.len() as u16).to_ne_bytes());
         p.extend_from_slice(&1u16.to_ne_bytes()); // NDA_DST
-        p.extend_from_slice(&ip);
+        p.extend_from_slice(ip);
         if let Some(m) = mac {
             p.extend_from_slice(&10u16.to_ne_bytes());
             p.extend_from_slice(&2u16.to_ne_bytes()); // NDA_LLADDR
@@ -408,9 +428,13 @@ mod tests {
     #[test]
     fn neighbour_messages_parse_and_only_usable_states_give_a_mac() {
         let mut bad = 0;
-        let mut buf = neigh_bytes(28, 0x02, [192, 168, 10, 1], Some([2, 0, 0, 0, 0x10, 1])); // NEWNEIGH REACHABLE
-        buf.extend(neigh_bytes(28, 0x20, [192, 168, 10, 2], Some([2, 0, 0, 0, 0x10, 2]))); // FAILED
-        buf.extend(neigh_bytes(29, 0x80, [192, 168, 10, 3], Some([2, 0, 0, 0, 0x10, 3]))); // DELNEIGH PERMANENT
+        let v6 = |n: u8| Ipv6Addr::new(0x2001, 0xdb8, 1, 0, 0, 0, 0, n as u16);
+        let mut buf = neigh_bytes(28, 0x02, &[192, 168, 10, 1], Some([2, 0, 0, 0, 0x10, 1])); // NEWNEIGH REACHABLE
+        buf.extend(neigh_bytes(28, 0x20, &[192, 168, 10, 2], Some([2, 0, 0, 0, 0x10, 2]))); // FAILED
+        buf.extend(neigh_bytes(29, 0x80, &[192, 168, 10, 3], Some([2, 0, 0, 0, 0x10, 3]))); // DELNEIGH PERMANENT
+        buf.extend(neigh_bytes(28, 0x04, &v6(1).octets(), Some([2, 0, 0, 0, 0x20, 1]))); // IPv6 STALE
+        buf.extend(neigh_bytes(28, 0x01, &v6(2).octets(), None)); // IPv6 INCOMPLETE
+        buf.extend(neigh_bytes(29, 0x02, &v6(3).octets(), Some([2, 0, 0, 0, 0x20, 3]))); // IPv6 DELNEIGH
         let ev: Vec<NeighEvent> = messages(&buf, &mut bad)
             .into_iter()
             .filter_map(|m| match m.payload {
@@ -423,9 +447,12 @@ mod tests {
         assert_eq!(
             ev,
             vec![
-                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 1), ifindex: 7, mac: Some(MacAddr([2, 0, 0, 0, 0x10, 1])) },
-                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 2), ifindex: 7, mac: None },
-                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 3), ifindex: 7, mac: None },
+                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 1).into(), ifindex: 7, mac: Some(MacAddr([2, 0, 0, 0, 0x10, 1])) },
+                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 2).into(), ifindex: 7, mac: None },
+                NeighEvent { ip: Ipv4Addr::new(192, 168, 10, 3).into(), ifindex: 7, mac: None },
+                NeighEvent { ip: v6(1).into(), ifindex: 7, mac: Some(MacAddr([2, 0, 0, 0, 0x20, 1])) },
+                NeighEvent { ip: v6(2).into(), ifindex: 7, mac: None },
+                NeighEvent { ip: v6(3).into(), ifindex: 7, mac: None },
             ]
         );
     }
@@ -457,7 +484,7 @@ mod tests {
 
     #[test]
     fn malformed_messages_are_counted_never_a_panic() {
-        let good = neigh_bytes(28, 0x02, [192, 168, 10, 1], Some([2, 0, 0, 0, 0x10, 1]));
+        let good = neigh_bytes(28, 0x02, &[192, 168, 10, 1], Some([2, 0, 0, 0, 0x10, 1]));
         let mut bad = 0;
         // Every truncation, and lengths that lie.
         for cut in 0..good.len() {

@@ -51,7 +51,7 @@ pub struct FrameResult {
     /// (`cfg.resolve_neighbors`): not sent, their destination MAC all
     /// zeros, for the host to hold until the MAC is known; and that real
     /// server (or the gateway's address).
-    pub held: Option<(Ipv4Addr, Vec<Vec<u8>>)>,
+    pub held: Option<(std::net::IpAddr, Vec<Vec<u8>>)>,
 }
 
 /// Golden model + flow manager in front of a data plane.
@@ -181,8 +181,12 @@ impl<D: Device> SlowPath<D> {
     /// golden model sends with it from now on, and the card's action
     /// entries that used the old one are rewritten in place (connections
     /// and flows stay); returns how many entries were rewritten.
-    pub fn set_next_hop(&mut self, ip: Ipv4Addr, mac: Option<lvsnic_model::wire::MacAddr>) -> usize {
-        if !self.director.set_learned(ip, mac) {
+    pub fn set_next_hop(&mut self, ip: std::net::IpAddr, mac: Option<lvsnic_model::wire::MacAddr>) -> usize {
+        let changed = match ip {
+            std::net::IpAddr::V4(a) => self.director.set_learned(a, mac),
+            std::net::IpAddr::V6(a) => self.director.set_learned6(a, mac),
+        };
+        if !changed {
             return 0;
         }
         if mac.is_none() {
@@ -190,13 +194,9 @@ impl<D: Device> SlowPath<D> {
             // frames come up and are held until the MAC is known again).
             // The gateway: every offloaded NAT connection whose client
             // replies through it leaves too.
-            let v = u32::from(ip);
-            let gateway = self.director.cfg.gateway == Some(ip);
+            let gateway = self.director.cfg.gateway.map(std::net::IpAddr::from) == Some(ip);
             for id in self.flows.offloaded() {
-                // (IPv6 connections' next hops are not learned: an IPv6
-                // entry's `daddr` is only a fold of its address.)
-                let c = self.director.conns.get(id);
-                if gateway || c.is_v4_only() && c.daddr == v {
+                if gateway || self.director.conns.addrs(id).daddr == ip {
                     self.flows.sync(&mut self.dp, &mut self.director, id);
                 }
             }
@@ -221,7 +221,7 @@ impl<D: Device> SlowPath<D> {
         self.director.neighbors_changed();
         let mut n = 0;
         for &ip in changed {
-            n += self.flows.next_hop_changed(&mut self.dp, &mut self.director, ip);
+            n += self.flows.next_hop_changed(&mut self.dp, &mut self.director, ip.into());
         }
         n
     }

@@ -253,6 +253,23 @@ pub fn conns(d: &Daemon) -> std::collections::BTreeMap<String, (String, String, 
         .collect()
 }
 
+/// Waits up to 5 s for every connection of `served` (its client as `-L
+/// -n -c` prints it, `ADDR:PORT` or `[ADDR]:PORT`, and the real server
+/// that answered it) to be listed in TIME_WAIT with virtual service `vip`
+/// and that server; panics with the last listing if one is not.
+pub fn assert_all_time_wait(d: &Daemon, vip: &str, served: &[(String, String)]) -> std::collections::BTreeMap<String, (String, String, String)> {
+    let t0 = std::time::Instant::now();
+    loop {
+        let last = conns(d);
+        let all = served.iter().all(|(client, dst)| last.get(client) == Some(&("TIME_WAIT".into(), vip.to_string(), dst.clone())));
+        if all {
+            return last;
+        }
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5), "every connection in TIME_WAIT with its server: {last:#?}\nserved {served:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// The number at `path` in a daemon's status JSON.
 pub fn counter(st: &serde_json::Value, path: &[&str]) -> u64 {
     let mut v = st;

@@ -54,7 +54,6 @@ mod netns;
 use harness::*;
 use netns::*;
 use lvsnic_fixtures::{director_toml, rs, rs_mac, DIRECTOR_IP, GATEWAY_MAC, VIP};
-use std::collections::BTreeMap;
 use std::io::ErrorKind;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -223,15 +222,9 @@ fn run(tag: &str, backend: &[&str]) {
         // Per connection at least SYN, ACK, request, FIN in and SYN-ACK, response, FIN out.
         assert!(inpkts >= 40 && outpkts >= 30 && inbytes > 0 && outbytes > 0, "{a}: {st:?}");
     }
-    let mut last = BTreeMap::new();
-    let all_time_wait = wait_for(Duration::from_secs(5), || {
-        last = conns(&d);
-        served.iter().all(|(port, who)| {
-            let dst = if *who == "rs1" { &rs1 } else { &rs2 };
-            last.get(&format!("{CLIENT}:{port}")) == Some(&("TIME_WAIT".into(), vip80.clone(), dst.clone()))
-        })
-    });
-    assert!(all_time_wait, "every connection in TIME_WAIT with its server: {last:#?}\nserved {served:?}");
+    let served: Vec<(String, String)> =
+        served.iter().map(|(port, who)| (format!("{CLIENT}:{port}"), if *who == "rs1" { rs1.clone() } else { rs2.clone() })).collect();
+    let last = assert_all_time_wait(&d, &vip80, &served);
     assert_eq!(last.len(), 20, "{last:#?}");
 
     // 3. Rule changes under traffic. rr goes on: rs2, then rs1.

@@ -252,3 +252,85 @@ fn a_gateway_that_moves_takes_its_connections_off_the_card_until_the_new_one_ans
     want[..6].copy_from_slice(&next_mac.0);
     assert_eq!(r.tx, vec![want]);
 }
+
+/// An IPv6 director with a NAT service to 2001:db8:1::1: its `[neighbors]`
+/// has the real server's MAC (`learning` false), or it learns it from the
+/// host (`resolve_neighbors6`, as `lvsnic daemon --host-tap`).
+fn control6(learning: bool) -> Ctl {
+    let head = "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\nmtu = 1500\ngateway_mac = \"02:00:00:00:00:fe\"\n";
+    let text = if learning { head.to_string() } else { format!("{head}[neighbors]\n\"2001:db8:1::1\" = \"{RS6_MAC}\"\n") };
+    let mut cfg = DirectorConfig::parse(&text).unwrap();
+    cfg.resolve_neighbors = true;
+    cfg.resolve_neighbors6 = learning;
+    let rules = parse_rules_full("-A -t [2001:db8::10]:80 -s rr\n-a -t [2001:db8::10]:80 -r [2001:db8:1::1]:80 -m -w 1\n").unwrap().rules;
+    let d = lvsnic_model::director::Director::new(cfg, &rules, T0).unwrap();
+    let dev = ModelDevice::model(MODEL_PARAMS, RingConfig::default()).unwrap();
+    Control::new(SlowPath::new(d, dev, MODEL_PARAMS).unwrap(), MODEL_PARAMS.vip_count, Default::default())
+}
+
+const RS6_MAC: MacAddr = MacAddr([2, 0, 0, 0, 0x20, 1]);
+
+#[test]
+fn ipv6_held_until_the_kernel_knows_the_mac_then_byte_exact_and_a_mac_change_rewrites_the_action_in_place() {
+    use lvsnic::neighbors::Source;
+    use std::net::{IpAddr, Ipv6Addr};
+    let rs6: Ipv6Addr = "2001:db8:1::1".parse().unwrap();
+    let (client, vip): (Ipv6Addr, Ipv6Addr) = ("2001:db8:ff::10".parse().unwrap(), "2001:db8::10".parse().unwrap());
+    let from_client = |flags: u8, seq: u32, ack: u32, payload: &[u8]| tcp6(GATEWAY_MAC, DIRECTOR_MAC, (client, vip), 40000, 80, flags, seq, ack, payload);
+    let (mut st, mut lr) = (control6(false), control6(true));
+    let mut t = T0;
+    let syn = from_client(TCP_SYN, 1000, 0, b"");
+    let a = st.frame(t, &syn).unwrap();
+    let b = lr.frame(t, &syn).unwrap();
+    assert_eq!(a.tx.len(), 1);
+    assert_eq!(a.tx[0][..6], RS6_MAC.0);
+    assert!(b.tx.is_empty(), "held, not sent to an unknown MAC");
+    let s = serde_json::to_value(lr.status()).unwrap();
+    assert_eq!((s["neighbors"]["held"].clone(), s["neighbors"]["entries"]["2001:db8:1::1"]["state"].clone()), (1.into(), "incomplete".into()), "{s}");
+    // The real server is among those the host resolves (the daemon asks the kernel).
+    assert_eq!(lr.real_servers(), vec![IpAddr::V6(rs6)]);
+    assert!(st.real_servers().is_empty(), "without resolve_neighbors6 IPv6 real servers are not resolved");
+    // The kernel's answer releases it, byte for byte as the static director sent it.
+    t += MS;
+    lr.neighbors_mut().learn(rs6.into(), RS6_MAC, Source::Kernel, t);
+    assert_eq!(lr.apply_neighbors(), a.tx);
+    let syn_ack = tcp6(RS6_MAC, DIRECTOR_MAC, (rs6, client), 80, 40000, TCP_SYN | TCP_ACK, 5000, 1001, b"");
+    for f in [syn_ack, from_client(TCP_ACK, 1001, 5001, b"")] {
+        t += MS;
+        let (a, b) = (st.frame(t, &f).unwrap(), lr.frame(t, &f).unwrap());
+        assert_eq!(a.tx, b.tx);
+    }
+    t += MS;
+    let f = from_client(TCP_ACK | TCP_PSH, 1001, 5001, b"hello");
+    let (a, b) = (st.frame(t, &f).unwrap(), lr.frame(t, &f).unwrap());
+    assert_eq!((a.in_hardware, b.in_hardware), (true, true), "offloaded on both");
+    assert_eq!(a.tx, b.tx);
+
+    // The kernel says the MAC changed: the card's action is rewritten in place.
+    let moved = MacAddr([2, 0, 0, 0, 0x77, 1]);
+    t += MS;
+    lr.neighbors_mut().learn(rs6.into(), moved, Source::Kernel, t);
+    assert!(lr.apply_neighbors().is_empty());
+    let s = serde_json::to_value(lr.status()).unwrap();
+    assert_eq!(s["neighbors"]["entries"]["2001:db8:1::1"]["card_macs"], serde_json::json!([moved.to_string()]), "{s}");
+    assert_eq!((s["offload"]["connections"].clone(), s["neighbors"]["changed"].clone()), (1.into(), 1.into()), "{s}");
+    t += MS;
+    let f = from_client(TCP_ACK | TCP_PSH, 1006, 5001, b"again");
+    let (a, b) = (st.frame(t, &f).unwrap(), lr.frame(t, &f).unwrap());
+    assert!(b.in_hardware, "still on the card");
+    let mut want = a.tx[0].clone();
+    want[..6].copy_from_slice(&moved.0);
+    assert_eq!(b.tx, vec![want]);
+
+    // The kernel loses it: the connection leaves the card, its next frame is held.
+    t += MS;
+    lr.neighbors_mut().kernel_lost(rs6.into(), t);
+    lr.apply_neighbors();
+    let s = serde_json::to_value(lr.status()).unwrap();
+    assert_eq!(s["offload"]["connections"], 0, "{s}");
+    t += MS;
+    let f = from_client(TCP_ACK | TCP_PSH, 1011, 5001, b"third");
+    let b = lr.frame(t, &f).unwrap();
+    assert!(!b.in_hardware && b.tx.is_empty(), "held while unknown: {:?}", b.tx);
+    assert_eq!(serde_json::to_value(lr.status()).unwrap()["neighbors"]["held"], 2);
+}

@@ -269,3 +269,61 @@ fn the_gateway_from_the_default_route_is_learned_and_followed_when_the_route_mov
     assert!(log.contains("event=gateway_moved old=none new=192.168.10.7 source=fib"), "{log}");
     assert!(log.contains("event=gateway_moved old=192.168.10.7 new=192.168.10.8 source=fib"), "{log}");
 }
+
+#[test]
+#[ignore = "needs root, /dev/net/tun and iproute2 network namespaces (scripts/test.sh runs it as root)"]
+fn kernel_ipv6_neighbour_table_is_followed_and_a_routed_real_server_uses_its_gateway() {
+    use netns::*;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = unavailable() {
+        panic!("cannot run here: {why}");
+    }
+    let mut nss = Namespaces::default();
+    let ns = nss.add(format!("lvsnic-nbk6-{}", std::process::id()));
+    enable_ipv6(&ns);
+    must(&["ip", "-n", &ns, "tuntap", "add", "mode", "tap", "name", "lvsh"]);
+    must(&["ip", "-n", &ns, "link", "set", "lvsh", "address", "02:00:00:00:00:01", "up"]);
+    must(&["ip", "-n", &ns, "-6", "addr", "add", "2001:db8:1::fe/64", "dev", "lvsh", "nodad"]);
+    // A real server behind a router, as IPv6 routes usually name one: by its link-local address.
+    must(&["ip", "-n", &ns, "-6", "route", "add", "2001:db8:2::/64", "via", "fe80::9", "dev", "lvsh"]);
+    // Known to the kernel before the daemon starts: dumped at start.
+    must(&["ip", "-n", &ns, "-6", "neigh", "replace", "2001:db8:1::1", "lladdr", "02:00:00:00:20:01", "dev", "lvsh", "nud", "permanent"]);
+    let dir = tmpdir("neighbors-kernel6");
+    let state = dir.join("state");
+    let args = ["--backend", "model", "--host-tap", "lvsh", "--state-dir", state.to_str().unwrap()];
+    let d = Daemon::start_in(&["ip", "netns", "exec", &ns], &dir, DIRECTOR_NO_NEIGHBORS, &args);
+    d.ok(&["-A", "-t", "[2001:db8::10]:80", "-s", "rr"]);
+    for rs in ["[2001:db8:1::1]:80", "[2001:db8:1::2]:80", "[2001:db8:2::5]:80"] {
+        d.ok(&["-a", "-t", "[2001:db8::10]:80", "-r", rs, "-g", "-w", "1"]);
+    }
+    let is = |rs: &str, mac: serde_json::Value| {
+        let ok = wait_for(Duration::from_secs(5), || entry(&d, rs)["mac"] == mac);
+        assert!(ok, "{rs}: want {mac}, have {}", entry(&d, rs));
+    };
+    is("2001:db8:1::1", "02:00:00:00:20:01".into());
+    assert_eq!(entry(&d, "2001:db8:1::1")["source"], "kernel");
+    // Unknown to the kernel: the daemon asks it to resolve (an entry appears).
+    let neigh = || {
+        let o = std::process::Command::new("ip").args(["-n", &ns, "-6", "neigh", "show", "dev", "lvsh"]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    assert!(wait_for(Duration::from_secs(5), || neigh().contains("2001:db8:1::2 ")), "no resolution asked: {}", neigh());
+    assert!(wait_for(Duration::from_secs(5), || neigh().contains("fe80::9 ")), "the router not asked for: {}", neigh());
+    assert_eq!(entry(&d, "2001:db8:1::2")["mac"], serde_json::Value::Null);
+    // Learned as the kernel learns it (an advertisement would do the same).
+    must(&["ip", "-n", &ns, "-6", "neigh", "replace", "2001:db8:1::2", "lladdr", "02:00:00:00:20:02", "dev", "lvsh", "nud", "reachable"]);
+    is("2001:db8:1::2", "02:00:00:00:20:02".into());
+    // The routed real server: the FIB's gateway, its MAC.
+    assert!(wait_for(Duration::from_secs(5), || entry(&d, "2001:db8:2::5")["next_hop"] == "fe80::9"), "{}", entry(&d, "2001:db8:2::5"));
+    must(&["ip", "-n", &ns, "-6", "neigh", "replace", "fe80::9", "lladdr", "02:00:00:00:20:09", "dev", "lvsh", "nud", "reachable"]);
+    is("2001:db8:2::5", "02:00:00:00:20:09".into());
+    // A change, then a deletion, followed.
+    must(&["ip", "-n", &ns, "-6", "neigh", "replace", "2001:db8:1::1", "lladdr", "02:00:00:00:20:11", "dev", "lvsh", "nud", "permanent"]);
+    is("2001:db8:1::1", "02:00:00:00:20:11".into());
+    must(&["ip", "-n", &ns, "-6", "neigh", "del", "2001:db8:1::1", "dev", "lvsh"]);
+    is("2001:db8:1::1", serde_json::Value::Null);
+    let (code, log) = d.stop();
+    assert_eq!(code, 0, "{log}");
+    assert!(log.contains("event=neighbor_learned ip=fe80::9 mac=02:00:00:00:20:09 source=kernel"), "{log}");
+    assert!(log.contains("event=neighbor_changed ip=2001:db8:1::1 old=02:00:00:00:20:01 new=02:00:00:00:20:11"), "{log}");
+}

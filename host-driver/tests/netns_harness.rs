@@ -78,6 +78,31 @@ impl Namespaces {
     }
 }
 
+/// Turns IPv6 on in namespace `ns` (made by [`Namespaces::add`], which
+/// turns it off), for the interfaces made or moved into it afterwards,
+/// without the delays and chatter that would slow or disturb a test: no
+/// duplicate address detection (an address is usable at once, not
+/// `tentative` for a second), no router solicitations.
+pub fn enable_ipv6(ns: &str) {
+    let mut settings = Vec::new();
+    for scope in ["all", "default"] {
+        for (k, v) in [("disable_ipv6", 0), ("accept_dad", 0), ("dad_transmits", 0), ("router_solicitations", 0), ("accept_ra", 0)] {
+            settings.push(format!("net.ipv6.conf.{scope}.{k}={v}"));
+        }
+    }
+    sysctl(ns, &settings.iter().map(String::as_str).collect::<Vec<_>>());
+}
+
+/// [`leaf`] for an IPv6 host: `ns` has had [`enable_ipv6`]; `addr` (with
+/// prefix) is added `nodad`, usable at once.
+pub fn leaf6(hub: &str, ns: &str, veth: &str, mac: &str, addr: &str) {
+    must(&["ip", "-n", hub, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns]);
+    must(&["ip", "-n", hub, "link", "set", veth, "master", "br0", "up"]);
+    sysctl(ns, &["net.ipv6.conf.eth0.disable_ipv6=0", "net.ipv6.conf.eth0.accept_dad=0"]);
+    must(&["ip", "-n", ns, "link", "set", "eth0", "address", mac, "up"]);
+    must(&["ip", "-n", ns, "-6", "addr", "add", addr, "dev", "eth0", "nodad"]);
+}
+
 /// The namespaces of an end-to-end segment ([`Namespaces::segment`]).
 pub struct Segment {
     /// `P-hub`, with the bridge `br0` up: every other end joins it.
@@ -163,7 +188,12 @@ pub struct Server {
 impl Server {
     /// Listens on `port` in namespace `ns`, answering as `id` (`blob` for `GET /big`).
     pub fn start(ns: &str, port: u16, id: &'static str, blob: Arc<Vec<u8>>) -> Server {
-        let l = in_netns(ns, move || TcpListener::bind((Ipv4Addr::UNSPECIFIED, port)))
+        Server::start_on(ns, Ipv4Addr::UNSPECIFIED.into(), port, id, blob)
+    }
+
+    /// [`Server::start`] on address `addr` (`::` for IPv6).
+    pub fn start_on(ns: &str, addr: std::net::IpAddr, port: u16, id: &'static str, blob: Arc<Vec<u8>>) -> Server {
+        let l = in_netns(ns, move || TcpListener::bind((addr, port)))
             .unwrap_or_else(|e| panic!("listen in {ns}: {e}"));
         l.set_nonblocking(true).unwrap();
         let stop = Arc::new(AtomicBool::new(false));

@@ -379,6 +379,9 @@ pub struct Director {
     /// by destination address: a real server's own MAC, or its router's.
     /// `[neighbors]` entries win over these.
     learned: HashMap<Ipv4Addr, MacAddr>,
+    /// IPv6 next-hop MACs the host resolved at run time
+    /// (`cfg.resolve_neighbors6`), by real server address.
+    learned6: HashMap<std::net::Ipv6Addr, MacAddr>,
     /// The real server whose next hop had no MAC when the last processed
     /// frame was transmitted to it, or the gateway (`cfg.gateway`) when
     /// the frame went towards it without its MAC known
@@ -386,7 +389,7 @@ pub struct Director {
     /// frames of that [`Action::Transmit`] carry the all-zero destination
     /// MAC, and the host holds them until the MAC is known (Linux queues
     /// them on the neighbour, `arp_queue`).
-    pub unresolved: Option<Ipv4Addr>,
+    pub unresolved: Option<std::net::IpAddr>,
     /// Connections whose timer was forced to now (`ip_vs_conn_expire_now`):
     /// they expire whatever activity the hardware reports.
     forced_expiry: std::collections::HashSet<ConnId>,
@@ -464,6 +467,7 @@ impl Director {
             last_dir: None,
             dest_mac: Vec::new(),
             learned: HashMap::new(),
+            learned6: HashMap::new(),
             unresolved: None,
             forced_expiry: std::collections::HashSet::new(),
             defrag: Defrag::new(),
@@ -531,7 +535,7 @@ impl Director {
         match self.next_hop_mac(ip) {
             Some(m) => m,
             None => {
-                self.unresolved = Some(self.cfg.gateway.unwrap_or(Ipv4Addr::UNSPECIFIED));
+                self.unresolved = Some(self.cfg.gateway.unwrap_or(Ipv4Addr::UNSPECIFIED).into());
                 MacAddr::ZERO
             }
         }
@@ -562,6 +566,17 @@ impl Director {
             self.dest_mac.clear();
         }
         had != mac && !self.cfg.neighbors.contains_key(&ip)
+    }
+
+    /// [`set_learned`](Self::set_learned) for an IPv6 real server
+    /// (`cfg.resolve_neighbors6`): whether what the director would send to
+    /// it changed. A `[neighbors]` entry for `ip` still wins.
+    pub fn set_learned6(&mut self, ip: std::net::Ipv6Addr, mac: Option<MacAddr>) -> bool {
+        let had = match mac {
+            Some(m) => self.learned6.insert(ip, m),
+            None => self.learned6.remove(&ip),
+        };
+        had != mac && !self.cfg.neighbors6.contains_key(&ip)
     }
 
     /// The next-hop MACs the host resolved, by destination.

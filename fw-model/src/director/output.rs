@@ -237,8 +237,14 @@ impl Director {
             let src = p.daddr;
             return self.icmp_send(frame, p, ICMP_TIME_EXCEEDED, 0, 0, src, DropReason::TtlExceeded);
         }
-        let Some(mac) = self.cfg.neighbors6.get(&daddr).copied().or(self.cfg.gateway_mac) else {
-            return self.host(HostReason::Forward);
+        let mac = match self.v6_real_server_mac(&daddr) {
+            Some(m) => m,
+            // Being resolved: the host holds the frames until it knows the MAC.
+            None if self.cfg.resolve_neighbors6 => {
+                self.unresolved = Some(daddr.into());
+                MacAddr::ZERO
+            }
+            None => return self.host(HostReason::Forward),
         };
         // The TTL is decremented before the MTU check, so "fragmentation
         // needed" quotes the header with the TTL (and checksum) already
@@ -296,7 +302,7 @@ impl Director {
         if m == MacAddr::ZERO {
             // Not resolved yet (`cfg.resolve_neighbors`): the host holds
             // the frames until it knows the MAC.
-            self.unresolved = Some(addr);
+            self.unresolved = Some(addr.into());
         }
         m
     }

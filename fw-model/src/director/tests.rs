@@ -36,7 +36,7 @@ fn tcp(src: MacAddr, s: Ipv4Addr, d: Ipv4Addr, sp: u16, dp: u16, flags: u8, ttl:
 }
 
 /// What a director transmits for `f` and which next hop it left unresolved.
-fn run(d: &mut Director, ts: u64, f: &[u8]) -> (Vec<Vec<u8>>, Option<Ipv4Addr>) {
+fn run(d: &mut Director, ts: u64, f: &[u8]) -> (Vec<Vec<u8>>, Option<std::net::IpAddr>) {
     let (mut f, mut extra) = (f.to_vec(), Vec::new());
     match d.process(ts, &mut f, &mut extra) {
         Action::Transmit => (std::iter::once(f).chain(extra).collect(), d.unresolved),
@@ -59,7 +59,7 @@ fn towards_an_unknown_gateway_frames_are_marked_unresolved_and_go_byte_exact_onc
     let (a, ua) = run(&mut st, T0 + SEC, &syn_ack);
     let (b, ub) = run(&mut lr, T0 + SEC, &syn_ack);
     assert_eq!(ua, None);
-    assert_eq!(ub, Some(GW), "held on the gateway");
+    assert_eq!(ub, Some(GW.into()), "held on the gateway");
     assert_eq!(a[0][..6], GW_MAC.0);
     assert_eq!(b[0][..6], [0; 6], "no MAC yet");
     assert_eq!(a[0][6..], b[0][6..], "otherwise the same frame");
@@ -67,7 +67,7 @@ fn towards_an_unknown_gateway_frames_are_marked_unresolved_and_go_byte_exact_onc
     let dying = tcp(GW_MAC, CLIENT, VIP, 40000, 80, TCP_ACK, 1, b"x");
     let (a, _) = run(&mut st, T0 + 2 * SEC, &dying);
     let (b, ub) = run(&mut lr, T0 + 2 * SEC, &dying);
-    assert_eq!(ub, Some(GW));
+    assert_eq!(ub, Some(GW.into()));
     assert_eq!((a[0][..6] == GW_MAC.0, b[0][..6] == [0; 6]), (true, true));
     assert_eq!(a[0][6..], b[0][6..]);
     // The host learns it: released frames get it (the host writes it),
@@ -81,7 +81,7 @@ fn towards_an_unknown_gateway_frames_are_marked_unresolved_and_go_byte_exact_onc
     // Forgotten again (failed): marked unresolved again.
     lr.set_learned(GW, None);
     let (b, ub) = run(&mut lr, T0 + 4 * SEC, &data);
-    assert_eq!((b[0][..6] == [0; 6], ub), (true, Some(GW)));
+    assert_eq!((b[0][..6] == [0; 6], ub), (true, Some(GW.into())));
 }
 
 #[test]

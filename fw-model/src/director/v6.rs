@@ -292,10 +292,20 @@ impl Director {
         if u32::from(p.len) > mtu {
             return self.too_big6(frame, p, mtu);
         }
-        let Some(mac) = self.v6_next_hop(&daddr) else {
-            // The host stack gets the packet as it arrived.
-            frame[p.l3 + 7] = p.hop_limit;
-            return self.host(HostReason::NonIp);
+        let mac = match self.v6_real_server_mac(&daddr) {
+            Some(m) => m,
+            // Being resolved (`cfg.resolve_neighbors6`): the host holds
+            // the frames until it knows the MAC, as Linux queues them on
+            // the neighbour.
+            None if self.cfg.resolve_neighbors6 => {
+                self.unresolved = Some(daddr.into());
+                MacAddr::ZERO
+            }
+            None => {
+                // The host stack gets the packet as it arrived.
+                frame[p.l3 + 7] = p.hop_limit;
+                return self.host(HostReason::NonIp);
+            }
         };
         xmit::trim_to_ipv6(frame, p.l3);
         match (fwd, icmp) {
@@ -376,13 +386,25 @@ impl Director {
     }
 
     /// The next-hop MAC towards an IPv6 address: its `[neighbors]` entry,
-    /// else the static gateway MAC; `None` (the frame stays with the host)
-    /// when neither is known. Both are static for the daemon's life (no
-    /// IPv6 neighbour is learned, and a reload does not change
-    /// `[neighbors]`' IPv6 entries), so the MACs the host writes into the
-    /// card's IPv6 actions never need rewriting.
+    /// else the one the host learned for it (a real server's,
+    /// `cfg.resolve_neighbors6`), else the static gateway MAC; `None` (the
+    /// frame stays with the host) when none is known. A reload does not
+    /// change `[neighbors]`' IPv6 entries; a learned MAC that changes has
+    /// the host rewrite the card's actions (`Director::set_learned6`).
     pub fn v6_next_hop(&self, a: &Ipv6Addr) -> Option<MacAddr> {
-        self.cfg.neighbors6.get(a).copied().or(self.cfg.gateway_mac)
+        self.cfg.neighbors6.get(a).or_else(|| self.learned6.get(a)).copied().or(self.cfg.gateway_mac)
+    }
+
+    /// The next-hop MAC of IPv6 real server `a`: its `[neighbors]` entry,
+    /// else the one the host learned; `None` while it is unknown
+    /// (`cfg.resolve_neighbors6`; without it, the gateway MAC as for any
+    /// other address).
+    pub fn v6_real_server_mac(&self, a: &Ipv6Addr) -> Option<MacAddr> {
+        match self.cfg.neighbors6.get(a).or_else(|| self.learned6.get(a)) {
+            Some(&m) => Some(m),
+            None if self.cfg.resolve_neighbors6 => None,
+            None => self.cfg.gateway_mac,
+        }
     }
 }
 

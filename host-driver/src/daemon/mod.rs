@@ -376,6 +376,8 @@ pub fn run(args: &DaemonArgs) -> Result<String, DaemonError> {
         crate::setup::load_director_and_rules(&args.director, args.rules.as_deref())?;
     // Real servers without a [neighbors] entry are resolved at run time.
     cfg.resolve_neighbors = true;
+    // IPv6 ones too when the kernel resolves them (the director's own stack).
+    cfg.resolve_neighbors6 = args.host_tap.is_some();
     if cfg.gateway_from_fib && cfg.gateway_mac.is_none() && args.host_tap.is_none() {
         return Err(DaemonError::Config(lvsnic_model::config::ConfigError::Invalid {
             path: args.director.display().to_string(),

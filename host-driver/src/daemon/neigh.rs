@@ -1,8 +1,8 @@
 //! The daemon's neighbour resolvers, feeding [`crate::neighbors`]:
 //!
-//! * the kernel's neighbour table and FIB through rtnetlink
-//!   ([`crate::rtnl`]) for the interface of the director's own stack
-//!   (`--host-tap`), on a thread of its own ([`KernelThread`]): it follows
+//! * the kernel's neighbour tables (IPv4 and IPv6) and FIB through
+//!   rtnetlink ([`crate::rtnl`]) for the interface of the director's own
+//!   stack (`--host-tap`), on a thread of its own ([`KernelThread`]): it follows
 //!   the neighbour notifications, dumps the table once a second, looks up
 //!   the real servers' routes and asks the kernel to resolve next hops, and
 //!   hands what it learns to the forwarding loop through a bounded queue
@@ -10,7 +10,10 @@
 //!   dump makes up for what it refused). A slow or flooding kernel socket
 //!   costs that thread only;
 //! * ARP requests of the daemon's own on a simulated wire (`--wire`, and a
-//!   card without `--host-tap`), whose answers [`Control::frame`] reads.
+//!   card without `--host-tap`), whose answers [`Control::frame`] reads
+//!   (IPv4 only: IPv6 real servers are resolved through the kernel, so
+//!   only with `--host-tap`; without it they are reached as before, through
+//!   `[neighbors]` or `gateway_mac`).
 //!
 //! Everything is bounded by the table ([`crate::neighbors::MAX_ENTRIES`],
 //! the ARP rate limit) and by the queues.
@@ -21,7 +24,7 @@ use crate::device::Device;
 use crate::neighbors::Source;
 use crate::rtnl::{NeighEvent, NeighWatch};
 use std::collections::HashMap;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
@@ -40,9 +43,9 @@ const EVENTS_PER_ANSWER: usize = 4 * crate::neighbors::MAX_ENTRIES;
 /// What the loop asks of the kernel thread.
 enum Ask {
     /// The routes of these real servers.
-    Routes(Vec<Ipv4Addr>),
+    Routes(Vec<IpAddr>),
     /// Resolve these next hops.
-    Resolve(Vec<Ipv4Addr>),
+    Resolve(Vec<IpAddr>),
 }
 
 /// What the kernel thread tells the loop.
@@ -51,7 +54,7 @@ enum Told {
     Neigh(Vec<NeighEvent>),
     /// Real server → next hop (the FIB's gateway, or itself), and the
     /// gateway of the default route out of our interface.
-    Routes(Vec<(Ipv4Addr, Ipv4Addr)>, Option<Ipv4Addr>),
+    Routes(Vec<(IpAddr, IpAddr)>, Option<Ipv4Addr>),
 }
 
 /// The kernel side, on its own thread.
@@ -97,7 +100,7 @@ impl KernelThread {
             // those are never asked to resolve (an `RTM_NEWNEIGH` updates the
             // entry's state before `neigh_event_send`, so it would knock a
             // permanent or reachable entry down to incomplete).
-            let mut usable: HashMap<Ipv4Addr, bool> = HashMap::new();
+            let mut usable: HashMap<IpAddr, bool> = HashMap::new();
             let mut next_dump = Instant::now();
             while !s.load(Ordering::Relaxed) {
                 if Instant::now() >= next_dump {
@@ -186,7 +189,7 @@ pub(super) struct Resolver {
     /// When the targets are due again.
     targets_due: Instant,
     /// The FIB's next hop per real server (the kernel thread's answers).
-    routes: HashMap<Ipv4Addr, Ipv4Addr>,
+    routes: HashMap<IpAddr, IpAddr>,
     /// Frames to send: ARP requests and held frames released.
     pub(super) out: Vec<Vec<u8>>,
 }
@@ -255,7 +258,7 @@ impl Resolver {
         if wall >= self.targets_due || routes_changed || ctl.neighbors_mut().take_new_targets() {
             let servers = ctl.real_servers();
             self.routes.retain(|rs, _| servers.binary_search(rs).is_ok());
-            let targets: Vec<(Ipv4Addr, Ipv4Addr)> =
+            let targets: Vec<(IpAddr, IpAddr)> =
                 servers.iter().map(|&rs| (rs, self.routes.get(&rs).copied().unwrap_or(rs))).collect();
             // The gateway towards the clients, when only its address is
             // configured: learned like a real server on the link.
@@ -279,10 +282,15 @@ impl Resolver {
             }
             if self.arp {
                 let (mac, ip) = (ctl.director().cfg.mac, ctl.director().cfg.ip);
+                let mut sent = 0;
                 for p in &probes {
-                    self.out.push(crate::neighbors::arp_request(mac, ip, p.ip, p.known));
+                    // (IPv6 next hops are tracked only with the kernel's resolver.)
+                    if let IpAddr::V4(target) = p.ip {
+                        self.out.push(crate::neighbors::arp_request(mac, ip, target, p.known));
+                        sent += 1;
+                    }
                 }
-                ctl.neighbors_mut().counters.arp_requests += probes.len() as u64;
+                ctl.neighbors_mut().counters.arp_requests += sent;
             }
         }
         let released = ctl.apply_neighbors();
