@@ -74,8 +74,18 @@ pub fn trim_to_ip(frame: &mut Vec<u8>, l3: usize) {
 ///
 /// The L4 header must be present (the director checked); fragments other
 /// than the first carry no L4 header and only get the address rewrite.
+///
+/// The header checksum is that of `ip_send_check` (a full recomputation).
+/// Without options it is obtained incrementally from the old checksum
+/// ([`checksum::apply_delta`], equal to the recomputation whenever the old
+/// checksum verified, which the director checked on receive and the TTL
+/// decrement kept): reading back the header just written costs a
+/// store-forwarding stall per packet. With options (which
+/// `ip_rcv_options` may have filled in without a checksum update) it is
+/// recomputed.
 pub fn nat_rewrite(frame: &mut [u8], l3: usize, dst: bool, new_addr: Ipv4Addr, new_port: u16) {
     let mut ip = ip_at_mut(frame, l3);
+    let old_check = ip.checksum();
     let (mut src_addr, mut dst_addr) = (ip.src_addr(), ip.dst_addr());
     let old_addr = if dst { dst_addr } else { src_addr };
     if dst {
@@ -111,7 +121,11 @@ pub fn nat_rewrite(frame: &mut [u8], l3: usize, dst: bool, new_addr: Ipv4Addr, n
             }
         }
     }
-    ip.fill_checksum();
+    if ip.header_len() == ipv4::HEADER_LEN {
+        ip.set_checksum(checksum::apply_delta(old_check, checksum::delta_addr(old_addr, new_addr)));
+    } else {
+        ip.fill_checksum();
+    }
 }
 
 /// `INET_ECN_encapsulate(inner, inner)`: DSCP and ECN copied, CE becomes ECT(0).
@@ -591,4 +605,90 @@ pub fn ip4in6_encap(frame: &mut Vec<u8>, l3: usize, src: std::net::Ipv6Addr, dst
     // The frame now carries IPv6 (the EtherType just before the header,
     // after any 802.1Q tag).
     frame[l3 - 2..l3].copy_from_slice(&crate::wire::ETHERTYPE_IPV6.to_be_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64;
+    use crate::wire::build::{tcp_frame, udp_frame};
+    use crate::wire::{EthernetRepr, Ipv4Repr, TcpRepr, UdpRepr, ETHERTYPE_IPV4};
+
+    fn frame(rng: &mut SplitMix64, udp: bool, ident: u16) -> Vec<u8> {
+        let eth = EthernetRepr { src: MacAddr([2, 0, 0, 0, 0, 9]), dst: MacAddr([2, 0, 0, 0, 0, 1]), vlan_tci: None, ethertype: ETHERTYPE_IPV4 };
+        let ip = Ipv4Repr {
+            src_addr: Ipv4Addr::from(rng.next_u64() as u32),
+            dst_addr: Ipv4Addr::from(rng.next_u64() as u32),
+            protocol: if udp { 17 } else { 6 },
+            payload_len: 0,
+            ttl: 2 + rng.below(254) as u8,
+            tos: rng.next_u64() as u8,
+            ident,
+            dont_frag: rng.next_u64() & 1 == 0,
+        };
+        let (sp, dp) = (rng.next_u64() as u16, rng.next_u64() as u16);
+        if udp {
+            udp_frame(&eth, &ip, &UdpRepr { src_port: sp, dst_port: dp }, &[1, 2, 3])
+        } else {
+            tcp_frame(&eth, &ip, &TcpRepr { src_port: sp, dst_port: dp, seq_number: 1, ack_number: 2, flags: 0x10, window_len: 512 }, &[])
+        }
+    }
+
+    /// `nat_rewrite` after `ip_decrease_ttl`, as the director runs them,
+    /// checked against the full recomputation (`ip_send_check`) of the
+    /// rewritten header: random headers, and the two boundaries of the
+    /// one's-complement zero (a received checksum stored as `0xFFFF`, and a
+    /// rewritten header whose checksum is `0x0000`).
+    #[test]
+    fn nat_header_checksum_is_the_recomputed_one() {
+        let mut rng = SplitMix64::new(5);
+        let check = |f: &[u8]| Ipv4Packet::new_unchecked(&f[14..]).checksum();
+        let rewrite = |f: &mut Vec<u8>, dst: bool, addr: u32, port: u16| {
+            ip_decrease_ttl(f, 14);
+            nat_rewrite(f, 14, dst, Ipv4Addr::from(addr), port);
+            let mut full = f.clone();
+            ip_send_check(&mut full, 14);
+            assert_eq!(*f, full);
+        };
+        let (mut minus_zero, mut zero_out) = (0, 0);
+        for i in 0..50_000u32 {
+            let udp = i % 2 == 0;
+            let mut f = frame(&mut rng, udp, i as u16);
+            if check(&f) == 0 {
+                // The other representation of zero verifies as well.
+                Ipv4Packet::new_unchecked(&mut f[14..]).set_checksum(0xFFFF);
+                minus_zero += 1;
+            }
+            let addr = rng.next_u64() as u32;
+            rewrite(&mut f, i % 4 < 2, addr, rng.next_u64() as u16);
+            zero_out += usize::from(check(&f) == 0);
+        }
+        // Headers made to hit the boundaries: an ident whose checksum is
+        // zero (stored as 0xFFFF), and a new address making the result zero.
+        let base = frame(&mut rng, false, 0);
+        let ident = (0..=u16::MAX)
+            .find(|&id| {
+                let mut f = base.clone();
+                let mut ip = Ipv4Packet::new_unchecked(&mut f[14..]);
+                ip.set_ident(id);
+                ip.fill_checksum();
+                ip.checksum() == 0
+            })
+            .unwrap();
+        let mut f = base.clone();
+        let mut ip = Ipv4Packet::new_unchecked(&mut f[14..]);
+        ip.set_ident(ident);
+        ip.set_checksum(0xFFFF);
+        rewrite(&mut f, true, 0x0a00_0001, 80);
+        minus_zero += 1;
+        for lo in 0..=u16::MAX {
+            let mut f = base.clone();
+            rewrite(&mut f, true, 0x0a00_0000 | u32::from(lo), 80);
+            if check(&f) == 0 {
+                zero_out += 1;
+                break;
+            }
+        }
+        assert!(minus_zero >= 1 && zero_out >= 1, "{minus_zero} {zero_out}");
+    }
 }

@@ -152,6 +152,11 @@ impl<D: Device> SlowPath<D> {
         let action = self.director.process_now(&mut f, &mut extra);
         let mut r = FrameResult::default();
         match action {
+            Action::Transmit if extra.is_empty() && self.director.unresolved.is_none() => {
+                // The common case, one frame to send: no lists to build.
+                self.dp.send(&[(f.as_slice(), seq)])?;
+                r.injected = 1;
+            }
             Action::Transmit => {
                 let all = std::iter::once(f).chain(extra);
                 let (held, frames): (Vec<Vec<u8>>, Vec<Vec<u8>>) = match self.director.unresolved {

@@ -39,6 +39,7 @@
 
 mod bind;
 mod ctl;
+mod fast;
 mod icmp;
 mod icmp6;
 #[cfg(test)]
@@ -306,7 +307,7 @@ pub enum DirectorError {
 }
 
 /// The parsed facts of an IPv4 TCP/UDP/ICMP packet the logic needs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Pkt {
     l3: usize,
     ihl: usize,
@@ -657,6 +658,18 @@ impl Director {
     }
 
     fn process_inner(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>) -> Action {
+        if let Some(p) = fast::fast_pkt(frame) {
+            // The checks below, for the frame the full classifier takes to
+            // the IPv4 path unchanged.
+            let dst_mac = MacAddr::from_bytes(&frame[0..6]).unwrap_or(MacAddr::ZERO);
+            if dst_mac != self.cfg.mac {
+                if !dst_mac.is_multicast() {
+                    return self.drop(DropReason::OtherHost);
+                }
+                return self.host(HostReason::Local);
+            }
+            return self.ipv4_received(frame, extra, p);
+        }
         let info = wire::parse_frame(frame);
         if frame.len() < 14 || info.error == Some(FrameError::Runt) {
             return self.host(HostReason::Malformed);
@@ -700,15 +713,29 @@ impl Director {
             df: ip.df,
             l4: info.l4.map(|l| (l.offset, l.src_port, l.dst_port, l.tcp_flags)),
         };
-        if self.services.is_vip(p.daddr) && !self.owns_vip(p.daddr) {
+        if ip.is_fragment() {
+            // A fragment of a VIP the director no longer owns goes to the
+            // host unassembled, as any packet to it.
+            if self.services.is_vip(p.daddr) && !self.owns_vip(p.daddr) {
+                return self.host(HostReason::Forward);
+            }
+            return self.defragment(frame, extra, &p);
+        }
+        self.ipv4_received(frame, extra, p)
+    }
+
+    /// An IPv4 packet that is not a fragment, classified (`p`): IPVS (or
+    /// the host) as its destination and protocol say.
+    fn ipv4_received(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: Pkt) -> Action {
+        // One VIP lookup serves both questions below.
+        let is_vip = self.services.is_vip(p.daddr);
+        let owned = is_vip && self.vip_owned(Ipv4Addr::from(p.daddr));
+        if is_vip && !owned {
             // The address is no longer ours (VRRP backup): the host stack
             // routes or drops the packet, IPVS does not see it as local.
             return self.host(HostReason::Forward);
         }
-        if ip.is_fragment() {
-            return self.defragment(frame, extra, &p);
-        }
-        let local = p.daddr == u32::from(self.cfg.ip) || self.owns_vip(p.daddr);
+        let local = p.daddr == u32::from(self.cfg.ip) || owned;
         // ip_rcv_options: the options are filled in before IPVS sees the
         // packet; the host stack gets the frame as it arrived (it does the
         // same itself).

@@ -217,6 +217,7 @@ impl FrameInfo {
     }
 
     /// Records why parsing stopped and returns the result.
+    #[inline(always)]
     fn stop(mut self, e: FrameError) -> FrameInfo {
         self.error = Some(e);
         self
@@ -248,6 +249,9 @@ pub fn parse_frame(frame: &[u8]) -> FrameInfo {
     }
 }
 
+// Inlined (as parse_l4 and stop): FrameInfo passes by value, and each
+// call that is not inlined copies it (a memmove per frame).
+#[inline(always)]
 fn parse_ipv4(mut info: FrameInfo, bytes: &[u8], l3: usize) -> FrameInfo {
     if bytes.len() < ipv4::HEADER_LEN {
         return info.stop(FrameError::Ipv4Truncated);
@@ -330,6 +334,7 @@ fn parse_ipv6(mut info: FrameInfo, bytes: &[u8], l3: usize) -> FrameInfo {
 
 /// The fixed TCP or UDP header of an IP packet's upper-layer bytes `l4`
 /// (which end where the IP packet ends), at frame offset `offset`.
+#[inline(always)]
 fn parse_l4(mut info: FrameInfo, protocol: IpProtocol, l4: &[u8], offset: usize) -> FrameInfo {
     match protocol {
         IpProtocol::Tcp => {
