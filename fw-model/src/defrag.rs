@@ -106,33 +106,35 @@ struct Key {
 }
 
 #[derive(Debug)]
-struct Piece {
-    offset: usize,
-    data: Vec<u8>,
+pub(crate) struct Piece {
+    pub(crate) offset: usize,
+    pub(crate) data: Vec<u8>,
 }
 
+/// One datagram being reassembled (IPv4 here, IPv6 in [`crate::defrag6`]:
+/// `struct inet_frag_queue` serves both).
 #[derive(Debug, Default)]
-struct Queue {
-    expires: Time,
+pub(crate) struct Queue {
+    pub(crate) expires: Time,
     /// Ethernet + IP header of the offset-0 fragment.
-    head: Option<Vec<u8>>,
-    l3: usize,
+    pub(crate) head: Option<Vec<u8>>,
+    pub(crate) l3: usize,
     /// Fragments by offset (non-overlapping).
-    pieces: Vec<Piece>,
+    pub(crate) pieces: Vec<Piece>,
     /// Runs `[start, end)` of contiguous tail appends, by start.
-    runs: Vec<(usize, usize)>,
+    pub(crate) runs: Vec<(usize, usize)>,
     /// The tail fragment's end (`fragments_tail`), if any.
-    tail_end: Option<usize>,
-    len: usize,
-    first_in: bool,
-    last_in: bool,
-    meat: usize,
-    ecn: u8,
-    max_size: usize,
-    max_df_size: usize,
-    rid: u32,
+    pub(crate) tail_end: Option<usize>,
+    pub(crate) len: usize,
+    pub(crate) first_in: bool,
+    pub(crate) last_in: bool,
+    pub(crate) meat: usize,
+    pub(crate) ecn: u8,
+    pub(crate) max_size: usize,
+    pub(crate) max_df_size: usize,
+    pub(crate) rid: u32,
     /// Bytes charged against the memory threshold.
-    mem: usize,
+    pub(crate) mem: usize,
 }
 
 /// The reassembly queues.
@@ -149,7 +151,7 @@ pub struct Defrag {
 
 /// `ip_frag_ecn_table`: the ECN codepoint to OR into the datagram's TOS,
 /// `None` for an invalid mix. Bits: 1 not-ECT, 2 ECT(1), 4 ECT(0), 8 CE.
-fn ecn_combine(bits: u8) -> Option<u8> {
+pub(crate) fn ecn_combine(bits: u8) -> Option<u8> {
     const NOT_ECT: u8 = 1;
     const CE: u8 = 8;
     if bits & NOT_ECT != 0 && bits & !NOT_ECT != 0 {
@@ -159,6 +161,47 @@ fn ecn_combine(bits: u8) -> Option<u8> {
         return Some(3); // INET_ECN_CE
     }
     Some(0)
+}
+
+impl Queue {
+    /// `inet_frag_queue_insert` for data `[offset, end)`: appended at the
+    /// tail (extending the last run when contiguous), or placed in a gap.
+    /// A fragment wholly inside a run is a duplicate; one overlapping
+    /// anything else is an overlap (the caller drops the queue). The data
+    /// itself is not stored here.
+    pub(crate) fn insert(&mut self, offset: usize, end: usize) -> Result<(), DefragFail> {
+        let q = self;
+        match q.tail_end {
+            None => {
+                q.runs.push((offset, end));
+                q.tail_end = Some(end);
+            }
+            Some(tail) if tail < end => {
+                if offset < tail {
+                    return Err(DefragFail::Overlap);
+                }
+                if offset == tail {
+                    // Appended to the last run (the one ending at the tail).
+                    if let Some(r) = q.runs.iter_mut().find(|r| r.1 == tail) {
+                        r.1 = end;
+                    }
+                } else {
+                    q.runs.push((offset, end));
+                }
+                q.tail_end = Some(end);
+            }
+            Some(_) => {
+                let hit = q.runs.iter().find(|&&(s, e)| offset < e && end > s).copied();
+                match hit {
+                    Some((s, e)) if offset >= s && end <= e => return Err(DefragFail::Duplicate),
+                    Some(_) => return Err(DefragFail::Overlap),
+                    None => q.runs.push((offset, end)),
+                }
+            }
+        }
+        q.runs.sort_unstable();
+        Ok(())
+    }
 }
 
 impl Defrag {
@@ -278,39 +321,12 @@ impl Defrag {
         }
 
         // inet_frag_queue_insert
-        match q.tail_end {
-            None => {
-                q.runs.push((offset, end));
-                q.tail_end = Some(end);
+        if let Err(f) = q.insert(offset, end) {
+            if f == DefragFail::Overlap {
+                self.remove(&key);
             }
-            Some(tail) if tail < end => {
-                if offset < tail {
-                    self.remove(&key);
-                    return DefragResult::Failed(DefragFail::Overlap);
-                }
-                if offset == tail {
-                    // Appended to the last run (the one ending at the tail).
-                    if let Some(r) = q.runs.iter_mut().find(|r| r.1 == tail) {
-                        r.1 = end;
-                    }
-                } else {
-                    q.runs.push((offset, end));
-                }
-                q.tail_end = Some(end);
-            }
-            Some(_) => {
-                let hit = q.runs.iter().find(|&&(s, e)| offset < e && end > s).copied();
-                match hit {
-                    Some((s, e)) if offset >= s && end <= e => return DefragResult::Failed(DefragFail::Duplicate),
-                    Some(_) => {
-                        self.remove(&key);
-                        return DefragResult::Failed(DefragFail::Overlap);
-                    }
-                    None => q.runs.push((offset, end)),
-                }
-            }
+            return DefragResult::Failed(f);
         }
-        q.runs.sort_unstable();
         let data = frame[l3 + ihl..l3 + ihl + (end - offset)].to_vec();
         let pos = q.pieces.partition_point(|p| p.offset < offset);
         q.pieces.insert(pos, Piece { offset, data });
