@@ -52,6 +52,11 @@ pub const FRAG6_TIMEOUT: Time = 60 * SEC;
 /// `nf_conntrack_frag6_high_thresh`.
 pub const HIGH_THRESH6: usize = 4 << 20;
 
+/// What a queue itself is charged (`sizeof(struct frag_queue)` rounded
+/// up), so that queues holding nothing (made by fragments then refused)
+/// are bounded too.
+const QUEUE_BYTES: usize = 256;
+
 const IPV6_HDR: usize = 40;
 const NEXTHDR_HOP: u8 = 0;
 const NEXTHDR_TCP: u8 = 6;
@@ -233,7 +238,8 @@ impl Defrag6 {
             return Defrag6Result::Failed(DefragFail::NoMemory);
         }
         if !self.queues.contains_key(&key) {
-            self.queues.insert(key, Queue { expires: now + FRAG6_TIMEOUT, ..Default::default() });
+            self.queues.insert(key, Queue { expires: now + FRAG6_TIMEOUT, mem: QUEUE_BYTES, ..Default::default() });
+            self.mem += QUEUE_BYTES;
             self.next_due = Some(self.next_due.map_or(now + FRAG6_TIMEOUT, |t| t.min(now + FRAG6_TIMEOUT)));
         }
         let q = self.queues.get_mut(&key).expect("queue just found or made");

@@ -39,6 +39,8 @@
 
 mod bind;
 mod ctl;
+#[cfg(test)]
+mod frag6_tests;
 mod icmp;
 mod icmp6;
 #[cfg(test)]
