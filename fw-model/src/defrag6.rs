@@ -212,7 +212,10 @@ impl Defrag6 {
             return Defrag6Result::Pass;
         }
         let payload_len = usize::from(u16::from_be_bytes([pkt[4], pkt[5]]));
-        let pkt = &pkt[..(IPV6_HDR + payload_len).min(pkt.len())];
+        if pkt.len() < IPV6_HDR + payload_len {
+            return Defrag6Result::Pass; // truncated: not the hook's to take
+        }
+        let pkt = &pkt[..IPV6_HDR + payload_len];
         if payload_len == 0 {
             return Defrag6Result::Pass; // jumbo payload
         }
@@ -326,5 +329,78 @@ impl Defrag6 {
         let frag_max_size = (IPV6_HDR + q.max_size) as u16;
         self.remove(&key);
         Defrag6Result::Complete(Reassembled6 { frame: f, frag_max_size, pieces })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An Ethernet frame carrying an IPv6 fragment of datagram `id` (next
+    /// header `nh` inside), the Fragment header after `before` (extension
+    /// headers, the first with next header `first`; empty: none), traffic
+    /// class `tc`.
+    #[allow(clippy::too_many_arguments)]
+    fn frag(first: u8, before: &[u8], nh: u8, id: u32, offset: usize, more: bool, tc: u8, data: &[u8]) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0xfe, 0x86, 0xdd];
+        let w = (6u32 << 28) | (u32::from(tc) << 20);
+        f.extend_from_slice(&w.to_be_bytes());
+        f.extend_from_slice(&((before.len() + 8 + data.len()) as u16).to_be_bytes());
+        f.extend_from_slice(&[if before.is_empty() { 44 } else { first }, 64]);
+        f.extend_from_slice(&"2001:db8:ff::1".parse::<Ipv6Addr>().unwrap().octets());
+        f.extend_from_slice(&"2001:db8::10".parse::<Ipv6Addr>().unwrap().octets());
+        f.extend_from_slice(before);
+        f.extend_from_slice(&[nh, 0]);
+        f.extend_from_slice(&((offset as u16) | u16::from(more)).to_be_bytes());
+        f.extend_from_slice(&id.to_be_bytes());
+        f.extend_from_slice(data);
+        f
+    }
+
+    fn bytes(n: usize, seed: u8) -> Vec<u8> {
+        (0..n).map(|i| seed.wrapping_add((i * 3) as u8)).collect()
+    }
+
+    #[test]
+    fn the_datagram_keeps_the_headers_before_the_fragment_header_and_combines_ecn() {
+        let mut d = Defrag6::new();
+        // Destination Options (8 bytes, next header 44) before the Fragment
+        // header; the first fragment ECT(0), the second CE: the datagram CE.
+        let dst = [44, 0, 1, 4, 0, 0, 0, 0];
+        let (a, b) = (bytes(16, 1), bytes(24, 2));
+        let second = frag(60, &dst, 17, 7, 16, false, 0x03, &b);
+        assert_eq!(d.gather(0, &second, 14), Defrag6Result::Queued);
+        let first = frag(60, &dst, 17, 7, 0, true, 0x02, &a);
+        let Defrag6Result::Complete(r) = d.gather(1, &first, 14) else { panic!("not complete") };
+        let mut want = first[..14 + 40].to_vec();
+        want[14 + 1] = 0x30; // traffic class 0x03: CE
+        want[14 + 4..14 + 6].copy_from_slice(&(8 + 16 + 24u16).to_be_bytes());
+        want.extend_from_slice(&[17, 0, 1, 4, 0, 0, 0, 0]);
+        want.extend_from_slice(&a);
+        want.extend_from_slice(&b);
+        assert_eq!(r, Reassembled6 { frame: want, frag_max_size: 40 + 8 + 8 + 24, pieces: vec![16, 24] });
+        assert!(d.is_empty() && d.memory_bytes() == 0);
+    }
+
+    #[test]
+    fn refused_fragments_leave_the_queue_unlike_ipv4() {
+        let mut d = Defrag6::new();
+        assert_eq!(d.gather(0, &frag(0, &[], 17, 9, 0, true, 0, &bytes(16, 0)), 14), Defrag6Result::Queued);
+        // A zero-length fragment and data past the known end: dropped alone.
+        assert_eq!(d.gather(0, &frag(0, &[], 17, 9, 16, true, 0, &[]), 14), Defrag6Result::Failed(DefragFail::Invalid));
+        assert_eq!(d.gather(0, &frag(0, &[], 17, 9, 32, false, 0, &bytes(8, 1)), 14), Defrag6Result::Queued);
+        assert_eq!(d.gather(0, &frag(0, &[], 17, 9, 40, true, 0, &bytes(8, 1)), 14), Defrag6Result::Failed(DefragFail::Invalid));
+        assert_eq!(d.len(), 1);
+        // ECT and not-ECT mixed: the queue fails at completion.
+        let Defrag6Result::Complete(_) = d.gather(0, &frag(0, &[], 17, 9, 16, true, 0, &bytes(16, 2)), 14) else { panic!() };
+        assert_eq!(d.gather(0, &frag(0, &[], 17, 10, 0, true, 0x01, &bytes(8, 0)), 14), Defrag6Result::Queued);
+        assert_eq!(d.gather(0, &frag(0, &[], 17, 10, 8, false, 0, &bytes(8, 0)), 14), Defrag6Result::Failed(DefragFail::EcnMix));
+        assert!(d.is_empty());
+        // Not fragments, and a truncated frame: passed on.
+        let mut plain = frag(0, &[], 17, 11, 0, false, 0, &bytes(8, 0));
+        plain[14 + 6] = 17;
+        assert_eq!(d.gather(0, &plain, 14), Defrag6Result::Pass);
+        let short = &frag(0, &[], 17, 12, 0, true, 0, &bytes(64, 0))[..80];
+        assert_eq!(d.gather(0, short, 14), Defrag6Result::Pass);
     }
 }

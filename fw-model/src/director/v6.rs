@@ -153,15 +153,21 @@ impl Director {
     /// the largest multiples of 8 that fit (seen in the conformance VM:
     /// matrix g6-frag6, the ip6ip6 scenario's 1232 + 628 after 1232 + 588
     /// and 552 + 1232 + 208 after 512 + 1232 + 208).
-    pub(super) fn refragment6(&mut self, frame: &mut Vec<u8>, l3: usize, extra: &mut Vec<Vec<u8>>) {
-        let Some(r) = &self.reasm6 else { return };
+    ///
+    /// `Err` when the unfragmentable headers leave no room for 8 bytes of
+    /// data (`ip6_fragment`'s `fail_toobig`: the packet is dropped).
+    pub(super) fn refragment6(&mut self, frame: &mut Vec<u8>, l3: usize, extra: &mut Vec<Vec<u8>>) -> Result<(), ()> {
+        let Some(r) = &self.reasm6 else { return Ok(()) };
         let pl = usize::from(u16::from_be_bytes([frame[l3 + 4], frame[l3 + 5]]));
-        let total = wire::ipv6::HEADER_LEN + pl;
+        let total = (wire::ipv6::HEADER_LEN + pl).min(frame.len() - l3);
         if total <= usize::from(r.frag_max_size) && total <= usize::from(self.cfg.mtu) {
-            return;
+            return Ok(());
         }
         let mtu = usize::from(r.frag_max_size).max(wire::ipv6::MIN_MTU);
         let hlen = xmit::ip6_find_1stfragopt(&frame[l3..l3 + total]);
+        if mtu < hlen + 8 + 8 {
+            return Err(());
+        }
         let data = total - hlen;
         let mut pieces = r.pieces.clone();
         let known: usize = pieces.iter().sum();
@@ -176,6 +182,7 @@ impl Director {
         let mut frags = xmit::ip6_fragment_pieces(frame, l3, hlen, &pieces, ident);
         *frame = frags.remove(0);
         extra.extend(frags);
+        Ok(())
     }
 
     /// The packet facts, when the model carries it: unicast to our MAC,
@@ -399,7 +406,9 @@ impl Director {
             (cf::TUNNEL, _) => xmit::ip6ip6_encap(frame, p.l3, tun_src, daddr),
             _ => return self.host(HostReason::LocalRealServer),
         }
-        self.refragment6(frame, p.l3, extra);
+        if self.refragment6(frame, p.l3, extra).is_err() {
+            return self.drop(DropReason::FragNeeded);
+        }
         for f in std::iter::once(&mut *frame).chain(extra.iter_mut()) {
             xmit::set_macs(f, mac, self.cfg.mac);
         }
@@ -472,7 +481,9 @@ impl Director {
         self.out_stats(&c, u64::from(p.len));
         self.set_state(id, Direction::Output, p.tflags);
         self.conn_put(id);
-        self.refragment6(frame, p.l3, extra);
+        if self.refragment6(frame, p.l3, extra).is_err() {
+            return self.drop(DropReason::FragNeeded);
+        }
         for f in std::iter::once(&mut *frame).chain(extra.iter_mut()) {
             xmit::set_macs(f, mac, self.cfg.mac);
         }
