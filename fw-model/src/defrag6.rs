@@ -42,9 +42,8 @@
 //! (`nf_conntrack_frag6_high_thresh`, 4 MiB: above it no fragment is
 //! taken).
 
-use crate::defrag::{ecn_combine, DefragFail, Piece, Queue};
+use crate::defrag::{ecn_combine, DefragFail, Piece, Queues};
 use crate::time::{Time, SEC};
-use std::collections::HashMap;
 use std::net::Ipv6Addr;
 
 /// `nf_conntrack_frag6_timeout`.
@@ -105,9 +104,7 @@ struct Key {
 /// The IPv6 reassembly queues (`nf_frags` of the namespace).
 #[derive(Debug, Default)]
 pub struct Defrag6 {
-    queues: HashMap<Key, Queue>,
-    next_due: Option<Time>,
-    mem: usize,
+    queues: Queues<Key>,
 }
 
 /// `find_prev_fhdr`: the offsets (from the IPv6 header) of the Next Header
@@ -171,37 +168,30 @@ impl Defrag6 {
 
     /// Queues being reassembled.
     pub fn len(&self) -> usize {
-        self.queues.len()
+        self.queues.map.len()
     }
 
     /// Whether no datagram is being reassembled.
     pub fn is_empty(&self) -> bool {
-        self.queues.is_empty()
+        self.queues.map.is_empty()
     }
 
     /// Bytes buffered.
     pub fn memory_bytes(&self) -> usize {
-        self.mem
+        self.queues.mem
     }
 
     /// Drops the queues whose 60 s are over; returns how many.
     pub fn expire(&mut self, now: Time) -> u64 {
-        match self.next_due {
-            Some(t) if t <= now => {}
-            _ => return 0,
-        }
-        self.next_due = self.queues.values().map(|q| q.expires).filter(|&t| t > now).min();
-        let due: Vec<Key> = self.queues.iter().filter(|(_, q)| q.expires <= now).map(|(k, _)| *k).collect();
+        let due = self.queues.due(now);
         for k in &due {
-            self.remove(k);
+            self.queues.remove(k);
         }
         due.len() as u64
     }
 
     fn remove(&mut self, k: &Key) {
-        if let Some(q) = self.queues.remove(k) {
-            self.mem -= q.mem;
-        }
+        self.queues.remove(k);
     }
 
     /// Offers the IPv6 packet at `frame[l3..]` (its Payload Length within
@@ -233,19 +223,15 @@ impl Defrag6 {
             daddr: Ipv6Addr::from(<[u8; 16]>::try_from(&pkt[24..40]).expect("16 bytes")),
             id: u32::from_be_bytes([fh[4], fh[5], fh[6], fh[7]]),
         };
-        if self.queues.get(&key).is_some_and(|q| q.expires <= now) {
+        if self.queues.map.get(&key).is_some_and(|q| q.expires <= now) {
             self.remove(&key);
         }
         // inet_frag_find: above the threshold no fragment is taken.
-        if self.mem > HIGH_THRESH6 {
+        if self.queues.mem > HIGH_THRESH6 {
             return Defrag6Result::Failed(DefragFail::NoMemory);
         }
-        if !self.queues.contains_key(&key) {
-            self.queues.insert(key, Queue { expires: now + FRAG6_TIMEOUT, mem: QUEUE_BYTES, ..Default::default() });
-            self.mem += QUEUE_BYTES;
-            self.next_due = Some(self.next_due.map_or(now + FRAG6_TIMEOUT, |t| t.min(now + FRAG6_TIMEOUT)));
-        }
-        let q = self.queues.get_mut(&key).expect("queue just found or made");
+        self.queues.find_or_make(key, now + FRAG6_TIMEOUT, QUEUE_BYTES);
+        let q = self.queues.map.get_mut(&key).expect("queue just found or made");
 
         // nf_ct_frag6_queue
         let frag_off = u16::from_be_bytes([fh[2], fh[3]]);
@@ -292,7 +278,7 @@ impl Defrag6 {
         q.ecn |= ecn;
         q.max_size = q.max_size.max(payload_len);
         q.mem += frame.len();
-        self.mem += frame.len();
+        self.queues.mem += frame.len();
         if offset == 0 {
             q.first_in = true;
             // The Fragment header's Next Header takes its place in the
