@@ -116,8 +116,8 @@ step "Alveo U250 target; the ECP5 build's timing gate"
 python -m pytest -q -p no:cacheprovider boards/alveo_u250 boards/test_report.py
 python3 scripts/modgraph.py host-driver/src --check >/dev/null || { python3 scripts/modgraph.py host-driver/src; exit 1; }
 # The conformance matrix against real Linux 6.1 IPVS (docs/conformance.md):
-# 153 scenarios (IPv4, IPv6 and mixed-family tunnels) in one VM boot under
-# QEMU TCG, about 9 minutes (540 s of VM on 7 December; the VM gets
+# 156 scenarios (IPv4, IPv6, mixed-family tunnels, IPv6 fragments) in one VM boot under
+# QEMU TCG, about 9 minutes (540 s of VM on 7 December, g6-frag6 adds ~22 s; the VM gets
 # 1200 s, then fails with "lvsnic: the VM timed out ..."); installs its
 # packages itself (scripts/vm/setup.sh). Needs root (apt-get, the VM's
 # private mount namespace).

@@ -106,50 +106,103 @@ struct Key {
 }
 
 #[derive(Debug)]
-struct Piece {
-    offset: usize,
-    data: Vec<u8>,
+pub(crate) struct Piece {
+    pub(crate) offset: usize,
+    pub(crate) data: Vec<u8>,
 }
 
+/// One datagram being reassembled (IPv4 here, IPv6 in [`crate::defrag6`]:
+/// `struct inet_frag_queue` serves both).
 #[derive(Debug, Default)]
-struct Queue {
-    expires: Time,
+pub(crate) struct Queue {
+    pub(crate) expires: Time,
     /// Ethernet + IP header of the offset-0 fragment.
-    head: Option<Vec<u8>>,
-    l3: usize,
+    pub(crate) head: Option<Vec<u8>>,
+    pub(crate) l3: usize,
     /// Fragments by offset (non-overlapping).
-    pieces: Vec<Piece>,
+    pub(crate) pieces: Vec<Piece>,
     /// Runs `[start, end)` of contiguous tail appends, by start.
-    runs: Vec<(usize, usize)>,
+    pub(crate) runs: Vec<(usize, usize)>,
     /// The tail fragment's end (`fragments_tail`), if any.
-    tail_end: Option<usize>,
-    len: usize,
-    first_in: bool,
-    last_in: bool,
-    meat: usize,
-    ecn: u8,
-    max_size: usize,
-    max_df_size: usize,
-    rid: u32,
+    pub(crate) tail_end: Option<usize>,
+    pub(crate) len: usize,
+    pub(crate) first_in: bool,
+    pub(crate) last_in: bool,
+    pub(crate) meat: usize,
+    pub(crate) ecn: u8,
+    pub(crate) max_size: usize,
+    pub(crate) max_df_size: usize,
+    pub(crate) rid: u32,
     /// Bytes charged against the memory threshold.
-    mem: usize,
+    pub(crate) mem: usize,
+}
+
+/// Reassembly queues by key and the bytes they hold (a `struct fqdir`:
+/// IPv4's here, IPv6's in [`crate::defrag6`]).
+#[derive(Debug)]
+pub(crate) struct Queues<K> {
+    pub(crate) map: HashMap<K, Queue>,
+    /// No queue expires before this (a lower bound; `due` scans only then).
+    next_due: Option<Time>,
+    /// Bytes charged against the memory threshold.
+    pub(crate) mem: usize,
+}
+
+impl<K> Default for Queues<K> {
+    fn default() -> Self {
+        Queues { map: HashMap::new(), next_due: None, mem: 0 }
+    }
+}
+
+impl<K: std::hash::Hash + Eq + Copy> Queues<K> {
+    /// The keys of the queues whose timer ran out by `now` (nothing is
+    /// scanned before the earliest one is due).
+    pub(crate) fn due(&mut self, now: Time) -> Vec<K> {
+        match self.next_due {
+            Some(t) if t <= now => {}
+            _ => return Vec::new(),
+        }
+        self.next_due = self.map.values().map(|q| q.expires).filter(|&t| t > now).min();
+        self.map.iter().filter(|(_, q)| q.expires <= now).map(|(k, _)| *k).collect()
+    }
+
+    /// Unhashes a queue and frees its bytes (`inet_frag_kill`): a later
+    /// fragment with the same key starts a new queue. Whether there was one.
+    pub(crate) fn remove(&mut self, k: &K) -> bool {
+        match self.map.remove(k) {
+            Some(q) => {
+                self.mem -= q.mem;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Makes the queue of `k` (timer `expires`, charged `charge` bytes) if
+    /// there is none; returns whether it was made.
+    pub(crate) fn find_or_make(&mut self, k: K, expires: Time, charge: usize) -> bool {
+        if self.map.contains_key(&k) {
+            return false;
+        }
+        self.map.insert(k, Queue { expires, mem: charge, ..Default::default() });
+        self.mem += charge;
+        self.next_due = Some(self.next_due.map_or(expires, |t| t.min(expires)));
+        true
+    }
 }
 
 /// The reassembly queues.
 #[derive(Debug, Default)]
 pub struct Defrag {
-    queues: HashMap<Key, Queue>,
-    /// No queue expires before this (a lower bound; `expire` scans only then).
-    next_due: Option<Time>,
+    queues: Queues<Key>,
     /// `inet_peer` fragment counters (`rid`) per source, with the number of
     /// queues referring to each.
     peers: HashMap<u32, (u32, u32)>,
-    mem: usize,
 }
 
 /// `ip_frag_ecn_table`: the ECN codepoint to OR into the datagram's TOS,
 /// `None` for an invalid mix. Bits: 1 not-ECT, 2 ECT(1), 4 ECT(0), 8 CE.
-fn ecn_combine(bits: u8) -> Option<u8> {
+pub(crate) fn ecn_combine(bits: u8) -> Option<u8> {
     const NOT_ECT: u8 = 1;
     const CE: u8 = 8;
     if bits & NOT_ECT != 0 && bits & !NOT_ECT != 0 {
@@ -161,6 +214,47 @@ fn ecn_combine(bits: u8) -> Option<u8> {
     Some(0)
 }
 
+impl Queue {
+    /// `inet_frag_queue_insert` for data `[offset, end)`: appended at the
+    /// tail (extending the last run when contiguous), or placed in a gap.
+    /// A fragment wholly inside a run is a duplicate; one overlapping
+    /// anything else is an overlap (the caller drops the queue). The data
+    /// itself is not stored here.
+    pub(crate) fn insert(&mut self, offset: usize, end: usize) -> Result<(), DefragFail> {
+        let q = self;
+        match q.tail_end {
+            None => {
+                q.runs.push((offset, end));
+                q.tail_end = Some(end);
+            }
+            Some(tail) if tail < end => {
+                if offset < tail {
+                    return Err(DefragFail::Overlap);
+                }
+                if offset == tail {
+                    // Appended to the last run (the one ending at the tail).
+                    if let Some(r) = q.runs.iter_mut().find(|r| r.1 == tail) {
+                        r.1 = end;
+                    }
+                } else {
+                    q.runs.push((offset, end));
+                }
+                q.tail_end = Some(end);
+            }
+            Some(_) => {
+                let hit = q.runs.iter().find(|&&(s, e)| offset < e && end > s).copied();
+                match hit {
+                    Some((s, e)) if offset >= s && end <= e => return Err(DefragFail::Duplicate),
+                    Some(_) => return Err(DefragFail::Overlap),
+                    None => q.runs.push((offset, end)),
+                }
+            }
+        }
+        q.runs.sort_unstable();
+        Ok(())
+    }
+}
+
 impl Defrag {
     /// No queue, nothing buffered.
     pub fn new() -> Self {
@@ -169,28 +263,23 @@ impl Defrag {
 
     /// Queues being reassembled.
     pub fn len(&self) -> usize {
-        self.queues.len()
+        self.queues.map.len()
     }
 
     /// Whether no datagram is being reassembled.
     pub fn is_empty(&self) -> bool {
-        self.queues.is_empty()
+        self.queues.map.is_empty()
     }
 
     /// Bytes buffered.
     pub fn memory_bytes(&self) -> usize {
-        self.mem
+        self.queues.mem
     }
 
     /// Drops the queues whose 30 s are over (`ip_expire`); returns how
     /// many (reassembly timeouts).
     pub fn expire(&mut self, now: Time) -> u64 {
-        match self.next_due {
-            Some(t) if t <= now => {}
-            _ => return 0,
-        }
-        self.next_due = self.queues.values().map(|q| q.expires).filter(|&t| t > now).min();
-        let due: Vec<Key> = self.queues.iter().filter(|(_, q)| q.expires <= now).map(|(k, _)| *k).collect();
+        let due = self.queues.due(now);
         for k in &due {
             self.remove(k);
         }
@@ -200,8 +289,7 @@ impl Defrag {
     /// Unhashes a queue and frees its fragments (`inet_frag_kill`): a later
     /// fragment with the same key starts a new queue.
     fn remove(&mut self, k: &Key) {
-        if let Some(q) = self.queues.remove(k) {
-            self.mem -= q.mem;
+        if self.queues.remove(k) {
             if let Some(p) = self.peers.get_mut(&k.saddr) {
                 p.1 -= 1;
                 if p.1 == 0 {
@@ -225,28 +313,26 @@ impl Defrag {
             user,
         };
         // A queue whose timer ran out is gone, whatever `advance` saw.
-        if self.queues.get(&key).is_some_and(|q| q.expires <= now) {
+        if self.queues.map.get(&key).is_some_and(|q| q.expires <= now) {
             self.remove(&key);
         }
         // inet_frag_find: above the threshold no fragment is taken, for a
         // new queue or an existing one, until queues complete or expire.
-        if self.mem > HIGH_THRESH {
+        if self.queues.mem > HIGH_THRESH {
             return DefragResult::Failed(DefragFail::NoMemory);
         }
-        if !self.queues.contains_key(&key) {
-            self.queues.insert(key, Queue { expires: now + FRAG_TIMEOUT, ..Default::default() });
-            self.next_due = Some(self.next_due.map_or(now + FRAG_TIMEOUT, |t| t.min(now + FRAG_TIMEOUT)));
+        if self.queues.find_or_make(key, now + FRAG_TIMEOUT, 0) {
             self.peers.entry(key.saddr).or_insert((0, 0)).1 += 1;
         }
         // ip_frag_too_far
         let peer = self.peers.get_mut(&key.saddr).expect("a queue holds its peer");
         peer.0 = peer.0.wrapping_add(1);
         let end_rid = peer.0;
-        let q = self.queues.get_mut(&key).expect("queue just found or made");
+        let q = self.queues.map.get_mut(&key).expect("queue just found or made");
         let start_rid = std::mem::replace(&mut q.rid, end_rid);
         if q.tail_end.is_some() && end_rid.wrapping_sub(start_rid) > MAX_DIST {
             // ip_frag_reinit: flush, restart the timer; max sizes are kept.
-            self.mem -= q.mem;
+            self.queues.mem -= q.mem;
             let (max_size, max_df_size) = (q.max_size, q.max_df_size);
             *q = Queue { expires: now + FRAG_TIMEOUT, rid: end_rid, max_size, max_df_size, ..Default::default() };
         }
@@ -278,46 +364,19 @@ impl Defrag {
         }
 
         // inet_frag_queue_insert
-        match q.tail_end {
-            None => {
-                q.runs.push((offset, end));
-                q.tail_end = Some(end);
+        if let Err(f) = q.insert(offset, end) {
+            if f == DefragFail::Overlap {
+                self.remove(&key);
             }
-            Some(tail) if tail < end => {
-                if offset < tail {
-                    self.remove(&key);
-                    return DefragResult::Failed(DefragFail::Overlap);
-                }
-                if offset == tail {
-                    // Appended to the last run (the one ending at the tail).
-                    if let Some(r) = q.runs.iter_mut().find(|r| r.1 == tail) {
-                        r.1 = end;
-                    }
-                } else {
-                    q.runs.push((offset, end));
-                }
-                q.tail_end = Some(end);
-            }
-            Some(_) => {
-                let hit = q.runs.iter().find(|&&(s, e)| offset < e && end > s).copied();
-                match hit {
-                    Some((s, e)) if offset >= s && end <= e => return DefragResult::Failed(DefragFail::Duplicate),
-                    Some(_) => {
-                        self.remove(&key);
-                        return DefragResult::Failed(DefragFail::Overlap);
-                    }
-                    None => q.runs.push((offset, end)),
-                }
-            }
+            return DefragResult::Failed(f);
         }
-        q.runs.sort_unstable();
         let data = frame[l3 + ihl..l3 + ihl + (end - offset)].to_vec();
         let pos = q.pieces.partition_point(|p| p.offset < offset);
         q.pieces.insert(pos, Piece { offset, data });
         q.meat += end - offset;
         q.ecn |= ecn;
         q.mem += frame.len();
-        self.mem += frame.len();
+        self.queues.mem += frame.len();
         if offset == 0 {
             q.first_in = true;
             q.head = Some(frame[..l3 + ihl].to_vec());

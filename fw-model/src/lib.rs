@@ -28,6 +28,7 @@ pub mod conn;
 pub mod hw;
 pub mod xmit;
 pub mod defrag;
+pub mod defrag6;
 pub mod config;
 pub mod director;
 pub mod stats;

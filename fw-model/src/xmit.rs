@@ -549,29 +549,84 @@ pub fn ip6in4_encap(frame: &mut Vec<u8>, l3: usize, src: Ipv4Addr, dst: Ipv4Addr
 
 /// `ip6_fragment` (slow path) of the IPv6 packet at `l3` in `frame`, which
 /// has no extension headers, for a link of `mtu` bytes: fragments of
-/// `(mtu - 40 - 8) & !7` data bytes, each the fixed header (payload length
-/// adjusted, next header 44) followed by an 8-byte fragment header (the
-/// original next header, reserved 0, offset and more-fragments flag,
-/// identification `ident`), then its data. Linux draws `ident` in
-/// `ipv6_select_ident` (a keyed hash: random to any observer). Returns the
-/// frames, the first first; `frame` is left as it was.
+/// `(mtu - 40 - 8) & !7` data bytes (see [`ip6_fragment_pieces`]). Linux
+/// draws `ident` in `ipv6_select_ident` (a keyed hash: random to any
+/// observer). Returns the frames, the first first; `frame` is left as it
+/// was.
 pub fn ip6_fragment(frame: &[u8], l3: usize, mtu: usize, ident: u32) -> Vec<Vec<u8>> {
     let pl = usize::from(u16::from_be_bytes([frame[l3 + 4], frame[l3 + 5]]));
-    let data = &frame[l3 + V6_L4..(l3 + V6_L4 + pl).min(frame.len())];
-    let chunk = (mtu - V6_L4 - 8) & !7;
-    let next = frame[l3 + 6];
-    let mut out = Vec::new();
+    let data = pl.min(frame.len() - l3 - V6_L4);
+    ip6_fragment_pieces(frame, l3, V6_L4, &ip6_slow_pieces(data, mtu - V6_L4 - 8), ident)
+}
+
+/// The data lengths `ip6_fragment`'s slow path cuts `data` bytes into at
+/// `space` bytes of room after the headers: the largest multiple of 8
+/// that fits, the rest last.
+pub fn ip6_slow_pieces(data: usize, space: usize) -> Vec<usize> {
+    let chunk = (space & !7).max(8);
+    let mut out = Vec::with_capacity(data / chunk + 1);
+    let mut left = data;
+    while left > 0 {
+        let n = chunk.min(left);
+        out.push(n);
+        left -= n;
+    }
+    out
+}
+
+/// `ip6_find_1stfragopt`: the length of the unfragmentable part of the
+/// IPv6 packet `pkt` (the fixed header, Hop-by-Hop, Routing, and
+/// Destination Options before a Routing header), where the Fragment header
+/// goes.
+pub fn ip6_find_1stfragopt(pkt: &[u8]) -> usize {
+    let mut offset = V6_L4;
+    let mut next = pkt[6];
+    let mut found_rhdr = false;
+    loop {
+        match next {
+            0 => {}
+            43 => found_rhdr = true,
+            60 if !found_rhdr => {}
+            _ => return offset,
+        }
+        let Some(h) = pkt.get(offset..offset + 2) else { return offset };
+        let len = (usize::from(h[1]) + 1) * 8;
+        if offset + len > pkt.len() {
+            return offset;
+        }
+        next = h[0];
+        offset += len;
+    }
+}
+
+/// The IPv6 packet at `l3` in `frame` as `ip6_fragment` sends it in
+/// fragments of `pieces` data bytes (summing to what follows the first
+/// `hlen` bytes, the unfragmentable part): each fragment is the frame up
+/// to that part (Payload Length adjusted, the Next Header that named the
+/// first fragmentable header now 44), an 8-byte Fragment header (that
+/// Next Header, reserved 0, offset and more-fragments flag,
+/// identification `ident`), then its data.
+pub fn ip6_fragment_pieces(frame: &[u8], l3: usize, hlen: usize, pieces: &[usize], ident: u32) -> Vec<Vec<u8>> {
+    let pkt = &frame[l3..];
+    // The Next Header byte naming the first fragmentable header.
+    let mut nh_at = 6;
+    let mut at = V6_L4;
+    while at < hlen {
+        nh_at = at;
+        at += (usize::from(pkt[at + 1]) + 1) * 8;
+    }
+    let next = pkt[nh_at];
+    let mut out = Vec::with_capacity(pieces.len());
     let mut off = 0;
-    while off < data.len() {
-        let n = chunk.min(data.len() - off);
-        let more = off + n < data.len();
-        let mut f = frame[..l3 + V6_L4].to_vec();
-        f[l3 + 4..l3 + 6].copy_from_slice(&((n + 8) as u16).to_be_bytes());
-        f[l3 + 6] = 44;
+    for (i, &n) in pieces.iter().enumerate() {
+        let more = i + 1 < pieces.len();
+        let mut f = frame[..l3 + hlen].to_vec();
+        f[l3 + 4..l3 + 6].copy_from_slice(&((hlen - V6_L4 + 8 + n) as u16).to_be_bytes());
+        f[l3 + nh_at] = 44;
         f.extend_from_slice(&[next, 0]);
         f.extend_from_slice(&((off as u16) | u16::from(more)).to_be_bytes());
         f.extend_from_slice(&ident.to_be_bytes());
-        f.extend_from_slice(&data[off..off + n]);
+        f.extend_from_slice(&pkt[hlen + off..hlen + off + n]);
         out.push(f);
         off += n;
     }

@@ -71,7 +71,7 @@ fn golden_model_transmits_what_the_kernel_transmitted() {
         .collect();
     dirs.sort();
     let names: Vec<String> = dirs.iter().map(|d| d.file_name().unwrap().to_string_lossy().into_owned()).collect();
-    for want in ["conn-reuse-nodest", "ip-options", "ip-options-icmp", "ip4in6-fragment", "ip6-server-icmp-nat", "ip6ip6-too-big", "nat-icmp-send", "timer-wheel", "udp-wlc-persist", "vlan"] {
+    for want in ["conn-reuse-nodest", "ip-options", "ip-options-icmp", "ip4in6-fragment", "ip6-fragments-nat", "ip6-fragments-tun", "ip6-server-icmp-nat", "ip6ip6-too-big", "nat-icmp-send", "timer-wheel", "udp-wlc-persist", "vlan"] {
         assert!(names.iter().any(|n| n == want), "fixture {want} missing in {}", fixtures().display());
     }
     let mut failed = Vec::new();

@@ -211,6 +211,16 @@ def scenarios():
         Scenario("v6-mixed-4in6-sh-udp", g5, "u", "sh", "i", "IPv4 service, IPv6 tunnel servers (4in6), sh UDP",
                  v6=False, rs6=True),
     ]
+    # g6: fragmented IPv6 client traffic and extension-header chains
+    # (make_frag6.py: nf_defrag_ipv6 before IPVS, ip6_fragment after; AH,
+    # unknown next headers), one scenario per forwarding method. Its own
+    # group: short (3 s of frames), IPv6 on as in g4.
+    g6 = "g6-frag6"
+    for fwd in "mgi":
+        out.append(Scenario("frag6-%s" % FWD[fwd], g6, "t", "rr", fwd,
+                            "IPv6 fragments (in order, reversed, unequal, duplicate, overlapping, truncated, hop limit 1, "
+                            "over the tunnel MTU) and AH / unknown next headers, %s (make_frag6.py)" % FWD[fwd],
+                            script="make_frag6.py", v6=True))
     return out
 
 
@@ -239,6 +249,7 @@ GROUPS = {
     "g3-sysctls": dict(tcp=900, tcpfin=120, udp=300, sysctl=dict(secure_tcp=1, pmtu_disc=0, conn_reuse_mode=3)),
     "g4-ipv6": dict(tcp=900, tcpfin=120, udp=300, sysctl={}),
     "g5-mixed": dict(tcp=900, tcpfin=120, udp=300, sysctl={}),
+    "g6-frag6": dict(tcp=900, tcpfin=120, udp=300, sysctl={}),
 }
 GROUP_ABOUT = {
     "g1-defaults": "kernel defaults: timeouts 900/120/300, every sysctl at its default",
@@ -246,6 +257,7 @@ GROUP_ABOUT = {
     "g3-sysctls": "secure_tcp 1 (kernel 3: always), pmtu_disc 0, conn_reuse_mode 3",
     "g4-ipv6": "IPv6 services, kernel defaults (IPv6 on wire0: no link-local, DAD, RS; forwarding on)",
     "g5-mixed": "mixed-family tunnels (6in4, 4in6), kernel defaults, IPv6 on as in g4",
+    "g6-frag6": "IPv6 fragments and extension headers (make_frag6.py), kernel defaults, IPv6 on as in g4",
 }
 
 
@@ -338,15 +350,23 @@ def main():
             os.makedirs(sd, exist_ok=True)
             pcap = os.path.join(sd, "input.pcap")
             if s.script:
-                r = ["-A -t %s:80 -s rr" % vip, "-a -t %s:80 -r 10.2.%d.1:8080 -m -w 1" % (vip, k),
-                     "-A -u %s:53 -s rr" % vip, "-a -u %s:53 -r 10.2.%d.2:53 -m -w 1" % (vip, k)]
-                subprocess.run([sys.executable, os.path.join(root, "tests/fixtures/kernel", s.script), pcap, str(k)], check=True)
+                if s.v6:
+                    # make_frag6.py: TCP to server 1, UDP to server 2, by s.fwd.
+                    tp = 8080 if s.fwd == "m" else 80
+                    r = ["-A -t [%s]:80 -s rr" % vip, "-a -t [%s]:80 -r [%s]:%d -%s -w 1" % (vip, addr(s, k, "rs", 1), tp, s.fwd),
+                         "-A -u [%s]:53 -s rr" % vip, "-a -u [%s]:53 -r [%s]:53 -%s -w 1" % (vip, addr(s, k, "rs", 2), s.fwd)]
+                    args = [pcap, str(k), s.fwd]
+                else:
+                    r = ["-A -t %s:80 -s rr" % vip, "-a -t %s:80 -r 10.2.%d.1:8080 -m -w 1" % (vip, k),
+                         "-A -u %s:53 -s rr" % vip, "-a -u %s:53 -r 10.2.%d.2:53 -m -w 1" % (vip, k)]
+                    args = [pcap, str(k)]
+                subprocess.run([sys.executable, os.path.join(root, "tests/fixtures/kernel", s.script)] + args, check=True)
                 recs = read_pcap(pcap)
                 # 2 s after the generated captures' common start.
                 base = 1_700_000_000 * 10**9
                 merged += [(base + 2 * 10**9 + ts - recs[0][0], order, i, fr, orig) for i, (ts, fr, orig) in enumerate(recs)]
                 rules += r
-                scen.append("%s %s %s" % (s.name, vip, " ".join("10.2.%d.%d" % (k, n) for n in range(1, 5))))
+                scen.append("%s %s %s" % (s.name, vip, " ".join(addr(s, k, "rs", n) for n in range(1, 5))))
                 about.append("%s %s" % (s.name, s.about))
                 continue
             with open(os.path.join(sd, "rules.txt"), "w") as f:

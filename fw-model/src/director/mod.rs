@@ -40,6 +40,8 @@
 mod bind;
 mod ctl;
 mod fast;
+#[cfg(test)]
+mod frag6_tests;
 mod icmp;
 mod icmp6;
 #[cfg(test)]
@@ -208,14 +210,16 @@ pub enum Action {
     Held,
 }
 
-/// IPv4 reassembly counters (`ip_fragment.c`'s REASM* statistics).
+/// Reassembly counters, IPv4 and IPv6 together (`ip_fragment.c`'s and
+/// `nf_conntrack_reasm.c`'s REASM* statistics).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ReasmCounters {
     /// Fragments kept waiting for the rest of their datagram.
     pub held: u64,
     /// Datagrams completed (`REASMOKS`).
     pub reassembled: u64,
-    /// Queues dropped after 30 s incomplete (`REASMTIMEOUT`).
+    /// Queues dropped incomplete after 30 s (IPv4) or 60 s (IPv6)
+    /// (`REASMTIMEOUT`).
     pub timeouts: u64,
     /// Fragments inside data already queued (dropped alone).
     pub duplicates: u64,
@@ -242,6 +246,16 @@ struct ReasmInfo {
     /// Data length of each fragment, in order.
     pieces: Vec<usize>,
     user: DefragUser,
+}
+
+/// What `ip6_fragment` needs to know about the IPv6 datagram being
+/// processed when `nf_defrag_ipv6` reassembled it.
+#[derive(Clone, Debug)]
+struct Reasm6Info {
+    /// `IP6CB(skb)->frag_max_size`.
+    frag_max_size: u16,
+    /// Data length of each fragment, in order.
+    pieces: Vec<usize>,
 }
 
 /// Director-wide counters (beyond the IPVS per-service statistics).
@@ -398,6 +412,11 @@ pub struct Director {
     pub defrag: Defrag,
     /// Set while a reassembled datagram is processed.
     reasm: Option<ReasmInfo>,
+    /// IPv6 reassembly queues (`nf_defrag_ipv6`, on once an IPv6 service
+    /// exists).
+    pub defrag6: crate::defrag6::Defrag6,
+    /// Set while a reassembled IPv6 datagram is processed.
+    reasm6: Option<Reasm6Info>,
     /// The IPv4 options of the packet being processed, as received.
     ip_opts: Option<wire::ipv4_options::CompiledOptions>,
     /// VRRP state of the VIPs named by [`set_vip_owned`](Self::set_vip_owned):
@@ -473,6 +492,8 @@ impl Director {
             forced_expiry: std::collections::HashSet::new(),
             defrag: Defrag::new(),
             reasm: None,
+            defrag6: crate::defrag6::Defrag6::new(),
+            reasm6: None,
             ip_opts: None,
             vip_state: std::collections::BTreeMap::new(),
             vips_owned_by_default: true,
@@ -863,6 +884,20 @@ impl Director {
     }
 
 
+    /// Counts a fragment reassembly gave up, and drops it.
+    fn reasm_failed(&mut self, f: DefragFail) -> Action {
+        let c = &mut self.counters.reasm;
+        *match f {
+            DefragFail::Duplicate => &mut c.duplicates,
+            DefragFail::Overlap => &mut c.overlaps,
+            DefragFail::Invalid => &mut c.invalid,
+            DefragFail::Oversize => &mut c.oversize,
+            DefragFail::EcnMix => &mut c.ecn_mix,
+            DefragFail::NoMemory => &mut c.no_memory,
+        } += 1;
+        self.drop(DropReason::Reassembly)
+    }
+
     /// IPv4 fragments: reassembled before IPVS sees them, as Linux does
     /// (`ip_local_deliver` for local addresses, `ip_vs_gather_frags` in
     /// `ip_vs_out` for forwarded TCP/UDP/ICMP), then processed whole.
@@ -887,17 +922,7 @@ impl Director {
                 c.held += 1;
                 Action::Held
             }
-            DefragResult::Failed(f) => {
-                *match f {
-                    DefragFail::Duplicate => &mut c.duplicates,
-                    DefragFail::Overlap => &mut c.overlaps,
-                    DefragFail::Invalid => &mut c.invalid,
-                    DefragFail::Oversize => &mut c.oversize,
-                    DefragFail::EcnMix => &mut c.ecn_mix,
-                    DefragFail::NoMemory => &mut c.no_memory,
-                } += 1;
-                self.drop(DropReason::Reassembly)
-            }
+            DefragResult::Failed(f) => self.reasm_failed(f),
             DefragResult::Complete(r) => {
                 c.reassembled += 1;
                 *frame = r.frame;

@@ -29,7 +29,7 @@ impl Director {
         }
         let now = self.now;
         self.run_estimators(now);
-        self.counters.reasm.timeouts += self.defrag.expire(now);
+        self.counters.reasm.timeouts += self.defrag.expire(now) + self.defrag6.expire(now);
         if self.nodest_flush {
             self.nodest_flush = false;
             self.flush_nodest_conns();

@@ -10,16 +10,25 @@
 //! errors about connections are relayed there too, and Neighbour
 //! Solicitations for the director's addresses answered ([`super::ndisc`]).
 //!
-//! Hop-by-Hop (padding only), Routing and Destination Options headers
-//! before TCP/UDP are carried where they are.
+//! Hop-by-Hop (padding only), Routing, Destination Options and
+//! Authentication headers before TCP/UDP are carried where they are (IPVS
+//! walks over them with `ipv6_find_hdr`, AH included, and rewrites the
+//! transport header after them; an AH's ICV is not checked nor fixed, as
+//! in the kernel, whose IPsec input runs only after the LOCAL_IN hook).
+//!
+//! Fragments are reassembled first ([`crate::defrag6`], `nf_defrag_ipv6`,
+//! on once an IPv6 service exists), the datagram is processed whole, and
+//! `ip6_fragment` cuts it again on output at its largest fragment's size
+//! ([`Director::refragment6`]).
 //!
 //! What the model does not do for IPv6 yet (such frames go to the host
-//! stack, as every IPv6 frame did before, counted `non_ip`): fragments,
-//! other extension headers (AH, Hop-by-Hop options other than padding),
-//! packets to or from the director's own address.
+//! stack, counted `non_ip`): Hop-by-Hop options other than padding,
+//! unknown next headers and ESP (the stack answers those), packets to or
+//! from the director's own address.
 
 use super::{Action, Director, DropReason, HostReason};
 use crate::conn::tcp::Direction;
+use crate::defrag6::Defrag6Result;
 use crate::conn::{flags as cf, Conn, ConnAddrs, ConnId};
 use crate::ipvs::{DestId, ServiceId};
 use crate::sched::SchedPacket;
@@ -68,6 +77,11 @@ impl Director {
     /// TCP/UDP reply from a NAT real server through `ip_vs_out`;
     /// everything else to the host stack.
     pub(super) fn ipv6(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, info: &FrameInfo) -> Action {
+        if self.reasm6.is_none() && self.services.has_v6() {
+            if let Some(a) = self.defragment6(frame, extra, info) {
+                return a;
+            }
+        }
         if let Some(a) = self.icmpv6_rcv(frame, extra, info) {
             return a;
         }
@@ -85,14 +99,101 @@ impl Director {
         self.host(HostReason::NonIp)
     }
 
+    /// `nf_defrag_ipv6`'s PRE_ROUTING hook: a fragment unicast to our MAC
+    /// is queued ([`Action::Held`]) or dropped, or completes a datagram,
+    /// which is then processed whole (`None`: the frame goes on as it is,
+    /// not being a fragment the hook takes).
+    fn defragment6(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, info: &FrameInfo) -> Option<Action> {
+        let ip = info.ipv6.as_ref()?;
+        if MacAddr::from_bytes(&frame[0..6]) != Some(self.cfg.mac) || frame.len() < ip.l3_offset + wire::ipv6::HEADER_LEN + usize::from(ip.payload_len) {
+            return None;
+        }
+        // Only a packet with a Fragment header somewhere can be one.
+        if ip.next_header != IpProtocol::Ipv6Frag && ip.upper.is_some_and(|u| u.fragment.is_none()) {
+            return None;
+        }
+        match self.defrag6.gather(self.now, frame, ip.l3_offset) {
+            Defrag6Result::Pass => None,
+            Defrag6Result::Queued => {
+                self.counters.reasm.held += 1;
+                Some(Action::Held)
+            }
+            Defrag6Result::Failed(f) => Some(self.reasm_failed(f)),
+            Defrag6Result::Complete(r) => {
+                self.counters.reasm.reassembled += 1;
+                *frame = r.frame;
+                self.reasm6 = Some(super::Reasm6Info { frag_max_size: r.frag_max_size, pieces: r.pieces });
+                let info = wire::parse_frame(frame);
+                let a = self.ipv6(frame, extra, &info);
+                self.reasm6 = None;
+                Some(a)
+            }
+        }
+    }
+
+    /// The size `__mtu_check_toobig_v6` and `ip6_pkt_too_big` compare with
+    /// the MTU: the largest fragment of a reassembled datagram, else the
+    /// packet.
+    fn mtu_size6(&self, p: &Pkt6) -> u32 {
+        match &self.reasm6 {
+            Some(r) => u32::from(r.frag_max_size),
+            None => u32::from(p.len),
+        }
+    }
+
+    /// `ip6_finish_output` for a datagram `nf_defrag_ipv6` reassembled (the
+    /// IPv6 packet at `l3`, as transmitted: NAT-rewritten, or inside its
+    /// ip6ip6 header): longer than its largest fragment (always, once
+    /// there were several), it goes through `ip6_fragment` at that size
+    /// (`frag_max_size`, at least 1280), with a fresh identification. Its
+    /// fragments are still chained (`nf_ct_frag6_reasm` does not coalesce
+    /// them), so they go out as they came when they fit (the frag-list
+    /// fast path: the first one carrying whatever was put before its data,
+    /// such as an ip6ip6 header); else the slow path cuts the packet into
+    /// the largest multiples of 8 that fit (seen in the conformance VM:
+    /// matrix g6-frag6, the ip6ip6 scenario's 1232 + 628 after 1232 + 588
+    /// and 552 + 1232 + 208 after 512 + 1232 + 208).
+    ///
+    /// `Err` when the unfragmentable headers leave no room for 8 bytes of
+    /// data (`ip6_fragment`'s `fail_toobig`: the packet is dropped).
+    pub(super) fn refragment6(&mut self, frame: &mut Vec<u8>, l3: usize, extra: &mut Vec<Vec<u8>>) -> Result<(), ()> {
+        let Some(r) = &self.reasm6 else { return Ok(()) };
+        let pl = usize::from(u16::from_be_bytes([frame[l3 + 4], frame[l3 + 5]]));
+        let total = (wire::ipv6::HEADER_LEN + pl).min(frame.len() - l3);
+        if total <= usize::from(r.frag_max_size) && total <= usize::from(self.cfg.mtu) {
+            return Ok(());
+        }
+        let mtu = usize::from(r.frag_max_size).max(wire::ipv6::MIN_MTU);
+        let hlen = xmit::ip6_find_1stfragopt(&frame[l3..l3 + total]);
+        if mtu < hlen + 8 + 8 {
+            return Err(());
+        }
+        let data = total - hlen;
+        let mut pieces = r.pieces.clone();
+        let known: usize = pieces.iter().sum();
+        let fast = known <= data && {
+            pieces[0] += data - known;
+            xmit::fraglist_fits(hlen + 8, mtu, &pieces)
+        };
+        if !fast {
+            pieces = xmit::ip6_slow_pieces(data, mtu - hlen - 8);
+        }
+        let ident = u32::from(self.next_ip_id());
+        let mut frags = xmit::ip6_fragment_pieces(frame, l3, hlen, &pieces, ident);
+        *frame = frags.remove(0);
+        extra.extend(frags);
+        Ok(())
+    }
+
     /// The packet facts, when the model carries it: unicast to our MAC,
     /// TCP or UDP with the whole L4 header there, after the fixed header or
     /// after the extension headers IPVS walks over (`ipv6_find_hdr`):
-    /// Routing and Destination Options (processed only after the LOCAL_IN
-    /// hook that IPVS takes the packet at) and Hop-by-Hop Options holding
-    /// nothing but the padding `ip6_parse_tlv` accepts (`ipv6_rcv` parses
-    /// them before IPVS; any other option, and AH and fragments, go to the
-    /// host stack).
+    /// Routing, Destination Options and AH (processed only after the
+    /// LOCAL_IN hook that IPVS takes the packet at) and Hop-by-Hop Options
+    /// holding nothing but the padding `ip6_parse_tlv` accepts (`ipv6_rcv`
+    /// parses them before IPVS; any other option goes to the host stack).
+    /// Fragments left whole by `nf_defrag_ipv6` (none while an IPv6
+    /// service exists but those it lets through) go to the host stack.
     fn pkt6(&self, frame: &[u8], info: &FrameInfo) -> Option<Pkt6> {
         if info.error.is_some() && info.error != Some(wire::FrameError::TcpBadHeaderLen) {
             return None;
@@ -256,7 +357,6 @@ impl Director {
     /// connection). No ICMPv6 error is sent about an error
     /// (`is_ineligible`, `ip_vs_iph_icmp`).
     pub(super) fn xmit_request6(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt6, id: ConnId, icmp: Option<usize>) -> Action {
-        let _ = extra;
         let c = *self.conns.get(id);
         let fwd = c.fwd();
         if fwd == cf::LOCALNODE {
@@ -288,8 +388,9 @@ impl Director {
             return self.drop(DropReason::FragNeeded);
         }
         // ensure_mtu_is_adequate → __mtu_check_toobig_v6: ICMPv6 packet too
-        // big carrying that MTU.
-        if u32::from(p.len) > mtu {
+        // big carrying that MTU (for a reassembled datagram, when its
+        // largest fragment is over it).
+        if self.mtu_size6(p) > mtu {
             return self.too_big6(frame, p, mtu);
         }
         let mac = match self.v6_real_server_mac(&daddr) {
@@ -315,7 +416,12 @@ impl Director {
             (cf::TUNNEL, _) => xmit::ip6ip6_encap(frame, p.l3, tun_src, daddr),
             _ => return self.host(HostReason::LocalRealServer),
         }
-        xmit::set_macs(frame, mac, self.cfg.mac);
+        if self.refragment6(frame, p.l3, extra).is_err() {
+            return self.drop(DropReason::FragNeeded);
+        }
+        for f in std::iter::once(&mut *frame).chain(extra.iter_mut()) {
+            xmit::set_macs(f, mac, self.cfg.mac);
+        }
         Action::Transmit
     }
 
@@ -330,6 +436,11 @@ impl Director {
     /// limit, protocol 41, source the director's address, checksum. The ID
     /// Linux draws from `ip_select_ident` comes from the model's counter.
     fn tunnel_6in4(&mut self, frame: &mut Vec<u8>, p: &Pkt6, dest: u32, daddr: std::net::Ipv4Addr) -> Action {
+        if self.reasm6.is_some() {
+            // A reassembled IPv6 datagram in IPv4 (cut by ip_fragment
+            // after encapsulation) is not modelled: the host stack has it.
+            return self.host(HostReason::Fragment);
+        }
         if p.hop_limit <= 1 {
             return self.hop_limit_exceeded6(frame, p);
         }
@@ -354,7 +465,6 @@ impl Director {
     /// hop limit checked and decremented by the forwarding path, source
     /// rewritten to the VIP and service port.
     fn ip_vs_out6(&mut self, frame: &mut Vec<u8>, extra: &mut Vec<Vec<u8>>, p: &Pkt6, id: ConnId) -> Action {
-        let _ = extra;
         let c = *self.conns.get(id);
         let a = self.conns.addrs(id);
         let (IpAddr::V6(caddr), IpAddr::V6(vaddr)) = (a.caddr, a.vaddr) else {
@@ -369,7 +479,7 @@ impl Director {
             return self.hop_limit_exceeded6(frame, p);
         }
         let mtu = u32::from(self.cfg.mtu).max(wire::ipv6::MIN_MTU as u32);
-        if u32::from(p.len) > mtu {
+        if self.mtu_size6(p) > mtu {
             return self.too_big6(frame, p, mtu);
         }
         let Some(mac) = self.v6_next_hop(&caddr) else {
@@ -381,7 +491,12 @@ impl Director {
         self.out_stats(&c, u64::from(p.len));
         self.set_state(id, Direction::Output, p.tflags);
         self.conn_put(id);
-        xmit::set_macs(frame, mac, self.cfg.mac);
+        if self.refragment6(frame, p.l3, extra).is_err() {
+            return self.drop(DropReason::FragNeeded);
+        }
+        for f in std::iter::once(&mut *frame).chain(extra.iter_mut()) {
+            xmit::set_macs(f, mac, self.cfg.mac);
+        }
         Action::Transmit
     }
 
@@ -410,8 +525,8 @@ impl Director {
 
 /// Whether the extension headers of the IPv6 packet `hdrs` (from its fixed
 /// header to the upper layer; `first` the fixed header's Next Header) are
-/// ones the model carries (see `pkt6`): Routing and Destination Options
-/// anywhere, Hop-by-Hop first with only Pad1/PadN (`ip6_parse_tlv`: at most
+/// ones the model carries (see `pkt6`): Routing, Destination Options and
+/// Authentication headers anywhere, Hop-by-Hop first with only Pad1/PadN (`ip6_parse_tlv`: at most
 /// 7 bytes of padding in a row, PadN's bytes zero).
 fn ext_headers_carried(hdrs: &[u8], first: IpProtocol) -> bool {
     let mut next = first;
@@ -420,14 +535,14 @@ fn ext_headers_carried(hdrs: &[u8], first: IpProtocol) -> bool {
         let Some(&[nh, len]) = hdrs.get(at..at + 2) else {
             return false;
         };
-        let end = at + (usize::from(len) + 1) * 8;
+        let end = at + if next == IpProtocol::Ah { (usize::from(len) + 2) * 4 } else { (usize::from(len) + 1) * 8 };
         match next {
             IpProtocol::HopByHop if at == wire::ipv6::HEADER_LEN => {
                 if !pad_only(hdrs.get(at + 2..end).unwrap_or(&[1])) {
                     return false;
                 }
             }
-            IpProtocol::Ipv6Route | IpProtocol::Ipv6Opts => {}
+            IpProtocol::Ipv6Route | IpProtocol::Ipv6Opts | IpProtocol::Ah => {}
             _ => return false,
         }
         next = IpProtocol::from(nh);

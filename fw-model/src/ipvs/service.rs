@@ -298,6 +298,12 @@ impl ServiceTable {
         self.vips6.binary_search(addr).is_ok()
     }
 
+    /// Whether any IPv6 service is live (`nf_defrag_ipv6` runs then:
+    /// `ip_vs_add_service` enables it for an IPv6 service).
+    pub fn has_v6(&self) -> bool {
+        !self.vips6.is_empty()
+    }
+
     fn vip_insert(&mut self, a: IpAddr) {
         match a {
             IpAddr::V4(a) => {

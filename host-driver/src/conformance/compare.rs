@@ -8,7 +8,9 @@
 //!   frames: the IP ID (and so the IP header checksum) of an IPIP outer
 //!   header without DF (`ip_select_ident` in `ipvs_tunnel_xmit`: the inner
 //!   header had no DF, or `pmtu_disc` is 0), and of an ICMP error sent from one of the
-//!   director's own addresses (`icmp_send`).
+//!   director's own addresses (`icmp_send`); the identification of an IPv6
+//!   fragment (`ip6_fragment`'s `ipv6_select_ident`), and the flow label
+//!   of an ICMPv6 error from the director.
 //! * Only what the kernel reads from its own clock is ignored besides: the
 //!   4-byte time a hop writes into an IPv4 Timestamp option (the one just
 //!   before the option's pointer, `inet_current_timestamp` in
@@ -236,11 +238,13 @@ pub fn mask_random(f: &[u8], local: &[IpAddr]) -> Option<Vec<u8>> {
         // at boot (`auto_flowlabels` 1, the default); the model sends 0.
         // Not covered by the ICMPv6 checksum.
         let error = f[o + 6] == 58 && f.len() > o + 40 && f[o + 40] < 128;
-        // A fragment the director cut (`ip6_fragment`, an IPv4 packet
-        // tunnelled in IPv6): its identification is `ipv6_select_ident`'s
-        // keyed hash.
+        // A fragment the director cut (`ip6_fragment`: an IPv4 packet
+        // tunnelled in IPv6, or any IPv6 datagram `nf_defrag_ipv6`
+        // reassembled, whatever its source, sent on in fragments again):
+        // its identification is `ipv6_select_ident`'s keyed hash. Only the
+        // Fragment header right after the fixed header is masked.
         let fragment = f[o + 6] == 44 && f.len() >= o + 48;
-        if !(error || fragment) || !local.contains(&IpAddr::V6(addr6(f, o + 8))) {
+        if !(fragment || error && local.contains(&IpAddr::V6(addr6(f, o + 8)))) {
             return None;
         }
         let mut m = f.to_vec();

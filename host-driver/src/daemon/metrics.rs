@@ -95,7 +95,7 @@ families! {
     DIR_TX: Counter "lvsnic_director_transmitted_frames_total" "Frames the director transmitted (fragments and generated replies included).";
     DIR_TO_HOST: Counter "lvsnic_director_host_frames_total" "Frames the director handed to its own stack, by reason.";
     DIR_DROPPED: Counter "lvsnic_director_dropped_frames_total" "Frames the director dropped, by reason.";
-    REASM: Counter "lvsnic_reassembly_events_total" "IPv4 reassembly: fragments held, datagrams reassembled, and drops by kind.";
+    REASM: Counter "lvsnic_reassembly_events_total" "IPv4 and IPv6 reassembly: fragments held, datagrams reassembled, and drops by kind.";
     ICMP_SENT: Counter "lvsnic_icmp_sent_total" "ICMP messages generated, by type and code.";
     ICMP_LIMITED: Counter "lvsnic_icmp_rate_limited_total" "ICMP errors suppressed by the per-destination rate limit.";
     ARP_REPLIES: Counter "lvsnic_arp_replies_total" "ARP replies sent.";
