@@ -565,3 +565,21 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod addr_tests {
+    use super::ipv6_address_usable;
+
+    #[test]
+    fn tentative_and_dad_failed_ipv6_addresses_are_not_taken() {
+        // IFA_F_*: NODAD 0x02, OPTIMISTIC 0x04, DADFAILED 0x08,
+        // DEPRECATED 0x20, TENTATIVE 0x40, PERMANENT 0x80.
+        assert!(ipv6_address_usable(0x80), "permanent");
+        assert!(ipv6_address_usable(0x82), "nodad (keepalived's VIPs)");
+        assert!(ipv6_address_usable(0xa0), "deprecated");
+        assert!(!ipv6_address_usable(0xc0), "tentative");
+        assert!(!ipv6_address_usable(0xc8), "dadfailed");
+        assert!(ipv6_address_usable(0xc4), "optimistic");
+        assert!(!ipv6_address_usable(0xcc), "optimistic, dadfailed");
+    }
+}

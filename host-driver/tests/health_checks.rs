@@ -45,14 +45,22 @@ impl Port {
 struct Http {
     port: u16,
     answer: Arc<Mutex<(u16, String)>>,
+    /// Every request received, as text.
+    requests: Arc<Mutex<Vec<String>>>,
 }
 
 impl Http {
     fn start(status: u16, body: &str) -> Http {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        Http::start_on("127.0.0.1", status, body)
+    }
+
+    /// The server on `ip` (`::1` for IPv6).
+    fn start_on(ip: &str, status: u16, body: &str) -> Http {
+        let l = TcpListener::bind((ip, 0)).unwrap();
         let port = l.local_addr().unwrap().port();
         let answer = Arc::new(Mutex::new((status, body.to_string())));
-        let a = answer.clone();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let (a, seen) = (answer.clone(), requests.clone());
         std::thread::spawn(move || {
             for s in l.incoming() {
                 let Ok(mut s) = s else { continue };
@@ -65,11 +73,12 @@ impl Http {
                         Ok(n) => req.extend_from_slice(&buf[..n]),
                     }
                 }
+                seen.lock().unwrap().push(String::from_utf8_lossy(&req).into_owned());
                 let (st, body) = a.lock().unwrap().clone();
                 let _ = write!(s, "HTTP/1.0 {st} X\r\nContent-Length: {}\r\n\r\n{body}", body.len());
             }
         });
-        Http { port, answer }
+        Http { port, answer, requests }
     }
     fn set(&self, status: u16, body: &str) {
         *self.answer.lock().unwrap() = (status, body.to_string());
@@ -714,4 +723,74 @@ SSL {{
     let u = UrlCheck { path: "/".into(), status: vec![], digest: None };
     let o = lvsnic::health::ssl::check(&t, &[u], None, false, None);
     assert!(!o.ok, "{o:?}");
+}
+
+/// IPv6 real servers (issue 20): TCP_CHECK to the real server's own
+/// address, TCP_CHECK and HTTP_GET through an IPv6 `connect_ip`, all on
+/// ::1, as keepalived 2.2.7 checks them (an AF_INET6 socket to
+/// `[connect_ip]:connect_port`; HTTP_GET's Host header is the bracketed
+/// address and port, check_http.c's `request_template_ipv6`).
+#[test]
+fn ipv6_real_servers_are_checked_over_ipv6() {
+    let up = TcpListener::bind("[::1]:0").unwrap();
+    let up_port = up.local_addr().unwrap().port();
+    let down_port = {
+        let l = TcpListener::bind("[::1]:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let web = Http::start_on("::1", 200, "abc");
+    let conf = format!(
+        "\
+virtual_server 2001:db8::10 80 {{
+    delay_loop 0.3
+    lb_algo rr
+    lb_kind NAT
+    protocol TCP
+    real_server ::1 {up_port} {{
+        TCP_CHECK {{
+            retry 0
+        }}
+    }}
+    real_server 2001:db8:1::2 80 {{
+        TCP_CHECK {{
+            connect_ip ::1
+            connect_port {down_port}
+            retry 0
+        }}
+    }}
+    real_server 2001:db8:1::3 80 {{
+        HTTP_GET {{
+            url {{
+                path /index.html
+                digest 900150983cd24fb0d6963f7d28e17f72
+            }}
+            connect_ip ::1
+            connect_port {}
+            retry 0
+        }}
+    }}
+}}
+",
+        web.port
+    );
+    let (d, _) = load("hc-ipv6", &conf);
+    let rs1 = format!("-a -t [2001:db8::10]:80 -r [::1]:{up_port} -m -w 1");
+    let rs3 = "-a -t [2001:db8::10]:80 -r [2001:db8:1::3]:80 -m -w 1";
+    wait_until(&d, "the refused server removed", |d| !names(d, "[2001:db8:1::2]:80"));
+    assert!(holds(&d, &rs1) && holds(&d, rs3), "{}", d.run(&["-S", "-n"]).stdout);
+    let l = checkers(&d);
+    assert!(l.contains(&format!("TCP_CHECK [::1]:{up_port} up")), "{l}");
+    assert!(l.contains(&format!("TCP_CHECK [::1]:{down_port} down")), "{l}");
+    assert!(l.contains("-> [2001:db8:1::2]:80 down weight 1, ipvs absent"), "{l}");
+    let req = web.requests.lock().unwrap()[0].clone();
+    assert_eq!(req, format!("GET /index.html HTTP/1.0\r\nUser-Agent: KeepAliveClient\r\nHost: [::1]:{}\r\n\r\n", web.port));
+    // A body whose MD5 differs takes the HTTP server out; the right one
+    // brings it back.
+    web.set(200, "abd");
+    wait_until(&d, "digest mismatch removes the server", |d| !holds(d, rs3));
+    let l = checkers(&d);
+    assert!(l.contains("digest"), "{l}");
+    web.set(200, "abc");
+    wait_until(&d, "the server back", |d| holds(d, rs3));
+    drop(up);
 }

@@ -514,6 +514,50 @@ fn virtual_server_groups() {
     );
 }
 
+/// keepalived 2.2.7's ranges (check_data.c, lib/utils.c `inet_stor`): an
+/// IPv6 range names the last 16-bit group's end in hex; a whole end
+/// address also works (IPv4: every address up to it; IPv6: the last group
+/// steps); the end must be past the start.
+#[test]
+fn virtual_server_group_ranges_ipv4_and_ipv6() {
+    let dir = tmpdir("ka-ranges");
+    let conf = |group: &str, rs: &str| {
+        format!(
+            "virtual_server group G {{\n  protocol TCP\n  lb_algo rr\n  lb_kind DR\n  real_server {rs} 80 {{ weight 2 }}\n}}\n\
+             virtual_server_group G {{\n  {group} 80\n}}\n"
+        )
+    };
+    let services = |r: &str| -> Vec<String> {
+        r.lines().filter(|l| l.starts_with("-A ")).map(|l| l.split(' ').nth(2).unwrap().to_string()).collect()
+    };
+    // "9-b" is hex: 9, a, b.
+    let r = conv(&write(&dir, "v6.conf", &conf("2001:db8::9-b", "2001:db8:1::1")));
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        r.stdout,
+        "-A -t [2001:db8::9]:80 -s rr\n-a -t [2001:db8::9]:80 -r [2001:db8:1::1]:80 -g -w 2\n\
+         -A -t [2001:db8::a]:80 -s rr\n-a -t [2001:db8::a]:80 -r [2001:db8:1::1]:80 -g -w 2\n\
+         -A -t [2001:db8::b]:80 -s rr\n-a -t [2001:db8::b]:80 -r [2001:db8:1::1]:80 -g -w 2\n"
+    );
+    let r = conv(&write(&dir, "v6full.conf", &conf("2001:db8::1:fffe-2001:db8::1:ffff", "2001:db8:1::1")));
+    assert_eq!(services(&r.stdout), ["[2001:db8::1:fffe]:80", "[2001:db8::1:ffff]:80"], "{r:?}");
+    let r = conv(&write(&dir, "v4full.conf", &conf("10.0.0.254-10.0.1.1", "10.1.0.1")));
+    assert_eq!(services(&r.stdout), ["10.0.0.254:80", "10.0.0.255:80", "10.0.1.0:80", "10.0.1.1:80"], "{r:?}");
+    for (group, rs, why) in [
+        ("2001:db8::5-5", "2001:db8:1::1", "address range end is not greater than its start in"),
+        ("2001:db8::5-10000", "2001:db8:1::1", "address range end too large in"),
+        ("2001:db8::5-xyz", "2001:db8:1::1", "invalid address range"),
+        ("2001:db8::5-2001:db8::4", "2001:db8:1::1", "address range end is less than its start in"),
+        ("10.0.0.5-5", "10.1.0.1", "address range end is not greater than its start in"),
+        ("10.0.0.5-256", "10.1.0.1", "address range end too large in"),
+    ] {
+        let f = write(&dir, "bad.conf", &conf(group, rs));
+        let r = conv(&f);
+        assert_eq!(r.code, 1, "{group}: {r:?}");
+        assert!(r.stderr.contains(&format!("{}:7: error: virtual_server_group G: {why} '{group}'", f.display())), "{group}: {}", r.stderr);
+    }
+}
+
 #[test]
 fn checker_configuration_defaults_and_inheritance() {
     use lvsnic::health::config::{CheckKind, UrlCheck};

@@ -136,9 +136,30 @@ mod tests {
         .unwrap()
         .rules;
         let mut d = lvsnic_model::director::Director::new(cfg, &rules, 0).unwrap();
-        d.set_vip_owned("10.0.0.5".parse().unwrap(), false);
-        d.set_vip_owned("10.0.0.2".parse().unwrap(), true);
+        d.set_vip_owned("10.0.0.5".parse::<std::net::Ipv4Addr>().unwrap(), false);
+        d.set_vip_owned("10.0.0.2".parse::<std::net::Ipv4Addr>().unwrap(), true);
         let got: Vec<String> = known_vips(&d).iter().map(|a| a.to_string()).collect();
         assert_eq!(got, ["10.0.0.2", "10.0.0.5", "10.0.0.9"]);
+    }
+
+    #[test]
+    fn ipv6_vips_are_known_after_the_ipv4_ones_and_announcements_match_their_vip() {
+        let cfg = lvsnic_model::config::DirectorConfig::parse(
+            "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\nmtu = 1500\ngateway_mac = \"02:00:00:00:00:fe\"\n",
+        )
+        .unwrap();
+        let rules = lvsnic_model::rules::ipvsadm::parse_rules_full("-A -t [2001:db8::10]:80 -s rr\n-A -t 10.0.0.9:80 -s rr\n")
+            .unwrap()
+            .rules;
+        let mut d = lvsnic_model::director::Director::new(cfg, &rules, 0).unwrap();
+        d.set_vip_owned("2001:db8::5".parse::<std::net::Ipv6Addr>().unwrap(), false);
+        let got: Vec<String> = known_vips(&d).iter().map(|a| a.to_string()).collect();
+        assert_eq!(got, ["10.0.0.9", "2001:db8::5", "2001:db8::10"]);
+        let mac = d.cfg.mac;
+        let (v4, v6, other6) = ("10.0.0.9".parse().unwrap(), "2001:db8::10".parse().unwrap(), "2001:db8::11".parse().unwrap());
+        let garp = lvsnic_model::xmit::gratuitous_arp(mac, "10.0.0.9".parse().unwrap());
+        let na = lvsnic_model::xmit::unsolicited_na(mac, "2001:db8::10".parse().unwrap());
+        assert!(announces(&garp, v4) && !announces(&garp, v6));
+        assert!(announces(&na, v6) && !announces(&na, other6) && !announces(&na, v4));
     }
 }
