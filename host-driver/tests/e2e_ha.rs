@@ -536,6 +536,63 @@ impl Director {
     }
 }
 
+/// issue 20: an IPv6 VIP (keepalived's `virtual_ipaddress_excluded`, the
+/// family an IPv4 VRRP instance carries besides its own) of an IPv6
+/// service follows the VRRP master through `--vips host`: the daemons
+/// read it from the stack (`RTMGRP_IPV6_IFADDR`) as keepalived adds and
+/// removes it, with the IPv4 VIP. A stops its keepalived (SIGTERM: it
+/// removes its VIPs and sends a priority 0 advert) and B takes both.
+#[test]
+#[ignore = "needs root, /dev/net/tun, iproute2 network namespaces and keepalived (scripts/test.sh runs it as root)"]
+fn ipv6_vip_follows_the_keepalived_master() {
+    if let Some(why) = unavailable() {
+        panic!("e2e_ha cannot run here: {why}");
+    }
+    let p = format!("lvsnic-ha6-{}", std::process::id());
+    let mut nss = Namespaces::default();
+    let Segment { hub, .. } = nss.segment(&p, 0);
+    let dir = tmpdir("e2e-ha6");
+    let mut a = Director::new(&mut nss, &p, &hub, &dir, 'A', 1, 150);
+    let mut b = Director::new(&mut nss, &p, &hub, &dir, 'B', 2, 100);
+    for d in [&a, &b] {
+        // IPv6 on the host TAP (the harness turns it off everywhere): no
+        // link-local address (addr_gen_mode 1), only keepalived's VIP.
+        let h = format!("h{}", d.name);
+        sysctl(&d.ns, &[&format!("net.ipv6.conf.{h}.addr_gen_mode=1"), &format!("net.ipv6.conf.{h}.disable_ipv6=0")]);
+        let f = d.dir.join("keepalived.conf");
+        let conf = std::fs::read_to_string(&f).unwrap();
+        let vips = format!("    virtual_ipaddress {{\n        {VIP}/32\n    }}\n");
+        assert!(conf.contains(&vips));
+        let conf = conf.replace(&vips, &format!("{vips}    virtual_ipaddress_excluded {{\n        2001:db8::100/128\n    }}\n"))
+            + "virtual_server 2001:db8::100 80 {\n    lb_algo rr\n    lb_kind DR\n    protocol TCP\n    real_server 2001:db8:10::1 80 {\n    }\n}\n";
+        std::fs::write(&f, conf).unwrap();
+    }
+    a.start_daemon();
+    b.start_daemon();
+    let both = |state: &str| format!("10.0.0.100 {state}\n2001:db8::100 {state}\n");
+    for d in [&a, &b] {
+        assert_eq!(d.vips(), both("backup"), "{}: no VIP before keepalived says so", d.name);
+    }
+    a.start_keepalived();
+    assert!(wait_for(LIMIT, || a.last_transition() == Some("master".into())), "A never became master:\n{}", a.logs());
+    b.start_keepalived();
+    assert!(wait_for(LIMIT, || b.last_transition() == Some("backup".into())), "B never became backup:\n{}", b.logs());
+    assert!(wait_for(Duration::from_secs(5), || a.vips() == both("master")), "A: {}\n{}", a.vips(), a.logs());
+    assert_eq!(b.vips(), both("backup"));
+    // A's keepalived stops: it deletes its VIPs, B becomes master.
+    let c = a.keepalived.take().unwrap();
+    must(&["kill", "-TERM", &c.id().to_string()]);
+    a.keepalived = Some(c);
+    assert!(wait_for(LIMIT, || b.last_transition() == Some("master".into())), "B never became master:\n{}", b.logs());
+    assert!(wait_for(Duration::from_secs(5), || b.vips() == both("master")), "B: {}\n{}", b.vips(), b.logs());
+    assert!(wait_for(Duration::from_secs(5), || a.vips() == both("backup")), "A: {}\n{}", a.vips(), a.logs());
+    // The daemons said why (`source=host address`), for the IPv6 VIP too.
+    for (d, ev) in [(&a, "vip_backup"), (&b, "vip_master")] {
+        let log = std::fs::read_to_string(d.dir.join("daemon.log")).unwrap();
+        assert!(log.contains(&format!("event={ev} vip=2001:db8::100 source=\"host address\"")), "{}: {log}", d.name);
+    }
+}
+
 impl Drop for Director {
     fn drop(&mut self) {
         if let Some(mut c) = self.keepalived.take() {

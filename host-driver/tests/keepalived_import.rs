@@ -554,7 +554,7 @@ fn virtual_server_group_ranges_ipv4_and_ipv6() {
         let f = write(&dir, "bad.conf", &conf(group, rs));
         let r = conv(&f);
         assert_eq!(r.code, 1, "{group}: {r:?}");
-        assert!(r.stderr.contains(&format!("{}:7: error: virtual_server_group G: {why} '{group}'", f.display())), "{group}: {}", r.stderr);
+        assert!(r.stderr.contains(&format!("{}:8: error: virtual_server_group G: {why} '{group}'", f.display())), "{group}: {}", r.stderr);
     }
 }
 
