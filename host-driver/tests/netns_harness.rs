@@ -163,8 +163,13 @@ pub struct Server {
 impl Server {
     /// Listens on `port` in namespace `ns`, answering as `id` (`blob` for `GET /big`).
     pub fn start(ns: &str, port: u16, id: &'static str, blob: Arc<Vec<u8>>) -> Server {
-        let l = in_netns(ns, move || TcpListener::bind((Ipv4Addr::UNSPECIFIED, port)))
-            .unwrap_or_else(|e| panic!("listen in {ns}: {e}"));
+        Server::start_at(ns, (Ipv4Addr::UNSPECIFIED, port).into(), id, blob)
+    }
+
+    /// Listens on `at` (an IPv6 address for an IPv6 server) in `ns`.
+    #[allow(dead_code)] // not every test file that includes the harness uses it
+    pub fn start_at(ns: &str, at: std::net::SocketAddr, id: &'static str, blob: Arc<Vec<u8>>) -> Server {
+        let l = in_netns(ns, move || TcpListener::bind(at)).unwrap_or_else(|e| panic!("listen in {ns}: {e}"));
         l.set_nonblocking(true).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let st = stop.clone();
