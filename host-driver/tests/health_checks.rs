@@ -665,7 +665,7 @@ virtual_server 10.0.0.100 443 {{
 
     // connect_timeout bounds the handshake (checked directly, without the daemon).
     use lvsnic::health::config::{Target, UrlCheck};
-    let t = Target { addr: ([127, 0, 0, 1], stall_port).into(), timeout: Duration::from_millis(500) };
+    let t = Target { addr: ([127, 0, 0, 1], stall_port).into(), timeout: Duration::from_millis(500), bind: None, bind_if: None };
     let u = UrlCheck { path: "/".into(), status: vec![], digest: None };
     let t0 = Instant::now();
     let o = lvsnic::health::ssl::check(&t, &[u.clone()], None, false, None);
@@ -674,7 +674,7 @@ virtual_server 10.0.0.100 443 {{
     assert!(took >= Duration::from_millis(450) && took < Duration::from_secs(3), "{took:?} {o:?}");
     // ... and the same check passes against a TLS server.
     let ok = Https::start(200, "x");
-    let t = Target { addr: ([127, 0, 0, 1], ok.port).into(), timeout: Duration::from_millis(500) };
+    let t = Target { addr: ([127, 0, 0, 1], ok.port).into(), timeout: Duration::from_millis(500), bind: None, bind_if: None };
     let o = lvsnic::health::ssl::check(&t, &[u], None, false, None);
     assert!(o.ok, "{o:?}");
 }
@@ -719,7 +719,7 @@ SSL {{
     assert!(!srv.sni().is_empty());
     // Without the client certificate the server refuses the handshake.
     use lvsnic::health::config::{Target, UrlCheck};
-    let t = Target { addr: ([127, 0, 0, 1], srv.port).into(), timeout: Duration::from_secs(1) };
+    let t = Target { addr: ([127, 0, 0, 1], srv.port).into(), timeout: Duration::from_secs(1), bind: None, bind_if: None };
     let u = UrlCheck { path: "/".into(), status: vec![], digest: None };
     let o = lvsnic::health::ssl::check(&t, &[u], None, false, None);
     assert!(!o.ok, "{o:?}");
@@ -793,4 +793,46 @@ virtual_server 2001:db8::10 80 {{
     web.set(200, "abc");
     wait_until(&d, "the server back", |d| holds(d, rs3));
     drop(up);
+}
+
+/// `bindto`, `bind_port` and `bind_if` with IPv6 (keepalived's
+/// socket_bind_connect: SO_BINDTODEVICE, bind(2), then connect(2)): the
+/// server sees the connection come from [::1]:bind_port; a `bindto` of
+/// the other family than `connect_ip` is skipped with keepalived's words.
+#[test]
+fn ipv6_checks_bind_to_the_configured_source() {
+    use lvsnic::health::config::CheckKind;
+    let l = TcpListener::bind("[::1]:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let bind_port = {
+        let p = TcpListener::bind("[::1]:0").unwrap();
+        p.local_addr().unwrap().port()
+    };
+    let dir = tmpdir("hc-bind6");
+    let f = write(
+        &dir,
+        "k.conf",
+        &format!(
+            "virtual_server 2001:db8::10 80 {{\n    protocol TCP\n    lb_algo rr\n    real_server 2001:db8:1::2 80 {{\n        TCP_CHECK {{\n\
+             \x20           connect_ip ::1\n            connect_port {port}\n            bindto ::1\n            bind_port {bind_port}\n\
+             \x20           bind_if lo\n            bindto 127.0.0.1\n        }}\n    }}\n}}\n"
+        ),
+    );
+    let imp = lvsnic::keepalived::import(&f).unwrap();
+    let w: Vec<String> = imp.warnings.iter().map(|d| format!("{}: {}", d.loc, d.msg)).collect();
+    assert_eq!(w, [format!("{}:11: bindto address 127.0.0.1 does not match address family of connect_ip - skipping", f.display())]);
+    let c = &imp.health.services[0].reals[0].checkers[0];
+    let CheckKind::Tcp(t) = &c.kind else { panic!("{c:?}") };
+    assert_eq!(t.bind, Some(format!("[::1]:{bind_port}").parse().unwrap()));
+    assert_eq!(t.bind_if.as_deref(), Some("lo"));
+    let o = lvsnic::health::tcp::check(t);
+    assert!(o.ok, "{o:?}");
+    let (_, peer) = l.accept().unwrap();
+    assert_eq!(peer, format!("[::1]:{bind_port}").parse().unwrap());
+    // Bound to an interface that does not exist: the check fails.
+    let mut t2 = t.clone();
+    t2.bind_if = Some("nosuchif0".into());
+    t2.bind = None;
+    let o = lvsnic::health::tcp::check(&t2);
+    assert!(!o.ok, "{o:?}");
 }

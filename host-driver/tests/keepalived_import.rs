@@ -624,10 +624,7 @@ virtual_server 10.0.0.1 80 {
     let w: Vec<String> = imp.warnings.iter().map(|d| format!("{}: {}", d.loc, d.msg)).collect();
     assert_eq!(
         w,
-        [
-            format!("{fp}:12: bindto in TCP_CHECK is not supported by lvsnic: ignored"),
-            format!("{fp}:1: virtual_server 10.0.0.1 80: no protocol, using UDP (keepalived's default)"),
-        ]
+        [format!("{fp}:1: virtual_server 10.0.0.1 80: no protocol, using UDP (keepalived's default)")]
     );
     assert_eq!(imp.health.services.len(), 1);
     let v = &imp.health.services[0];
@@ -645,6 +642,8 @@ virtual_server 10.0.0.1 80 {
     let t = &r1.checkers[0];
     let CheckKind::Tcp(tt) = &t.kind else { panic!("{t:?}") };
     assert_eq!((tt.addr, tt.timeout), ("10.1.0.1:8080".parse().unwrap(), Duration::from_secs(5)));
+    // `bindto` without `bind_port`: the address, any port.
+    assert_eq!((tt.bind, tt.bind_if.as_deref()), (Some("10.0.0.1:0".parse().unwrap()), None));
     assert_eq!((t.delay_loop, t.retry, t.delay_before_retry, t.alpha), (Duration::from_millis(500), 4, Duration::from_secs(2), false));
     assert_eq!(t.origin, format!("{fp}:11"));
     // HTTP_GET: its own target, timeout and retry.
