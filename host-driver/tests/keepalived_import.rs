@@ -967,3 +967,31 @@ fn load_starts_both_sync_daemons() {
     assert!(r.stderr.contains("keepalived: master sync daemon replaced, backup sync daemon replaced (mcast=lo, syncid=9;"), "{}", r.stderr);
     assert_eq!(d.run(&["-L", "--daemon"]).stdout, listing(9));
 }
+
+/// keepalived's check_conn_opts: a checker whose target is a link-local
+/// IPv6 address needs `bind_if`; without it keepalived reports the error
+/// and drops the checker (the server is then up without checks).
+#[test]
+fn link_local_ipv6_checker_needs_bind_if() {
+    use lvsnic::health::config::CheckKind;
+    let dir = tmpdir("ka-linklocal");
+    let f = write(
+        &dir,
+        "k.conf",
+        "virtual_server 2001:db8::10 80 {\n    protocol TCP\n    lb_algo rr\n\
+         \x20   real_server fe80::1 80 {\n        TCP_CHECK {\n        }\n    }\n\
+         \x20   real_server fe80::2 80 {\n        HTTP_GET {\n            url {\n                path /\n            }\n            bind_if eth0\n        }\n    }\n}\n",
+    );
+    let imp = lvsnic::keepalived::import(&f).unwrap();
+    let w: Vec<String> = imp.warnings.iter().map(|d| format!("{}: {}", d.loc, d.msg)).collect();
+    assert_eq!(
+        w,
+        [format!("{}:5: Checker link local address fe80::1 requires a bind_if: TCP_CHECK of real server fe80::1 80 dropped", f.display())]
+    );
+    let reals = &imp.health.services[0].reals;
+    let r1 = reals.iter().find(|r| r.dest.dest[1] == "[fe80::1]:80").expect("fe80::1 kept");
+    assert!(r1.checkers.is_empty(), "{r1:?}");
+    let r2 = reals.iter().find(|r| r.dest.dest[1] == "[fe80::2]:80").expect("fe80::2 checked");
+    let CheckKind::Http { target, .. } = &r2.checkers[0].kind else { panic!("{:?}", r2.checkers) };
+    assert_eq!((target.addr, target.bind_if.as_deref()), ("[fe80::2]:80".parse().unwrap(), Some("eth0")));
+}

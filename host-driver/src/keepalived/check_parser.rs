@@ -605,7 +605,17 @@ fn real_server(ctx: &mut Ctx, k: &Node, vs_name: &str) -> Option<Rs> {
             "inhibit_on_failure" => r.inhibit = Some(ctx.bool_opt(x)),
             _ if timing_keyword(ctx, x, &mut r.timing) => {}
             c if RUN.contains(&c) => {
-                r.checkers.push(checker(ctx, x));
+                let ck = checker(ctx, x);
+                // check_conn_opts: a link-local IPv6 target needs `bind_if`
+                // (its scope); without one keepalived reports the error and
+                // drops the checker (the server then counts as up).
+                let dst = ck.connect_ip.unwrap_or(addr);
+                let link_local = matches!(dst, IpAddr::V6(v) if v.segments()[0] & 0xffc0 == 0xfe80);
+                if c != "MISC_CHECK" && link_local && ck.bind_if.is_none() {
+                    ctx.warn(&x.loc, format!("Checker link local address {dst} requires a bind_if: {c} of real server {name} dropped"));
+                } else {
+                    r.checkers.push(ck);
+                }
                 continue;
             }
             c if CHECKERS.contains(&c) => {
