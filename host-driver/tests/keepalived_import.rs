@@ -517,7 +517,8 @@ fn virtual_server_groups() {
 /// keepalived 2.2.7's ranges (check_data.c, lib/utils.c `inet_stor`): an
 /// IPv6 range names the last 16-bit group's end in hex; a whole end
 /// address also works (IPv4: every address up to it; IPv6: the last group
-/// steps); the end must be past the start.
+/// steps), and so does a prefix (`/MASK`, host bits zero); the end must be
+/// past the start.
 #[test]
 fn virtual_server_group_ranges_ipv4_and_ipv6() {
     let dir = tmpdir("ka-ranges");
@@ -543,6 +544,14 @@ fn virtual_server_group_ranges_ipv4_and_ipv6() {
     assert_eq!(services(&r.stdout), ["[2001:db8::1:fffe]:80", "[2001:db8::1:ffff]:80"], "{r:?}");
     let r = conv(&write(&dir, "v4full.conf", &conf("10.0.0.254-10.0.1.1", "10.1.0.1")));
     assert_eq!(services(&r.stdout), ["10.0.0.254:80", "10.0.0.255:80", "10.0.1.0:80", "10.0.1.1:80"], "{r:?}");
+    // A prefix: every address in it (host bits zero).
+    let r = conv(&write(&dir, "v6mask.conf", &conf("2001:db8::1:100/126", "2001:db8:1::1")));
+    let want = ["[2001:db8::1:100]:80", "[2001:db8::1:101]:80", "[2001:db8::1:102]:80", "[2001:db8::1:103]:80"];
+    assert_eq!(services(&r.stdout), want, "{r:?}");
+    let r = conv(&write(&dir, "v4mask.conf", &conf("10.0.0.8/30", "10.1.0.1")));
+    assert_eq!(services(&r.stdout), ["10.0.0.8:80", "10.0.0.9:80", "10.0.0.10:80", "10.0.0.11:80"], "{r:?}");
+    let r = conv(&write(&dir, "v4host.conf", &conf("10.0.0.8/32", "10.1.0.1")));
+    assert_eq!(services(&r.stdout), ["10.0.0.8:80"], "{r:?}");
     for (group, rs, why) in [
         ("2001:db8::5-5", "2001:db8:1::1", "address range end is not greater than its start in"),
         ("2001:db8::5-10000", "2001:db8:1::1", "address range end too large in"),
@@ -550,6 +559,10 @@ fn virtual_server_group_ranges_ipv4_and_ipv6() {
         ("2001:db8::5-2001:db8::4", "2001:db8:1::1", "address range end is less than its start in"),
         ("10.0.0.5-5", "10.1.0.1", "address range end is not greater than its start in"),
         ("10.0.0.5-256", "10.1.0.1", "address range end too large in"),
+        ("10.0.0.9/30", "10.1.0.1", "address mask bits not empty in"),
+        ("10.0.0.8/0", "10.1.0.1", "invalid netmask in"),
+        ("2001:db8::1/120", "2001:db8:1::1", "address mask bits not empty in"),
+        ("2001:db8::/129", "2001:db8:1::1", "invalid netmask in"),
     ] {
         let f = write(&dir, "bad.conf", &conf(group, rs));
         let r = conv(&f);

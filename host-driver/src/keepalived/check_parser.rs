@@ -176,13 +176,14 @@ pub(super) fn group_entries(ctx: &mut Ctx, g: &Node) -> Vec<(ServiceKeyProto, Lo
             }
             continue;
         }
-        // `IP PORT`, `IP-LAST PORT` (the last IPv4 octet in decimal, the
-        // last 16-bit group of an IPv6 address in hex: inet_stor) or
-        // `IP-IP PORT` (check_data.c's alloc_vsg_entry).
-        let (first, last) = match e.kw().split_once('-') {
+        // `IP PORT`, `IP/MASK PORT`, `IP-LAST PORT` (the last IPv4 octet
+        // in decimal, the last 16-bit group of an IPv6 address in hex:
+        // inet_stor) or `IP-IP PORT` (check_data.c's alloc_vsg_entry).
+        let (first, last) = match e.kw().split_once('/').or_else(|| e.kw().split_once('-')) {
             Some((a, b)) => (a, Some(b)),
             None => (e.kw(), None),
         };
+        let masked = e.kw().contains('/');
         let Some(addr) = parse_ip(first) else {
             ctx.err(&e.loc, format!("virtual_server_group {}: invalid address '{}'", g.arg(1).unwrap_or(""), e.kw()));
             continue;
@@ -192,7 +193,8 @@ pub(super) fn group_entries(ctx: &mut Ctx, g: &Node) -> Vec<(ServiceKeyProto, Lo
             out.push((ServiceKeyProto::Addr(addr, port), e.loc.clone()));
             continue;
         };
-        match range_addrs(addr, last) {
+        let addrs = if masked { masked_addrs(addr, last) } else { range_addrs(addr, last) };
+        match addrs {
             Ok(addrs) => out.extend(addrs.into_iter().map(|a| (ServiceKeyProto::Addr(a, port), e.loc.clone()))),
             Err(why) => ctx.err(&e.loc, format!("virtual_server_group {}: {why} '{}'", g.arg(1).unwrap_or(""), e.kw())),
         }
@@ -262,6 +264,40 @@ pub(super) fn range_addrs(first: IpAddr, end: &str) -> Result<Vec<IpAddr>, &'sta
             Ok(out)
         }
     }
+}
+
+/// The addresses of a `virtual_server_group` entry `first/mask`, as
+/// keepalived 2.2.7 makes a range of it: the mask is 1..=32 (IPv4) or
+/// 1..=128 (IPv6), the host bits of `first` must be zero, and the range
+/// runs to the last address of the prefix, walked as
+/// [`range_addrs`] walks it (for IPv6 only the last 16-bit group steps, so
+/// a prefix shorter than /112 gives the 65536 addresses of that group).
+pub(super) fn masked_addrs(first: IpAddr, mask: &str) -> Result<Vec<IpAddr>, &'static str> {
+    let bits = if first.is_ipv4() { 32 } else { 128 };
+    let m: u32 = match mask.parse() {
+        Ok(m) if (1..=bits).contains(&m) => m,
+        _ => return Err("invalid netmask in"),
+    };
+    let end = match first {
+        IpAddr::V4(a) => {
+            let host = if m == 32 { 0 } else { u32::MAX >> m };
+            if u32::from(a) & host != 0 {
+                return Err("address mask bits not empty in");
+            }
+            IpAddr::V4(Ipv4Addr::from(u32::from(a) | host)).to_string()
+        }
+        IpAddr::V6(a) => {
+            let host = if m == 128 { 0 } else { u128::MAX >> m };
+            if u128::from(a) & host != 0 {
+                return Err("address mask bits not empty in");
+            }
+            std::net::Ipv6Addr::from(u128::from(a) | host).to_string()
+        }
+    };
+    if end == first.to_string() {
+        return Ok(vec![first]);
+    }
+    range_addrs(first, &end)
 }
 
 /// Groups' entries by name.
