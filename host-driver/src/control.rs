@@ -572,8 +572,8 @@ impl<D: Device> Control<D> {
 
     /// Takes `vip` (VRRP master) or releases it (backup, fault), in the
     /// golden model and on the card; whether that changed anything.
-    pub fn set_vip_owned(&mut self, vip: std::net::Ipv4Addr, owned: bool) -> bool {
-        self.sp.set_vip_owned(vip, owned)
+    pub fn set_vip_owned(&mut self, vip: impl Into<std::net::IpAddr>, owned: bool) -> bool {
+        self.sp.set_vip_owned(vip.into(), owned)
     }
 
     /// The director's configuration, for what a reload changes at run time

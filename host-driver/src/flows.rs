@@ -146,12 +146,12 @@ pub fn wanted(d: &Director, id: ConnId, ipv6: bool) -> Option<Wanted> {
         // back, and IPv6 ones on such a card, stay in software.
         return None;
     }
-    if !v6 && !d.owns_vip(c.vaddr) {
-        // VRRP backup for the VIP: its packets go to the host stack, as on
-        // Linux once the address is gone; replies from the real servers
-        // are still rewritten, in software (ip_vs_out needs no local VIP).
-        // (IPv6 VIPs have no VRRP ownership: the director takes every
-        // packet to one.)
+    let owned = if v6 { d.vip_owned(d.conns.addrs(id).vaddr) } else { d.owns_vip(c.vaddr) };
+    if !owned {
+        // VRRP backup for the VIP (IPv4 or IPv6): its packets go to the
+        // host stack, as on Linux once the address is gone; replies from
+        // the real servers are still rewritten, in software (ip_vs_out
+        // needs no local VIP).
         return None;
     }
     let dest = DestId(c.dest);

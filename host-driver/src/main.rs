@@ -292,7 +292,7 @@ enum Cmd {
         #[arg(value_enum, requires = "vips")]
         state: Option<proto::VrrpState>,
         /// The VIPs of the instance.
-        vips: Vec<std::net::Ipv4Addr>,
+        vips: Vec<std::net::IpAddr>,
     },
     /// Write the man pages (lvsnic.8, lvsnic-SUBCOMMAND.8) into DIR (packaging).
     #[command(hide = true)]

@@ -27,6 +27,8 @@ use std::os::fd::{AsRawFd, RawFd};
 
 /// `RTMGRP_IPV4_IFADDR` (`<linux/rtnetlink.h>`): the legacy group bit.
 const RTMGRP_IPV4_IFADDR: u32 = 0x10;
+/// `RTMGRP_IPV6_IFADDR`.
+const RTMGRP_IPV6_IFADDR: u32 = 0x100;
 /// `RTMGRP_NEIGH`.
 const RTMGRP_NEIGH: u32 = 0x4;
 
@@ -74,9 +76,11 @@ fn messages(mut buf: &[u8], bad: &mut u64) -> Vec<NetlinkMessage<RouteNetlinkMes
     out
 }
 
-/// Notifications of IPv4 address changes in the daemon's network namespace
-/// (an rtnetlink socket subscribed to `RTMGRP_IPV4_IFADDR`), for
-/// `--vips host`: the VIPs follow the addresses keepalived adds and removes.
+/// Notifications of address changes in the daemon's network namespace
+/// (an rtnetlink socket subscribed to `RTMGRP_IPV4_IFADDR` and
+/// `RTMGRP_IPV6_IFADDR`), for `--vips host`: the VIPs follow the addresses
+/// keepalived adds and removes (an IPv6 address is notified again when its
+/// duplicate address detection ends).
 pub struct AddrWatch {
     sock: Socket,
 }
@@ -84,7 +88,7 @@ pub struct AddrWatch {
 impl AddrWatch {
     /// Subscribes to address changes.
     pub fn open() -> io::Result<AddrWatch> {
-        Ok(AddrWatch { sock: subscribed(RTMGRP_IPV4_IFADDR)? })
+        Ok(AddrWatch { sock: subscribed(RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR)? })
     }
 
     /// The descriptor to poll.
@@ -101,6 +105,74 @@ impl AddrWatch {
             any = true;
         }
         any
+    }
+}
+
+/// Whether the stack takes packets to an IPv6 address with these flags
+/// (`IFA_F_*`): not while it is tentative (duplicate address detection
+/// running, or failed: `IFA_F_DADFAILED` keeps `IFA_F_TENTATIVE`), since
+/// Linux adds the address's local route only once DAD completes, and a
+/// packet to it is then not local (IPVS, at LOCAL_IN, never sees it). An
+/// optimistic address (`IFA_F_OPTIMISTIC`, RFC 4429) has its local route
+/// while tentative, and a deprecated one keeps it: both are taken.
+pub fn ipv6_address_usable(flags: u32) -> bool {
+    const TENTATIVE: u32 = 0x40; // IFA_F_TENTATIVE
+    const OPTIMISTIC: u32 = 0x04; // IFA_F_OPTIMISTIC
+    const DADFAILED: u32 = 0x08; // IFA_F_DADFAILED
+    flags & DADFAILED == 0 && (flags & TENTATIVE == 0 || flags & OPTIMISTIC != 0)
+}
+
+/// The IPv6 addresses of the daemon's network namespace that the stack
+/// takes packets to ([`ipv6_address_usable`]), from an `RTM_GETADDR` dump.
+pub fn ipv6_addresses() -> io::Result<Vec<std::net::Ipv6Addr>> {
+    use netlink_packet_route::address::{AddressAttribute, AddressMessage};
+    let mut sock = Socket::new(NETLINK_ROUTE)?;
+    sock.bind_auto()?;
+    let mut m = AddressMessage::default();
+    m.header.family = AddressFamily::Inet6;
+    let mut h = NetlinkHeader::default();
+    h.flags = NLM_F_REQUEST | NLM_F_DUMP;
+    h.sequence_number = 1;
+    let mut req = NetlinkMessage::new(h, NetlinkPayload::from(RouteNetlinkMessage::GetAddress(m)));
+    req.finalize();
+    let mut buf = vec![0u8; req.buffer_len()];
+    req.serialize(&mut buf);
+    sock.send_to(&buf, &SocketAddr::new(0, 0), 0)?;
+    let mut out = Vec::new();
+    let mut bad = 0u64;
+    let mut buf = vec![0u8; 65536];
+    loop {
+        let n = {
+            let mut b = &mut buf[..];
+            sock.recv(&mut b, 0)?.min(buf.len())
+        };
+        for msg in messages(&buf[..n], &mut bad) {
+            match msg.payload {
+                NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewAddress(a)) if a.header.family == AddressFamily::Inet6 => {
+                    // IFA_FLAGS (32 bits) when present, else the header's 8.
+                    let mut flags = u32::from(a.header.flags.bits());
+                    let mut addr = None;
+                    for x in &a.attributes {
+                        match x {
+                            AddressAttribute::Flags(f) => flags = f.bits(),
+                            AddressAttribute::Address(std::net::IpAddr::V6(v)) => addr = Some(*v),
+                            _ => {}
+                        }
+                    }
+                    if let Some(v) = addr.filter(|_| ipv6_address_usable(flags)) {
+                        out.push(v);
+                    }
+                }
+                NetlinkPayload::Done(_) => return Ok(out),
+                NetlinkPayload::Error(e) => {
+                    return match e.code {
+                        Some(c) => Err(io::Error::from_raw_os_error(-c.get())),
+                        None => Ok(out),
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 }
 
@@ -518,5 +590,23 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod addr_tests {
+    use super::ipv6_address_usable;
+
+    #[test]
+    fn tentative_and_dad_failed_ipv6_addresses_are_not_taken() {
+        // IFA_F_*: NODAD 0x02, OPTIMISTIC 0x04, DADFAILED 0x08,
+        // DEPRECATED 0x20, TENTATIVE 0x40, PERMANENT 0x80.
+        assert!(ipv6_address_usable(0x80), "permanent");
+        assert!(ipv6_address_usable(0x82), "nodad (keepalived's VIPs)");
+        assert!(ipv6_address_usable(0xa0), "deprecated");
+        assert!(!ipv6_address_usable(0xc0), "tentative");
+        assert!(!ipv6_address_usable(0xc8), "dadfailed");
+        assert!(ipv6_address_usable(0xc4), "optimistic");
+        assert!(!ipv6_address_usable(0xcc), "optimistic, dadfailed");
     }
 }

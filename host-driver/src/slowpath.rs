@@ -270,7 +270,7 @@ impl<D: Device> SlowPath<D> {
     /// released VIP leaves the card's VIP table and its connections' flows
     /// leave the flow table, so its packets come up to the golden model,
     /// which hands them to the host stack.
-    pub fn set_vip_owned(&mut self, vip: std::net::Ipv4Addr, owned: bool) -> bool {
+    pub fn set_vip_owned(&mut self, vip: std::net::IpAddr, owned: bool) -> bool {
         let changed = self.director.set_vip_owned(vip, owned);
         self.sync_vips(self.params.vip_count);
         if changed && !owned {
@@ -278,10 +278,13 @@ impl<D: Device> SlowPath<D> {
             // packets must reach the host stack like any other's (their
             // replies are rewritten in software; taking the VIP back
             // offloads them again on their next packet).
-            let v = u32::from(vip);
             for id in self.flows.offloaded() {
                 let c = self.director.conns.get(id);
-                if !c.is_v6() && c.vaddr == v {
+                let of_vip = match vip {
+                    std::net::IpAddr::V4(v) => !c.is_v6() && c.vaddr == u32::from(v),
+                    std::net::IpAddr::V6(_) => c.is_v6() && self.director.conns.addrs(id).vaddr == vip,
+                };
+                if of_vip {
                     self.flows.sync(&mut self.dp, &mut self.director, id);
                 }
             }

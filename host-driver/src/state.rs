@@ -97,7 +97,7 @@ pub struct RunningState {
     pub timeouts: (u32, u32, u32),
     /// VIPs `lvsnic vip` named, and whether each is ours.
     #[serde(default)]
-    pub vips: Vec<(Ipv4Addr, bool)>,
+    pub vips: Vec<(IpAddr, bool)>,
     /// The sync daemons running, each as the ipvsadm arguments that start it.
     #[serde(default)]
     pub sync_daemons: Vec<Vec<String>>,
@@ -474,7 +474,7 @@ fn capture_parts<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> 
 /// daemons, checkers).
 fn capture_settings<D: Device>(ctl: &Control<D>, health: Option<&HealthConfig>) -> RunningState {
     let d = ctl.director();
-    let mut vips: Vec<(Ipv4Addr, bool)> = d.vip_states().collect();
+    let mut vips: Vec<(IpAddr, bool)> = d.vip_states().collect();
     vips.sort_unstable();
     let sync_daemons = ctl
         .sync_daemons()

@@ -2,8 +2,9 @@
 //! daemons) need beyond std: SIGINT/SIGTERM
 //! handling, TAP devices, poll(2), the stack's addresses (getifaddrs(3);
 //! rtnetlink is [`crate::rtnl`], on the netlink crates), interface indexes, the control queue's wake-up (eventfd(2)) and a control
-//! client's credentials (`SO_PEERCRED`). All of the daemon's `unsafe` is here.
-// `unsafe` allowed here (the crate denies it): sigaction(2), poll(2), the TUNSETIFF and SIOCSIFFLAGS ioctls, getifaddrs(3), if_nametoindex(3), eventfd(2), getsockopt(2), gettid(2), sched_{get,set}affinity(2).
+//! client's credentials (`SO_PEERCRED`), a health check's bound TCP
+//! connection (`bindto`, `bind_if`). All of the daemon's `unsafe` is here.
+// `unsafe` allowed here (the crate denies it): sigaction(2), poll(2), the TUNSETIFF and SIOCSIFFLAGS ioctls, getifaddrs(3), if_nametoindex(3), eventfd(2), getsockopt(2), gettid(2), sched_{get,set}affinity(2), a health check's socket(2)/setsockopt(2)/bind(2)/connect(2).
 #![allow(unsafe_code)]
 
 use std::fs::File;
@@ -283,6 +284,108 @@ impl EventFd {
         // SAFETY: read(2) writes at most 8 bytes into `v`, which lives across the call.
         let _ = unsafe { libc::read(self.fd.as_raw_fd(), &mut v as *mut u64 as *mut libc::c_void, 8) };
     }
+}
+
+/// `addr` as a `sockaddr_in`/`sockaddr_in6` for bind(2) and connect(2).
+fn sockaddr(addr: &std::net::SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain old data; all zeroes is a valid value.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let len = match addr {
+        std::net::SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(a.ip().octets()) },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in.
+            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in, sin) };
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        std::net::SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr { s6_addr: a.ip().octets() },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in6.
+            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in6, sin6) };
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (ss, len as libc::socklen_t)
+}
+
+/// A TCP connection to `dst` within `timeout` as keepalived's checkers
+/// open it (`socket_bind_connect`, core/layer4.c): on interface `device`
+/// first when given (`SO_BINDTODEVICE`: `bind_if`, which a link-local
+/// IPv6 address needs), from `src` when given (bind(2): `bindto`,
+/// `bind_port`), then a non-blocking connect(2) awaited with poll(2).
+pub fn tcp_connect_bound(
+    dst: std::net::SocketAddr,
+    src: Option<std::net::SocketAddr>,
+    device: Option<&str>,
+    timeout: std::time::Duration,
+) -> io::Result<std::net::TcpStream> {
+    let family = if dst.is_ipv6() { libc::AF_INET6 } else { libc::AF_INET };
+    // SAFETY: socket(2) with constant arguments; the descriptor is owned at once.
+    let fd = unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by socket(2) and is owned by nobody else.
+    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+    if let Some(dev) = device {
+        let name = std::ffi::CString::new(dev).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let b = name.as_bytes_with_nul();
+        // SAFETY: setsockopt reads `b.len()` bytes from `b`, which lives across the call.
+        let rc = unsafe {
+            libc::setsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_BINDTODEVICE, b.as_ptr().cast(), b.len() as libc::socklen_t)
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    if let Some(src) = src {
+        let (ss, len) = sockaddr(&src);
+        // SAFETY: bind reads `len` bytes of `ss`, a valid sockaddr of that length.
+        if unsafe { libc::bind(sock.as_raw_fd(), &ss as *const _ as *const libc::sockaddr, len) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    let (ss, len) = sockaddr(&dst);
+    // SAFETY: connect reads `len` bytes of `ss`, a valid sockaddr of that length.
+    if unsafe { libc::connect(sock.as_raw_fd(), &ss as *const _ as *const libc::sockaddr, len) } < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e);
+        }
+        let mut p = libc::pollfd { fd: sock.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
+        let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+        // SAFETY: poll reads and writes the one pollfd `p`.
+        let rc = unsafe { libc::poll(&mut p, 1, ms) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if rc == 0 {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "connection timed out"));
+        }
+        let mut err: libc::c_int = 0;
+        let mut elen = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: getsockopt writes at most `elen` bytes into `err`.
+        let rc = unsafe { libc::getsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_ERROR, (&mut err as *mut libc::c_int).cast(), &mut elen) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if err != 0 {
+            return Err(io::Error::from_raw_os_error(err));
+        }
+    }
+    let stream = std::net::TcpStream::from(sock);
+    stream.set_nonblocking(false)?;
+    Ok(stream)
 }
 
 /// The credentials the kernel recorded for the process at the other end

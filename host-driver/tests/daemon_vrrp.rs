@@ -112,7 +112,7 @@ fn vip_answered_and_balanced_only_while_master_and_takeover_sends_gratuitous_arp
 fn vip_command_errors() {
     let dir = tmpdir("vrrp-errors");
     let d = Daemon::start(&dir, &director_toml(), &[]);
-    // A state needs VIPs; a VIP must be an IPv4 address.
+    // A state needs VIPs; a VIP must be an IPv4 or IPv6 address.
     assert_eq!(d.run(&["vip", "master"]).code, 2);
     assert_eq!(d.run(&["vip", "master", "nope"]).code, 2);
     // Releasing an address that is not (yet) a service address is remembered.
@@ -220,4 +220,100 @@ fn released_vip_takes_its_offloaded_connections_off_the_card() {
         assert_eq!(g, e, "output frame {i}");
     }
     assert_eq!(read(&host), vec![f(3)], "the client's packet while backup went to the host stack");
+}
+
+const VIP6: &str = "2001:db8::100";
+
+fn vip6() -> std::net::Ipv6Addr {
+    VIP6.parse().unwrap()
+}
+
+fn syn6(n: u8) -> Vec<u8> {
+    let client: std::net::Ipv6Addr = format!("2001:db8:c::{n}").parse().unwrap();
+    tcp6(GATEWAY_MAC, DIRECTOR_MAC, (client, vip6()), 1000 * n as u16, 80, TCP_SYN, 1, 0, b"")
+}
+
+/// keepalived's unsolicited Neighbour Advertisement for the IPv6 VIP,
+/// written from the RFC 4861 §4.4 layout: to all nodes (33:33:00:00:00:01,
+/// ff02::1) from the VIP, hop limit 255; type 136, code 0, checksum, flags
+/// R and O (0xa0), target = VIP, option 2 (target link-layer address),
+/// length 1, the director's MAC.
+fn unsolicited_na() -> Vec<u8> {
+    let all: std::net::Ipv6Addr = "ff02::1".parse().unwrap();
+    let mut m = vec![136, 0, 0, 0, 0xa0, 0, 0, 0];
+    m.extend_from_slice(&vip6().octets());
+    m.extend_from_slice(&[2, 1]);
+    m.extend_from_slice(&DIRECTOR_MAC.0);
+    let mut sum: u32 = 0;
+    let pseudo = [&vip6().octets()[..], &all.octets()[..], &(m.len() as u32).to_be_bytes()[..], &[0, 0, 0, 58][..], &m[..]].concat();
+    for ch in pseudo.chunks(2) {
+        sum += u32::from(u16::from_be_bytes([ch[0], *ch.get(1).unwrap_or(&0)]));
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    m[2..4].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    let mut f = vec![0x33, 0x33, 0, 0, 0, 1];
+    f.extend_from_slice(&DIRECTOR_MAC.0);
+    f.extend_from_slice(&[0x86, 0xdd, 0x60, 0, 0, 0]);
+    f.extend_from_slice(&(m.len() as u16).to_be_bytes());
+    f.extend_from_slice(&[58, 255]);
+    f.extend_from_slice(&vip6().octets());
+    f.extend_from_slice(&all.octets());
+    f.extend_from_slice(&m);
+    assert_eq!(f.len(), 86);
+    f
+}
+
+/// `ip_vs_dr_xmit` for IPv6: the real server's MAC, ours, hop limit − 1.
+fn dr6(syn: &[u8]) -> Vec<u8> {
+    let mut f = syn.to_vec();
+    f[0..6].copy_from_slice(&rs_mac(1).0);
+    f[6..12].copy_from_slice(&DIRECTOR_MAC.0);
+    f[21] -= 1;
+    f
+}
+
+/// issue 20: `--vips backup` with an IPv6 VIP: `lvsnic vip master` takes
+/// it (keepalived's two bursts of unsolicited Neighbour Advertisements,
+/// the DR service balanced), `vip backup` releases it (its SYN goes to the
+/// host stack unchanged).
+#[test]
+fn ipv6_vip_balanced_only_while_master_and_takeover_sends_unsolicited_nas() {
+    let dir = tmpdir("vrrp6");
+    let rules = write(&dir, "rules", "-A -t [2001:db8::100]:80 -s rr\n-a -t [2001:db8::100]:80 -r [2001:db8:1::1]:80 -g -w 1\n");
+    let toml = format!("{}\"2001:db8:1::1\" = \"{}\"\n", director_toml(), rs_mac(1));
+    let frames: Vec<(u64, Vec<u8>)> = vec![
+        (T0, syn6(1)),
+        // -- vip master
+        (T0 + MS, syn6(2)),
+        (T0 + 6000 * MS, syn6(3)),
+        // -- vip backup
+        (T0 + 6001 * MS, syn6(4)),
+    ];
+    let (inp, out, host) = (dir.join("in.pcap"), dir.join("out.pcap"), dir.join("host.pcap"));
+    write_pcap(&inp, &frames);
+    let w = format!("pcap:{},{},{}", inp.display(), out.display(), host.display());
+    let d = Daemon::start(&dir, &toml, &["--rules", rules.to_str().unwrap(), "--wire", &w, "--pace", "step", "--vips", "backup"]);
+    let step = |n: &str| d.stdout(&["wire", "--frames", n]);
+    assert_eq!(d.stdout(&["vip"]), "2001:db8::100 backup\n");
+    step("1");
+    d.stdout(&["vip", "master", VIP6]);
+    assert_eq!(d.stdout(&["vip"]), "2001:db8::100 master\n");
+    step("2");
+    d.stdout(&["vip", "backup", VIP6]);
+    assert_eq!(d.stdout(&["vip"]), "2001:db8::100 backup\n");
+    step("1");
+    d.stop();
+    let nas = vec![unsolicited_na(); 5];
+    let mut expected = nas.clone();
+    expected.push(dr6(&syn6(2)));
+    expected.push(dr6(&syn6(3)));
+    expected.extend(nas);
+    let got = read(&out);
+    assert_eq!(got.len(), expected.len(), "{got:02x?}");
+    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+        assert_eq!(g, e, "output frame {i}");
+    }
+    assert_eq!(read(&host), vec![syn6(1), syn6(4)]);
 }

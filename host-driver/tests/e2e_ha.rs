@@ -536,6 +536,95 @@ impl Director {
     }
 }
 
+/// issue 20: an IPv6 VIP (keepalived's `virtual_ipaddress_excluded`, the
+/// family an IPv4 VRRP instance carries besides its own) of an IPv6 DR
+/// service follows the VRRP master through `--vips host`: the daemons
+/// read it from the stack (`RTMGRP_IPV6_IFADDR`) as keepalived adds and
+/// removes it, with the IPv4 VIP, and the service's traffic goes through
+/// the master only (the backup's model hands it to its host stack, which
+/// does not forward). A stops its keepalived (SIGTERM: it removes its
+/// VIPs and sends a priority 0 advert) and B takes both.
+///
+/// IPv6 on the segment: client 2001:db8::50 (P-cl), real server
+/// 2001:db8::11 (P-rs1, the VIP on lo: Linux answers a solicitation only
+/// for an address of the interface it came in on), all on-link.
+#[test]
+#[ignore = "needs root, /dev/net/tun, iproute2 network namespaces and keepalived (scripts/test.sh runs it as root)"]
+fn ipv6_vip_follows_the_keepalived_master() {
+    if let Some(why) = unavailable() {
+        panic!("e2e_ha cannot run here: {why}");
+    }
+    let p = format!("lvsnic-ha6-{}", std::process::id());
+    let mut nss = Namespaces::default();
+    let Segment { hub, cl, rsns } = nss.segment(&p, 1);
+    let v6on = |ns: &str, dev: &str| sysctl(ns, &[&format!("net.ipv6.conf.{dev}.disable_ipv6=0")]);
+    leaf(&hub, &cl, "vcl", CLIENT_MAC, &format!("{CLIENT}/24"));
+    v6on(&cl, "eth0");
+    must(&["ip", "-n", &cl, "addr", "add", "2001:db8::50/64", "dev", "eth0", "nodad"]);
+    let rs = &rsns[0];
+    leaf(&hub, rs, "vrs1", "02:00:00:00:10:01", "192.168.10.1/24");
+    v6on(rs, "eth0");
+    v6on(rs, "lo");
+    must(&["ip", "-n", rs, "addr", "add", "2001:db8::11/64", "dev", "eth0", "nodad"]);
+    must(&["ip", "-n", rs, "addr", "add", "2001:db8::100/128", "dev", "lo", "nodad"]);
+    let _rs1 = Server::start_on(rs, std::net::Ipv6Addr::UNSPECIFIED.into(), 80, "rs1", Arc::new(Vec::new()));
+    let vip80: SocketAddr = "[2001:db8::100]:80".parse().unwrap();
+    let dir = tmpdir("e2e-ha6");
+    let mut a = Director::new(&mut nss, &p, &hub, &dir, 'A', 1, 150);
+    let mut b = Director::new(&mut nss, &p, &hub, &dir, 'B', 2, 100);
+    for d in [&mut a, &mut b] {
+        d.toml.push_str("\"2001:db8::11\" = \"02:00:00:00:10:01\"\n");
+    }
+    for d in [&a, &b] {
+        // IPv6 on the host TAP (the harness turns it off everywhere): no
+        // link-local address (addr_gen_mode 1), only keepalived's VIP.
+        let h = format!("h{}", d.name);
+        sysctl(&d.ns, &[&format!("net.ipv6.conf.{h}.addr_gen_mode=1"), &format!("net.ipv6.conf.{h}.disable_ipv6=0")]);
+        let f = d.dir.join("keepalived.conf");
+        let conf = std::fs::read_to_string(&f).unwrap();
+        let vips = format!("    virtual_ipaddress {{\n        {VIP}/32\n    }}\n");
+        assert!(conf.contains(&vips));
+        let conf = conf.replace(&vips, &format!("{vips}    virtual_ipaddress_excluded {{\n        2001:db8::100/128\n    }}\n"))
+            + "virtual_server 2001:db8::100 80 {\n    lb_algo rr\n    lb_kind DR\n    protocol TCP\n    real_server 2001:db8::11 80 {\n    }\n}\n";
+        std::fs::write(&f, conf).unwrap();
+    }
+    a.start_daemon();
+    b.start_daemon();
+    let both = |state: &str| format!("10.0.0.100 {state}\n2001:db8::100 {state}\n");
+    for d in [&a, &b] {
+        assert_eq!(d.vips(), both("backup"), "{}: no VIP before keepalived says so", d.name);
+    }
+    a.start_keepalived();
+    assert!(wait_for(LIMIT, || a.last_transition() == Some("master".into())), "A never became master:\n{}", a.logs());
+    b.start_keepalived();
+    assert!(wait_for(LIMIT, || b.last_transition() == Some("backup".into())), "B never became backup:\n{}", b.logs());
+    assert!(wait_for(Duration::from_secs(5), || a.vips() == both("master")), "A: {}\n{}", a.vips(), a.logs());
+    assert_eq!(b.vips(), both("backup"));
+    // The IPv6 service through A only.
+    let get = |what: &str| {
+        let r = http_get_within(&cl, vip80, "/", CLIENT_TIMEOUT).unwrap_or_else(|e| panic!("{what}: {e}\n{}{}", a.listings(), b.listings()));
+        assert_eq!(r.1, "rs1", "{what}");
+    };
+    get("GET through A");
+    let (a_in, b_in) = (a.inpkts(), b.inpkts());
+    assert!(a_in >= 4 && b_in == 0, "A {a_in} B {b_in} packets: the IPv6 VIP's traffic must go through the master");
+    // A's keepalived stops: it deletes its VIPs, B becomes master.
+    must(&["kill", "-TERM", &a.keepalived.as_ref().unwrap().id().to_string()]);
+    assert!(wait_for(LIMIT, || b.last_transition() == Some("master".into())), "B never became master:\n{}", b.logs());
+    assert!(wait_for(Duration::from_secs(5), || b.vips() == both("master")), "B: {}\n{}", b.vips(), b.logs());
+    assert!(wait_for(Duration::from_secs(5), || a.vips() == both("backup")), "A: {}\n{}", a.vips(), a.logs());
+    // Now through B (the client learned the VIP's new MAC from keepalived
+    // B's unsolicited Neighbour Advertisements), none through A.
+    get("GET through B");
+    assert!(b.inpkts() >= 4, "B {} packets after the takeover", b.inpkts());
+    assert_eq!(a.inpkts(), a_in, "A forwarded packets of a VIP it no longer owns");
+    // The daemons said why (`source=host address`), for the IPv6 VIP too.
+    for (d, ev) in [(&a, "vip_backup"), (&b, "vip_master")] {
+        let log = std::fs::read_to_string(d.dir.join("daemon.log")).unwrap();
+        assert!(log.contains(&format!("event={ev} vip=2001:db8::100 source=\"host address\"")), "{}: {log}", d.name);
+    }
+}
+
 impl Drop for Director {
     fn drop(&mut self) {
         if let Some(mut c) = self.keepalived.take() {

@@ -45,14 +45,22 @@ impl Port {
 struct Http {
     port: u16,
     answer: Arc<Mutex<(u16, String)>>,
+    /// Every request received, as text.
+    requests: Arc<Mutex<Vec<String>>>,
 }
 
 impl Http {
     fn start(status: u16, body: &str) -> Http {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        Http::start_on("127.0.0.1", status, body)
+    }
+
+    /// The server on `ip` (`::1` for IPv6).
+    fn start_on(ip: &str, status: u16, body: &str) -> Http {
+        let l = TcpListener::bind((ip, 0)).unwrap();
         let port = l.local_addr().unwrap().port();
         let answer = Arc::new(Mutex::new((status, body.to_string())));
-        let a = answer.clone();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let (a, seen) = (answer.clone(), requests.clone());
         std::thread::spawn(move || {
             for s in l.incoming() {
                 let Ok(mut s) = s else { continue };
@@ -65,11 +73,12 @@ impl Http {
                         Ok(n) => req.extend_from_slice(&buf[..n]),
                     }
                 }
+                seen.lock().unwrap().push(String::from_utf8_lossy(&req).into_owned());
                 let (st, body) = a.lock().unwrap().clone();
                 let _ = write!(s, "HTTP/1.0 {st} X\r\nContent-Length: {}\r\n\r\n{body}", body.len());
             }
         });
-        Http { port, answer }
+        Http { port, answer, requests }
     }
     fn set(&self, status: u16, body: &str) {
         *self.answer.lock().unwrap() = (status, body.to_string());
@@ -656,7 +665,7 @@ virtual_server 10.0.0.100 443 {{
 
     // connect_timeout bounds the handshake (checked directly, without the daemon).
     use lvsnic::health::config::{Target, UrlCheck};
-    let t = Target { addr: ([127, 0, 0, 1], stall_port).into(), timeout: Duration::from_millis(500) };
+    let t = Target { addr: ([127, 0, 0, 1], stall_port).into(), timeout: Duration::from_millis(500), bind: None, bind_if: None };
     let u = UrlCheck { path: "/".into(), status: vec![], digest: None };
     let t0 = Instant::now();
     let o = lvsnic::health::ssl::check(&t, &[u.clone()], None, false, None);
@@ -665,7 +674,7 @@ virtual_server 10.0.0.100 443 {{
     assert!(took >= Duration::from_millis(450) && took < Duration::from_secs(3), "{took:?} {o:?}");
     // ... and the same check passes against a TLS server.
     let ok = Https::start(200, "x");
-    let t = Target { addr: ([127, 0, 0, 1], ok.port).into(), timeout: Duration::from_millis(500) };
+    let t = Target { addr: ([127, 0, 0, 1], ok.port).into(), timeout: Duration::from_millis(500), bind: None, bind_if: None };
     let o = lvsnic::health::ssl::check(&t, &[u], None, false, None);
     assert!(o.ok, "{o:?}");
 }
@@ -710,8 +719,120 @@ SSL {{
     assert!(!srv.sni().is_empty());
     // Without the client certificate the server refuses the handshake.
     use lvsnic::health::config::{Target, UrlCheck};
-    let t = Target { addr: ([127, 0, 0, 1], srv.port).into(), timeout: Duration::from_secs(1) };
+    let t = Target { addr: ([127, 0, 0, 1], srv.port).into(), timeout: Duration::from_secs(1), bind: None, bind_if: None };
     let u = UrlCheck { path: "/".into(), status: vec![], digest: None };
     let o = lvsnic::health::ssl::check(&t, &[u], None, false, None);
+    assert!(!o.ok, "{o:?}");
+}
+
+/// IPv6 real servers (issue 20): TCP_CHECK to the real server's own
+/// address, TCP_CHECK and HTTP_GET through an IPv6 `connect_ip`, all on
+/// ::1, as keepalived 2.2.7 checks them (an AF_INET6 socket to
+/// `[connect_ip]:connect_port`; HTTP_GET's Host header is the bracketed
+/// address and port, check_http.c's `request_template_ipv6`).
+#[test]
+fn ipv6_real_servers_are_checked_over_ipv6() {
+    let up = TcpListener::bind("[::1]:0").unwrap();
+    let up_port = up.local_addr().unwrap().port();
+    let down_port = {
+        let l = TcpListener::bind("[::1]:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let web = Http::start_on("::1", 200, "abc");
+    let conf = format!(
+        "\
+virtual_server 2001:db8::10 80 {{
+    delay_loop 0.3
+    lb_algo rr
+    lb_kind NAT
+    protocol TCP
+    real_server ::1 {up_port} {{
+        TCP_CHECK {{
+            retry 0
+        }}
+    }}
+    real_server 2001:db8:1::2 80 {{
+        TCP_CHECK {{
+            connect_ip ::1
+            connect_port {down_port}
+            retry 0
+        }}
+    }}
+    real_server 2001:db8:1::3 80 {{
+        HTTP_GET {{
+            url {{
+                path /index.html
+                digest 900150983cd24fb0d6963f7d28e17f72
+            }}
+            connect_ip ::1
+            connect_port {}
+            retry 0
+        }}
+    }}
+}}
+",
+        web.port
+    );
+    let (d, _) = load("hc-ipv6", &conf);
+    let rs1 = format!("-a -t [2001:db8::10]:80 -r [::1]:{up_port} -m -w 1");
+    let rs3 = "-a -t [2001:db8::10]:80 -r [2001:db8:1::3]:80 -m -w 1";
+    wait_until(&d, "the refused server removed", |d| !names(d, "[2001:db8:1::2]:80"));
+    assert!(holds(&d, &rs1) && holds(&d, rs3), "{}", d.run(&["-S", "-n"]).stdout);
+    let l = checkers(&d);
+    assert!(l.contains(&format!("TCP_CHECK [::1]:{up_port} up")), "{l}");
+    assert!(l.contains(&format!("TCP_CHECK [::1]:{down_port} down")), "{l}");
+    assert!(l.contains("-> [2001:db8:1::2]:80 down weight 1, ipvs absent"), "{l}");
+    let req = web.requests.lock().unwrap()[0].clone();
+    assert_eq!(req, format!("GET /index.html HTTP/1.0\r\nUser-Agent: KeepAliveClient\r\nHost: [::1]:{}\r\n\r\n", web.port));
+    // A body whose MD5 differs takes the HTTP server out; the right one
+    // brings it back.
+    web.set(200, "abd");
+    wait_until(&d, "digest mismatch removes the server", |d| !holds(d, rs3));
+    let l = checkers(&d);
+    assert!(l.contains("digest"), "{l}");
+    web.set(200, "abc");
+    wait_until(&d, "the server back", |d| holds(d, rs3));
+    drop(up);
+}
+
+/// `bindto`, `bind_port` and `bind_if` with IPv6 (keepalived's
+/// socket_bind_connect: SO_BINDTODEVICE, bind(2), then connect(2)): the
+/// server sees the connection come from [::1]:bind_port; a `bindto` of
+/// the other family than `connect_ip` is skipped with keepalived's words.
+#[test]
+fn ipv6_checks_bind_to_the_configured_source() {
+    use lvsnic::health::config::CheckKind;
+    let l = TcpListener::bind("[::1]:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let bind_port = {
+        let p = TcpListener::bind("[::1]:0").unwrap();
+        p.local_addr().unwrap().port()
+    };
+    let dir = tmpdir("hc-bind6");
+    let f = write(
+        &dir,
+        "k.conf",
+        &format!(
+            "virtual_server 2001:db8::10 80 {{\n    protocol TCP\n    lb_algo rr\n    real_server 2001:db8:1::2 80 {{\n        TCP_CHECK {{\n\
+             \x20           connect_ip ::1\n            connect_port {port}\n            bindto ::1\n            bind_port {bind_port}\n\
+             \x20           bind_if lo\n            bindto 127.0.0.1\n        }}\n    }}\n}}\n"
+        ),
+    );
+    let imp = lvsnic::keepalived::import(&f).unwrap();
+    let w: Vec<String> = imp.warnings.iter().map(|d| format!("{}: {}", d.loc, d.msg)).collect();
+    assert_eq!(w, [format!("{}:11: bindto address 127.0.0.1 does not match address family of connect_ip - skipping", f.display())]);
+    let c = &imp.health.services[0].reals[0].checkers[0];
+    let CheckKind::Tcp(t) = &c.kind else { panic!("{c:?}") };
+    assert_eq!(t.bind, Some(format!("[::1]:{bind_port}").parse().unwrap()));
+    assert_eq!(t.bind_if.as_deref(), Some("lo"));
+    let o = lvsnic::health::tcp::check(t);
+    assert!(o.ok, "{o:?}");
+    let (_, peer) = l.accept().unwrap();
+    assert_eq!(peer, format!("[::1]:{bind_port}").parse().unwrap());
+    // Bound to an interface that does not exist: the check fails.
+    let mut t2 = t.clone();
+    t2.bind_if = Some("nosuchif0".into());
+    t2.bind = None;
+    let o = lvsnic::health::tcp::check(&t2);
     assert!(!o.ok, "{o:?}");
 }

@@ -514,6 +514,63 @@ fn virtual_server_groups() {
     );
 }
 
+/// keepalived 2.2.7's ranges (check_data.c, lib/utils.c `inet_stor`): an
+/// IPv6 range names the last 16-bit group's end in hex; a whole end
+/// address also works (IPv4: every address up to it; IPv6: the last group
+/// steps), and so does a prefix (`/MASK`, host bits zero); the end must be
+/// past the start.
+#[test]
+fn virtual_server_group_ranges_ipv4_and_ipv6() {
+    let dir = tmpdir("ka-ranges");
+    let conf = |group: &str, rs: &str| {
+        format!(
+            "virtual_server group G {{\n  protocol TCP\n  lb_algo rr\n  lb_kind DR\n  real_server {rs} 80 {{ weight 2 }}\n}}\n\
+             virtual_server_group G {{\n  {group} 80\n}}\n"
+        )
+    };
+    let services = |r: &str| -> Vec<String> {
+        r.lines().filter(|l| l.starts_with("-A ")).map(|l| l.split(' ').nth(2).unwrap().to_string()).collect()
+    };
+    // "9-b" is hex: 9, a, b.
+    let r = conv(&write(&dir, "v6.conf", &conf("2001:db8::9-b", "2001:db8:1::1")));
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        r.stdout,
+        "-A -t [2001:db8::9]:80 -s rr\n-a -t [2001:db8::9]:80 -r [2001:db8:1::1]:80 -g -w 2\n\
+         -A -t [2001:db8::a]:80 -s rr\n-a -t [2001:db8::a]:80 -r [2001:db8:1::1]:80 -g -w 2\n\
+         -A -t [2001:db8::b]:80 -s rr\n-a -t [2001:db8::b]:80 -r [2001:db8:1::1]:80 -g -w 2\n"
+    );
+    let r = conv(&write(&dir, "v6full.conf", &conf("2001:db8::1:fffe-2001:db8::1:ffff", "2001:db8:1::1")));
+    assert_eq!(services(&r.stdout), ["[2001:db8::1:fffe]:80", "[2001:db8::1:ffff]:80"], "{r:?}");
+    let r = conv(&write(&dir, "v4full.conf", &conf("10.0.0.254-10.0.1.1", "10.1.0.1")));
+    assert_eq!(services(&r.stdout), ["10.0.0.254:80", "10.0.0.255:80", "10.0.1.0:80", "10.0.1.1:80"], "{r:?}");
+    // A prefix: every address in it (host bits zero).
+    let r = conv(&write(&dir, "v6mask.conf", &conf("2001:db8::1:100/126", "2001:db8:1::1")));
+    let want = ["[2001:db8::1:100]:80", "[2001:db8::1:101]:80", "[2001:db8::1:102]:80", "[2001:db8::1:103]:80"];
+    assert_eq!(services(&r.stdout), want, "{r:?}");
+    let r = conv(&write(&dir, "v4mask.conf", &conf("10.0.0.8/30", "10.1.0.1")));
+    assert_eq!(services(&r.stdout), ["10.0.0.8:80", "10.0.0.9:80", "10.0.0.10:80", "10.0.0.11:80"], "{r:?}");
+    let r = conv(&write(&dir, "v4host.conf", &conf("10.0.0.8/32", "10.1.0.1")));
+    assert_eq!(services(&r.stdout), ["10.0.0.8:80"], "{r:?}");
+    for (group, rs, why) in [
+        ("2001:db8::5-5", "2001:db8:1::1", "address range end is not greater than its start in"),
+        ("2001:db8::5-10000", "2001:db8:1::1", "address range end too large in"),
+        ("2001:db8::5-xyz", "2001:db8:1::1", "invalid address range"),
+        ("2001:db8::5-2001:db8::4", "2001:db8:1::1", "address range end is less than its start in"),
+        ("10.0.0.5-5", "10.1.0.1", "address range end is not greater than its start in"),
+        ("10.0.0.5-256", "10.1.0.1", "address range end too large in"),
+        ("10.0.0.9/30", "10.1.0.1", "address mask bits not empty in"),
+        ("10.0.0.8/0", "10.1.0.1", "invalid netmask in"),
+        ("2001:db8::1/120", "2001:db8:1::1", "address mask bits not empty in"),
+        ("2001:db8::/129", "2001:db8:1::1", "invalid netmask in"),
+    ] {
+        let f = write(&dir, "bad.conf", &conf(group, rs));
+        let r = conv(&f);
+        assert_eq!(r.code, 1, "{group}: {r:?}");
+        assert!(r.stderr.contains(&format!("{}:8: error: virtual_server_group G: {why} '{group}'", f.display())), "{group}: {}", r.stderr);
+    }
+}
+
 #[test]
 fn checker_configuration_defaults_and_inheritance() {
     use lvsnic::health::config::{CheckKind, UrlCheck};
@@ -580,10 +637,7 @@ virtual_server 10.0.0.1 80 {
     let w: Vec<String> = imp.warnings.iter().map(|d| format!("{}: {}", d.loc, d.msg)).collect();
     assert_eq!(
         w,
-        [
-            format!("{fp}:12: bindto in TCP_CHECK is not supported by lvsnic: ignored"),
-            format!("{fp}:1: virtual_server 10.0.0.1 80: no protocol, using UDP (keepalived's default)"),
-        ]
+        [format!("{fp}:1: virtual_server 10.0.0.1 80: no protocol, using UDP (keepalived's default)")]
     );
     assert_eq!(imp.health.services.len(), 1);
     let v = &imp.health.services[0];
@@ -601,6 +655,8 @@ virtual_server 10.0.0.1 80 {
     let t = &r1.checkers[0];
     let CheckKind::Tcp(tt) = &t.kind else { panic!("{t:?}") };
     assert_eq!((tt.addr, tt.timeout), ("10.1.0.1:8080".parse().unwrap(), Duration::from_secs(5)));
+    // `bindto` without `bind_port`: the address, any port.
+    assert_eq!((tt.bind, tt.bind_if.as_deref()), (Some("10.0.0.1:0".parse().unwrap()), None));
     assert_eq!((t.delay_loop, t.retry, t.delay_before_retry, t.alpha), (Duration::from_millis(500), 4, Duration::from_secs(2), false));
     assert_eq!(t.origin, format!("{fp}:11"));
     // HTTP_GET: its own target, timeout and retry.
@@ -923,4 +979,32 @@ fn load_starts_both_sync_daemons() {
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stderr.contains("keepalived: master sync daemon replaced, backup sync daemon replaced (mcast=lo, syncid=9;"), "{}", r.stderr);
     assert_eq!(d.run(&["-L", "--daemon"]).stdout, listing(9));
+}
+
+/// keepalived's check_conn_opts: a checker whose target is a link-local
+/// IPv6 address needs `bind_if`; without it keepalived reports the error
+/// and drops the checker (the server is then up without checks).
+#[test]
+fn link_local_ipv6_checker_needs_bind_if() {
+    use lvsnic::health::config::CheckKind;
+    let dir = tmpdir("ka-linklocal");
+    let f = write(
+        &dir,
+        "k.conf",
+        "virtual_server 2001:db8::10 80 {\n    protocol TCP\n    lb_algo rr\n\
+         \x20   real_server fe80::1 80 {\n        TCP_CHECK {\n        }\n    }\n\
+         \x20   real_server fe80::2 80 {\n        HTTP_GET {\n            url {\n                path /\n            }\n            bind_if eth0\n        }\n    }\n}\n",
+    );
+    let imp = lvsnic::keepalived::import(&f).unwrap();
+    let w: Vec<String> = imp.warnings.iter().map(|d| format!("{}: {}", d.loc, d.msg)).collect();
+    assert_eq!(
+        w,
+        [format!("{}:5: Checker link local address fe80::1 requires a bind_if: TCP_CHECK of real server fe80::1 80 dropped", f.display())]
+    );
+    let reals = &imp.health.services[0].reals;
+    let r1 = reals.iter().find(|r| r.dest.dest[1] == "[fe80::1]:80").expect("fe80::1 kept");
+    assert!(r1.checkers.is_empty(), "{r1:?}");
+    let r2 = reals.iter().find(|r| r.dest.dest[1] == "[fe80::2]:80").expect("fe80::2 checked");
+    let CheckKind::Http { target, .. } = &r2.checkers[0].kind else { panic!("{:?}", r2.checkers) };
+    assert_eq!((target.addr, target.bind_if.as_deref()), ("[fe80::2]:80".parse().unwrap(), Some("eth0")));
 }

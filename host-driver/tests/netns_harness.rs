@@ -27,7 +27,10 @@ pub fn unavailable() -> Option<String> {
     if !std::path::Path::new("/dev/net/tun").exists() {
         return Some("no /dev/net/tun".into());
     }
-    let probe = format!("lvsnic-e2e-probe-{}", std::process::id());
+    // Unique per call: tests of one file run in parallel threads.
+    static PROBES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let probe = format!("lvsnic-e2e-probe-{}-{n}", std::process::id());
     match Command::new("ip").args(["netns", "add", &probe]).output() {
         Err(e) => Some(format!("cannot run `ip` (iproute2): {e}")),
         Ok(o) if !o.status.success() => {

@@ -83,7 +83,7 @@ impl Director {
     /// Whether `a` is one of the director's IPv6 addresses (its `ip6` or a
     /// VIP): `ipv6_chk_addr`.
     pub(super) fn local6(&self, a: &Ipv6Addr) -> bool {
-        Some(*a) == self.cfg.ip6 || self.services.is_vip6(a)
+        Some(*a) == self.cfg.ip6 || self.owns_vip6(a)
     }
 
     /// `icmpv6_xrlim_allow`: informational messages and Packet Too Big are
@@ -157,6 +157,11 @@ impl Director {
             return None;
         }
         let vip = self.services.is_vip6(&p.daddr);
+        if vip && !self.vip_owned(p.daddr) {
+            // A VIP another director owns (VRRP backup): the host stack's,
+            // as for IPv4.
+            return Some(self.host(HostReason::Forward));
+        }
         if end < p.l3 + ipv6::HEADER_LEN + icmpv6::HEADER_LEN {
             // frag_safe_skb_hp fails: NF_DROP, once IPVS is enabled.
             if vip || !self.services.services.is_empty() {

@@ -446,3 +446,43 @@ fn no_error_is_sent_about_a_relayed_error() {
     assert_eq!(run(&mut d, T0, &err), Err(Action::Drop(DropReason::TtlExceeded)));
     assert!(d.counters.icmp6_sent.is_empty());
 }
+
+#[test]
+fn an_ipv6_vip_another_director_owns_is_the_host_stacks_as_for_ipv4() {
+    let mut d = director();
+    let (client, vip) = (a("2001:db8:ff::8"), a("2001:db8::10"));
+    assert!(d.set_vip_owned(vip, false));
+    // TCP to it, an ICMPv6 echo to it: routed (or dropped) by the host
+    // stack, as an IPv4 VIP in VRRP backup (`ipv6_chk_addr` fails, IPVS
+    // at LOCAL_IN never sees them).
+    let syn = frame(DIR, GW, 0, 0, 6, 1, client, vip, &tcp(client, vip, 40001, 80, 1, 0, 0x02, b""));
+    assert_eq!(run(&mut d, T0, &syn), Err(Action::ToHost(HostReason::Forward)));
+    let echo = frame(DIR, GW, 0, 0, 58, 64, client, vip, &icmp(client, vip, 128, 0, 7, b"ping"));
+    assert_eq!(run(&mut d, T0, &echo), Err(Action::ToHost(HostReason::Forward)));
+    assert_eq!(d.conns.len(), 0);
+    // Its solicitations are not answered (as ARP requests for an IPv4 VIP
+    // in backup): the host stack's.
+    let snm = a("ff02::1:ff00:10");
+    let slla = [1, 1, 2, 0, 0, 0, 0x20, 1];
+    let q = frame([0x33, 0x33, 0xff, 0, 0, 0x10], CLIENT_MAC, 0, 0, 58, 255, client, snm, &ns(client, snm, vip, &slla));
+    assert_eq!(run(&mut d, T0, &q), Err(Action::ToHost(HostReason::NonIp)));
+    assert_eq!(d.counters.nd_adverts, 0);
+    // Master again: the solicitation is answered (R S O, our MAC) and the
+    // SYN is IPVS's (hop limit 1: Time Exceeded from the VIP).
+    assert!(d.set_vip_owned(vip, true));
+    let want = frame(CLIENT_MAC, DIR, 0, 0, 58, 255, vip, client, &na(vip, client, 0xe0, vip, true));
+    assert_eq!(run(&mut d, T0, &q), Ok(want));
+    let want = frame(GW, DIR, 0, 0, 58, 64, vip, client, &icmp(vip, client, 3, 0, 0, packet(&syn)));
+    assert_eq!(run(&mut d, T0, &syn), Ok(want));
+}
+
+#[test]
+fn the_unsolicited_neighbour_advertisement_is_keepaliveds() {
+    // ndisc_send_unsolicited_na: to 33:33:00:00:00:01 / ff02::1 from the
+    // VIP, hop limit 255, R and O, target the VIP, TLLA option.
+    let vip = a("2001:db8::10");
+    let all = a("ff02::1");
+    let want = frame([0x33, 0x33, 0, 0, 0, 1], DIR, 0, 0, 58, 255, vip, all, &na(vip, all, 0xa0, vip, true));
+    assert_eq!(want.len(), 86);
+    assert_eq!(crate::xmit::unsolicited_na(crate::wire::MacAddr(DIR), vip), want);
+}

@@ -422,7 +422,8 @@ pub struct Director {
     /// VRRP state of the VIPs named by [`set_vip_owned`](Self::set_vip_owned):
     /// `true` ours (master), `false` another director's (backup or fault:
     /// not answered in ARP, not load-balanced).
-    vip_state: std::collections::BTreeMap<Ipv4Addr, bool>,
+    /// IPv4 and IPv6 VIPs alike.
+    vip_state: std::collections::BTreeMap<std::net::IpAddr, bool>,
     /// Whether a VIP not in `vip_state` is ours (default `true`: without
     /// VRRP every VIP is).
     vips_owned_by_default: bool,
@@ -833,15 +834,22 @@ impl Director {
         self.services.is_vip(addr) && self.vip_owned(Ipv4Addr::from(addr))
     }
 
+    /// [`owns_vip`](Self::owns_vip) for an IPv6 address: a VIP of an IPv6
+    /// service whose VRRP ownership is ours.
+    pub fn owns_vip6(&self, addr: &std::net::Ipv6Addr) -> bool {
+        self.services.is_vip6(addr) && self.vip_owned(*addr)
+    }
+
     /// The VRRP ownership of `vip` (whether or not a service uses it): as
     /// [`set_vip_owned`](Self::set_vip_owned) last set it, else the default.
-    pub fn vip_owned(&self, vip: Ipv4Addr) -> bool {
-        self.vip_state.get(&vip).copied().unwrap_or(self.vips_owned_by_default)
+    pub fn vip_owned(&self, vip: impl Into<std::net::IpAddr>) -> bool {
+        self.vip_state.get(&vip.into()).copied().unwrap_or(self.vips_owned_by_default)
     }
 
     /// VRRP: takes `vip` (master) or releases it (backup, fault). Returns
     /// whether the director's ownership of it changed.
-    pub fn set_vip_owned(&mut self, vip: Ipv4Addr, owned: bool) -> bool {
+    pub fn set_vip_owned(&mut self, vip: impl Into<std::net::IpAddr>, owned: bool) -> bool {
+        let vip = vip.into();
         let before = self.vip_state.get(&vip).copied().unwrap_or(self.vips_owned_by_default);
         self.vip_state.insert(vip, owned);
         before != owned
@@ -858,7 +866,7 @@ impl Director {
 
     /// The addresses [`set_vip_owned`](Self::set_vip_owned) has named, with
     /// whether each is ours.
-    pub fn vip_states(&self) -> impl Iterator<Item = (Ipv4Addr, bool)> + '_ {
+    pub fn vip_states(&self) -> impl Iterator<Item = (std::net::IpAddr, bool)> + '_ {
         self.vip_state.iter().map(|(&a, &o)| (a, o))
     }
 

@@ -89,6 +89,11 @@ impl Director {
             return self.host(HostReason::NonIp);
         };
         if self.services.is_vip6(&p.daddr) {
+            if !self.vip_owned(p.daddr) {
+                // As for IPv4: the address is no longer ours (VRRP backup),
+                // the host stack routes or drops the packet.
+                return self.host(HostReason::Forward);
+            }
             return self.ip_vs_in6(frame, extra, &p);
         }
         if let Some(id) = self.conns.out_get6(p.proto, &p.saddr, p.sport, &p.daddr, p.dport) {

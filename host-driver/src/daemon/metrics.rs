@@ -20,7 +20,7 @@ use crate::control::ConnStates;
 use crate::health::CheckerState;
 use lvsnic_model::rules::ipvsadm::{RateView, ServiceListing, StatsView};
 use lvsnic_model::rules::ServiceKey;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 
 /// What the loop copies for one scrape.
 pub struct Snapshot {
@@ -35,7 +35,7 @@ pub struct Snapshot {
     /// The health-checked services' quorums.
     pub quorums: Vec<(Vec<String>, bool)>,
     /// Every VIP and whether it is this director's.
-    pub vips: Vec<(Ipv4Addr, bool)>,
+    pub vips: Vec<(IpAddr, bool)>,
 }
 
 macro_rules! families {
@@ -425,7 +425,7 @@ pub fn render(s: &Snapshot, format: Format) -> String {
     }
 
     // VIPs.
-    w.family(&VIP_OWNED, s.vips.iter().map(|(a, o)| (vec![("vip", IpAddr::V4(*a).to_string())], *o)));
+    w.family(&VIP_OWNED, s.vips.iter().map(|(a, o)| (vec![("vip", a.to_string())], *o)));
     w.family(&VIPS_MODE, by("mode", ["master", "backup", "host"].map(|m| (m, (m == st.vips) as u64))));
     w.family(&HTTP_REQUESTS, by("result", st.metrics.iter().flat_map(|m| m.pairs())));
     w.finish()

@@ -323,7 +323,7 @@ struct Daemon<D: Device> {
     /// `--vips host`: address change notifications.
     addr_watch: Option<crate::rtnl::AddrWatch>,
     /// `--vips host`: the IPv4 addresses of the director's own stack.
-    host_addrs: Vec<std::net::Ipv4Addr>,
+    host_addrs: Vec<std::net::IpAddr>,
     /// Gratuitous ARPs of VIPs taken over (`lvsnic vip master`), each
     /// with the model time it is due.
     garps: Vec<(Time, Vec<u8>)>,

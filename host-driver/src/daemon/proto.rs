@@ -129,7 +129,7 @@ pub enum Request {
         state: Option<VrrpState>,
         /// The instance's VIPs.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        vips: Vec<std::net::Ipv4Addr>,
+        vips: Vec<std::net::IpAddr>,
     },
     /// The metrics server's scrape (`--metrics`): made inside the daemon,
     /// never read from the control socket (it has no JSON form).

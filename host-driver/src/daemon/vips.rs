@@ -1,15 +1,18 @@
-//! VIP ownership (`--vips`, `lvsnic vip`): which VIPs this director
-//! answers for, gratuitous ARPs on taking one over, and following the
-//! stack's own addresses (`--vips host`).
+//! VIP ownership (`--vips`, `lvsnic vip`): which VIPs (IPv4 and IPv6)
+//! this director answers for, gratuitous ARPs (unsolicited Neighbour
+//! Advertisements for IPv6) on taking one over, and following the stack's
+//! own addresses (`--vips host`).
 
 use super::{bad, io_err, proto, sys, Daemon, DaemonError, VipMode};
 use crate::device::Device;
 use crate::invocation::Output;
 use lvsnic_model::time::Time;
 use proto::Reply;
+use std::net::IpAddr;
 
-/// keepalived's `vrrp_garp_master_repeat` default: gratuitous ARPs per VIP
-/// in each burst after becoming master.
+/// keepalived's `vrrp_garp_master_repeat` default: gratuitous ARPs (for an
+/// IPv6 VIP unsolicited Neighbour Advertisements) per VIP in each burst
+/// after becoming master.
 pub const GARP_MASTER_REPEAT: usize = 5;
 /// keepalived's `vrrp_garp_master_delay` default: the second burst follows
 /// the first (sent at once) after this long.
@@ -17,8 +20,9 @@ pub const GARP_MASTER_DELAY_NS: Time = 5_000_000_000;
 
 /// The VIPs to list or follow: those of live services and those named
 /// before (`lvsnic vip`), sorted, each once.
-pub(super) fn known_vips(d: &lvsnic_model::director::Director) -> Vec<std::net::Ipv4Addr> {
-    let mut all: Vec<std::net::Ipv4Addr> = d.services.live_services().filter_map(|s| s.vaddr_v4()).collect();
+/// IPv4 ones first.
+pub(super) fn known_vips(d: &lvsnic_model::director::Director) -> Vec<IpAddr> {
+    let mut all: Vec<IpAddr> = d.services.live_services().map(|s| s.vaddr).collect();
     all.extend(d.vip_states().map(|(a, _)| a));
     all.sort_unstable();
     all.dedup();
@@ -27,9 +31,10 @@ pub(super) fn known_vips(d: &lvsnic_model::director::Director) -> Vec<std::net::
 
 impl<D: Device> Daemon<D> {
     /// `lvsnic vip [STATE VIP...]`: VRRP ownership of VIPs. Becoming
-    /// master queues two bursts of gratuitous ARPs per VIP (now and
+    /// master queues two bursts of gratuitous ARPs (unsolicited Neighbour
+    /// Advertisements for an IPv6 VIP) per VIP (now and
     /// [`GARP_MASTER_DELAY_NS`] later), as keepalived's defaults do.
-    pub(super) fn vip(&mut self, state: Option<proto::VrrpState>, vips: &[std::net::Ipv4Addr]) -> Reply {
+    pub(super) fn vip(&mut self, state: Option<proto::VrrpState>, vips: &[IpAddr]) -> Reply {
         let Some(state) = state else {
             let d = self.ctl.director();
             let stdout = known_vips(d)
@@ -53,21 +58,29 @@ impl<D: Device> Daemon<D> {
             }
             self.ctl.set_vip_owned(v, master);
             if master {
-                let f = lvsnic_model::xmit::gratuitous_arp(self.ctl.director().cfg.mac, v);
+                let mac = self.ctl.director().cfg.mac;
+                let f = match v {
+                    IpAddr::V4(a) => lvsnic_model::xmit::gratuitous_arp(mac, a),
+                    IpAddr::V6(a) => lvsnic_model::xmit::unsolicited_na(mac, a),
+                };
                 for due in [now, now + GARP_MASTER_DELAY_NS] {
                     self.garps.extend(std::iter::repeat_n((due, f.clone()), GARP_MASTER_REPEAT));
                 }
             }
         }
         if !master {
-            self.garps.retain(|(_, f)| !vips.iter().any(|v| f[38..42] == v.octets()));
+            self.garps.retain(|(_, f)| !vips.iter().any(|&v| announces(f, v)));
         }
         Output::default()
     }
 
-    /// `--vips host`: reads the stack's addresses again and follows them.
+    /// `--vips host`: reads the stack's addresses again and follows them:
+    /// its IPv4 addresses and the IPv6 ones it accepts packets for
+    /// ([`crate::rtnl::ipv6_addresses`]: not while tentative).
     pub(super) fn refresh_host_addrs(&mut self) -> Result<(), DaemonError> {
-        self.host_addrs = sys::ipv4_addresses().map_err(io_err("reading the host's addresses"))?;
+        let v4 = sys::ipv4_addresses().map_err(io_err("reading the host's addresses"))?;
+        let v6 = crate::rtnl::ipv6_addresses().map_err(io_err("reading the host's IPv6 addresses (rtnetlink)"))?;
+        self.host_addrs = v4.into_iter().map(IpAddr::V4).chain(v6.into_iter().map(IpAddr::V6)).collect();
         self.follow_host_addrs();
         Ok(())
     }
@@ -98,6 +111,15 @@ impl<D: Device> Daemon<D> {
     }
 }
 
+/// Whether the queued announcement `f` (a gratuitous ARP or an unsolicited
+/// Neighbour Advertisement, untagged) is about `vip`.
+fn announces(f: &[u8], vip: IpAddr) -> bool {
+    match vip {
+        IpAddr::V4(a) => f.get(38..42) == Some(&a.octets()[..]),
+        IpAddr::V6(a) => f.get(62..78) == Some(&a.octets()[..]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,9 +136,30 @@ mod tests {
         .unwrap()
         .rules;
         let mut d = lvsnic_model::director::Director::new(cfg, &rules, 0).unwrap();
-        d.set_vip_owned("10.0.0.5".parse().unwrap(), false);
-        d.set_vip_owned("10.0.0.2".parse().unwrap(), true);
+        d.set_vip_owned("10.0.0.5".parse::<std::net::Ipv4Addr>().unwrap(), false);
+        d.set_vip_owned("10.0.0.2".parse::<std::net::Ipv4Addr>().unwrap(), true);
         let got: Vec<String> = known_vips(&d).iter().map(|a| a.to_string()).collect();
         assert_eq!(got, ["10.0.0.2", "10.0.0.5", "10.0.0.9"]);
+    }
+
+    #[test]
+    fn ipv6_vips_are_known_after_the_ipv4_ones_and_announcements_match_their_vip() {
+        let cfg = lvsnic_model::config::DirectorConfig::parse(
+            "[director]\nip = \"10.0.0.1\"\nmac = \"02:00:00:00:00:01\"\nmtu = 1500\ngateway_mac = \"02:00:00:00:00:fe\"\n",
+        )
+        .unwrap();
+        let rules = lvsnic_model::rules::ipvsadm::parse_rules_full("-A -t [2001:db8::10]:80 -s rr\n-A -t 10.0.0.9:80 -s rr\n")
+            .unwrap()
+            .rules;
+        let mut d = lvsnic_model::director::Director::new(cfg, &rules, 0).unwrap();
+        d.set_vip_owned("2001:db8::5".parse::<std::net::Ipv6Addr>().unwrap(), false);
+        let got: Vec<String> = known_vips(&d).iter().map(|a| a.to_string()).collect();
+        assert_eq!(got, ["10.0.0.9", "2001:db8::5", "2001:db8::10"]);
+        let mac = d.cfg.mac;
+        let (v4, v6, other6) = ("10.0.0.9".parse().unwrap(), "2001:db8::10".parse().unwrap(), "2001:db8::11".parse().unwrap());
+        let garp = lvsnic_model::xmit::gratuitous_arp(mac, "10.0.0.9".parse().unwrap());
+        let na = lvsnic_model::xmit::unsolicited_na(mac, "2001:db8::10".parse().unwrap());
+        assert!(announces(&garp, v4) && !announces(&garp, v6));
+        assert!(announces(&na, v6) && !announces(&na, other6) && !announces(&na, v4));
     }
 }

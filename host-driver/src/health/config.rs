@@ -173,6 +173,13 @@ pub struct Target {
     pub addr: std::net::SocketAddr,
     /// `connect_timeout` (default 5 s).
     pub timeout: Duration,
+    /// `bindto` and `bind_port`: the source the connection is bound to
+    /// (address unspecified when only `bind_port` is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bind: Option<std::net::SocketAddr>,
+    /// `bind_if`: the interface the connection is bound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bind_if: Option<String>,
 }
 
 /// A client certificate chain and its key (PEM files, absolute paths),

@@ -146,7 +146,7 @@ mod tests {
 
     #[test]
     fn sni_only_with_enable_sni_and_a_host_name() {
-        let t = Target { addr: "10.0.0.1:443".parse().unwrap(), timeout: Duration::from_secs(1) };
+        let t = Target { addr: "10.0.0.1:443".parse().unwrap(), timeout: Duration::from_secs(1), bind: None, bind_if: None };
         let ip = ServerName::IpAddress(t.addr.ip().into());
         assert_eq!(server_name(&t, Some("www.example.org"), false), ip);
         assert_eq!(server_name(&t, None, true), ip);

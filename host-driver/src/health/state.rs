@@ -327,7 +327,7 @@ mod tests {
 
     fn rs(a: &str, w: u32, inhibit: bool, alpha: bool) -> RsHealth {
         let c = CheckerConfig {
-            kind: CheckKind::Tcp(Target { addr: "127.0.0.1:1".parse().unwrap(), timeout: ms(100) }),
+            kind: CheckKind::Tcp(Target { addr: "127.0.0.1:1".parse().unwrap(), timeout: ms(100), bind: None, bind_if: None }),
             delay_loop: ms(1000),
             retry: 0,
             delay_before_retry: ms(100),

@@ -6,9 +6,13 @@ use super::config::Target;
 use super::Outcome;
 use std::net::TcpStream;
 
-/// A TCP connection to `t.addr` within `t.timeout`.
+/// A TCP connection to `t.addr` within `t.timeout`, bound as `bindto`,
+/// `bind_port` and `bind_if` say.
 pub fn connect(t: &Target) -> std::io::Result<TcpStream> {
-    TcpStream::connect_timeout(&t.addr, t.timeout)
+    if t.bind.is_none() && t.bind_if.is_none() {
+        return TcpStream::connect_timeout(&t.addr, t.timeout);
+    }
+    crate::sys::tcp_connect_bound(t.addr, t.bind, t.bind_if.as_deref(), t.timeout)
 }
 
 /// One `TCP_CHECK`.

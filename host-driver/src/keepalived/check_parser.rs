@@ -176,36 +176,128 @@ pub(super) fn group_entries(ctx: &mut Ctx, g: &Node) -> Vec<(ServiceKeyProto, Lo
             }
             continue;
         }
-        // `IP PORT` or `IP-LAST PORT` (a range of the last IPv4 octet).
-        let (first, last) = match e.kw().split_once('-') {
+        // `IP PORT`, `IP/MASK PORT`, `IP-LAST PORT` (the last IPv4 octet
+        // in decimal, the last 16-bit group of an IPv6 address in hex:
+        // inet_stor) or `IP-IP PORT` (check_data.c's alloc_vsg_entry).
+        let (first, last) = match e.kw().split_once('/').or_else(|| e.kw().split_once('-')) {
             Some((a, b)) => (a, Some(b)),
             None => (e.kw(), None),
         };
+        let masked = e.kw().contains('/');
         let Some(addr) = parse_ip(first) else {
             ctx.err(&e.loc, format!("virtual_server_group {}: invalid address '{}'", g.arg(1).unwrap_or(""), e.kw()));
             continue;
         };
         let Some(port) = port_or_zero(ctx, e, 1) else { continue };
-        match (addr, last) {
-            (a, None) => out.push((ServiceKeyProto::Addr(a, port), e.loc.clone())),
-            (IpAddr::V4(a), Some(l)) => {
-                let o = a.octets();
-                match l.parse::<u8>() {
-                    Ok(l) if l >= o[3] => {
-                        for x in o[3]..=l {
-                            out.push((
-                                ServiceKeyProto::Addr(IpAddr::V4(Ipv4Addr::new(o[0], o[1], o[2], x)), port),
-                                e.loc.clone(),
-                            ));
-                        }
-                    }
-                    _ => ctx.err(&e.loc, format!("invalid address range '{}'", e.kw())),
-                }
-            }
-            (IpAddr::V6(_), Some(_)) => ctx.err(&e.loc, "IPv6 address ranges are not supported"),
+        let Some(last) = last else {
+            out.push((ServiceKeyProto::Addr(addr, port), e.loc.clone()));
+            continue;
+        };
+        let addrs = if masked { masked_addrs(addr, last) } else { range_addrs(addr, last) };
+        match addrs {
+            Ok(addrs) => out.extend(addrs.into_iter().map(|a| (ServiceKeyProto::Addr(a, port), e.loc.clone()))),
+            Err(why) => ctx.err(&e.loc, format!("virtual_server_group {}: {why} '{}'", g.arg(1).unwrap_or(""), e.kw())),
         }
     }
     out
+}
+
+/// The addresses of a `virtual_server_group` range from `first` to `end`
+/// (what follows the `-`), as keepalived 2.2.7 walks it
+/// (`ipvs_group_range_cmd`): an IPv4 address up to the end address, an
+/// IPv6 one through its last 16-bit group only. `end` is a whole address
+/// when it has a `.` (IPv4) or `:` (IPv6), else the last octet in decimal
+/// (IPv4, at most 255) or the last group in hex (IPv6, at most ffff); the
+/// end must be past the start (keepalived skips the entry otherwise).
+pub(super) fn range_addrs(first: IpAddr, end: &str) -> Result<Vec<IpAddr>, &'static str> {
+    match first {
+        IpAddr::V4(a) => {
+            let start = u32::from(a);
+            let last = if end.contains('.') {
+                let e: Ipv4Addr = end.parse().map_err(|_| "invalid range end in")?;
+                if u32::from(e) < start {
+                    return Err("address range end is less than its start in");
+                }
+                u32::from(e)
+            } else {
+                let l: u32 = end.parse().map_err(|_| "invalid address range")?;
+                if l > 255 {
+                    return Err("address range end too large in");
+                }
+                if start & 0xff >= l {
+                    return Err("address range end is not greater than its start in");
+                }
+                start & !0xff | l
+            };
+            Ok((start..=last).map(|x| IpAddr::V4(Ipv4Addr::from(x))).collect())
+        }
+        IpAddr::V6(a) => {
+            let g = a.segments();
+            let last = if end.contains(':') {
+                let e: std::net::Ipv6Addr = end.parse().map_err(|_| "invalid range end in")?;
+                // Compared group by group, as keepalived does.
+                if e.segments() < g {
+                    return Err("address range end is less than its start in");
+                }
+                e.segments()[7]
+            } else {
+                let l = u32::from_str_radix(end, 16).map_err(|_| "invalid address range")?;
+                if l > 0xffff {
+                    return Err("address range end too large in");
+                }
+                if u32::from(g[7]) >= l {
+                    return Err("address range end is not greater than its start in");
+                }
+                l as u16
+            };
+            // Only the last group steps (wrapping at ffff, as keepalived's
+            // 16-bit arithmetic does) until it equals the end's.
+            let mut out = Vec::new();
+            let mut s = g;
+            loop {
+                out.push(IpAddr::V6(std::net::Ipv6Addr::from(s)));
+                if s[7] == last {
+                    break;
+                }
+                s[7] = s[7].wrapping_add(1);
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// The addresses of a `virtual_server_group` entry `first/mask`, as
+/// keepalived 2.2.7 makes a range of it: the mask is 1..=32 (IPv4) or
+/// 1..=128 (IPv6), the host bits of `first` must be zero, and the range
+/// runs to the last address of the prefix, walked as
+/// [`range_addrs`] walks it (for IPv6 only the last 16-bit group steps, so
+/// a prefix shorter than /112 gives the 65536 addresses of that group).
+pub(super) fn masked_addrs(first: IpAddr, mask: &str) -> Result<Vec<IpAddr>, &'static str> {
+    let bits = if first.is_ipv4() { 32 } else { 128 };
+    let m: u32 = match mask.parse() {
+        Ok(m) if (1..=bits).contains(&m) => m,
+        _ => return Err("invalid netmask in"),
+    };
+    let end = match first {
+        IpAddr::V4(a) => {
+            let host = if m == 32 { 0 } else { u32::MAX >> m };
+            if u32::from(a) & host != 0 {
+                return Err("address mask bits not empty in");
+            }
+            IpAddr::V4(Ipv4Addr::from(u32::from(a) | host)).to_string()
+        }
+        IpAddr::V6(a) => {
+            let host = if m == 128 { 0 } else { u128::MAX >> m };
+            if u128::from(a) & host != 0 {
+                return Err("address mask bits not empty in");
+            }
+            std::net::Ipv6Addr::from(u128::from(a) | host).to_string()
+        }
+    };
+    if end == first.to_string() {
+        return Ok(vec![first]);
+    }
+    range_addrs(first, &end)
 }
 
 /// Groups' entries by name.
@@ -549,7 +641,17 @@ fn real_server(ctx: &mut Ctx, k: &Node, vs_name: &str) -> Option<Rs> {
             "inhibit_on_failure" => r.inhibit = Some(ctx.bool_opt(x)),
             _ if timing_keyword(ctx, x, &mut r.timing) => {}
             c if RUN.contains(&c) => {
-                r.checkers.push(checker(ctx, x));
+                let ck = checker(ctx, x);
+                // check_conn_opts: a link-local IPv6 target needs `bind_if`
+                // (its scope); without one keepalived reports the error and
+                // drops the checker (the server then counts as up).
+                let dst = ck.connect_ip.unwrap_or(addr);
+                let link_local = matches!(dst, IpAddr::V6(v) if v.segments()[0] & 0xffc0 == 0xfe80);
+                if c != "MISC_CHECK" && link_local && ck.bind_if.is_none() {
+                    ctx.warn(&x.loc, format!("Checker link local address {dst} requires a bind_if: {c} of real server {name} dropped"));
+                } else {
+                    r.checkers.push(ck);
+                }
                 continue;
             }
             c if CHECKERS.contains(&c) => {

@@ -75,6 +75,10 @@ pub(super) struct ParsedChecker {
     pub(super) kw: String,
     pub(super) connect_ip: Option<IpAddr>,
     pub(super) connect_port: Option<u16>,
+    /// `bindto`, `bind_port`, `bind_if` (check_api.c's conn_opts).
+    pub(super) bindto: Option<IpAddr>,
+    pub(super) bind_port: Option<u16>,
+    pub(super) bind_if: Option<String>,
     pub(super) urls: Vec<UrlCheck>,
     pub(super) virtualhost: Option<String>,
     /// `enable_sni` (`SSL_GET`).
@@ -97,6 +101,9 @@ pub(super) fn checker(ctx: &mut Ctx, k: &Node) -> ParsedChecker {
         kw: k.kw().to_string(),
         connect_ip: None,
         connect_port: None,
+        bindto: None,
+        bind_port: None,
+        bind_if: None,
         urls: Vec::new(),
         virtualhost: None,
         enable_sni: false,
@@ -116,9 +123,34 @@ pub(super) fn checker(ctx: &mut Ctx, k: &Node) -> ParsedChecker {
             continue;
         }
         match x.kw() {
+            // co_ip_handler / co_srcip_handler: an address of the other
+            // family than the one given before is skipped, with an error
+            // keepalived reports and runs on without (a warning here).
             "connect_ip" if !misc => match ctx.val(x, 1).map(|v| (v, v.parse::<IpAddr>())) {
+                Some((v, Ok(a))) if c.bindto.is_some_and(|b| b.is_ipv4() != a.is_ipv4()) => {
+                    ctx.warn(&x.loc, format!("connect_ip address {v} does not match address family of bindto - skipping"))
+                }
                 Some((_, Ok(a))) => c.connect_ip = Some(a),
                 Some((v, Err(_))) => ctx.err(&x.loc, format!("connect_ip: invalid address '{v}'")),
+                None => {}
+            },
+            "bindto" if !misc => match ctx.val(x, 1).map(|v| (v, v.parse::<IpAddr>())) {
+                Some((v, Ok(a))) if c.connect_ip.is_some_and(|d| d.is_ipv4() != a.is_ipv4()) => {
+                    ctx.warn(&x.loc, format!("bindto address {v} does not match address family of connect_ip - skipping"))
+                }
+                Some((_, Ok(a))) => c.bindto = Some(a),
+                Some((v, Err(_))) => ctx.err(&x.loc, format!("bindto: invalid address '{v}'")),
+                None => {}
+            },
+            "bind_port" if !misc => {
+                if let Some(p) = ctx.num(x, 1, 1, 65535) {
+                    c.bind_port = Some(p as u16);
+                }
+            }
+            "bind_if" if !misc => match ctx.val(x, 1) {
+                // IFNAMSIZ - 1.
+                Some(v) if v.len() > 15 => ctx.err(&x.loc, format!("bind_if: interface name {v} is too long")),
+                Some(v) => c.bind_if = Some(v.to_string()),
                 None => {}
             },
             "connect_port" if !misc => {

@@ -137,9 +137,16 @@ fn add_dests(ctx: &mut Ctx, vs: &VirtualServer, rule: &mut ServiceRule) -> VsHea
 /// unless `connect_ip`/`connect_port` say otherwise.
 fn resolve(c: &ParsedChecker, t: &Timing, addr: IpAddr, port: u16) -> CheckerConfig {
     let delay_loop = t.delay_loop.unwrap_or(DEFAULT_DELAY_LOOP);
+    let dst = SocketAddr::new(c.connect_ip.unwrap_or(addr), c.connect_port.unwrap_or(port));
+    // `bind_port` without `bindto` binds nothing: keepalived stores the
+    // port in a sockaddr whose family stays AF_UNSPEC, and
+    // socket_bind_connect binds only one with a family.
+    let bind = c.bindto.map(|a| SocketAddr::new(a, c.bind_port.unwrap_or(0)));
     let target = Target {
-        addr: SocketAddr::new(c.connect_ip.unwrap_or(addr), c.connect_port.unwrap_or(port)),
+        addr: dst,
         timeout: t.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT),
+        bind,
+        bind_if: c.bind_if.clone(),
     };
     let (kind, retry) = match c.kw.as_str() {
         "HTTP_GET" => (
