@@ -625,6 +625,103 @@ fn ipv6_vip_follows_the_keepalived_master() {
     }
 }
 
+/// keepalived's `native_ipv6` instance: VRRP version 3 over IPv6 (RFC
+/// 5798: adverts from the host TAP's link-local address to ff02::12,
+/// hop limit 255) crosses both daemons' cards, so the two keepalived
+/// agree on one master and the instance's IPv6 VIP follows it. Beside the
+/// IPv4 instance VI_1 (the IPv4 VIP), VI_6 holds 2001:db8::100 for an
+/// IPv6 DR service. If the adverts did not pass through the cards (the
+/// card hands a multicast frame to the host, the host's VRRP frames leave
+/// through the card), B would take VI_6 three advert intervals after it
+/// starts while A holds it: both would own the VIP.
+#[test]
+#[ignore = "needs root, /dev/net/tun, iproute2 network namespaces and keepalived (scripts/test.sh runs it as root)"]
+fn native_ipv6_vrrp_instance_moves_its_ipv6_vip() {
+    if let Some(why) = unavailable() {
+        panic!("e2e_ha cannot run here: {why}");
+    }
+    let p = format!("lvsnic-hn6-{}", std::process::id());
+    let mut nss = Namespaces::default();
+    let Segment { hub, cl, rsns } = nss.segment(&p, 1);
+    let v6on = |ns: &str, dev: &str| sysctl(ns, &[&format!("net.ipv6.conf.{dev}.disable_ipv6=0")]);
+    leaf(&hub, &cl, "vcl", CLIENT_MAC, &format!("{CLIENT}/24"));
+    v6on(&cl, "eth0");
+    must(&["ip", "-n", &cl, "addr", "add", "2001:db8::50/64", "dev", "eth0", "nodad"]);
+    let rs = &rsns[0];
+    leaf(&hub, rs, "vrs1", "02:00:00:00:10:01", "192.168.10.1/24");
+    v6on(rs, "eth0");
+    v6on(rs, "lo");
+    must(&["ip", "-n", rs, "addr", "add", "2001:db8::11/64", "dev", "eth0", "nodad"]);
+    must(&["ip", "-n", rs, "addr", "add", "2001:db8::100/128", "dev", "lo", "nodad"]);
+    let _rs1 = Server::start_on(rs, std::net::Ipv6Addr::UNSPECIFIED.into(), 80, "rs1", Arc::new(Vec::new()));
+    let vip80: SocketAddr = "[2001:db8::100]:80".parse().unwrap();
+    let dir = tmpdir("e2e-hn6");
+    let mut a = Director::new(&mut nss, &p, &hub, &dir, 'A', 1, 150);
+    let mut b = Director::new(&mut nss, &p, &hub, &dir, 'B', 2, 100);
+    for d in [&mut a, &mut b] {
+        d.toml.push_str("\"2001:db8::11\" = \"02:00:00:00:10:01\"\n");
+    }
+    for (d, prio) in [(&a, 150), (&b, 100)] {
+        // IPv6 on the host TAP with its link-local address (VRRP over IPv6
+        // is sent from it), no duplicate address detection: the address is
+        // usable once the daemon opens the TAP (carrier).
+        let h = format!("h{}", d.name);
+        sysctl(
+            &d.ns,
+            &[
+                &format!("net.ipv6.conf.{h}.addr_gen_mode=0"),
+                &format!("net.ipv6.conf.{h}.accept_dad=0"),
+                &format!("net.ipv6.conf.{h}.disable_ipv6=0"),
+            ],
+        );
+        let f = d.dir.join("keepalived.conf");
+        let conf = std::fs::read_to_string(&f).unwrap();
+        let n = d.dir.join("notify.sh");
+        let vi6 = format!(
+            "vrrp_instance VI_6 {{\n    state BACKUP\n    nopreempt\n    interface {h}\n    virtual_router_id 52\n    priority {prio}\n    advert_int 1\n\
+             \x20   native_ipv6\n    virtual_ipaddress {{\n        2001:db8::100/128\n    }}\n\
+             \x20   notify_master \"{n} master6\"\n    notify_backup \"{n} backup6\"\n    notify_fault \"{n} fault6\"\n}}\n",
+            n = n.display()
+        );
+        let conf = conf.replacen("virtual_server ", &format!("{vi6}virtual_server "), 1)
+            + "virtual_server 2001:db8::100 80 {\n    lb_algo rr\n    lb_kind DR\n    protocol TCP\n    real_server 2001:db8::11 80 {\n    }\n}\n";
+        std::fs::write(&f, conf).unwrap();
+    }
+    a.start_daemon();
+    b.start_daemon();
+    // VI_6's last transition (the notify lines say master6/backup6/fault6).
+    let vi6 = |d: &Director| {
+        d.transitions().lines().filter_map(|l| l.split_whitespace().nth(1)).filter(|s| s.ends_with('6')).last().map(String::from)
+    };
+    let v6 = |d: &Director| d.vips().lines().find(|l| l.starts_with("2001:db8::100 ")).unwrap_or("").to_string();
+    assert_eq!(v6(&a), "2001:db8::100 backup");
+    a.start_keepalived();
+    assert!(wait_for(LIMIT, || vi6(&a).as_deref() == Some("master6")), "A never became VI_6's master:\n{}", a.logs());
+    b.start_keepalived();
+    assert!(wait_for(LIMIT, || vi6(&b).as_deref() == Some("backup6")), "B never became VI_6's backup:\n{}", b.logs());
+    // B hears A's IPv6 adverts: it stays backup well past its master-down
+    // interval (3 x advert_int + skew, about 3.6 s).
+    std::thread::sleep(Duration::from_secs(5));
+    assert_eq!(vi6(&b).as_deref(), Some("backup6"), "B took VI_6 while A holds it: the IPv6 adverts did not cross\n{}\n{}", a.logs(), b.logs());
+    assert!(wait_for(Duration::from_secs(5), || v6(&a) == "2001:db8::100 master"), "A: {}\n{}", a.vips(), a.logs());
+    assert_eq!(v6(&b), "2001:db8::100 backup");
+    let get = |what: &str| {
+        let r = http_get_within(&cl, vip80, "/", CLIENT_TIMEOUT).unwrap_or_else(|e| panic!("{what}: {e}\n{}{}", a.listings(), b.listings()));
+        assert_eq!(r.1, "rs1", "{what}");
+    };
+    get("GET through A");
+    let (a_in, b_in) = (a.inpkts(), b.inpkts());
+    assert!(a_in >= 4 && b_in == 0, "A {a_in} B {b_in} packets: the IPv6 VIP's traffic must go through VI_6's master");
+    // A's keepalived stops (priority 0 adverts over IPv6): B takes VI_6.
+    must(&["kill", "-TERM", &a.keepalived.as_ref().unwrap().id().to_string()]);
+    assert!(wait_for(LIMIT, || vi6(&b).as_deref() == Some("master6")), "B never became VI_6's master:\n{}", b.logs());
+    assert!(wait_for(Duration::from_secs(5), || v6(&b) == "2001:db8::100 master"), "B: {}\n{}", b.vips(), b.logs());
+    assert!(wait_for(Duration::from_secs(5), || v6(&a) == "2001:db8::100 backup"), "A: {}\n{}", a.vips(), a.logs());
+    get("GET through B");
+    assert!(b.inpkts() >= 4, "B {} packets after the takeover", b.inpkts());
+    assert_eq!(a.inpkts(), a_in, "A forwarded packets of a VIP it no longer owns");
+}
+
 impl Drop for Director {
     fn drop(&mut self) {
         if let Some(mut c) = self.keepalived.take() {
