@@ -405,12 +405,14 @@ pub fn gratuitous_arp(our_mac: MacAddr, vip: Ipv4Addr) -> Vec<u8> {
 /// The unsolicited Neighbour Advertisement announcing that the IPv6 `vip`
 /// is at `our_mac`, as keepalived's `ndisc_send_unsolicited_na` builds it
 /// (its IPv6 counterpart of a gratuitous ARP): to all nodes (ff02::1,
-/// 33:33:00:00:00:01) from `vip`, hop limit 255, Override set, Router set
-/// (keepalived sets it when the interface forwards, as a director does),
-/// the target link-layer address option; 86 bytes, untagged.
-pub fn unsolicited_na(our_mac: MacAddr, vip: std::net::Ipv6Addr) -> Vec<u8> {
+/// 33:33:00:00:00:01) from `vip`, hop limit 255, Override set, Router
+/// set when `router` (keepalived: `get_ipv6_forwarding` of its interface,
+/// the `forwarding` sysctl), the target link-layer address option; 86
+/// bytes, untagged.
+pub fn unsolicited_na(our_mac: MacAddr, vip: std::net::Ipv6Addr, router: bool) -> Vec<u8> {
     use crate::wire::icmpv6::{self, NeighbourAdvert, ALL_NODES, NA_OVERRIDE, NA_ROUTER};
-    let na = NeighbourAdvert { flags: NA_ROUTER | NA_OVERRIDE, target: vip, tlla: Some(our_mac), src: vip, dst: ALL_NODES };
+    let flags = if router { NA_ROUTER | NA_OVERRIDE } else { NA_OVERRIDE };
+    let na = NeighbourAdvert { flags, target: vip, tlla: Some(our_mac), src: vip, dst: ALL_NODES };
     icmpv6::na_frame(&[0; 14], icmpv6::multicast_mac(&ALL_NODES), our_mac, &na)
 }
 

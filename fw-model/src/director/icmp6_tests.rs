@@ -484,5 +484,8 @@ fn the_unsolicited_neighbour_advertisement_is_keepaliveds() {
     let all = a("ff02::1");
     let want = frame([0x33, 0x33, 0, 0, 0, 1], DIR, 0, 0, 58, 255, vip, all, &na(vip, all, 0xa0, vip, true));
     assert_eq!(want.len(), 86);
-    assert_eq!(crate::xmit::unsolicited_na(crate::wire::MacAddr(DIR), vip), want);
+    assert_eq!(crate::xmit::unsolicited_na(crate::wire::MacAddr(DIR), vip, true), want);
+    // An interface that does not forward: Override only (0x20).
+    let want = frame([0x33, 0x33, 0, 0, 0, 1], DIR, 0, 0, 58, 255, vip, all, &na(vip, all, 0x20, vip, true));
+    assert_eq!(crate::xmit::unsolicited_na(crate::wire::MacAddr(DIR), vip, false), want);
 }

@@ -61,7 +61,7 @@ impl<D: Device> Daemon<D> {
                 let mac = self.ctl.director().cfg.mac;
                 let f = match v {
                     IpAddr::V4(a) => lvsnic_model::xmit::gratuitous_arp(mac, a),
-                    IpAddr::V6(a) => lvsnic_model::xmit::unsolicited_na(mac, a),
+                    IpAddr::V6(a) => lvsnic_model::xmit::unsolicited_na(mac, a, self.na_router()),
                 };
                 for due in [now, now + GARP_MASTER_DELAY_NS] {
                     self.garps.extend(std::iter::repeat_n((due, f.clone()), GARP_MASTER_REPEAT));
@@ -72,6 +72,18 @@ impl<D: Device> Daemon<D> {
             self.garps.retain(|(_, f)| !vips.iter().any(|&v| announces(f, v)));
         }
         Output::default()
+    }
+
+    /// The Router flag of our unsolicited Neighbour Advertisements, as
+    /// keepalived sets it (`get_ipv6_forwarding` of its interface): the
+    /// `forwarding` sysctl of the host TAP, the director's own stack
+    /// (keepalived's `interface`); without a host TAP, set (a director
+    /// forwards).
+    fn na_router(&self) -> bool {
+        match &self.host_tap {
+            Some(t) => ipv6_forwarding(t.name(), |p| std::fs::read_to_string(p)),
+            None => true,
+        }
     }
 
     /// `--vips host`: reads the stack's addresses again and follows them:
@@ -109,6 +121,13 @@ impl<D: Device> Daemon<D> {
         out.append(&mut self.neigh.out);
         out
     }
+}
+
+/// `/proc/sys/net/ipv6/conf/IFNAME/forwarding` through `read`: set when
+/// it reads a non-zero number; unreadable (no IPv6 on the interface) or
+/// not a number: clear.
+fn ipv6_forwarding(ifname: &str, read: impl Fn(&str) -> std::io::Result<String>) -> bool {
+    read(&format!("/proc/sys/net/ipv6/conf/{ifname}/forwarding")).ok().and_then(|v| v.trim().parse::<i64>().ok()).is_some_and(|v| v != 0)
 }
 
 /// Whether the queued announcement `f` (a gratuitous ARP or an unsolicited
@@ -158,8 +177,23 @@ mod tests {
         let mac = d.cfg.mac;
         let (v4, v6, other6) = ("10.0.0.9".parse().unwrap(), "2001:db8::10".parse().unwrap(), "2001:db8::11".parse().unwrap());
         let garp = lvsnic_model::xmit::gratuitous_arp(mac, "10.0.0.9".parse().unwrap());
-        let na = lvsnic_model::xmit::unsolicited_na(mac, "2001:db8::10".parse().unwrap());
+        let na = lvsnic_model::xmit::unsolicited_na(mac, "2001:db8::10".parse().unwrap(), true);
         assert!(announces(&garp, v4) && !announces(&garp, v6));
         assert!(announces(&na, v6) && !announces(&na, other6) && !announces(&na, v4));
+    }
+
+    #[test]
+    fn the_na_router_flag_follows_the_interfaces_forwarding_sysctl() {
+        let sysctl = |want: &'static str, v: Option<&'static str>| {
+            move |p: &str| {
+                assert_eq!(p, want);
+                v.map(String::from).ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
+            }
+        };
+        let path = "/proc/sys/net/ipv6/conf/hA/forwarding";
+        assert!(ipv6_forwarding("hA", sysctl(path, Some("1\n"))));
+        assert!(!ipv6_forwarding("hA", sysctl(path, Some("0\n"))));
+        assert!(!ipv6_forwarding("hA", sysctl(path, None)));
+        assert!(!ipv6_forwarding("hA", sysctl(path, Some("yes\n"))));
     }
 }
