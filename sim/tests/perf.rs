@@ -1,5 +1,6 @@
-//! Streaming throughput of the harness + model (cycles per second). Run
-//! with `cargo test --release -p lvsnic-sim --test perf -- --nocapture`.
+//! Streaming throughput of the harness + model (cycles per second, printed;
+//! the test asserts only that every port streams). Run with `cargo test
+//! --release -p lvsnic-sim --test perf -- --nocapture`.
 
 mod common;
 
@@ -50,9 +51,8 @@ fn streaming_cycles_per_second() {
             beats as f64 / cycles as f64
         );
         // every port streams at one beat per cycle, minus frame overhead
+        // (the rate is printed, not asserted: a wall-clock limit fails on a
+        // loaded machine; the speed figures are in docs/hardware.md)
         assert!(beats as f64 / cycles as f64 > 0.9, "{w}: rx not streaming");
-        if !cfg!(debug_assertions) {
-            assert!(rate > 100_000.0, "{w}: {rate} cycles/s is far too slow");
-        }
     }
 }
