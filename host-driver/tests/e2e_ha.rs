@@ -545,30 +545,15 @@ impl Director {
 /// does not forward). A stops its keepalived (SIGTERM: it removes its
 /// VIPs and sends a priority 0 advert) and B takes both.
 ///
-/// IPv6 on the segment: client 2001:db8::50 (P-cl), real server
-/// 2001:db8::11 (P-rs1, the VIP on lo: Linux answers a solicitation only
-/// for an address of the interface it came in on), all on-link.
+/// IPv6 on the segment: [`V6Segment`].
 #[test]
 #[ignore = "needs root, /dev/net/tun, iproute2 network namespaces and keepalived (scripts/test.sh runs it as root)"]
 fn ipv6_vip_follows_the_keepalived_master() {
     if let Some(why) = unavailable() {
         panic!("e2e_ha cannot run here: {why}");
     }
-    let p = format!("lvsnic-ha6-{}", std::process::id());
     let mut nss = Namespaces::default();
-    let Segment { hub, cl, rsns } = nss.segment(&p, 1);
-    let v6on = |ns: &str, dev: &str| sysctl(ns, &[&format!("net.ipv6.conf.{dev}.disable_ipv6=0")]);
-    leaf(&hub, &cl, "vcl", CLIENT_MAC, &format!("{CLIENT}/24"));
-    v6on(&cl, "eth0");
-    must(&["ip", "-n", &cl, "addr", "add", "2001:db8::50/64", "dev", "eth0", "nodad"]);
-    let rs = &rsns[0];
-    leaf(&hub, rs, "vrs1", "02:00:00:00:10:01", "192.168.10.1/24");
-    v6on(rs, "eth0");
-    v6on(rs, "lo");
-    must(&["ip", "-n", rs, "addr", "add", "2001:db8::11/64", "dev", "eth0", "nodad"]);
-    must(&["ip", "-n", rs, "addr", "add", "2001:db8::100/128", "dev", "lo", "nodad"]);
-    let _rs1 = Server::start_on(rs, std::net::Ipv6Addr::UNSPECIFIED.into(), 80, "rs1", Arc::new(Vec::new()));
-    let vip80: SocketAddr = "[2001:db8::100]:80".parse().unwrap();
+    let V6Segment { p, hub, cl, _rs1, vip80 } = V6Segment::new(&mut nss, "ha6");
     let dir = tmpdir("e2e-ha6");
     let mut a = Director::new(&mut nss, &p, &hub, &dir, 'A', 1, 150);
     let mut b = Director::new(&mut nss, &p, &hub, &dir, 'B', 2, 100);
@@ -625,6 +610,38 @@ fn ipv6_vip_follows_the_keepalived_master() {
     }
 }
 
+/// The IPv6 segment of the IPv6 tests: client 2001:db8::50 (P-cl), real
+/// server 2001:db8::11 (P-rs1, IPv4 192.168.10.1) serving HTTP on port 80
+/// with the VIP 2001:db8::100 on lo (Linux answers a solicitation only for
+/// an address of the interface it came in on), all on-link.
+struct V6Segment {
+    p: String,
+    hub: String,
+    cl: String,
+    _rs1: Server,
+    vip80: SocketAddr,
+}
+
+impl V6Segment {
+    fn new(nss: &mut Namespaces, tag: &str) -> V6Segment {
+        let p = format!("lvsnic-{tag}-{}", std::process::id());
+        let Segment { hub, cl, rsns } = nss.segment(&p, 1);
+        let v6on = |ns: &str, dev: &str| sysctl(ns, &[&format!("net.ipv6.conf.{dev}.disable_ipv6=0")]);
+        leaf(&hub, &cl, "vcl", CLIENT_MAC, &format!("{CLIENT}/24"));
+        v6on(&cl, "eth0");
+        must(&["ip", "-n", &cl, "addr", "add", "2001:db8::50/64", "dev", "eth0", "nodad"]);
+        let rs = &rsns[0];
+        leaf(&hub, rs, "vrs1", "02:00:00:00:10:01", "192.168.10.1/24");
+        v6on(rs, "eth0");
+        v6on(rs, "lo");
+        must(&["ip", "-n", rs, "addr", "add", "2001:db8::11/64", "dev", "eth0", "nodad"]);
+        must(&["ip", "-n", rs, "addr", "add", "2001:db8::100/128", "dev", "lo", "nodad"]);
+        let _rs1 = Server::start_on(rs, std::net::Ipv6Addr::UNSPECIFIED.into(), 80, "rs1", Arc::new(Vec::new()));
+        let vip80: SocketAddr = "[2001:db8::100]:80".parse().unwrap();
+        V6Segment { p, hub, cl, _rs1, vip80 }
+    }
+}
+
 /// keepalived's `native_ipv6` instance: VRRP version 3 over IPv6 (RFC
 /// 5798: adverts from the host TAP's link-local address to ff02::12,
 /// hop limit 255) crosses both daemons' cards, so the two keepalived
@@ -640,21 +657,8 @@ fn native_ipv6_vrrp_instance_moves_its_ipv6_vip() {
     if let Some(why) = unavailable() {
         panic!("e2e_ha cannot run here: {why}");
     }
-    let p = format!("lvsnic-hn6-{}", std::process::id());
     let mut nss = Namespaces::default();
-    let Segment { hub, cl, rsns } = nss.segment(&p, 1);
-    let v6on = |ns: &str, dev: &str| sysctl(ns, &[&format!("net.ipv6.conf.{dev}.disable_ipv6=0")]);
-    leaf(&hub, &cl, "vcl", CLIENT_MAC, &format!("{CLIENT}/24"));
-    v6on(&cl, "eth0");
-    must(&["ip", "-n", &cl, "addr", "add", "2001:db8::50/64", "dev", "eth0", "nodad"]);
-    let rs = &rsns[0];
-    leaf(&hub, rs, "vrs1", "02:00:00:00:10:01", "192.168.10.1/24");
-    v6on(rs, "eth0");
-    v6on(rs, "lo");
-    must(&["ip", "-n", rs, "addr", "add", "2001:db8::11/64", "dev", "eth0", "nodad"]);
-    must(&["ip", "-n", rs, "addr", "add", "2001:db8::100/128", "dev", "lo", "nodad"]);
-    let _rs1 = Server::start_on(rs, std::net::Ipv6Addr::UNSPECIFIED.into(), 80, "rs1", Arc::new(Vec::new()));
-    let vip80: SocketAddr = "[2001:db8::100]:80".parse().unwrap();
+    let V6Segment { p, hub, cl, _rs1, vip80 } = V6Segment::new(&mut nss, "hn6");
     let dir = tmpdir("e2e-hn6");
     let mut a = Director::new(&mut nss, &p, &hub, &dir, 'A', 1, 150);
     let mut b = Director::new(&mut nss, &p, &hub, &dir, 'B', 2, 100);
