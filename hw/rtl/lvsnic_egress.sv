@@ -35,6 +35,7 @@
 // (credits), so nothing after it stalls. All per-slot decisions use
 // registered flags (slot index == J, beats left == 0, ...).
 `default_nettype none
+`include "lvsnic_decision.vh"
 
 module lvsnic_egress #(
     parameter integer DATA_WIDTH        = 64,
@@ -57,22 +58,7 @@ module lvsnic_egress #(
 
     // decisions (from lvsnic_lookup); space guaranteed by its credits
     input  wire                     dec_valid,
-    input  wire                     dec_fwd,
-    input  wire                     dec_tun,
-    input  wire                     dec_v6,      // IPv6: 74-byte head (MACs, hop limit, NAT fields)
-    input  wire [4:0]               dec_reason,
-    input  wire                     dec_hit,
-    input  wire                     dec_vip,
-    input  wire [31:0]              dec_hash,
-    input  wire [31:0]              dec_seq,
-    input  wire [63:0]              dec_ts,
-    input  wire [591:0]             dec_h,
-    input  wire [16-$clog2(KEEP_WIDTH):0] dec_j,
-    input  wire [16-$clog2(KEEP_WIDTH):0] dec_k,
-    input  wire [$clog2(KEEP_WIDTH)-1:0] dec_outlast_m1,
-    input  wire [ACTION_LOG2-1:0]   dec_act,
-    input  wire [FLOW_BUCKETS_LOG2+2:0] dec_slot,
-    input  wire [15:0]              dec_tl,
+    input  wire [`LVSNIC_DEC_W($clog2(KEEP_WIDTH), ACTION_LOG2, FLOW_BUCKETS_LOG2)-1:0] dec_data,   // lvsnic_decision.vh
     output logic                    dec_pop,
 
     // forwarded frames (to the tx arbiter)
@@ -124,6 +110,16 @@ module lvsnic_egress #(
     localparam integer EVW   = $clog2(EV_DEPTH + 1);
     localparam integer PFL   = 3;               // prefetch FIFO: 8 (+1) entries
     localparam integer HB    = 74;              // head bytes (IPIP)
+
+`define LVSNIC_DECISION_BODY
+`include "lvsnic_decision.vh"
+`undef LVSNIC_DECISION_BODY
+    generate
+        if (DEC_W != `LVSNIC_DEC_W(LW, A, B)) begin : g_dec_check
+            $error("lvsnic_egress: DEC_W and `LVSNIC_DEC_W disagree (hw/rtl/lvsnic_decision.vh)");
+            lvsnic_egress_decision_mismatch u_fail ();
+        end
+    endgenerate
 
     // ------------------------------------------------------------------
     // frame buffer
@@ -212,32 +208,33 @@ module lvsnic_egress #(
     // ------------------------------------------------------------------
     // decision FIFO (registered head)
     // ------------------------------------------------------------------
-    localparam integer DQW = 1 + 1 + 1 + 5 + 1 + 1 + 32 + 32 + 64 + 592 + 2*JKW + LW + A + (B+3) + 16;
-
-    logic           dq_v;
-    logic [DQW-1:0] dq;
-    logic [DECL:0]  dq_count;
-    lvsnic_fifo #(.WIDTH(DQW), .DEPTH_LOG2(DECL), .OREG(1)) u_dec (
+    // the decision bundle, queued whole
+    logic             dq_v;
+    logic [DEC_W-1:0] dq;
+    logic [DECL:0]    dq_count;
+    lvsnic_fifo #(.WIDTH(DEC_W), .DEPTH_LOG2(DECL), .OREG(1)) u_dec (
         .clk(clk), .rst(rst), .flush(1'b0),
-        .in_valid(dec_valid),
-        .in_data({dec_fwd, dec_tun, dec_v6, dec_reason, dec_hit, dec_vip, dec_hash, dec_seq, dec_ts,
-                  dec_h, dec_j, dec_k, dec_outlast_m1, dec_act, dec_slot, dec_tl}),
+        .in_valid(dec_valid), .in_data(dec_data),
         .out_valid(dq_v), .out_data(dq), .out_pop(dec_pop),
         .count(dq_count)
     );
 
-    wire             q_fwd, q_tun, q_v6, q_hit, q_vip;
-    wire [4:0]       q_reason;
-    wire [31:0]      q_hash, q_seq;
-    wire [63:0]      q_ts;
-    wire [591:0]     q_h;
-    wire [JKW-1:0]   q_j, q_k;
-    wire [LW-1:0]    q_ol;
-    wire [A-1:0]     q_act;
-    wire [B+2:0]     q_slot;
-    wire [15:0]      q_tl;
-    assign {q_fwd, q_tun, q_v6, q_reason, q_hit, q_vip, q_hash, q_seq, q_ts,
-            q_h, q_j, q_k, q_ol, q_act, q_slot, q_tl} = dq;
+    wire             q_fwd    = dq[DEC_FWD_BIT];
+    wire             q_tun    = dq[DEC_TUN_BIT];
+    wire             q_v6     = dq[DEC_V6_BIT];
+    wire [4:0]       q_reason = dq[DEC_REASON_LSB +: DEC_REASON_W];
+    wire             q_hit    = dq[DEC_HIT_BIT];
+    wire             q_vip    = dq[DEC_VIP_BIT];
+    wire [31:0]      q_hash   = dq[DEC_HASH_LSB +: 32];
+    wire [31:0]      q_seq    = dq[DEC_SEQ_LSB +: 32];
+    wire [63:0]      q_ts     = dq[DEC_TS_LSB +: 64];
+    wire [591:0]     q_h      = dq[DEC_HEAD_LSB +: DEC_HEAD_W];
+    wire [JKW-1:0]   q_j      = dq[DEC_J_LSB +: DEC_JK_W];
+    wire [JKW-1:0]   q_k      = dq[DEC_K_LSB +: DEC_JK_W];
+    wire [LW-1:0]    q_ol     = dq[DEC_OL_LSB +: DEC_OL_W];
+    wire [A-1:0]     q_act    = dq[DEC_ACT_LSB +: DEC_ACT_W];
+    wire [B+2:0]     q_slot   = dq[DEC_SLOT_LSB +: DEC_SLOT_W];
+    wire [15:0]      q_tl     = dq[DEC_TL_LSB +: DEC_TL_W];
 
     // ------------------------------------------------------------------
     // slot engine state

@@ -73,10 +73,36 @@ def ipv4_frame(src, dst, proto, sport, dport, flags=0x10, ttl=64, tos=0, df=True
     return dmac + GW_MAC + b"\x08\x00" + bytes(ip) + l4 + payload
 
 
+def decision_fields(dut):
+    """The decision bundle's fields {name: (lsb, width)}, read from the
+    design's own DEC_* localparams (hw/rtl/lvsnic_decision.vh), so that the
+    positions are written in one place only; the width is checked against
+    the port."""
+    p = lambda n: int(getattr(dut, n).value)
+    lw, a, b, jk = p("LW"), p("A"), p("B"), p("DEC_JK_W")
+    f = {
+        "fwd": (p("DEC_FWD_BIT"), 1), "tun": (p("DEC_TUN_BIT"), 1), "v6": (p("DEC_V6_BIT"), 1),
+        "reason": (p("DEC_REASON_LSB"), 5), "hit": (p("DEC_HIT_BIT"), 1), "vip": (p("DEC_VIP_BIT"), 1),
+        "hash": (p("DEC_HASH_LSB"), 32), "seq": (p("DEC_SEQ_LSB"), 32), "ts": (p("DEC_TS_LSB"), 64),
+        "h": (p("DEC_HEAD_LSB"), 592), "j": (p("DEC_J_LSB"), jk), "k": (p("DEC_K_LSB"), jk),
+        "outlast_m1": (p("DEC_OL_LSB"), lw), "act": (p("DEC_ACT_LSB"), a),
+        "slot": (p("DEC_SLOT_LSB"), b + 3), "tl": (p("DEC_TL_LSB"), 16),
+    }
+    assert jk == 17 - lw
+    assert sum(w for _, w in f.values()) == p("DEC_W") == len(dut.dec_data), "decision bundle width"
+    covered = 0
+    for lsb, w in f.values():
+        m = ((1 << w) - 1) << lsb
+        assert covered & m == 0, "decision fields overlap"
+        covered |= m
+    return f
+
+
 class TB:
     def __init__(self, dut):
         self.dut = dut
-        self.LW = len(dut.dec_outlast_m1)
+        self.LW = int(dut.LW.value)
+        self.dec_fields = decision_fields(dut)
         self.W = 1 << self.LW
         self.sent = []             # (frame, seq, ts) of the headers pushed
         self.ref = R.Ref(B, A, VIPS)
@@ -114,9 +140,8 @@ class TB:
             d.dec_pop.value = int(pop)
             await ReadOnly()
             if int(d.dec_valid.value):
-                self.decs.append({k: int(getattr(d, "dec_" + k).value) for k in
-                                  ("fwd", "tun", "reason", "hit", "vip", "hash", "seq", "ts", "h", "j", "k",
-                                   "outlast_m1", "act", "slot", "tl")})
+                v = int(d.dec_data.value)
+                self.decs.append({k: (v >> lsb) & ((1 << w) - 1) for k, (lsb, w) in self.dec_fields.items()})
                 self.outstanding += 1
             if pop:
                 self.outstanding -= 1
