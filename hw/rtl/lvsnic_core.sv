@@ -224,6 +224,7 @@ module lvsnic_core #(
     wire                    cfg_enable, cfg_pmtu;
     wire [47:0]             cfg_mac;
     wire [31:0]             cfg_ip;
+    wire [127:0]            cfg_ip6;
     wire [15:0]             cfg_mtu;
     wire [VIP_COUNT-1:0]    cfg_vip_valid;
     wire [VIP_COUNT*32-1:0] cfg_vip;
@@ -261,7 +262,7 @@ module lvsnic_core #(
         .s_axil_arvalid(s_axil_arvalid), .s_axil_arready(s_axil_arready),
         .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp),
         .s_axil_rvalid(s_axil_rvalid), .s_axil_rready(s_axil_rready),
-        .cfg_enable(cfg_enable), .cfg_pmtu(cfg_pmtu), .cfg_mac(cfg_mac), .cfg_ip(cfg_ip),
+        .cfg_enable(cfg_enable), .cfg_pmtu(cfg_pmtu), .cfg_mac(cfg_mac), .cfg_ip(cfg_ip), .cfg_ip6(cfg_ip6),
         .cfg_mtu(cfg_mtu), .cfg_vip_valid(cfg_vip_valid), .cfg_vip(cfg_vip),
         .steal(steal), .flow_wr(flow_wr), .flow_wr_pair(flow_wr_pair), .flow_wr_idx(flow_wr_idx),
         .flow_wr_data(flow_wr_data),
@@ -288,7 +289,7 @@ module lvsnic_core #(
         .VIP_COUNT(VIP_COUNT), .IPV6(IPV6), .DEC_DEPTH(DEC_DEPTH)
     ) u_lookup (
         .clk(clk), .rst(rst),
-        .cfg_enable(cfg_enable), .cfg_pmtu(cfg_pmtu), .cfg_mac(cfg_mac), .cfg_ip(cfg_ip),
+        .cfg_enable(cfg_enable), .cfg_pmtu(cfg_pmtu), .cfg_mac(cfg_mac), .cfg_ip(cfg_ip), .cfg_ip6(cfg_ip6),
         .cfg_mtu(cfg_mtu), .cfg_vip_valid(cfg_vip_valid), .cfg_vip(cfg_vip),
         .hdr_valid(hdr_valid), .hdr_ready(hdr_ready), .hdr_data(hdr_data),
         .hdr_bytes(hdr_bytes), .hdr_ts(hdr_ts), .hdr_seq(hdr_seq),
@@ -321,7 +322,7 @@ module lvsnic_core #(
 
     lvsnic_egress #(
         .DATA_WIDTH(DATA_WIDTH), .KEEP_WIDTH(KEEP_WIDTH), .FLOW_BUCKETS_LOG2(B),
-        .ACTION_LOG2(A), .DEC_DEPTH(DEC_DEPTH), .EV_DEPTH(EV_DEPTH)
+        .ACTION_LOG2(A), .IPV6(IPV6), .DEC_DEPTH(DEC_DEPTH), .EV_DEPTH(EV_DEPTH)
     ) u_egress (
         .clk(clk), .rst(rst),
         .fb_valid(fb_valid), .fb_ready(fb_ready), .fb_data(fb_data), .fb_last(fb_last),

@@ -75,6 +75,7 @@ module lvsnic_lookup #(
     input  wire                          cfg_pmtu,
     input  wire [47:0]                   cfg_mac,      // byte 0 in [47:40]
     input  wire [31:0]                   cfg_ip,
+    input  wire [127:0]                  cfg_ip6,      // source of IPv6 tunnel headers
     input  wire [15:0]                   cfg_mtu,
     input  wire [VIP_COUNT-1:0]          cfg_vip_valid,
     input  wire [VIP_COUNT*32-1:0]       cfg_vip,
@@ -266,7 +267,8 @@ module lvsnic_lookup #(
     localparam integer F_VIP   = 16;    // (S2) destination is a VIP
     localparam integer F_BIG_N = 17;    // (S2) longer than MTU
     localparam integer F_BIG_T = 18;    // (S2) longer than MTU with IPIP's 20 bytes
-    localparam integer FW      = 19;
+    localparam integer F_BIG_6 = 19;    // (S2) longer than MTU with an IPv6 outer header's 40
+    localparam integer FW      = 20;
 
     // ------------------------------------------------------------------
     // stage arrays: index = stage (S0..S11). Everything a stage passes on
@@ -290,9 +292,9 @@ module lvsnic_lookup #(
     logic [NS-1:6][B+2:0]     st_slot;   // flow slot of the hit (S6..S11)
     // the decision taking shape (S9..S11)
     logic [NS-1:9][HW-1:0]    st_rw;     // rewritten head, checksums pending
-    logic [NS-1:9][159:0]     st_ob;     // IPIP outer header, network order
+    logic [NS-1:9][159:0]     st_ob;     // IPIP outer header, network order (checksum pending)
     logic [NS-1:9][4:0]       st_reason;
-    logic [NS-1:9]            st_dhit, st_dvip, st_tun, st_nat;
+    logic [NS-1:9]            st_dhit, st_dvip, st_tun, st_tun6, st_nat;
     logic [NS-1:9][31:0]      st_dhash;
     logic [NS-1:10][JKW-1:0]  st_j, st_kb;  // output beats - 1, beat of the last IP byte
     logic [NS-1:10][LW-1:0]   st_ol;     // bytes in the last output beat - 1
@@ -432,10 +434,12 @@ module lvsnic_lookup #(
     logic [VIP_COUNT-1:0] s1_vipm;
     logic [16:0]          s1_tl;           // IP packet length (IPv6: 40 + payload length)
     logic [16:0]          s1_tl20;
+    logic [16:0]          s1_tl40;         // with an IPv6 outer header
     always_ff @(posedge clk) begin
         if (ce) begin
             s1_tl   <= f_v6 ? 17'd40 + {1'b0, f6_plen} : {1'b0, f_tl};
             s1_tl20 <= {1'b0, f_tl} + 17'd20;
+            s1_tl40 <= f_v6 ? 17'd80 + {1'b0, f6_plen} : {1'b0, f_tl} + 17'd40;
             for (int i = 0; i < VIP_COUNT; i++) begin
                 // no IPv6 VIP table: an IPv6 miss is MISS
                 s1_vipm[i] <= !f_v6 && cfg_vip_valid[i] && (f_dst == cfg_vip[32*i +: 32]);
@@ -474,6 +478,7 @@ module lvsnic_lookup #(
     wire s1_vip   = |s1_vipm;
     wire s1_big_n = (s1_tl > {1'b0, cfg_mtu});
     wire s1_big_t = (s1_tl20 > {1'b0, cfg_mtu});
+    wire s1_big_6 = (IPV6 != 0) && (s1_tl40 > {1'b0, cfg_mtu});
 
     wire         s2_v6    = st_f[2][F_V6];
     wire [31:0]  s2_hash0 = s2_v6 ? s2_h6_0 : s2_h4_0;
@@ -705,12 +710,16 @@ module lvsnic_lookup #(
     wire          s8_hit = st_hit[8];
 
     wire [1:0]  a_op    = s8_actd[LVSNIC_ACTION_ENTRY_OP_LSB +: LVSNIC_ACTION_ENTRY_OP_WIDTH];
-    // ipv6: an address of the other family than the frame's, or an ip6ip6
-    // tunnel: to the host like host (docs/hardware.md §3 row 16); an IPv4
-    // address in addr's low 32 bits
+    // ipv6: the address's family. ROUTE and NAT of a frame of the other
+    // family, and TUNNEL of an IPv6 frame into IPv4 (the kernel's outer ID
+    // is random), go to the host like host (docs/hardware.md §3 row 16);
+    // TUNNEL into IPv6 (ip6ip6, IPv4 in IPv6) is built when IPV6 = 1. An
+    // IPv4 address is in addr's low 32 bits.
     wire        a_v6    = s8_actd[LVSNIC_ACTION_ENTRY_IPV6_LSB];
     wire        a_tun0  = (s8_actd[LVSNIC_ACTION_ENTRY_OP_LSB +: LVSNIC_ACTION_ENTRY_OP_WIDTH] == LVSNIC_ACTION_OP_TUNNEL);
-    wire        a_host  = s8_actd[LVSNIC_ACTION_ENTRY_HOST_LSB] || (a_v6 != s8_v6) || (s8_v6 && a_tun0);
+    wire        a_host  = s8_actd[LVSNIC_ACTION_ENTRY_HOST_LSB]
+                       || (a_tun0 ? (a_v6 ? (IPV6 == 0) : s8_v6) : (a_v6 != s8_v6));
+    wire        a_tun6  = (IPV6 != 0) && a_tun0 && a_v6;   // outer IPv6 header (with !a_host)
     wire [127:0] a_addr6 = s8_actd[LVSNIC_ACTION_ENTRY_ADDR_LSB +: 128];
     wire [47:0] a_mac   = s8_actd[LVSNIC_ACTION_ENTRY_MAC_LSB +: LVSNIC_ACTION_ENTRY_MAC_WIDTH];
     wire [31:0] a_addr  = s8_actd[LVSNIC_ACTION_ENTRY_ADDR_LSB +: 32];
@@ -729,7 +738,8 @@ module lvsnic_lookup #(
         else if (a_host)                               s8_reason = LVSNIC_REASON_ACTION_HOST;
         else if (s8_tcp && (f8[F_CTL] || !st_ackf[8])) s8_reason = LVSNIC_REASON_TCP_CONTROL;
         else if (f8[F_UDP] && f8[F_UDP0] && (a_dnat || a_snat)) s8_reason = LVSNIC_REASON_UDP_ZERO_CSUM;
-        else if (a_tun ? f8[F_BIG_T] : f8[F_BIG_N])    s8_reason = LVSNIC_REASON_TOO_BIG;
+        else if (a_tun ? (a_tun6 ? f8[F_BIG_6] : f8[F_BIG_T]) : f8[F_BIG_N])
+                                                       s8_reason = LVSNIC_REASON_TOO_BIG;
         else                                           s8_reason = LVSNIC_REASON_FORWARDED;
     end
     // rows 1..11 all passed: hash_0 / hit / vip are reported (§5)
@@ -801,6 +811,28 @@ module lvsnic_lookup #(
                               df_copy ? 16'h0000 : o_id, df_copy ? 16'h4000 : 16'h0000,
                               n_ttl, 8'd4, 16'h0000, cfg_ip, a_addr};
 
+    // the IPv6 outer header (network order, no checksum): traffic class =
+    // the inner TOS / traffic class ECN-encapsulated, flow label 0, payload
+    // length = the inner packet length, next header 4 or 41, hop limit =
+    // the inner one after the decrement; and the head it makes: Ethernet
+    // (EtherType 0x86DD), the 40 bytes, the inner packet's first 20 bytes
+    // (IPv4: its header, checksum inserted at S11; IPv6: up to the source
+    // address's 4th byte; the rest follows from the received frame)
+    wire [7:0]  i_tc    = s8_v6 ? {h8[IP_VER*8 +: 4], h8[(IP_VER+1)*8 + 4 +: 4]} : o_tos;
+    wire [7:0]  t_tc    = (i_tc[1:0] == 2'b11) ? {i_tc[7:2], 2'b10} : i_tc;
+    wire [319:0] s8_out6_be = {4'h6, t_tc, 20'h0, st_tl[8], s8_v6 ? 8'd41 : 8'd4,
+                               s8_v6 ? n_hl : n_ttl, cfg_ip6, a_addr6};
+    logic [HW-1:0] s8_rw6;
+    always_comb begin
+        s8_rw6 = '0;
+        s8_rw6[0 +: ETH_TYPE*8] = s8_rw[0 +: ETH_TYPE*8];
+        s8_rw6[ETH_TYPE*8 +: 8]       = 8'h86;
+        s8_rw6[(ETH_TYPE + 1)*8 +: 8] = 8'hDD;
+        for (int i = 0; i < 40; i++) s8_rw6[(IP_VER + i)*8 +: 8] = s8_out6_be[319 - 8*i -: 8];
+        s8_rw6[(IP_VER + 40)*8 +: 20*8] = s8_rw[IP_VER*8 +: 20*8];
+    end
+    wire s8_t6 = a_tun && a_tun6;
+
     logic [15:0] s11_inck, s11_outck, s11_l4ck;
     lvsnic_ip_csum u_inck  (.clk(clk), .ce(ce), .hdr(s8_in_be),  .csum(s11_inck));
     lvsnic_ip_csum u_outck (.clk(clk), .ce(ce), .hdr(s8_out_be), .csum(s11_outck));
@@ -811,7 +843,7 @@ module lvsnic_lookup #(
     // S9 -> S10: trim/realignment numbers
     // ------------------------------------------------------------------
     wire [16:0] s9_kf = 17'd13 + {1'b0, st_tl[9]};
-    wire [16:0] s9_of = s9_kf + (st_tun[9] ? 17'd20 : 17'd0);
+    wire [16:0] s9_of = s9_kf + (st_tun[9] ? 17'd20 : (st_tun6[9] ? 17'd40 : 17'd0));
 
     // ------------------------------------------------------------------
     // the stage arrays advance (one block, as the arrays are one variable each)
@@ -847,6 +879,7 @@ module lvsnic_lookup #(
             st_dvip[NS-1:10]  <= st_dvip[NS-2:9];
             st_dhash[NS-1:10] <= st_dhash[NS-2:9];
             st_tun[NS-1:10]   <= st_tun[NS-2:9];
+            st_tun6[NS-1:10]  <= st_tun6[NS-2:9];
             st_nat[NS-1:10]   <= st_nat[NS-2:9];
             st_j[NS-1]        <= st_j[NS-2];
             st_kb[NS-1]       <= st_kb[NS-2];
@@ -857,6 +890,7 @@ module lvsnic_lookup #(
             st_f[2][F_VIP]   <= s1_vip;                 // S2: VIP, TOO_BIG (the rest shifted)
             st_f[2][F_BIG_N] <= s1_big_n;
             st_f[2][F_BIG_T] <= s1_big_t;
+            st_f[2][F_BIG_6] <= s1_big_6;
             st_tl[2]     <= s1_tl[15:0];                // > 16 bits only when TOO_BIG (never forwarded)
             st_hash[3]   <= s2_hash0;                   // S3: hash, buckets
             st_bkt0[3]   <= s2_bkt0;
@@ -866,13 +900,14 @@ module lvsnic_lookup #(
             st_ackf[6]   <= s5_ackfs;
             st_act[6]    <= s5_act;
             st_slot[6]   <= {s5_sel[2], s5_sel[2] ? st_bkt1[5] : st_bkt0[5], s5_sel[1:0]};
-            st_rw[9]     <= s8_rw;                      // S9: the decision's fields
+            st_rw[9]     <= s8_t6 ? s8_rw6 : s8_rw;     // S9: the decision's fields
             st_ob[9]     <= s8_out_be;
             st_reason[9] <= s8_reason;
             st_dhit[9]   <= s8_reached && s8_hit;
             st_dvip[9]   <= s8_reached && f8[F_VIP];
             st_dhash[9]  <= s8_reached ? st_hash[8] : 32'h0;
-            st_tun[9]    <= a_tun && !s8_v6;
+            st_tun[9]    <= a_tun && !a_tun6 && !s8_v6;  // IPIP
+            st_tun6[9]   <= s8_t6;                      // outer IPv6
             st_nat[9]    <= a_dnat || a_snat;
             st_kb[10]    <= s9_kf[16:LW];               // S10: trim/realignment
             st_j[10]     <= s9_of[16:LW];
@@ -886,12 +921,19 @@ module lvsnic_lookup #(
     wire s11_v6  = st_f[11][F_V6];
     wire s11_tcp = st_f[11][F_TCP];
     wire s11_nat = st_nat[11];
+    wire s11_t6  = st_tun6[11];
     wire [159:0] s11_ob = st_ob[11];
 
     logic [HW-1:0] s11_fin;    // rewritten head with checksums
     always_comb begin
         s11_fin = st_rw[11];
-        if (!s11_v6) begin
+        if (s11_t6) begin
+            // IPv4 in IPv6: the inner header follows the 40-byte outer one
+            if (!s11_v6) begin
+                s11_fin[(IP4_CSUM + 40)*8 +: 8]     = s11_inck[15:8];
+                s11_fin[(IP4_CSUM + 40 + 1)*8 +: 8] = s11_inck[7:0];
+            end
+        end else if (!s11_v6) begin
             s11_fin[IP4_CSUM*8 +: 8]       = s11_inck[15:8];
             s11_fin[(IP4_CSUM + 1)*8 +: 8] = s11_inck[7:0];
         end
@@ -925,7 +967,7 @@ module lvsnic_lookup #(
             end
             s11_head[(IP_VER + 20)*8 +: 40*8] = s11_fin[IP_VER*8 +: 40*8];
         end else begin
-            s11_head = s11_fin;   // the egress takes 54 bytes (IPv4) or 74 (IPv6)
+            s11_head = s11_fin;   // the egress takes 54 bytes (IPv4) or 74 (IPv6, outer IPv6)
         end
     end
 
@@ -933,8 +975,8 @@ module lvsnic_lookup #(
     always_comb begin
         dec_data = '0;
         dec_data[DEC_FWD_BIT]                      = (st_reason[11] == LVSNIC_REASON_FORWARDED);
-        dec_data[DEC_TUN_BIT]                      = st_tun[11];
-        dec_data[DEC_V6_BIT]                       = s11_v6;
+        dec_data[DEC_TUN_BIT]                      = st_tun[11] || s11_t6;
+        dec_data[DEC_V6_BIT]                       = s11_v6 || s11_t6;
         dec_data[DEC_REASON_LSB +: DEC_REASON_W]   = st_reason[11];
         dec_data[DEC_HIT_BIT]                      = st_dhit[11];
         dec_data[DEC_VIP_BIT]                      = st_dvip[11];

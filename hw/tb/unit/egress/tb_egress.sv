@@ -22,6 +22,7 @@ module tb_egress #(
     input  wire                     d_valid,
     input  wire                     d_fwd,
     input  wire                     d_tun,
+    input  wire                     d_v6,       // IPv6 out: 74-byte head; with d_tun the 40-byte shift
     input  wire [4:0]               d_reason,
     input  wire                     d_hit,
     input  wire                     d_vip,
@@ -65,6 +66,7 @@ module tb_egress #(
         d_data = '0;
         d_data[DEC_FWD_BIT]                    = d_fwd;
         d_data[DEC_TUN_BIT]                    = d_tun;
+        d_data[DEC_V6_BIT]                     = d_v6;
         d_data[DEC_REASON_LSB +: DEC_REASON_W] = d_reason;
         d_data[DEC_HIT_BIT]                    = d_hit;
         d_data[DEC_VIP_BIT]                    = d_vip;
