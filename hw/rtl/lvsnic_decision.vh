@@ -21,15 +21,17 @@
 //   act         action index of the hit, A bits
 //   outlast_m1  bytes in the last output beat - 1, LW bits
 //   k           beat of the received frame holding its last IP byte
-//   j           output beats - 1 (IPIP: 20 bytes more), 17 - LW bits each
+//   j           output beats - 1 (a tunnel: 20 or 40 bytes more), 17 - LW bits each
 //   head        the rewritten frame head (74 bytes, byte i at [8i+7:8i];
-//               IPIP: the outer header inserted at 14), 592 bits
+//               a tunnel: the outer header inserted at 14), 592 bits
 //   ts, seq     the frame's timestamp (64) and sequence number (32)
 //   hash        hash_0 when rows 1..11 passed, else 0 (§5)
 //   vip, hit    VIP match, flow hit (§5 metadata)
 //   reason      reason code (FORWARDED = 0), 5 bits
-//   v6          IPv6 frame (the head's 74 bytes are all rewritten bytes)
-//   tun         IPIP encapsulation
+//   v6          the output is IPv6: an IPv6 frame, or with tun an IPv6 outer
+//               header (the head's 74 bytes are all rewritten bytes)
+//   tun         a tunnel: IPIP (shift 20), or with v6 an IPv6 outer header
+//               (shift 40)
 //   fwd         forwarded (reason == FORWARDED)
 
 `ifndef LVSNIC_DEC_W

@@ -20,7 +20,8 @@
 //   S6  hit / action index -> action RAM read address
 //   S7  action RAM output latch
 //   S8  action RAM output register; rows 13..19, DISABLED; build the
-//       rewritten header (checksum fields pending), the outer IPIP header;
+//       rewritten header (checksum fields pending), the outer IPIP or
+//       IPv6 header;
 //       start the inner/outer IPv4 checksums and the L4 update
 //   S9..S10  checksum pipelines; trim/realignment numbers
 //   S11 checksums ready: insert them, push the decision
@@ -50,8 +51,12 @@
 // key bits of the pair equal the frame's (S4: 13 chunk compares per pair,
 // beside the IPv4 ones; S5: the same priority tree over the even slots).
 // An action whose ipv6 bit differs from the frame's family sends the frame
-// to the host as ACTION_HOST, exactly like host = 1, and so does an IPv6
-// TUNNEL action (ip6ip6 is not built here yet).
+// to the host as ACTION_HOST, exactly like host = 1, but for TUNNEL: an
+// IPv4 TUNNEL action of an IPv6 frame goes to the host (IPv6 in IPv4: the
+// kernel's outer ID is random), an IPv6 one of either family's frame is
+// forwarded with a 40-byte IPv6 outer header (ip6ip6, IPv4 in IPv6) when
+// IPV6 = 1; its head is Ethernet, the outer header and the inner packet's
+// first 20 bytes, the rest follows shifted by 40.
 //
 // Flow RAMs: 8 (2 ways x 4 slots) x 2^FLOW_BUCKETS_LOG2 x 160 bit
 // (lvsnic_flow_entry). Action RAM: 2^ACTION_LOG2 x 256 bit
