@@ -6,7 +6,9 @@
 //! IPv4 connections have IPv4 flow entries (one slot); IPv6 connections,
 //! on a card that forwards IPv6 ([`HwParams::ipv6`]), IPv6 entries (an
 //! aligned slot pair) with IPv6 actions. Both go through the same paths,
-//! keyed by [`AnyFlowKey`].
+//! keyed by [`AnyFlowKey`]. A tunnel to an IPv6 real server (ip6ip6, or
+//! IPv4 in IPv6 for an IPv4 service) has an IPv6 TUNNEL action on a card
+//! that builds IPv6 outer headers ([`CardCaps::tun6`]).
 
 use lvsnic_model::conn::tcp::{self, Direction};
 use lvsnic_model::conn::{flags as cf, Conn, ConnId, AF_INET6, NIL};
@@ -128,22 +130,49 @@ fn ack_stable(c: &Conn, dir: Direction, secure_tcp: bool) -> bool {
     tr.new_state == c.state && !tr.clear_nooutput
 }
 
+/// What the card can forward, from its `CAPS1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CardCaps {
+    /// `CAPS1.ipv6`: the card forwards IPv6 frames ([`HwParams::ipv6`]).
+    pub ipv6: bool,
+    /// `CAPS1.tun6`: the card builds IPv6 outer headers for TUNNEL
+    /// actions with an IPv6 address (ip6ip6 and IPv4 in IPv6).
+    pub tun6: bool,
+}
+
+impl CardCaps {
+    /// The capabilities a card's `CAPS1` register reports.
+    pub fn from_caps1(caps1: u32) -> Self {
+        CardCaps { ipv6: caps1 & lvsnic_model::hw::regs_gen::CAPS1_IPV6_MASK != 0, tun6: HwParams::caps1_tun6(caps1) }
+    }
+
+    /// The capabilities of a core elaborated with `params` (its `CAPS1`).
+    pub fn of(params: HwParams) -> Self {
+        Self::from_caps1(params.caps().1)
+    }
+}
+
 /// The hardware flows connection `id` needs, or None if it must stay in
 /// software (templates, one-packet, local or unavailable servers, a VIP
 /// another director owns; IPv6 connections on a card without IPv6
-/// (`ipv6` false: [`HwParams::ipv6`]), ip6ip6 tunnels and tunnels across
-/// families).
-pub fn wanted(d: &Director, id: ConnId, ipv6: bool) -> Option<Wanted> {
+/// ([`CardCaps::ipv6`]); IPv6 in IPv4 tunnels; tunnels to an IPv6 real
+/// server on a card without [`CardCaps::tun6`], without `[director] ip6`,
+/// or with a link MTU less 40 under 1280).
+pub fn wanted(d: &Director, id: ConnId, card: CardCaps) -> Option<Wanted> {
     let c = d.conns.get(id);
     if c.is_template() || c.flags & cf::ONE_PACKET != 0 || c.dest == NIL || !(c.proto == 6 || c.proto == 17) {
         return None;
     }
     let v6 = c.af == AF_INET6;
-    if c.af != c.daf || v6 && !ipv6 {
+    let d6 = c.daf == AF_INET6;
+    if v6 && !card.ipv6 {
+        // A card built without IPv6 hands every IPv6 frame up.
+        return None;
+    }
+    if c.af != c.daf && !(d6 && c.fwd() == cf::TUNNEL) {
         // The card does not rewrite across families (its frames go to the
-        // host as ACTION_HOST), and a card built without IPv6 hands every
-        // IPv6 frame up: IPv4 connections tunnelled to an IPv6 server and
-        // back, and IPv6 ones on such a card, stay in software.
+        // host as ACTION_HOST), nor build IPv6 in IPv4 (the kernel draws
+        // the outer ID at random): only IPv4 in IPv6 crosses.
         return None;
     }
     let owned = if v6 { d.vip_owned(d.conns.addrs(id).vaddr) } else { d.owns_vip(c.vaddr) };
@@ -198,12 +227,25 @@ pub fn wanted(d: &Director, id: ConnId, ipv6: bool) -> Option<Wanted> {
             let addr = if v6 { IpAddr::V6(Ipv6Addr::UNSPECIFIED) } else { IpAddr::V4(Ipv4Addr::UNSPECIFIED) };
             (ActionEntry { op: ActionOp::Route, host: false, mac, addr, port: 0, l4_delta: 0 }, None)
         }
-        // ip6ip6 is not built by the card (docs/hardware.md §4, `ipv6`):
-        // an IPv6 tunnel stays in software.
-        cf::TUNNEL if !v6 => (ActionEntry { op: ActionOp::Tunnel, host: false, mac, addr: a.daddr, port: 0, l4_delta: 0 }, None),
+        // IPIP (both ends IPv4: IPv6 in IPv4 left above).
+        cf::TUNNEL if !d6 => (ActionEntry { op: ActionOp::Tunnel, host: false, mac, addr: a.daddr, port: 0, l4_delta: 0 }, None),
+        // ip6ip6 and IPv4 in IPv6: the card's IPv6 outer header comes from
+        // its IP6 registers (`[director] ip6`, written by the slow path);
+        // without the address the golden director leaves the packets to
+        // the host stack, and under a tunnel MTU of 1280 it drops them
+        // (the kernel refuses the route): both stay in software.
+        cf::TUNNEL if card.tun6 && d.cfg.ip6.is_some() && tunnel6_mtu_ok(d.cfg.mtu) => {
+            (ActionEntry { op: ActionOp::Tunnel, host: false, mac, addr: a.daddr, port: 0, l4_delta: 0 }, None)
+        }
         _ => return None,
     };
     Some(Wanted { req: (req_key, req_action, ack_stable(c, Direction::Input, secure)), rep, dest })
+}
+
+/// Whether a link of `mtu` bytes leaves an IPv6 tunnel the 1280 bytes
+/// IPv6 needs once the 40-byte outer header is taken off.
+fn tunnel6_mtu_ok(mtu: u16) -> bool {
+    usize::from(mtu).saturating_sub(lvsnic_model::wire::ipv6::HEADER_LEN) >= lvsnic_model::wire::ipv6::MIN_MTU
 }
 
 /// The next-hop MAC the director sends with towards `ip`: a real server's
@@ -351,9 +393,9 @@ pub struct FlowManager {
     pub forwarded_credited: u64,
     /// Slots of the flow table.
     slots: usize,
-    /// The card forwards IPv6 (`CAPS1.ipv6`): IPv6 connections are
-    /// offloaded too.
-    ipv6: bool,
+    /// What the card forwards (`CAPS1`): IPv6 connections (`ipv6`) and
+    /// tunnels to IPv6 real servers (`tun6`) are offloaded too.
+    card: CardCaps,
 }
 
 impl FlowManager {
@@ -386,13 +428,25 @@ impl FlowManager {
             evict_idle: EVICT_IDLE,
             forwarded_credited: 0,
             slots: params.flow_slots(),
-            ipv6: params.ipv6,
+            card: CardCaps::of(params),
         }
+    }
+
+    /// Takes the card's capabilities from the `CAPS1` it reports (a core
+    /// built before `CAPS1.tun6` reports `ipv6` without it): what
+    /// [`wanted`] offloads from now on.
+    pub fn set_card_caps(&mut self, card: CardCaps) {
+        self.card = card;
+    }
+
+    /// What the card forwards, as [`wanted`] uses it.
+    pub fn card_caps(&self) -> CardCaps {
+        self.card
     }
 
     /// The hardware flows connection `id` needs on this card ([`wanted`]).
     pub fn wanted(&self, d: &Director, id: ConnId) -> Option<Wanted> {
-        wanted(d, id, self.ipv6)
+        wanted(d, id, self.card)
     }
 
     /// Flow-table slots in use (an IPv6 entry takes two) and the table's

@@ -213,8 +213,10 @@ fn director_changes(
     file: &(DirectorConfig, Limits),
 ) -> Result<Vec<String>, String> {
     let (o, f) = (&loaded.0, &file.0);
-    let fixed: [(&str, bool); 8] = [
+    let fixed: [(&str, bool); 9] = [
         ("[director] ip", o.ip != f.ip),
+        // The card's IP6 registers (IPv6 tunnel source) are written at start.
+        ("[director] ip6", o.ip6 != f.ip6),
         ("[director] mac", o.mac != f.mac),
         ("[director] mtu", o.mtu != f.mtu),
         ("[director] gateway_mac", o.gateway_mac != f.gateway_mac),

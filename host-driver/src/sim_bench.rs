@@ -2,8 +2,8 @@
 //! streaming back-to-back established-flow frames, in cycles.
 //!
 //! ```text
-//! lvsnic sim-bench --width 64|512 --frame-len L --mode nat|dr|tun [--frames N] [--json]
-//! lvsnic sim-bench --width 64|512 --mode nat|dr|tun --sweep 60..9014 [--frames N]   # every length
+//! lvsnic sim-bench --width 64|512 --frame-len L --mode nat|dr|tun|nat6|dr6|tun6 [--frames N] [--json]
+//! lvsnic sim-bench --width 64|512 --mode nat|dr|tun|nat6|dr6|tun6 --sweep 60..9014 [--frames N]   # every length
 //! lvsnic sim-bench --width 64|512 --vectors DIR [--json]     # simulation speed on test vectors
 //! ```
 //!
@@ -52,12 +52,15 @@ pub enum BenchMode {
     Nat6,
     /// Direct routing of IPv6 frames (`ROUTE`, an IPv6 action).
     Dr6,
+    /// ip6ip6 tunnel of IPv6 frames to [2001:db8:a::1]: 40 bytes added per
+    /// frame (`TUNNEL`, an IPv6 action; the source from `IP6`).
+    Tun6,
 }
 
 impl BenchMode {
     /// Whether the mode streams IPv6 frames.
     pub fn is_ipv6(self) -> bool {
-        matches!(self, BenchMode::Nat6 | BenchMode::Dr6)
+        matches!(self, BenchMode::Nat6 | BenchMode::Dr6 | BenchMode::Tun6)
     }
 
     /// The shortest frame the mode forwards: 60 bytes (the smallest
@@ -130,13 +133,21 @@ fn program(core: &mut SimCore, mode: BenchMode, flows: usize) -> Result<Keys, St
     w(core, MAC_HI, 0x0200);
     w(core, MAC_LO, 0x0000_0001);
     w(core, IP, 0x0A00_0001);
+    // 2001:db8:ff::1, the source of IPv6 tunnel headers
+    for (i, v) in [0x2001_0DB8u32, 0x00FF_0000, 0, 1].into_iter().enumerate() {
+        w(core, IP6_BASE + 4 * i as u32, v);
+    }
     w(core, MTU, 9216);
     w(core, VIP_BASE, VIP);
     w(core, VIP_VALID, 1);
     let mac = MacAddr([0x02, 0, 0, 0, 0x10, 0x01]);
     let action = match mode {
-        BenchMode::Nat6 | BenchMode::Dr6 => {
-            let (op, port) = if mode == BenchMode::Nat6 { (ActionOp::NatDnat, 8080) } else { (ActionOp::Route, 0) };
+        BenchMode::Nat6 | BenchMode::Dr6 | BenchMode::Tun6 => {
+            let (op, port) = match mode {
+                BenchMode::Nat6 => (ActionOp::NatDnat, 8080),
+                BenchMode::Tun6 => (ActionOp::Tunnel, 0),
+                _ => (ActionOp::Route, 0),
+            };
             ActionEntry { op, host: false, mac, addr: IpAddr::V6(RS6), port, l4_delta: ActionEntry::nat_delta6(VIP6, 80, RS6, port) }
         }
         _ => {
@@ -430,6 +441,7 @@ pub fn utilization_bound(width: u32, mode: BenchMode, len: usize) -> f64 {
     let beats_in = len.div_ceil(wb);
     let beats_out = match mode {
         BenchMode::Tun => (len + 20).div_ceil(wb),
+        BenchMode::Tun6 => (len + 40).div_ceil(wb),
         _ => beats_in,
     };
     let ideal = len as f64 / (beats_in * wb) as f64;

@@ -11,7 +11,7 @@
 //! report the frames as they left the card's MAC.
 
 use crate::device::{self, Device, DeviceError, Wire};
-use crate::flows::{FlowManager, OffloadView};
+use crate::flows::{CardCaps, FlowManager, OffloadView};
 use lvsnic_model::director::{Action, Director, DirectorError};
 use lvsnic_model::rules::{DestRule, ServiceKey, ServiceRule};
 use std::net::Ipv4Addr;
@@ -69,17 +69,26 @@ pub struct SlowPath<D: Device> {
 
 impl<D: Device> SlowPath<D> {
     /// Programs the data plane's registers from the director's
-    /// configuration (MAC, IP, MTU, VIPs) and enables it.
+    /// configuration (MAC, IP, IP6, MTU, VIPs) and enables it; reads
+    /// `CAPS1.tun6` for the tunnels it may offload.
     pub fn new(director: Director, mut dp: D, params: HwParams) -> Result<Self, DeviceError> {
         let id = dp.read32(ID);
         if id != ID_VALUE {
             return Err(device::IdentityError::WrongId(id).into());
         }
         let cfg = &director.cfg;
-        for (reg, v) in identity_writes(cfg.mac, u32::from(cfg.ip), cfg.mtu) {
+        // IP6: the source of the card's IPv6 tunnel headers (0 without
+        // `[director] ip6`, when no tunnel into IPv6 is offloaded).
+        let ip6 = cfg.ip6.unwrap_or(std::net::Ipv6Addr::UNSPECIFIED);
+        for (reg, v) in identity_writes(cfg.mac, u32::from(cfg.ip), ip6, cfg.mtu) {
             dp.write32(reg, v);
         }
-        let mut s = SlowPath { director, flows: FlowManager::new(params), dp, params, seq: 0 };
+        // Tunnels into IPv6 as the card itself reports them: a core built
+        // before CAPS1.tun6 has IPv6 without them.
+        let tun6 = HwParams::caps1_tun6(dp.read32(CAPS1));
+        let mut flows = FlowManager::new(params);
+        flows.set_card_caps(CardCaps { ipv6: params.ipv6, tun6 });
+        let mut s = SlowPath { director, flows, dp, params, seq: 0 };
         s.sync_vips(params.vip_count);
         let pmtu = if s.director.cfg.sysctl.pmtu_disc { CTRL_PMTU_DISC } else { 0 };
         s.dp.write32(CTRL, CTRL_ENABLE | pmtu);

@@ -8,8 +8,14 @@
 //!   frames are forwarded by the card;
 //! * expiry reads the IPv6 entries' activity back and takes the pair off
 //!   the card; deleting the real server diverts its flows;
-//! * an ip6ip6 tunnel, and every IPv6 connection on a card built without
-//!   IPv6 (`CAPS1.ipv6` 0), stay in software with the same frames;
+//! * ip6ip6 tunnels and IPv4 services tunnelled to IPv6 real servers are
+//!   offloaded on a card with `CAPS1.tun6` (the card builds the IPv6 outer
+//!   header from its IP6 registers, `[director] ip6`), their frames the
+//!   golden model's up to the MTU boundary; without `[director] ip6`,
+//!   with a tunnel MTU under 1280, on a card without tun6, and for IPv6
+//!   in IPv4, they stay in software with the same frames;
+//! * every IPv6 connection on a card built without IPv6 (`CAPS1.ipv6` 0)
+//!   stays in software with the same frames;
 //! * `replay --backend model` (and `sim`, the verilated RTL) of a capture
 //!   mixing IPv4 and IPv6 sessions equals the golden model's, frames,
 //!   statistics and listing, on both cards, and on a tiny table both
@@ -33,8 +39,9 @@ use lvsnic_model::time::{Time, MSEC, SEC};
 use lvsnic_model::wire::{MacAddr, TCP_ACK, TCP_FIN, TCP_PSH, TCP_SYN};
 use std::net::Ipv6Addr;
 
-/// IPv6 services: NAT (TCP, two servers; UDP), DR, ip6ip6 tunnel; and an
-/// IPv4 NAT service beside them.
+/// IPv6 services: NAT (TCP, two servers; UDP), DR, ip6ip6 tunnel, a
+/// tunnel to an IPv4 server (IPv6 in IPv4); an IPv4 NAT service and an
+/// IPv4 service tunnelled to an IPv6 server (IPv4 in IPv6) beside them.
 const RULES6: &str = "\
 -A -t [2001:db8::10]:80 -s rr
 -a -t [2001:db8::10]:80 -r [2001:db8:1::1]:8080 -m -w 1
@@ -47,11 +54,19 @@ const RULES6: &str = "\
 -a -t [2001:db8::12]:80 -r [2001:db8:1::4]:80 -i -w 1
 -A -t 10.0.0.100:80 -s rr
 -a -t 10.0.0.100:80 -r 192.168.10.1:8080 -m -w 1
+-A -t 10.0.0.101:80 -s rr
+-a -t 10.0.0.101:80 -r [2001:db8:1::5]:80 -i -w 1
+-A -t [2001:db8::13]:80 -s rr
+-a -t [2001:db8::13]:80 -r 192.168.10.2:80 -i -w 1
 ";
 
 const NAT_VIP: &str = "2001:db8::10";
 const DR_VIP: &str = "2001:db8::11";
 const TUN_VIP: &str = "2001:db8::12";
+/// IPv6 service tunnelled to an IPv4 real server.
+const TUN6IN4_VIP: &str = "2001:db8::13";
+/// IPv4 service tunnelled to an IPv6 real server (2001:db8:1::5).
+const TUN4IN6_VIP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(10, 0, 0, 101);
 
 fn a6(s: &str) -> Ipv6Addr {
     s.parse().unwrap()
@@ -74,7 +89,7 @@ fn client6(n: u16) -> Ipv6Addr {
 /// `[neighbors]` entries of the IPv6 real servers and the director's IPv6
 /// address (for the tunnel), appended to the test network's DIRECTOR.toml.
 fn extra6() -> String {
-    (1..=4).map(|n| format!("\"{}\" = \"{}\"\n", rs6(n), rs6_mac(n))).collect()
+    (1..=5).map(|n| format!("\"{}\" = \"{}\"\n", rs6(n), rs6_mac(n))).collect()
 }
 
 fn config6() -> lvsnic_model::config::DirectorConfig {
@@ -131,9 +146,14 @@ struct Pair {
 
 impl Pair {
     fn new(params: HwParams) -> Pair {
+        Pair::with(params, config6)
+    }
+
+    /// The pair with the director configuration `cfg` gives.
+    fn with(params: HwParams, cfg: fn() -> lvsnic_model::config::DirectorConfig) -> Pair {
         let rules = parse_rules(RULES6).unwrap();
-        let d = Director::new(config6(), &rules, T0).unwrap();
-        let golden = Director::new(config6(), &rules, T0).unwrap();
+        let d = Director::new(cfg(), &rules, T0).unwrap();
+        let golden = Director::new(cfg(), &rules, T0).unwrap();
         let dev = ModelDevice::model(params, RingConfig::default()).unwrap();
         Pair { sp: SlowPath::new(d, dev, params).unwrap(), golden }
     }
@@ -294,20 +314,157 @@ fn an_ipv6_flow_keeps_its_activity_and_leaves_with_its_deleted_server() {
     assert_eq!(Report::of(&p.sp.director), Report::of(&p.golden));
 }
 
+/// Which tunnel a session uses: ip6ip6 (client `n` to the IPv6 TUN VIP),
+/// IPv4 in IPv6 (IPv4 client 198.51.100.n to the IPv4 VIP of the IPv6
+/// server), IPv6 in IPv4 (client `n` to the IPv6 VIP of the IPv4 server).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Tun {
+    Ip6ip6,
+    FourIn6,
+    SixIn4,
+}
+
+/// Client `c`'s TCP frame on tunnel `k`, `payload` bytes.
+fn tun_frame(k: Tun, c: (u16, u16), flags: u8, seq: u32, payload: &[u8]) -> Vec<u8> {
+    match k {
+        Tun::Ip6ip6 => from_client(c, TUN_VIP, flags, seq, 901, payload),
+        Tun::SixIn4 => from_client(c, TUN6IN4_VIP, flags, seq, 901, payload),
+        Tun::FourIn6 => {
+            let c4 = std::net::Ipv4Addr::new(198, 51, 100, c.0 as u8);
+            tcp(GATEWAY_MAC, DIRECTOR_MAC, Ip::new(c4, TUN4IN6_VIP), c.1, 80, flags, seq, 901, payload)
+        }
+    }
+}
+
+/// A tunnelled session: SYN and ACK (ESTABLISHED), then three requests,
+/// each frame checked against the golden model ([`Pair::frame`]); returns
+/// the connection and how many of the requests the card forwarded.
+fn tun_session(p: &mut Pair, t: &mut Time, k: Tun, c: (u16, u16)) -> (lvsnic_model::conn::ConnId, usize) {
+    *t += MSEC;
+    assert!(!p.frame(*t, &tun_frame(k, c, TCP_SYN, 100, b"")).in_hardware, "{k:?}: SYN by the host");
+    let d = &p.sp.director;
+    let id = match k {
+        Tun::FourIn6 => d.conns.in_get(6, u32::from(std::net::Ipv4Addr::new(198, 51, 100, c.0 as u8)), c.1, u32::from(TUN4IN6_VIP), 80),
+        Tun::Ip6ip6 => d.conns.in_get6(6, &client6(c.0), c.1, &a6(TUN_VIP), 80),
+        Tun::SixIn4 => d.conns.in_get6(6, &client6(c.0), c.1, &a6(TUN6IN4_VIP), 80),
+    }
+    .expect("connection");
+    *t += MSEC;
+    p.frame(*t, &tun_frame(k, c, TCP_ACK, 101, b""));
+    let mut by_card = 0;
+    for i in 0..3u32 {
+        *t += MSEC;
+        by_card += usize::from(p.frame(*t, &tun_frame(k, c, TCP_ACK | TCP_PSH, 101 + 5 * i, b"GET /")).in_hardware);
+    }
+    (id, by_card)
+}
+
 #[test]
-fn ipv6_tunnels_and_ipv6_on_a_card_without_ipv6_stay_in_software_with_the_same_frames() {
-    // ip6ip6: the card would send its frames up (no ip6ip6 egress).
+fn ipv6_tunnels_are_offloaded_on_a_tun6_card_with_the_golden_models_frames() {
     let mut p = Pair::new(MODEL_PARAMS);
     let mut t = T0;
-    let c = (4, 42000);
-    for (i, flags) in [TCP_SYN, TCP_ACK, TCP_ACK | TCP_PSH, TCP_ACK | TCP_PSH].into_iter().enumerate() {
-        t += MSEC;
-        let r = p.frame(t, &from_client(c, TUN_VIP, flags, 100 + i as u32, 901, b""));
-        assert!(!r.in_hardware);
-        assert_eq!(r.tx.len(), 1, "tunnelled by the golden model");
-    }
-    assert_eq!(p.sp.flows.len(), 0, "ip6ip6 stays in software");
+    // ip6ip6: one IPv6 entry (two slots), an IPv6 TUNNEL action.
+    let (id6, n) = tun_session(&mut p, &mut t, Tun::Ip6ip6, (4, 42000));
+    assert!(p.sp.flows.is_offloaded(id6), "ip6ip6 offloaded");
+    assert_eq!((n, p.sp.flows.len(), p.slots()), (3, 1, 2), "ip6ip6: requests by the card");
+    // IPv4 in IPv6: one IPv4 entry, an IPv6 TUNNEL action.
+    let (id4, n) = tun_session(&mut p, &mut t, Tun::FourIn6, (9, 42001));
+    assert!(p.sp.flows.is_offloaded(id4), "IPv4 in IPv6 offloaded");
+    assert_eq!((n, p.sp.flows.len(), p.slots()), (3, 2, 3), "4in6: requests by the card");
+    // IPv6 in IPv4 stays the host's (the outer IPv4 ID is random).
+    let (id64, n) = tun_session(&mut p, &mut t, Tun::SixIn4, (5, 42002));
+    assert!(!p.sp.flows.is_offloaded(id64));
+    assert_eq!((n, p.sp.flows.len()), (0, 2), "6in4 in software");
 
+    // The MTU boundary (1500): inner + 40 = 1500 by the card, one byte
+    // more by the host (ICMP "fragmentation needed" / ICMPv6 packet too
+    // big, as the golden model sends).
+    for (k, c, hdr) in [(Tun::Ip6ip6, (4, 42000), 40 + 20), (Tun::FourIn6, (9, 42001), 20 + 20)] {
+        let fits = vec![0x5a; 1500 - 40 - hdr];
+        t += MSEC;
+        let r = p.frame(t, &tun_frame(k, c, TCP_ACK | TCP_PSH, 200, &fits));
+        assert!(r.in_hardware, "{k:?}: inner + 40 = MTU by the card");
+        assert_eq!(r.tx.len(), 1);
+        assert_eq!(r.tx[0].len(), 14 + 1500);
+        let big = vec![0x5a; 1500 - 40 - hdr + 1];
+        t += MSEC;
+        let r = p.frame(t, &tun_frame(k, c, TCP_ACK | TCP_PSH, 200, &big));
+        assert!(!r.in_hardware, "{k:?}: one byte over, the host's");
+        assert_eq!(r.reason, Some(lvsnic_model::hw::Reason::TooBig));
+    }
+
+    // The card's counters are the golden model's statistics.
+    p.sp.settle();
+    assert_eq!(Report::of(&p.sp.director), Report::of(&p.golden));
+    // Expiry takes both off the card.
+    t += 1000 * SEC;
+    p.sp.advance(t);
+    p.golden.advance(t);
+    assert_eq!(p.sp.director.conns.len(), p.golden.conns.len());
+    assert_eq!((p.sp.flows.len(), p.slots()), (0, 0));
+}
+
+/// A director without `[director] ip6`: the golden model leaves IPv6
+/// tunnels to the host stack.
+fn config6_no_ip6() -> lvsnic_model::config::DirectorConfig {
+    lvsnic_model::config::DirectorConfig::parse(&(director_toml() + &extra6())).unwrap()
+}
+
+/// A 1319-byte link: the tunnel's MTU (1279) is under IPv6's 1280, the
+/// kernel refuses the route and the golden model drops.
+fn config6_mtu_1319() -> lvsnic_model::config::DirectorConfig {
+    let mut c = config6();
+    c.mtu = 1319;
+    c
+}
+
+/// 1320 bytes: the tunnel MTU is 1280 exactly.
+fn config6_mtu_1320() -> lvsnic_model::config::DirectorConfig {
+    let mut c = config6();
+    c.mtu = 1320;
+    c
+}
+
+#[test]
+fn ipv6_tunnels_stay_in_software_without_ip6_tun6_or_a_1280_tunnel_mtu_with_the_same_frames() {
+    // No [director] ip6; a tunnel MTU of 1279; a card that reports IPv6
+    // but not tun6 (a core built before the field: the driver reads
+    // CAPS1.tun6, SlowPath::new); a card without IPv6 (tun6 0 too).
+    let old_core = |p: &mut Pair| p.sp.flows.set_card_caps(lvsnic::flows::CardCaps { ipv6: true, tun6: false });
+    let no6 = HwParams { ipv6: false, ..MODEL_PARAMS };
+    let cases: [(&str, HwParams, fn() -> lvsnic_model::config::DirectorConfig, bool); 4] = [
+        ("no [director] ip6", MODEL_PARAMS, config6_no_ip6, false),
+        ("tunnel MTU 1279", MODEL_PARAMS, config6_mtu_1319, false),
+        ("CAPS1.tun6 0", MODEL_PARAMS, config6, true),
+        ("CAPS1.ipv6 0", no6, config6, false),
+    ];
+    for (what, params, cfg, old) in cases {
+        let mut p = Pair::with(params, cfg);
+        assert_eq!(p.sp.flows.card_caps(), lvsnic::flows::CardCaps { ipv6: params.ipv6, tun6: params.ipv6 }, "{what}: read from CAPS1");
+        if old {
+            old_core(&mut p);
+        }
+        let mut t = T0;
+        for (k, c) in [(Tun::Ip6ip6, (4, 42000)), (Tun::FourIn6, (9, 42001))] {
+            let (id, n) = tun_session(&mut p, &mut t, k, c);
+            assert!(!p.sp.flows.is_offloaded(id), "{what}: {k:?} stays in software");
+            assert_eq!(n, 0, "{what}: {k:?} by the host");
+        }
+        assert_eq!(p.sp.flows.len(), 0, "{what}");
+        p.sp.settle();
+        assert_eq!(Report::of(&p.sp.director), Report::of(&p.golden), "{what}");
+    }
+    // A tunnel MTU of exactly 1280 is offloaded.
+    let mut p = Pair::with(MODEL_PARAMS, config6_mtu_1320);
+    let mut t = T0;
+    for (k, c) in [(Tun::Ip6ip6, (4, 42000)), (Tun::FourIn6, (9, 42001))] {
+        let (id, n) = tun_session(&mut p, &mut t, k, c);
+        assert!(p.sp.flows.is_offloaded(id) && n == 3, "MTU 1320: {k:?} offloaded");
+    }
+}
+
+#[test]
+fn ipv6_on_a_card_without_ipv6_stays_in_software_with_the_same_frames() {
     // A card without IPv6: NAT and DR stay in software, same frames.
     let no6 = HwParams { ipv6: false, ..MODEL_PARAMS };
     let mut p = Pair::new(no6);

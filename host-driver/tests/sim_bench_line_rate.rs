@@ -68,3 +68,23 @@ fn ipv6_frames_stream_one_beat_per_cycle_at_512_bits() {
     let e = bench(512, BenchMode::Nat6, 73, 4).unwrap_err();
     assert!(e.contains("74..=9014"), "{e}");
 }
+
+/// ip6ip6 (an IPv6 TUNNEL action: 40 bytes inserted): every frame
+/// forwarded 40 bytes longer; the input streams one beat per cycle, and
+/// the output back to back at one beat per cycle: ceil((L + 40) / 64)
+/// beats per frame, one more than the input's when the 40 bytes cross a
+/// beat boundary (89 bytes: 2 beats in, 129 out = 3), as many otherwise
+/// (74, 88, 1496). The output's span is measured from the first output
+/// beat: input span + drain - the first frame's latency.
+#[test]
+fn ip6ip6_frames_stream_at_the_output_pace_at_512_bits() {
+    for len in [74u64, 88, 89, 1496, 1497, 1500] {
+        let (beats_in, beats_out) = (len.div_ceil(64), (len + 40).div_ceil(64));
+        let r = bench(512, BenchMode::Tun6, len as usize, 32).expect("IPv6 frames are accepted");
+        assert_eq!((r.forwarded, r.to_host), (32, 0), "{len}");
+        assert_eq!(r.bytes_out, r.bytes_in + 32 * 40, "{len}: 40 bytes more per frame");
+        assert_eq!(r.cycles, 32 * beats_in, "{len}: one input beat per cycle");
+        let out_span = r.cycles + r.drain_cycles - r.latency_cycles_min;
+        assert_eq!(out_span, 32 * beats_in.max(beats_out), "{len}: output beats back to back ({beats_in} in, {beats_out} out per frame)");
+    }
+}

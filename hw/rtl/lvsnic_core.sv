@@ -155,9 +155,12 @@ module lvsnic_core #(
     localparam integer B         = FLOW_BUCKETS_LOG2;
     localparam integer A         = ACTION_LOG2;
     localparam integer TOKW      = (B + 3 > A) ? B + 3 : A;
-    localparam integer JKW       = 17 - LW;
     localparam integer DEC_DEPTH = 32;
     localparam integer EV_DEPTH  = 8;
+
+`define LVSNIC_DECISION_BODY
+`include "lvsnic_decision.vh"
+`undef LVSNIC_DECISION_BODY
 
     // ------------------------------------------------------------------
     // receive register slice and ingress
@@ -221,6 +224,7 @@ module lvsnic_core #(
     wire                    cfg_enable, cfg_pmtu;
     wire [47:0]             cfg_mac;
     wire [31:0]             cfg_ip;
+    wire [127:0]            cfg_ip6;
     wire [15:0]             cfg_mtu;
     wire [VIP_COUNT-1:0]    cfg_vip_valid;
     wire [VIP_COUNT*32-1:0] cfg_vip;
@@ -258,7 +262,7 @@ module lvsnic_core #(
         .s_axil_arvalid(s_axil_arvalid), .s_axil_arready(s_axil_arready),
         .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp),
         .s_axil_rvalid(s_axil_rvalid), .s_axil_rready(s_axil_rready),
-        .cfg_enable(cfg_enable), .cfg_pmtu(cfg_pmtu), .cfg_mac(cfg_mac), .cfg_ip(cfg_ip),
+        .cfg_enable(cfg_enable), .cfg_pmtu(cfg_pmtu), .cfg_mac(cfg_mac), .cfg_ip(cfg_ip), .cfg_ip6(cfg_ip6),
         .cfg_mtu(cfg_mtu), .cfg_vip_valid(cfg_vip_valid), .cfg_vip(cfg_vip),
         .steal(steal), .flow_wr(flow_wr), .flow_wr_pair(flow_wr_pair), .flow_wr_idx(flow_wr_idx),
         .flow_wr_data(flow_wr_data),
@@ -277,23 +281,15 @@ module lvsnic_core #(
     // ------------------------------------------------------------------
     // lookup pipeline
     // ------------------------------------------------------------------
-    wire                dec_valid, dec_fwd, dec_tun, dec_v6, dec_hit, dec_vip, dec_pop;
-    wire [4:0]          dec_reason;
-    wire [31:0]         dec_hash, dec_seq;
-    wire [63:0]         dec_ts;
-    wire [591:0]        dec_h;
-    wire [JKW-1:0]      dec_j, dec_k;
-    wire [LW-1:0]       dec_outlast_m1;
-    wire [A-1:0]        dec_act;
-    wire [B+2:0]        dec_slot;
-    wire [15:0]         dec_tl;
+    wire                dec_valid, dec_pop;
+    wire [DEC_W-1:0]    dec_data;        // the decision bundle (lvsnic_decision.vh)
 
     lvsnic_lookup #(
         .DATA_WIDTH(DATA_WIDTH), .FLOW_BUCKETS_LOG2(B), .ACTION_LOG2(A),
         .VIP_COUNT(VIP_COUNT), .IPV6(IPV6), .DEC_DEPTH(DEC_DEPTH)
     ) u_lookup (
         .clk(clk), .rst(rst),
-        .cfg_enable(cfg_enable), .cfg_pmtu(cfg_pmtu), .cfg_mac(cfg_mac), .cfg_ip(cfg_ip),
+        .cfg_enable(cfg_enable), .cfg_pmtu(cfg_pmtu), .cfg_mac(cfg_mac), .cfg_ip(cfg_ip), .cfg_ip6(cfg_ip6),
         .cfg_mtu(cfg_mtu), .cfg_vip_valid(cfg_vip_valid), .cfg_vip(cfg_vip),
         .hdr_valid(hdr_valid), .hdr_ready(hdr_ready), .hdr_data(hdr_data),
         .hdr_bytes(hdr_bytes), .hdr_ts(hdr_ts), .hdr_seq(hdr_seq),
@@ -304,11 +300,7 @@ module lvsnic_core #(
         .flow_rd_valid(flow_rd_valid), .flow_rd_data(flow_rd_data),
         .act_rd_valid(act_rd_valid), .act_rd_data(act_rd_data),
         .init_busy(lk_init),
-        .dec_valid(dec_valid), .dec_fwd(dec_fwd), .dec_tun(dec_tun), .dec_v6(dec_v6), .dec_reason(dec_reason),
-        .dec_hit(dec_hit), .dec_vip(dec_vip), .dec_hash(dec_hash), .dec_seq(dec_seq),
-        .dec_ts(dec_ts), .dec_h(dec_h), .dec_j(dec_j), .dec_k(dec_k),
-.dec_outlast_m1(dec_outlast_m1), .dec_act(dec_act),
-        .dec_slot(dec_slot), .dec_tl(dec_tl), .dec_pop(dec_pop)
+        .dec_valid(dec_valid), .dec_data(dec_data), .dec_pop(dec_pop)
     );
 
     // ------------------------------------------------------------------
@@ -330,16 +322,12 @@ module lvsnic_core #(
 
     lvsnic_egress #(
         .DATA_WIDTH(DATA_WIDTH), .KEEP_WIDTH(KEEP_WIDTH), .FLOW_BUCKETS_LOG2(B),
-        .ACTION_LOG2(A), .DEC_DEPTH(DEC_DEPTH), .EV_DEPTH(EV_DEPTH)
+        .ACTION_LOG2(A), .IPV6(IPV6), .DEC_DEPTH(DEC_DEPTH), .EV_DEPTH(EV_DEPTH)
     ) u_egress (
         .clk(clk), .rst(rst),
         .fb_valid(fb_valid), .fb_ready(fb_ready), .fb_data(fb_data), .fb_last(fb_last),
         .fb_cnt_m1(fb_cnt_m1), .fb_short(fb_short),
-        .dec_valid(dec_valid), .dec_fwd(dec_fwd), .dec_tun(dec_tun), .dec_v6(dec_v6), .dec_reason(dec_reason),
-        .dec_hit(dec_hit), .dec_vip(dec_vip), .dec_hash(dec_hash), .dec_seq(dec_seq),
-        .dec_ts(dec_ts), .dec_h(dec_h), .dec_j(dec_j), .dec_k(dec_k),
-.dec_outlast_m1(dec_outlast_m1), .dec_act(dec_act),
-        .dec_slot(dec_slot), .dec_tl(dec_tl), .dec_pop(dec_pop),
+        .dec_valid(dec_valid), .dec_data(dec_data), .dec_pop(dec_pop),
         .tx_valid(ftx_valid), .tx_ready(ftx_ready), .tx_data(ftx_data), .tx_keep(ftx_keep),
         .tx_last(ftx_last), .tx_user(ftx_user),
         .host_valid(hq_valid), .host_ready(hq_ready), .host_data(hq_data), .host_keep(hq_keep),

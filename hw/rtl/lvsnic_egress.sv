@@ -17,12 +17,13 @@
 //   * host frames: the received beats, unchanged (cut through), with the
 //     160-bit metadata;
 //   * forwarded frames: output beat j = 0..J. The output is the 54-byte
-//     (74 with IPIP or IPv6) rewritten head H followed by the received bytes from
-//     offset 54 shifted by 0 (20 with IPIP); it ends at 14 + total length
-//     (+ 20). Output lane l takes H[jW + l] while jW + l < |H|, else
+//     (74 with a tunnel or IPv6) rewritten head H followed by the received
+//     bytes from offset |H| - shift, shift 0, 20 (IPIP: from 54) or 40 (an
+//     IPv6 outer header, IPV6 = 1: from 34); it ends at 14 + total length
+//     + shift. Output lane l takes H[jW + l] while jW + l < |H|, else
 //     received byte jW + l - shift, from the received beat consumed by this
-//     slot (j - D, D = 20 / W for IPIP, else 0) or the previous one
-//     (constant wiring). Received beats after the last needed one (Ethernet
+//     slot (j - D, D = shift / W) or the previous one (constant wiring for
+//     each shift). Received beats after the last needed one (Ethernet
 //     padding) are consumed without output.
 //   * the buffer space of a forwarded frame is released only when the beat
 //     holding its byte 14 + total length - 1 is consumed (the frame is not
@@ -35,12 +36,14 @@
 // (credits), so nothing after it stalls. All per-slot decisions use
 // registered flags (slot index == J, beats left == 0, ...).
 `default_nettype none
+`include "lvsnic_decision.vh"
 
 module lvsnic_egress #(
     parameter integer DATA_WIDTH        = 64,
     parameter integer KEEP_WIDTH        = DATA_WIDTH/8,
     parameter integer FLOW_BUCKETS_LOG2 = 10,
     parameter integer ACTION_LOG2       = 10,
+    parameter integer IPV6              = 1,    // 1: tunnels with an IPv6 outer header (shift 40)
     parameter integer DEC_DEPTH         = 32,
     parameter integer EV_DEPTH          = 8
 ) (
@@ -57,22 +60,7 @@ module lvsnic_egress #(
 
     // decisions (from lvsnic_lookup); space guaranteed by its credits
     input  wire                     dec_valid,
-    input  wire                     dec_fwd,
-    input  wire                     dec_tun,
-    input  wire                     dec_v6,      // IPv6: 74-byte head (MACs, hop limit, NAT fields)
-    input  wire [4:0]               dec_reason,
-    input  wire                     dec_hit,
-    input  wire                     dec_vip,
-    input  wire [31:0]              dec_hash,
-    input  wire [31:0]              dec_seq,
-    input  wire [63:0]              dec_ts,
-    input  wire [591:0]             dec_h,
-    input  wire [16-$clog2(KEEP_WIDTH):0] dec_j,
-    input  wire [16-$clog2(KEEP_WIDTH):0] dec_k,
-    input  wire [$clog2(KEEP_WIDTH)-1:0] dec_outlast_m1,
-    input  wire [ACTION_LOG2-1:0]   dec_act,
-    input  wire [FLOW_BUCKETS_LOG2+2:0] dec_slot,
-    input  wire [15:0]              dec_tl,
+    input  wire [`LVSNIC_DEC_W($clog2(KEEP_WIDTH), ACTION_LOG2, FLOW_BUCKETS_LOG2)-1:0] dec_data,   // lvsnic_decision.vh
     output logic                    dec_pop,
 
     // forwarded frames (to the tx arbiter)
@@ -117,13 +105,28 @@ module lvsnic_egress #(
     localparam integer DEPTH = 1 << FA;
     localparam integer D     = 20 / W;          // IPIP: whole beats of shift
     localparam integer R     = 20 % W;          // IPIP: remaining byte shift
-    localparam integer DW    = (D > 0) ? $clog2(D + 1) : 1;
+    localparam integer D6    = 40 / W;          // outer IPv6: whole beats of shift
+    localparam integer R6    = 40 % W;          // outer IPv6: remaining byte shift
+    // bytes of the previous beat kept for the realignment
+    localparam integer RP    = (IPV6 != 0 && R6 > R) ? R6 : R;
+    localparam integer DM    = (IPV6 != 0) ? D6 : D;
+    localparam integer DW    = (DM > 0) ? $clog2(DM + 1) : 1;
     localparam integer DECL  = $clog2(DEC_DEPTH);
     localparam integer OQL   = 4;               // output FIFOs: 16 (+1) entries
     localparam integer OQD   = 1 << OQL;
     localparam integer EVW   = $clog2(EV_DEPTH + 1);
     localparam integer PFL   = 3;               // prefetch FIFO: 8 (+1) entries
     localparam integer HB    = 74;              // head bytes (IPIP)
+
+`define LVSNIC_DECISION_BODY
+`include "lvsnic_decision.vh"
+`undef LVSNIC_DECISION_BODY
+    generate
+        if (DEC_W != `LVSNIC_DEC_W(LW, A, B)) begin : g_dec_check
+            $error("lvsnic_egress: DEC_W and `LVSNIC_DEC_W disagree (hw/rtl/lvsnic_decision.vh)");
+            lvsnic_egress_decision_mismatch u_fail ();
+        end
+    endgenerate
 
     // ------------------------------------------------------------------
     // frame buffer
@@ -212,38 +215,40 @@ module lvsnic_egress #(
     // ------------------------------------------------------------------
     // decision FIFO (registered head)
     // ------------------------------------------------------------------
-    localparam integer DQW = 1 + 1 + 1 + 5 + 1 + 1 + 32 + 32 + 64 + 592 + 2*JKW + LW + A + (B+3) + 16;
-
-    logic           dq_v;
-    logic [DQW-1:0] dq;
-    logic [DECL:0]  dq_count;
-    lvsnic_fifo #(.WIDTH(DQW), .DEPTH_LOG2(DECL), .OREG(1)) u_dec (
+    // the decision bundle, queued whole
+    logic             dq_v;
+    logic [DEC_W-1:0] dq;
+    logic [DECL:0]    dq_count;
+    lvsnic_fifo #(.WIDTH(DEC_W), .DEPTH_LOG2(DECL), .OREG(1)) u_dec (
         .clk(clk), .rst(rst), .flush(1'b0),
-        .in_valid(dec_valid),
-        .in_data({dec_fwd, dec_tun, dec_v6, dec_reason, dec_hit, dec_vip, dec_hash, dec_seq, dec_ts,
-                  dec_h, dec_j, dec_k, dec_outlast_m1, dec_act, dec_slot, dec_tl}),
+        .in_valid(dec_valid), .in_data(dec_data),
         .out_valid(dq_v), .out_data(dq), .out_pop(dec_pop),
         .count(dq_count)
     );
 
-    wire             q_fwd, q_tun, q_v6, q_hit, q_vip;
-    wire [4:0]       q_reason;
-    wire [31:0]      q_hash, q_seq;
-    wire [63:0]      q_ts;
-    wire [591:0]     q_h;
-    wire [JKW-1:0]   q_j, q_k;
-    wire [LW-1:0]    q_ol;
-    wire [A-1:0]     q_act;
-    wire [B+2:0]     q_slot;
-    wire [15:0]      q_tl;
-    assign {q_fwd, q_tun, q_v6, q_reason, q_hit, q_vip, q_hash, q_seq, q_ts,
-            q_h, q_j, q_k, q_ol, q_act, q_slot, q_tl} = dq;
+    wire             q_fwd    = dq[DEC_FWD_BIT];
+    wire             q_tun    = dq[DEC_TUN_BIT];
+    wire             q_v6     = dq[DEC_V6_BIT];   // IPv6 out (a tunnel's outer header)
+    wire             q_t6     = (IPV6 != 0) && q_tun && q_v6;   // shift 40
+    wire [4:0]       q_reason = dq[DEC_REASON_LSB +: DEC_REASON_W];
+    wire             q_hit    = dq[DEC_HIT_BIT];
+    wire             q_vip    = dq[DEC_VIP_BIT];
+    wire [31:0]      q_hash   = dq[DEC_HASH_LSB +: 32];
+    wire [31:0]      q_seq    = dq[DEC_SEQ_LSB +: 32];
+    wire [63:0]      q_ts     = dq[DEC_TS_LSB +: 64];
+    wire [591:0]     q_h      = dq[DEC_HEAD_LSB +: DEC_HEAD_W];
+    wire [JKW-1:0]   q_j      = dq[DEC_J_LSB +: DEC_JK_W];
+    wire [JKW-1:0]   q_k      = dq[DEC_K_LSB +: DEC_JK_W];
+    wire [LW-1:0]    q_ol     = dq[DEC_OL_LSB +: DEC_OL_W];
+    wire [A-1:0]     q_act    = dq[DEC_ACT_LSB +: DEC_ACT_W];
+    wire [B+2:0]     q_slot   = dq[DEC_SLOT_LSB +: DEC_SLOT_W];
+    wire [15:0]      q_tl     = dq[DEC_TL_LSB +: DEC_TL_W];
 
     // ------------------------------------------------------------------
     // slot engine state
     // ------------------------------------------------------------------
     logic            cur_v, cur_fwd, cur_skip, cur_rep;
-    logic            cur_tun, cur_hit, cur_vip;
+    logic            cur_tun, cur_t6, cur_hit, cur_vip;
     logic [4:0]      cur_reason;
     logic [31:0]     cur_hash, cur_seq;
     logic [63:0]     cur_ts;
@@ -322,6 +327,7 @@ module lvsnic_egress #(
     always_ff @(posedge clk) begin
         if (load) begin
             cur_tun    <= q_tun;
+            cur_t6     <= q_t6;
             cur_hit    <= q_hit;
             cur_vip    <= q_vip;
             cur_reason <= q_reason;
@@ -336,8 +342,8 @@ module lvsnic_egress #(
             f_last     <= (q_j == '0);
             krem       <= q_k;
             at_k       <= (q_k == '0);
-            pre_left   <= q_tun ? DW'(D) : '0;
-            need_read  <= !(q_tun && D > 0);
+            pre_left   <= q_t6 ? DW'(D6) : (q_tun ? DW'(D) : '0);
+            need_read  <= q_t6 ? (D6 == 0) : !(q_tun && D > 0);
             in_done    <= 1'b0;
             h_sr       <= q_h;
             m_sr       <= (q_tun || q_v6) ? {HB{1'b1}} : {20'h0, {54{1'b1}}};
@@ -362,7 +368,7 @@ module lvsnic_egress #(
     // ------------------------------------------------------------------
     // slot register, assembly, output FIFOs
     // ------------------------------------------------------------------
-    logic                  sl_v, sl_tx, sl_rd, sl_last, sl_abort, sl_tun;
+    logic                  sl_v, sl_tx, sl_rd, sl_last, sl_abort, sl_tun, sl_t6;
     logic [W-1:0]          sl_keep, sl_mask;
     logic [DATA_WIDTH-1:0] sl_data, sl_ov;
     logic [31:0]           sl_seq;
@@ -397,6 +403,7 @@ module lvsnic_egress #(
         sl_last  <= s_last;
         sl_abort <= f_short;
         sl_tun   <= cur_tun;
+        sl_t6    <= cur_t6;
         sl_data  <= p_data;
         sl_ov    <= h_sr[DATA_WIDTH-1:0];
         sl_mask  <= fire_h ? {W{1'b0}} : m_sr[W-1:0];
@@ -405,26 +412,36 @@ module lvsnic_egress #(
         for (int l = 0; l < W; l++) sl_keep[l] <= (LW'(l) <= s_cnt);
     end
 
-    // assembly: head override, IPIP realignment by 20 bytes, zero past tkeep
-    logic [8*R-1:0]        prev;        // top R bytes of the previous consumed beat
+    // assembly: head override, tunnel realignment by 20 (or 40) bytes,
+    // zero past tkeep
+    logic [8*RP-1:0]       prev;        // top RP bytes of the previous consumed beat
     logic [DATA_WIDTH-1:0] shifted;     // received bytes realigned by 20
+    logic [DATA_WIDTH-1:0] shifted6;    // received bytes realigned by 40 (IPV6 = 1)
     logic [DATA_WIDTH-1:0] asm_data;
     genvar gl;
     generate
         for (gl = 0; gl < W; gl = gl + 1) begin : g_lane
             if (gl < R) begin : g_lo
-                assign shifted[8*gl +: 8] = prev[8*gl +: 8];
+                assign shifted[8*gl +: 8] = prev[8*(RP - R + gl) +: 8];
             end else begin : g_hi
                 assign shifted[8*gl +: 8] = sl_data[8*(gl - R) +: 8];
             end
+            if (IPV6 == 0) begin : g_no6
+                assign shifted6[8*gl +: 8] = shifted[8*gl +: 8];
+            end else if (gl < R6) begin : g_lo6
+                assign shifted6[8*gl +: 8] = prev[8*(RP - R6 + gl) +: 8];
+            end else begin : g_hi6
+                assign shifted6[8*gl +: 8] = sl_data[8*(gl - R6) +: 8];
+            end
             assign asm_data[8*gl +: 8] = !sl_keep[gl] ? 8'h00
                                        : sl_mask[gl]  ? sl_ov[8*gl +: 8]
+                                       : sl_t6        ? shifted6[8*gl +: 8]
                                        : sl_tun       ? shifted[8*gl +: 8]
                                        :                sl_data[8*gl +: 8];
         end
     endgenerate
     always_ff @(posedge clk) begin
-        if (sl_v && sl_tx && sl_rd) prev <= sl_data[DATA_WIDTH-1 -: 8*R];
+        if (sl_v && sl_tx && sl_rd) prev <= sl_data[DATA_WIDTH-1 -: 8*RP];
     end
 
     localparam integer TQW = DATA_WIDTH + W + 1 + 1 + 32;

@@ -20,7 +20,8 @@
 //   S6  hit / action index -> action RAM read address
 //   S7  action RAM output latch
 //   S8  action RAM output register; rows 13..19, DISABLED; build the
-//       rewritten header (checksum fields pending), the outer IPIP header;
+//       rewritten header (checksum fields pending), the outer IPIP or
+//       IPv6 header;
 //       start the inner/outer IPv4 checksums and the L4 update
 //   S9..S10  checksum pipelines; trim/realignment numbers
 //   S11 checksums ready: insert them, push the decision
@@ -50,13 +51,18 @@
 // key bits of the pair equal the frame's (S4: 13 chunk compares per pair,
 // beside the IPv4 ones; S5: the same priority tree over the even slots).
 // An action whose ipv6 bit differs from the frame's family sends the frame
-// to the host as ACTION_HOST, exactly like host = 1, and so does an IPv6
-// TUNNEL action (ip6ip6 is not built here yet).
+// to the host as ACTION_HOST, exactly like host = 1, but for TUNNEL: an
+// IPv4 TUNNEL action of an IPv6 frame goes to the host (IPv6 in IPv4: the
+// kernel's outer ID is random), an IPv6 one of either family's frame is
+// forwarded with a 40-byte IPv6 outer header (ip6ip6, IPv4 in IPv6) when
+// IPV6 = 1; its head is Ethernet, the outer header and the inner packet's
+// first 20 bytes, the rest follows shifted by 40.
 //
 // Flow RAMs: 8 (2 ways x 4 slots) x 2^FLOW_BUCKETS_LOG2 x 160 bit
 // (lvsnic_flow_entry). Action RAM: 2^ACTION_LOG2 x 256 bit
 // (lvsnic_action_entry).
 `default_nettype none
+`include "lvsnic_decision.vh"
 
 module lvsnic_lookup #(
     parameter integer DATA_WIDTH        = 64,
@@ -74,6 +80,7 @@ module lvsnic_lookup #(
     input  wire                          cfg_pmtu,
     input  wire [47:0]                   cfg_mac,      // byte 0 in [47:40]
     input  wire [31:0]                   cfg_ip,
+    input  wire [127:0]                  cfg_ip6,      // source of IPv6 tunnel headers
     input  wire [15:0]                   cfg_mtu,
     input  wire [VIP_COUNT-1:0]          cfg_vip_valid,
     input  wire [VIP_COUNT*32-1:0]       cfg_vip,
@@ -105,24 +112,9 @@ module lvsnic_lookup #(
     output logic [255:0]                 act_rd_data,
     output logic                         init_busy,
 
-    // decisions to the egress
+    // decisions to the egress: the decision bundle (lvsnic_decision.vh)
     output logic                         dec_valid,
-    output logic                         dec_fwd,
-    output logic                         dec_tun,
-    output logic                         dec_v6,       // IPv6: the rewritten head is 74 bytes
-    output logic [4:0]                   dec_reason,
-    output logic                         dec_hit,
-    output logic                         dec_vip,
-    output logic [31:0]                  dec_hash,
-    output logic [31:0]                  dec_seq,
-    output logic [63:0]                  dec_ts,
-    output logic [591:0]                 dec_h,
-    output logic [16-$clog2(DATA_WIDTH/8):0]               dec_j,
-    output logic [16-$clog2(DATA_WIDTH/8):0]               dec_k,
-    output logic [$clog2(DATA_WIDTH/8)-1:0]                dec_outlast_m1,
-    output logic [ACTION_LOG2-1:0]                 dec_act,
-    output logic [FLOW_BUCKETS_LOG2+2:0]                 dec_slot,
-    output logic [15:0]                  dec_tl,
+    output logic [`LVSNIC_DEC_W($clog2(DATA_WIDTH/8), ACTION_LOG2, FLOW_BUCKETS_LOG2)-1:0] dec_data,
     input  wire                          dec_pop
 );
 
@@ -136,6 +128,10 @@ module lvsnic_lookup #(
     localparam integer JKW  = 17 - LW;
     localparam integer IW   = (B > A) ? B : A;          // init sweep counter
     localparam integer CW   = $clog2(DEC_DEPTH + 1);
+
+`define LVSNIC_DECISION_BODY
+`include "lvsnic_decision.vh"
+`undef LVSNIC_DECISION_BODY
 
     localparam logic [319:0] KEY0 = 320'h6d5a56da_255b0ec2_4167253d_43a38fb0_d0ca2bcb_ae7b30b4_77cb2da3_8030f20c_6a42b73b_beac01fa;
     localparam logic [319:0] KEY1 = 320'hd0ca2bcb_ae7b30b4_77cb2da3_8030f20c_6a42b73b_beac01fa_6d5a56da_255b0ec2_4167253d_43a38fb0;
@@ -197,6 +193,10 @@ module lvsnic_lookup #(
         && LVSNIC_ACTION_ENTRY_L4_DELTA_LSB + LVSNIC_ACTION_ENTRY_L4_DELTA_WIDTH <= ACT_W
         && LVSNIC_ACTION_ENTRY_PORT_LSB + LVSNIC_ACTION_ENTRY_PORT_WIDTH <= ACT_W;
     generate
+        if (DEC_W != `LVSNIC_DEC_W(LW, A, B)) begin : g_dec_check
+            $error("lvsnic_lookup: DEC_W and `LVSNIC_DEC_W disagree (hw/rtl/lvsnic_decision.vh)");
+            lvsnic_lookup_decision_mismatch u_fail ();
+        end
         if (!LAYOUT_OK) begin : g_layout_check
             $error("lvsnic_lookup: the entry layouts of hw/rtl/lvsnic_regs.vh no longer fit the key compare");
             lvsnic_lookup_layout_mismatch u_fail ();
@@ -208,7 +208,104 @@ module lvsnic_lookup #(
     localparam logic [1:0] K_ATK = 2'd2;   // action read token
 
     // ------------------------------------------------------------------
-    // control: clock enable, credits, init sweep, S0 load
+    // header byte offsets (docs/hardware.md §3): byte i of the frame is
+    // at [8i+7:8i] of a head; multi-byte fields in network order
+    // ------------------------------------------------------------------
+    localparam integer ETH_DST   = 0;
+    localparam integer ETH_SRC   = 6;
+    localparam integer ETH_TYPE  = 12;
+    localparam integer IP_VER    = 14;    // version (high nibble), IPv4 IHL (low)
+    localparam integer IP4_TOS   = 15;
+    localparam integer IP4_TL    = 16;
+    localparam integer IP4_ID    = 18;
+    localparam integer IP4_FRAG  = 20;    // flags, fragment offset
+    localparam integer IP4_TTL   = 22;
+    localparam integer IP4_PROTO = 23;
+    localparam integer IP4_CSUM  = 24;
+    localparam integer IP4_SRC   = 26;
+    localparam integer IP4_DST   = 30;
+    localparam integer IP4_L4    = 34;    // TCP/UDP after a 20-byte IPv4 header
+    localparam integer IP6_PLEN  = 18;
+    localparam integer IP6_NH    = 20;
+    localparam integer IP6_HL    = 21;
+    localparam integer IP6_SRC   = 22;
+    localparam integer IP6_DST   = 38;
+    localparam integer IP6_L4    = 54;    // TCP/UDP after the 40-byte IPv6 header
+    // within the TCP or UDP header
+    localparam integer L4_SPORT  = 0;
+    localparam integer L4_DPORT  = 2;
+    localparam integer UDP_CSUM  = 6;
+    localparam integer TCP_FLAGS = 13;
+    localparam integer TCP_CSUM  = 16;
+    localparam integer HW        = 74 * 8; // a head: the first 74 bytes
+
+    function automatic logic [15:0] be16(input logic [HW-1:0] h, input integer off);
+        be16 = {h[off*8 +: 8], h[(off + 1)*8 +: 8]};
+    endfunction
+    function automatic logic [31:0] be32(input logic [HW-1:0] h, input integer off);
+        be32 = {be16(h, off), be16(h, off + 2)};
+    endfunction
+    function automatic logic [127:0] be128(input logic [HW-1:0] h, input integer off);
+        for (int i = 0; i < 16; i++) be128[127 - 8*i -: 8] = h[(off + i)*8 +: 8];
+    endfunction
+
+    // ------------------------------------------------------------------
+    // per-frame flags, set by the parse (S1; VIP and TOO_BIG at S2) and
+    // carried in st_f: bit positions
+    // ------------------------------------------------------------------
+    localparam integer F_RUNT  = 0;     // row 1: shorter than an Ethernet header
+    localparam integer F_MCAST = 1;     // row 2
+    localparam integer F_OTHER = 2;     // row 3: destination MAC not ours
+    localparam integer F_VLAN  = 3;     // row 4
+    localparam integer F_NONIP = 4;     // row 5
+    localparam integer F_MALF  = 5;     // row 6
+    localparam integer F_OPTS  = 6;     // row 7: IPv4 options, IPv6 extension headers
+    localparam integer F_FRAG  = 7;     // row 9
+    localparam integer F_TCP   = 8;
+    localparam integer F_UDP   = 9;
+    localparam integer F_L4TR  = 10;    // row 11
+    localparam integer F_TTL   = 11;    // row 12: TTL / hop limit <= 1
+    localparam integer F_LOCAL = 12;    // destination is the director's IP
+    localparam integer F_CTL   = 13;    // TCP SYN/FIN/RST or no ACK
+    localparam integer F_UDP0  = 14;    // UDP checksum 0
+    localparam integer F_V6    = 15;    // IPv6 frame
+    localparam integer F_VIP   = 16;    // (S2) destination is a VIP
+    localparam integer F_BIG_N = 17;    // (S2) longer than MTU
+    localparam integer F_BIG_T = 18;    // (S2) longer than MTU with IPIP's 20 bytes
+    localparam integer F_BIG_6 = 19;    // (S2) longer than MTU with an IPv6 outer header's 40
+    localparam integer FW      = 20;
+
+    // ------------------------------------------------------------------
+    // stage arrays: index = stage (S0..S11). Everything a stage passes on
+    // unchanged moves one index per cycle (on ce); what a stage computes
+    // enters its array at that stage's index.
+    // ------------------------------------------------------------------
+    localparam integer NS = 12;
+    logic [NS-1:0]            st_v;      // stage holds a header or a read token
+    logic [NS-1:0][1:0]       st_k;      // K_PKT / K_FTK / K_ATK
+    logic [NS-1:0][63:0]      st_ts;
+    logic [NS-1:0][31:0]      st_seq;
+    logic [8:0][HW-1:0]       st_h;      // the received head (S0..S8)
+    logic [6:0][TOKW-1:0]     st_tok;    // read-token index (S0..S6)
+    logic [NS-1:1][FW-1:0]    st_f;      // flags F_* (S1..S11)
+    logic [NS-1:2][15:0]      st_tl;     // IP packet length (S2..S11)
+    logic [8:3][31:0]         st_hash;   // hash_0 (S3..S8)
+    logic [5:3][B-1:0]        st_bkt0, st_bkt1;  // flow buckets (S3..S5)
+    logic [8:4][4:0]          st_pre;    // reason of rows 1..12 (S4..S8)
+    logic [8:6]               st_hit, st_ackf;   // flow hit, its ack_fast (S6..S8)
+    logic [NS-1:6][A-1:0]     st_act;    // action index (S6..S11)
+    logic [NS-1:6][B+2:0]     st_slot;   // flow slot of the hit (S6..S11)
+    // the decision taking shape (S9..S11)
+    logic [NS-1:9][HW-1:0]    st_rw;     // rewritten head, checksums pending
+    logic [NS-1:9][159:0]     st_ob;     // IPIP outer header, network order (checksum pending)
+    logic [NS-1:9][4:0]       st_reason;
+    logic [NS-1:9]            st_dhit, st_dvip, st_tun, st_tun6, st_nat;
+    logic [NS-1:9][31:0]      st_dhash;
+    logic [NS-1:10][JKW-1:0]  st_j, st_kb;  // output beats - 1, beat of the last IP byte
+    logic [NS-1:10][LW-1:0]   st_ol;     // bytes in the last output beat - 1
+
+    // ------------------------------------------------------------------
+    // control: clock enable, credits, init sweep
     // ------------------------------------------------------------------
     logic steal_d, flow_wr_d, act_wr_d;
     always_ff @(posedge clk) begin
@@ -257,63 +354,44 @@ module lvsnic_lookup #(
     end
 
     // ------------------------------------------------------------------
-    // S0
+    // the carried state: S0 load, then one stage per cycle
     // ------------------------------------------------------------------
-    logic            s0_v;
-    logic [1:0]      s0_k;
-    logic [591:0]    s0_h;
-    logic [6:0]      s0_nb;
-    logic [63:0]     s0_ts;
-    logic [31:0]     s0_seq;
-    logic [TOKW-1:0] s0_tok;
+    logic [6:0] s0_nb;                     // header bytes present (S0 only)
 
     always_ff @(posedge clk) begin
-        if (rst)     s0_v <= 1'b0;
-        else if (ce) s0_v <= hdr_push || tok_push;
+        if (rst)     st_v <= '0;
+        else if (ce) st_v <= {st_v[NS-2:0], hdr_push || tok_push};
     end
-    always_ff @(posedge clk) begin
-        if (ce) begin
-            s0_k   <= tok_push ? (tok_is_act ? K_ATK : K_FTK) : K_PKT;
-            s0_h   <= hdr_data;
-            s0_nb  <= hdr_bytes;
-            s0_ts  <= hdr_ts;
-            s0_seq <= hdr_seq;
-            s0_tok <= tok_idx;
-        end
-    end
+    // ------------------------------------------------------------------
+    // S0 -> S1: parse
+    // ------------------------------------------------------------------
+    wire [HW-1:0] h0 = st_h[0];
+    wire [47:0] f_dmac  = {h0[ETH_DST*8 +: 8], h0[(ETH_DST+1)*8 +: 8], h0[(ETH_DST+2)*8 +: 8],
+                           h0[(ETH_DST+3)*8 +: 8], h0[(ETH_DST+4)*8 +: 8], h0[(ETH_DST+5)*8 +: 8]};
+    wire [15:0] f_etype = be16(h0, ETH_TYPE);
+    wire [3:0]  f_ver   = h0[IP_VER*8 + 4 +: 4];
+    wire [3:0]  f_ihl   = h0[IP_VER*8 +: 4];
+    wire [15:0] f_tl    = be16(h0, IP4_TL);
+    wire [13:0] f_frag  = {h0[IP4_FRAG*8 +: 6], h0[(IP4_FRAG+1)*8 +: 8]};   // MF + offset
+    wire [7:0]  f_ttl   = h0[IP4_TTL*8 +: 8];
+    wire [7:0]  f_proto = h0[IP4_PROTO*8 +: 8];
+    wire [31:0] f_src   = be32(h0, IP4_SRC);
+    wire [31:0] f_dst   = be32(h0, IP4_DST);
+    wire [15:0] f_sport = be16(h0, IP4_L4 + L4_SPORT);
+    wire [15:0] f_dport = be16(h0, IP4_L4 + L4_DPORT);
+    wire [15:0] f_ucsum = be16(h0, IP4_L4 + UDP_CSUM);
+    wire [3:0]  f_tflag = {h0[(IP4_L4+TCP_FLAGS)*8 + 4], h0[(IP4_L4+TCP_FLAGS)*8 +: 3]};  // ACK, RST SYN FIN
 
-    // header fields (byte i of the frame at [8i+7:8i])
-    wire [47:0] f_dmac  = {s0_h[7:0], s0_h[15:8], s0_h[23:16], s0_h[31:24], s0_h[39:32], s0_h[47:40]};
-    wire [15:0] f_etype = {s0_h[12*8 +: 8], s0_h[13*8 +: 8]};
-    wire [3:0]  f_ver   = s0_h[14*8 + 4 +: 4];
-    wire [3:0]  f_ihl   = s0_h[14*8 +: 4];
-    wire [15:0] f_tl    = {s0_h[16*8 +: 8], s0_h[17*8 +: 8]};
-    wire [13:0] f_frag  = {s0_h[20*8 +: 6], s0_h[21*8 +: 8]};   // MF + offset
-    wire [7:0]  f_ttl   = s0_h[22*8 +: 8];
-    wire [7:0]  f_proto = s0_h[23*8 +: 8];
-    wire [31:0] f_src   = {s0_h[26*8 +: 8], s0_h[27*8 +: 8], s0_h[28*8 +: 8], s0_h[29*8 +: 8]};
-    wire [31:0] f_dst   = {s0_h[30*8 +: 8], s0_h[31*8 +: 8], s0_h[32*8 +: 8], s0_h[33*8 +: 8]};
-    wire [15:0] f_sport = {s0_h[34*8 +: 8], s0_h[35*8 +: 8]};
-    wire [15:0] f_dport = {s0_h[36*8 +: 8], s0_h[37*8 +: 8]};
-    wire [15:0] f_ucsum = {s0_h[40*8 +: 8], s0_h[41*8 +: 8]};
-    wire [3:0]  f_tflag = {s0_h[47*8 + 4], s0_h[47*8 +: 3]};     // ACK, RST SYN FIN
-
-    // IPv6 fields (fixed header at 14, the upper-layer header at 54)
     wire         f_v6     = (IPV6 != 0) && (f_etype == 16'h86DD);
-    wire [15:0]  f6_plen  = {s0_h[18*8 +: 8], s0_h[19*8 +: 8]};
-    wire [7:0]   f6_nh    = s0_h[20*8 +: 8];
-    wire [7:0]   f6_hl    = s0_h[21*8 +: 8];
-    logic [127:0] f6_src, f6_dst;
-    always_comb begin
-        for (int i = 0; i < 16; i++) begin
-            f6_src[127 - 8*i -: 8] = s0_h[(22 + i)*8 +: 8];
-            f6_dst[127 - 8*i -: 8] = s0_h[(38 + i)*8 +: 8];
-        end
-    end
-    wire [15:0] f6_sport = {s0_h[54*8 +: 8], s0_h[55*8 +: 8]};
-    wire [15:0] f6_dport = {s0_h[56*8 +: 8], s0_h[57*8 +: 8]};
-    wire [15:0] f6_ucsum = {s0_h[60*8 +: 8], s0_h[61*8 +: 8]};
-    wire [3:0]  f6_tflag = {s0_h[67*8 + 4], s0_h[67*8 +: 3]};
+    wire [15:0]  f6_plen  = be16(h0, IP6_PLEN);
+    wire [7:0]   f6_nh    = h0[IP6_NH*8 +: 8];
+    wire [7:0]   f6_hl    = h0[IP6_HL*8 +: 8];
+    wire [127:0] f6_src   = be128(h0, IP6_SRC);
+    wire [127:0] f6_dst   = be128(h0, IP6_DST);
+    wire [15:0]  f6_sport = be16(h0, IP6_L4 + L4_SPORT);
+    wire [15:0]  f6_dport = be16(h0, IP6_L4 + L4_DPORT);
+    wire [15:0]  f6_ucsum = be16(h0, IP6_L4 + UDP_CSUM);
+    wire [3:0]   f6_tflag = {h0[(IP6_L4+TCP_FLAGS)*8 + 4], h0[(IP6_L4+TCP_FLAGS)*8 +: 3]};
     // extension headers the kernel walks (ipv6_ext_hdr) but Fragment and
     // No Next Header: Hop-by-Hop, Routing, AH, Destination Options
     wire        f6_ext   = (f6_nh == 8'd0) || (f6_nh == 8'd43) || (f6_nh == 8'd51) || (f6_nh == 8'd60);
@@ -322,65 +400,51 @@ module lvsnic_lookup #(
     // 20-byte IPv4 header in network order for the checksum module
     logic [159:0] s0_ip_be;
     always_comb begin
-        for (int i = 0; i < 20; i++) s0_ip_be[159 - 8*i -: 8] = s0_h[(14 + i)*8 +: 8];
+        for (int i = 0; i < 20; i++) s0_ip_be[159 - 8*i -: 8] = h0[(IP_VER + i)*8 +: 8];
     end
 
-    // ------------------------------------------------------------------
-    // S1: parse
-    // ------------------------------------------------------------------
-    logic            s1_v;
-    logic [1:0]      s1_k;
-    logic [591:0]    s1_h;
-    logic [63:0]     s1_ts;
-    logic [31:0]     s1_seq;
-    logic [TOKW-1:0] s1_tok;
-    logic            s1_runt, s1_mcast, s1_other, s1_vlan, s1_nonip, s1_malf, s1_opts;
-    logic            s1_frag, s1_tcp, s1_udp, s1_l4tr, s1_ttl, s1_local, s1_ctl, s1_udp0;
-    logic            s1_v6;
-    logic [VIP_COUNT-1:0] s1_vipm;
-    logic [16:0]     s1_tl;        // IP packet length (IPv6: 40 + payload length)
-    logic [16:0]     s1_tl20;
-
-    always_ff @(posedge clk) begin
-        if (rst)     s1_v <= 1'b0;
-        else if (ce) s1_v <= s0_v;
-    end
-    always_ff @(posedge clk) begin
-        if (ce) begin
-            s1_k     <= s0_k;
-            s1_h     <= s0_h;
-            s1_ts    <= s0_ts;
-            s1_seq   <= s0_seq;
-            s1_tok   <= s0_tok;
-            s1_runt  <= (s0_nb < 7'd14);
-            s1_mcast <= f_dmac[40];
-            s1_other <= (f_dmac != cfg_mac);
-            s1_vlan  <= (f_etype == 16'h8100);
-            s1_nonip <= (f_etype != 16'h0800) && !f_v6;
-            s1_v6    <= f_v6;
-            s1_malf  <= f_v6 ? ((s0_nb < 7'd54) || (f_ver != 4'd6))
+    logic [FW-1:0] s0_f;                   // the flags of rows 1..12 and the L4 facts
+    always_comb begin
+        s0_f          = '0;
+        s0_f[F_RUNT]  = (s0_nb < 7'd14);
+        s0_f[F_MCAST] = f_dmac[40];
+        s0_f[F_OTHER] = (f_dmac != cfg_mac);
+        s0_f[F_VLAN]  = (f_etype == 16'h8100);
+        s0_f[F_NONIP] = (f_etype != 16'h0800) && !f_v6;
+        s0_f[F_V6]    = f_v6;
+        s0_f[F_MALF]  = f_v6 ? ((s0_nb < 7'd54) || (f_ver != 4'd6))
                              : ((s0_nb < 7'd34) || (f_ver != 4'd4) || (f_ihl < 4'd5)
                                 || (f_tl < {10'b0, f_ihl, 2'b00}));
-            s1_opts  <= f_v6 ? f6_ext : (f_ihl > 4'd5);
-            s1_frag  <= f_v6 ? (f6_nh == 8'd44) : (f_frag[13] || (f_frag[12:0] != 13'd0));
-            s1_tcp   <= (f_l4p == 8'd6);
-            s1_udp   <= (f_l4p == 8'd17);
-            // row 11: IP length too short for the fixed L4 header, or the
-            // frame ends before it (IPv4: 54 bytes for TCP, 42 for UDP;
-            // IPv6: 74, 62)
-            if (f_v6)
-                s1_l4tr <= (f_l4p == 8'd6) ? ((f6_plen < 16'd20) || (s0_nb < 7'd74))
+        s0_f[F_OPTS]  = f_v6 ? f6_ext : (f_ihl > 4'd5);
+        s0_f[F_FRAG]  = f_v6 ? (f6_nh == 8'd44) : (f_frag[13] || (f_frag[12:0] != 13'd0));
+        s0_f[F_TCP]   = (f_l4p == 8'd6);
+        s0_f[F_UDP]   = (f_l4p == 8'd17);
+        // row 11: IP length too short for the fixed L4 header, or the
+        // frame ends before it (IPv4: 54 bytes for TCP, 42 for UDP;
+        // IPv6: 74, 62)
+        if (f_v6)
+            s0_f[F_L4TR] = (f_l4p == 8'd6) ? ((f6_plen < 16'd20) || (s0_nb < 7'd74))
                                            : ((f6_plen < 16'd8) || (s0_nb < 7'd62));
-            else
-                s1_l4tr <= (f_l4p == 8'd6) ? ((f_tl < 16'd40) || (s0_nb < 7'd54))
+        else
+            s0_f[F_L4TR] = (f_l4p == 8'd6) ? ((f_tl < 16'd40) || (s0_nb < 7'd54))
                                            : ((f_tl < 16'd28) || (s0_nb < 7'd42));
-            s1_ttl   <= f_v6 ? (f6_hl <= 8'd1) : (f_ttl <= 8'd1);
-            s1_local <= !f_v6 && (f_dst == cfg_ip);
-            s1_ctl   <= f_v6 ? ((f6_tflag[2:0] != 3'b000) || !f6_tflag[3])
+        s0_f[F_TTL]   = f_v6 ? (f6_hl <= 8'd1) : (f_ttl <= 8'd1);
+        s0_f[F_LOCAL] = !f_v6 && (f_dst == cfg_ip);
+        s0_f[F_CTL]   = f_v6 ? ((f6_tflag[2:0] != 3'b000) || !f6_tflag[3])
                              : ((f_tflag[2:0] != 3'b000) || !f_tflag[3]);   // SYN/FIN/RST or no ACK
-            s1_udp0  <= ((f_v6 ? f6_ucsum : f_ucsum) == 16'h0000);
-            s1_tl    <= f_v6 ? 17'd40 + {1'b0, f6_plen} : {1'b0, f_tl};
-            s1_tl20  <= {1'b0, f_tl} + 17'd20;
+        s0_f[F_UDP0]  = ((f_v6 ? f6_ucsum : f_ucsum) == 16'h0000);
+    end
+
+    // S1-only: the VIP compares and the lengths for the S2 flags
+    logic [VIP_COUNT-1:0] s1_vipm;
+    logic [16:0]          s1_tl;           // IP packet length (IPv6: 40 + payload length)
+    logic [16:0]          s1_tl20;
+    logic [16:0]          s1_tl40;         // with an IPv6 outer header
+    always_ff @(posedge clk) begin
+        if (ce) begin
+            s1_tl   <= f_v6 ? 17'd40 + {1'b0, f6_plen} : {1'b0, f_tl};
+            s1_tl20 <= {1'b0, f_tl} + 17'd20;
+            s1_tl40 <= f_v6 ? 17'd80 + {1'b0, f6_plen} : {1'b0, f_tl} + 17'd40;
             for (int i = 0; i < VIP_COUNT; i++) begin
                 // no IPv6 VIP table: an IPv6 miss is MISS
                 s1_vipm[i] <= !f_v6 && cfg_vip_valid[i] && (f_dst == cfg_vip[32*i +: 32]);
@@ -413,42 +477,19 @@ module lvsnic_lookup #(
     lvsnic_ip_csum u_ipck (.clk(clk), .ce(ce), .hdr(s0_ip_be), .csum(s3_ipck));
 
     // ------------------------------------------------------------------
-    // S2: flow RAM read address
+    // S1 -> S2: VIP, TOO_BIG; S2: flow RAM read address
     // ------------------------------------------------------------------
-    logic            s2_v;
-    logic [1:0]      s2_k;
-    logic [591:0]    s2_h;
-    logic [63:0]     s2_ts;
-    logic [31:0]     s2_seq;
-    logic [TOKW-1:0] s2_tok;
-    logic            s2_runt, s2_mcast, s2_other, s2_vlan, s2_nonip, s2_malf, s2_opts;
-    logic            s2_frag, s2_tcp, s2_udp, s2_l4tr, s2_ttl, s2_local, s2_ctl, s2_udp0;
-    logic            s2_vip, s2_big_n, s2_big_t, s2_v6;
-    logic [15:0]     s2_tl;
+    // the S2 flags: VIP and TOO_BIG join the frame's flags
+    wire s1_vip   = |s1_vipm;
+    wire s1_big_n = (s1_tl > {1'b0, cfg_mtu});
+    wire s1_big_t = (s1_tl20 > {1'b0, cfg_mtu});
+    wire s1_big_6 = (IPV6 != 0) && (s1_tl40 > {1'b0, cfg_mtu});
 
-    always_ff @(posedge clk) begin
-        if (rst)     s2_v <= 1'b0;
-        else if (ce) s2_v <= s1_v;
-    end
-    always_ff @(posedge clk) begin
-        if (ce) begin
-            s2_k <= s1_k; s2_h <= s1_h; s2_ts <= s1_ts; s2_seq <= s1_seq; s2_tok <= s1_tok;
-            s2_runt <= s1_runt; s2_mcast <= s1_mcast; s2_other <= s1_other; s2_vlan <= s1_vlan;
-            s2_nonip <= s1_nonip; s2_malf <= s1_malf; s2_opts <= s1_opts; s2_frag <= s1_frag;
-            s2_tcp <= s1_tcp; s2_udp <= s1_udp; s2_l4tr <= s1_l4tr; s2_ttl <= s1_ttl;
-            s2_local <= s1_local; s2_ctl <= s1_ctl; s2_udp0 <= s1_udp0;
-            s2_vip   <= |s1_vipm;
-            s2_v6    <= s1_v6;
-            s2_big_n <= (s1_tl > {1'b0, cfg_mtu});
-            s2_big_t <= (s1_tl20 > {1'b0, cfg_mtu});
-            s2_tl    <= s1_tl[15:0];   // > 16 bits only when TOO_BIG (never forwarded)
-        end
-    end
-
+    wire         s2_v6    = st_f[2][F_V6];
     wire [31:0]  s2_hash0 = s2_v6 ? s2_h6_0 : s2_h4_0;
     wire [31:0]  s2_hash1 = s2_v6 ? s2_h6_1 : s2_h4_1;
-    wire [B-1:0] s2_bkt0 = (s2_k == K_FTK) ? s2_tok[B+1:2] : s2_hash0[B-1:0];
-    wire [B-1:0] s2_bkt1 = (s2_k == K_FTK) ? s2_tok[B+1:2] : s2_hash1[B-1:0];
+    wire [B-1:0] s2_bkt0 = (st_k[2] == K_FTK) ? st_tok[2][B+1:2] : s2_hash0[B-1:0];
+    wire [B-1:0] s2_bkt1 = (st_k[2] == K_FTK) ? st_tok[2][B+1:2] : s2_hash1[B-1:0];
 
     // flow RAMs: index n = way*4 + slot. WRITE writes the addressed slot's
     // RAM with data 159:0; WRITE_PAIR writes both RAMs of the pair (same
@@ -475,87 +516,30 @@ module lvsnic_lookup #(
     endgenerate
 
     // ------------------------------------------------------------------
-    // S3: rows 1..12
+    // S3: rows 1..12 -> first matching row's reason, FORWARDED (0) if none
     // ------------------------------------------------------------------
-    logic            s3_v;
-    logic [1:0]      s3_k;
-    logic [591:0]    s3_h;
-    logic [63:0]     s3_ts;
-    logic [31:0]     s3_seq;
-    logic [TOKW-1:0] s3_tok;
-    logic            s3_runt, s3_mcast, s3_other, s3_vlan, s3_nonip, s3_malf, s3_opts;
-    logic            s3_frag, s3_tcp, s3_udp, s3_l4tr, s3_ttl, s3_local, s3_ctl, s3_udp0;
-    logic            s3_vip, s3_big_n, s3_big_t, s3_v6;
-    logic [15:0]     s3_tl;
-    logic [31:0]     s3_hash0;
-    logic [B-1:0]    s3_bkt0, s3_bkt1;
-
-    always_ff @(posedge clk) begin
-        if (rst)     s3_v <= 1'b0;
-        else if (ce) s3_v <= s2_v;
-    end
-    always_ff @(posedge clk) begin
-        if (ce) begin
-            s3_k <= s2_k; s3_h <= s2_h; s3_ts <= s2_ts; s3_seq <= s2_seq; s3_tok <= s2_tok;
-            s3_runt <= s2_runt; s3_mcast <= s2_mcast; s3_other <= s2_other; s3_vlan <= s2_vlan;
-            s3_nonip <= s2_nonip; s3_malf <= s2_malf; s3_opts <= s2_opts; s3_frag <= s2_frag;
-            s3_tcp <= s2_tcp; s3_udp <= s2_udp; s3_l4tr <= s2_l4tr; s3_ttl <= s2_ttl;
-            s3_local <= s2_local; s3_ctl <= s2_ctl; s3_udp0 <= s2_udp0;
-            s3_vip <= s2_vip; s3_big_n <= s2_big_n; s3_big_t <= s2_big_t; s3_tl <= s2_tl;
-            s3_v6 <= s2_v6;
-            s3_hash0 <= s2_hash0;
-            s3_bkt0 <= s2_bkt0; s3_bkt1 <= s2_bkt1;
-        end
-    end
-
-    // first matching row of 1..12 (reason code), FORWARDED (0) if none
+    wire [FW-1:0] f3 = st_f[3];
     logic [4:0] s3_pre;
     always_comb begin
-        if      (s3_runt)            s3_pre = LVSNIC_REASON_MALFORMED;
-        else if (s3_mcast)           s3_pre = LVSNIC_REASON_L2_MULTICAST;
-        else if (s3_other)           s3_pre = LVSNIC_REASON_L2_OTHER_HOST;
-        else if (s3_vlan)            s3_pre = LVSNIC_REASON_VLAN;
-        else if (s3_nonip)           s3_pre = LVSNIC_REASON_NON_IPV4;
-        else if (s3_malf)            s3_pre = LVSNIC_REASON_MALFORMED;
-        else if (s3_opts)            s3_pre = LVSNIC_REASON_IP_OPTIONS;
-        else if (!s3_v6 && s3_ipck != 16'h0) s3_pre = LVSNIC_REASON_IP_CHECKSUM;
-        else if (s3_frag)            s3_pre = LVSNIC_REASON_FRAGMENT;
-        else if (!s3_tcp && !s3_udp) s3_pre = LVSNIC_REASON_NOT_TCP_UDP;
-        else if (s3_l4tr)            s3_pre = LVSNIC_REASON_L4_TRUNCATED;
-        else if (s3_ttl)             s3_pre = LVSNIC_REASON_TTL;
-        else                         s3_pre = LVSNIC_REASON_FORWARDED;
+        if      (f3[F_RUNT])                s3_pre = LVSNIC_REASON_MALFORMED;
+        else if (f3[F_MCAST])               s3_pre = LVSNIC_REASON_L2_MULTICAST;
+        else if (f3[F_OTHER])               s3_pre = LVSNIC_REASON_L2_OTHER_HOST;
+        else if (f3[F_VLAN])                s3_pre = LVSNIC_REASON_VLAN;
+        else if (f3[F_NONIP])               s3_pre = LVSNIC_REASON_NON_IPV4;
+        else if (f3[F_MALF])                s3_pre = LVSNIC_REASON_MALFORMED;
+        else if (f3[F_OPTS])                s3_pre = LVSNIC_REASON_IP_OPTIONS;
+        else if (!f3[F_V6] && s3_ipck != 16'h0) s3_pre = LVSNIC_REASON_IP_CHECKSUM;
+        else if (f3[F_FRAG])                s3_pre = LVSNIC_REASON_FRAGMENT;
+        else if (!f3[F_TCP] && !f3[F_UDP])  s3_pre = LVSNIC_REASON_NOT_TCP_UDP;
+        else if (f3[F_L4TR])                s3_pre = LVSNIC_REASON_L4_TRUNCATED;
+        else if (f3[F_TTL])                 s3_pre = LVSNIC_REASON_TTL;
+        else                                s3_pre = LVSNIC_REASON_FORWARDED;
     end
 
     // ------------------------------------------------------------------
     // S4: key compares
     // ------------------------------------------------------------------
-    logic            s4_v;
-    logic [1:0]      s4_k;
-    logic [591:0]    s4_h;
-    logic [63:0]     s4_ts;
-    logic [31:0]     s4_seq;
-    logic [TOKW-1:0] s4_tok;
-    logic [4:0]      s4_pre;
-    logic            s4_tcp, s4_udp, s4_local, s4_ctl, s4_udp0, s4_vip, s4_big_n, s4_big_t, s4_v6;
-    logic [15:0]     s4_tl;
-    logic [31:0]     s4_hash0;
-    logic [B-1:0]    s4_bkt0, s4_bkt1;
-
-    always_ff @(posedge clk) begin
-        if (rst)     s4_v <= 1'b0;
-        else if (ce) s4_v <= s3_v;
-    end
-    always_ff @(posedge clk) begin
-        if (ce) begin
-            s4_k <= s3_k; s4_h <= s3_h; s4_ts <= s3_ts; s4_seq <= s3_seq; s4_tok <= s3_tok;
-            s4_pre <= s3_pre;
-            s4_tcp <= s3_tcp; s4_udp <= s3_udp; s4_local <= s3_local; s4_ctl <= s3_ctl;
-            s4_udp0 <= s3_udp0; s4_vip <= s3_vip; s4_big_n <= s3_big_n; s4_big_t <= s3_big_t;
-            s4_v6 <= s3_v6;
-            s4_tl <= s3_tl; s4_hash0 <= s3_hash0;
-            s4_bkt0 <= s3_bkt0; s4_bkt1 <= s3_bkt1;
-        end
-    end
+    wire [HW-1:0] h4 = st_h[4];
 
     // packet key in the compare's order: {saddr..dport as in the entry
     // (entry[AD_LSB +: AD_W]), proto (entry[PR_LSB +: PR_W])}
@@ -563,13 +547,11 @@ module lvsnic_lookup #(
     logic [KEY_W-1:0] s4_key;
     always_comb begin
         s4_kad = '0;
-        s4_kad[LVSNIC_FLOW_ENTRY_SADDR_LSB - AD_LSB +: 32] =
-            {s4_h[26*8 +: 8], s4_h[27*8 +: 8], s4_h[28*8 +: 8], s4_h[29*8 +: 8]};
-        s4_kad[LVSNIC_FLOW_ENTRY_DADDR_LSB - AD_LSB +: 32] =
-            {s4_h[30*8 +: 8], s4_h[31*8 +: 8], s4_h[32*8 +: 8], s4_h[33*8 +: 8]};
-        s4_kad[LVSNIC_FLOW_ENTRY_SPORT_LSB - AD_LSB +: 16] = {s4_h[34*8 +: 8], s4_h[35*8 +: 8]};
-        s4_kad[LVSNIC_FLOW_ENTRY_DPORT_LSB - AD_LSB +: 16] = {s4_h[36*8 +: 8], s4_h[37*8 +: 8]};
-        s4_key = {s4_kad, s4_h[23*8 +: 8]};
+        s4_kad[LVSNIC_FLOW_ENTRY_SADDR_LSB - AD_LSB +: 32] = be32(h4, IP4_SRC);
+        s4_kad[LVSNIC_FLOW_ENTRY_DADDR_LSB - AD_LSB +: 32] = be32(h4, IP4_DST);
+        s4_kad[LVSNIC_FLOW_ENTRY_SPORT_LSB - AD_LSB +: 16] = be16(h4, IP4_L4 + L4_SPORT);
+        s4_kad[LVSNIC_FLOW_ENTRY_DPORT_LSB - AD_LSB +: 16] = be16(h4, IP4_L4 + L4_DPORT);
+        s4_key = {s4_kad, h4[IP4_PROTO*8 +: 8]};
     end
 
     // slot keys in the same order (wiring only)
@@ -598,14 +580,12 @@ module lvsnic_lookup #(
     logic [4*NC6-1:0]   s4_eqp6;
     always_comb begin
         s4_kad6 = '0;
-        for (int i = 0; i < 16; i++) begin
-            s4_kad6[LVSNIC_FLOW6_ENTRY_SADDR_LSB - AD6_LSB + 127 - 8*i -: 8] = s4_h[(22 + i)*8 +: 8];
-            s4_kad6[LVSNIC_FLOW6_ENTRY_DADDR_LSB - AD6_LSB + 127 - 8*i -: 8] = s4_h[(38 + i)*8 +: 8];
-        end
-        s4_kad6[LVSNIC_FLOW6_ENTRY_SPORT_LSB - AD6_LSB +: 16] = {s4_h[54*8 +: 8], s4_h[55*8 +: 8]};
-        s4_kad6[LVSNIC_FLOW6_ENTRY_DPORT_LSB - AD6_LSB +: 16] = {s4_h[56*8 +: 8], s4_h[57*8 +: 8]};
+        s4_kad6[LVSNIC_FLOW6_ENTRY_SADDR_LSB - AD6_LSB +: 128] = be128(h4, IP6_SRC);
+        s4_kad6[LVSNIC_FLOW6_ENTRY_DADDR_LSB - AD6_LSB +: 128] = be128(h4, IP6_DST);
+        s4_kad6[LVSNIC_FLOW6_ENTRY_SPORT_LSB - AD6_LSB +: 16]  = be16(h4, IP6_L4 + L4_SPORT);
+        s4_kad6[LVSNIC_FLOW6_ENTRY_DPORT_LSB - AD6_LSB +: 16]  = be16(h4, IP6_L4 + L4_DPORT);
         s4_key6 = '0;
-        s4_key6[KEY6_W-1:0] = {s4_kad6, s4_h[20*8 +: 8]};
+        s4_key6[KEY6_W-1:0] = {s4_kad6, h4[IP6_NH*8 +: 8]};
         s4_ekey6 = '0;
         for (int p = 0; p < 4; p++) begin
             s4_ekey6[p*NC6*C6 +: KEY6_W] =
@@ -634,52 +614,28 @@ module lvsnic_lookup #(
     end
 
     // flow read token: return the addressed slot and its pair partner
-    wire [2:0] s4_tok_n = {s4_tok[B+2], s4_tok[1:0]};
-    wire [2:0] s4_tok_p = {s4_tok[B+2], s4_tok[1], !s4_tok[0]};
+    wire [TOKW-1:0] tok4 = st_tok[4];
+    wire [2:0] s4_tok_n = {tok4[B+2], tok4[1:0]};
+    wire [2:0] s4_tok_p = {tok4[B+2], tok4[1], !tok4[0]};
     always_ff @(posedge clk) begin
         if (rst) begin
             flow_rd_valid <= 1'b0;
         end else begin
-            flow_rd_valid <= ce && s4_v && (s4_k == K_FTK);
+            flow_rd_valid <= ce && st_v[4] && (st_k[4] == K_FTK);
         end
-        if (ce && s4_v && s4_k == K_FTK)
+        if (ce && st_v[4] && st_k[4] == K_FTK)
             flow_rd_data <= {s4_ent[s4_tok_p*ENTRY_W +: ENTRY_W], s4_ent[s4_tok_n*ENTRY_W +: ENTRY_W]};
     end
 
-    // ------------------------------------------------------------------
-    // S5: first match
-    // ------------------------------------------------------------------
-    logic            s5_v;
-    logic [1:0]      s5_k;
-    logic [591:0]    s5_h;
-    logic [63:0]     s5_ts;
-    logic [31:0]     s5_seq;
-    logic [TOKW-1:0] s5_tok;
-    logic [4:0]      s5_pre;
-    logic            s5_tcp, s5_udp, s5_local, s5_ctl, s5_udp0, s5_vip, s5_big_n, s5_big_t, s5_v6;
-    logic [15:0]     s5_tl;
-    logic [31:0]     s5_hash0;
-    logic [B-1:0]    s5_bkt0, s5_bkt1;
-    logic [31:0]     s5_eqp;
+    // S4 -> S5: the compare results and each slot's action and ack_fast
+    logic [31:0]      s5_eqp;
     logic [4*NC6-1:0] s5_eqp6;
-    logic [3:0]      s5_head6;
-    logic [7:0]      s5_val;
-    logic [8*A-1:0]  s5_acts;
-    logic [7:0]      s5_ackf;
-
-    always_ff @(posedge clk) begin
-        if (rst)     s5_v <= 1'b0;
-        else if (ce) s5_v <= s4_v;
-    end
+    logic [3:0]       s5_head6;
+    logic [7:0]       s5_val;
+    logic [8*A-1:0]   s5_acts;
+    logic [7:0]       s5_ackf;
     always_ff @(posedge clk) begin
         if (ce) begin
-            s5_k <= s4_k; s5_h <= s4_h; s5_ts <= s4_ts; s5_seq <= s4_seq; s5_tok <= s4_tok;
-            s5_pre <= s4_pre;
-            s5_tcp <= s4_tcp; s5_udp <= s4_udp; s5_local <= s4_local; s5_ctl <= s4_ctl;
-            s5_udp0 <= s4_udp0; s5_vip <= s4_vip; s5_big_n <= s4_big_n; s5_big_t <= s4_big_t;
-            s5_v6 <= s4_v6;
-            s5_tl <= s4_tl; s5_hash0 <= s4_hash0;
-            s5_bkt0 <= s4_bkt0; s5_bkt1 <= s4_bkt1;
             s5_eqp   <= s4_eqp;
             s5_eqp6  <= s4_eqp6;
             for (int p = 0; p < 4; p++) s5_head6[p] <= s4_head6[2*p];
@@ -691,9 +647,12 @@ module lvsnic_lookup #(
         end
     end
 
-    // first match (way 0 before way 1, slot 0 before 3): a 3-level binary
-    // priority-mux tree over (action index, ack_fast, slot number)
+    // ------------------------------------------------------------------
+    // S5: first match (way 0 before way 1, slot 0 before 3): a 3-level
+    // binary priority-mux tree over (action index, ack_fast, slot number)
+    // ------------------------------------------------------------------
     localparam integer PW = A + 1 + 3;
+    wire             s5_v6 = st_f[5][F_V6];
     logic [7:0]      s5_match;
     logic [8*PW-1:0] s5_l0;
     logic [3:0]      s5_m1;
@@ -723,42 +682,10 @@ module lvsnic_lookup #(
     wire [2:0]   s5_sel   = s5_pick[2:0];
 
     // ------------------------------------------------------------------
-    // S6: action RAM address
+    // S6: action RAM address; S7, S8: the action is read
     // ------------------------------------------------------------------
-    logic            s6_v;
-    logic [1:0]      s6_k;
-    logic [591:0]    s6_h;
-    logic [63:0]     s6_ts;
-    logic [31:0]     s6_seq;
-    logic [TOKW-1:0] s6_tok;
-    logic [4:0]      s6_pre;
-    logic            s6_tcp, s6_udp, s6_local, s6_ctl, s6_udp0, s6_vip, s6_big_n, s6_big_t, s6_v6;
-    logic [15:0]     s6_tl;
-    logic [31:0]     s6_hash0;
-    logic            s6_hit, s6_ackf;
-    logic [A-1:0]    s6_act;
-    logic [B+2:0]    s6_slot;
-
-    always_ff @(posedge clk) begin
-        if (rst)     s6_v <= 1'b0;
-        else if (ce) s6_v <= s5_v;
-    end
-    always_ff @(posedge clk) begin
-        if (ce) begin
-            s6_k <= s5_k; s6_h <= s5_h; s6_ts <= s5_ts; s6_seq <= s5_seq; s6_tok <= s5_tok;
-            s6_pre <= s5_pre;
-            s6_tcp <= s5_tcp; s6_udp <= s5_udp; s6_local <= s5_local; s6_ctl <= s5_ctl;
-            s6_udp0 <= s5_udp0; s6_vip <= s5_vip; s6_big_n <= s5_big_n; s6_big_t <= s5_big_t;
-            s6_v6 <= s5_v6;
-            s6_tl <= s5_tl; s6_hash0 <= s5_hash0;
-            s6_hit  <= |s5_m2;
-            s6_ackf <= s5_ackfs;
-            s6_act  <= s5_act;
-            s6_slot <= {s5_sel[2], s5_sel[2] ? s5_bkt1 : s5_bkt0, s5_sel[1:0]};
-        end
-    end
-
-    wire [A-1:0] s6_aaddr = (s6_k == K_ATK) ? s6_tok[A-1:0] : s6_act;
+    wire [TOKW-1:0] tok6 = st_tok[6];
+    wire [A-1:0] s6_aaddr = (st_k[6] == K_ATK) ? tok6[A-1:0] : st_act[6];
 
     logic [ACT_W-1:0] s8_actd;
     lvsnic_sdp_ram #(.WIDTH(ACT_W), .ADDR_WIDTH(A), .OUT_REG(1)) u_act_ram (
@@ -770,65 +697,34 @@ module lvsnic_lookup #(
         .rdata(s8_actd)
     );
 
-    // ------------------------------------------------------------------
-    // S7, S8: carry while the action is read
-    // ------------------------------------------------------------------
-    logic            s7_v, s8_v;
-    logic [1:0]      s7_k, s8_k;
-    logic [591:0]    s7_h, s8_h;
-    logic [63:0]     s7_ts, s8_ts;
-    logic [31:0]     s7_seq, s8_seq;
-    logic [4:0]      s7_pre, s8_pre;
-    logic            s7_tcp, s7_udp, s7_local, s7_ctl, s7_udp0, s7_vip, s7_big_n, s7_big_t, s7_v6;
-    logic            s8_tcp, s8_udp, s8_local, s8_ctl, s8_udp0, s8_vip, s8_big_n, s8_big_t, s8_v6;
-    logic [15:0]     s7_tl, s8_tl;
-    logic [31:0]     s7_hash0, s8_hash0;
-    logic            s7_hit, s7_ackf, s8_hit, s8_ackf;
-    logic [A-1:0]    s7_act, s8_act;
-    logic [B+2:0]    s7_slot, s8_slot;
-
-    always_ff @(posedge clk) begin
-        if (rst) begin
-            s7_v <= 1'b0;
-            s8_v <= 1'b0;
-        end else if (ce) begin
-            s7_v <= s6_v;
-            s8_v <= s7_v;
-        end
-    end
-    always_ff @(posedge clk) begin
-        if (ce) begin
-            s7_k <= s6_k; s7_h <= s6_h; s7_ts <= s6_ts; s7_seq <= s6_seq; s7_pre <= s6_pre;
-            s7_tcp <= s6_tcp; s7_udp <= s6_udp; s7_local <= s6_local; s7_ctl <= s6_ctl;
-            s7_udp0 <= s6_udp0; s7_vip <= s6_vip; s7_big_n <= s6_big_n; s7_big_t <= s6_big_t;
-            s7_tl <= s6_tl; s7_hash0 <= s6_hash0; s7_hit <= s6_hit; s7_ackf <= s6_ackf;
-            s7_act <= s6_act; s7_slot <= s6_slot; s7_v6 <= s6_v6;
-
-            s8_k <= s7_k; s8_h <= s7_h; s8_ts <= s7_ts; s8_seq <= s7_seq; s8_pre <= s7_pre;
-            s8_tcp <= s7_tcp; s8_udp <= s7_udp; s8_local <= s7_local; s8_ctl <= s7_ctl;
-            s8_udp0 <= s7_udp0; s8_vip <= s7_vip; s8_big_n <= s7_big_n; s8_big_t <= s7_big_t;
-            s8_tl <= s7_tl; s8_hash0 <= s7_hash0; s8_hit <= s7_hit; s8_ackf <= s7_ackf;
-            s8_act <= s7_act; s8_slot <= s7_slot; s8_v6 <= s7_v6;
-        end
-    end
-
     // action read token
     always_ff @(posedge clk) begin
         if (rst) act_rd_valid <= 1'b0;
-        else     act_rd_valid <= ce && s8_v && (s8_k == K_ATK);
-        if (ce && s8_v && s8_k == K_ATK) act_rd_data <= s8_actd;
+        else     act_rd_valid <= ce && st_v[8] && (st_k[8] == K_ATK);
+        if (ce && st_v[8] && st_k[8] == K_ATK) act_rd_data <= s8_actd;
     end
 
     // ------------------------------------------------------------------
     // S8: rows 13..19 and the rewrite
     // ------------------------------------------------------------------
+    wire [HW-1:0] h8  = st_h[8];
+    wire [FW-1:0] f8  = st_f[8];
+    wire          s8_v6  = f8[F_V6];
+    wire          s8_tcp = f8[F_TCP];
+    wire [4:0]    s8_pre = st_pre[8];
+    wire          s8_hit = st_hit[8];
+
     wire [1:0]  a_op    = s8_actd[LVSNIC_ACTION_ENTRY_OP_LSB +: LVSNIC_ACTION_ENTRY_OP_WIDTH];
-    // ipv6: an address of the other family than the frame's, or an ip6ip6
-    // tunnel: to the host like host (docs/hardware.md §3 row 16); an IPv4
-    // address in addr's low 32 bits
+    // ipv6: the address's family. ROUTE and NAT of a frame of the other
+    // family, and TUNNEL of an IPv6 frame into IPv4 (the kernel's outer ID
+    // is random), go to the host like host (docs/hardware.md §3 row 16);
+    // TUNNEL into IPv6 (ip6ip6, IPv4 in IPv6) is built when IPV6 = 1. An
+    // IPv4 address is in addr's low 32 bits.
     wire        a_v6    = s8_actd[LVSNIC_ACTION_ENTRY_IPV6_LSB];
     wire        a_tun0  = (s8_actd[LVSNIC_ACTION_ENTRY_OP_LSB +: LVSNIC_ACTION_ENTRY_OP_WIDTH] == LVSNIC_ACTION_OP_TUNNEL);
-    wire        a_host  = s8_actd[LVSNIC_ACTION_ENTRY_HOST_LSB] || (a_v6 != s8_v6) || (s8_v6 && a_tun0);
+    wire        a_host  = s8_actd[LVSNIC_ACTION_ENTRY_HOST_LSB]
+                       || (a_tun0 ? (a_v6 ? (IPV6 == 0) : s8_v6) : (a_v6 != s8_v6));
+    wire        a_tun6  = (IPV6 != 0) && a_tun0 && a_v6;   // outer IPv6 header (with !a_host)
     wire [127:0] a_addr6 = s8_actd[LVSNIC_ACTION_ENTRY_ADDR_LSB +: 128];
     wire [47:0] a_mac   = s8_actd[LVSNIC_ACTION_ENTRY_MAC_LSB +: LVSNIC_ACTION_ENTRY_MAC_WIDTH];
     wire [31:0] a_addr  = s8_actd[LVSNIC_ACTION_ENTRY_ADDR_LSB +: 32];
@@ -842,69 +738,69 @@ module lvsnic_lookup #(
     always_comb begin
         if (!cfg_enable)                               s8_reason = LVSNIC_REASON_DISABLED;
         else if (s8_pre != LVSNIC_REASON_FORWARDED)    s8_reason = s8_pre;
-        else if (!s8_hit)                              s8_reason = s8_vip ? LVSNIC_REASON_MISS_VIP
-                                                                 : (s8_local ? LVSNIC_REASON_MISS_LOCAL : LVSNIC_REASON_MISS);
+        else if (!s8_hit)                              s8_reason = f8[F_VIP] ? LVSNIC_REASON_MISS_VIP
+                                                                 : (f8[F_LOCAL] ? LVSNIC_REASON_MISS_LOCAL : LVSNIC_REASON_MISS);
         else if (a_host)                               s8_reason = LVSNIC_REASON_ACTION_HOST;
-        else if (s8_tcp && (s8_ctl || !s8_ackf))       s8_reason = LVSNIC_REASON_TCP_CONTROL;
-        else if (s8_udp && s8_udp0 && (a_dnat || a_snat)) s8_reason = LVSNIC_REASON_UDP_ZERO_CSUM;
-        else if (a_tun ? s8_big_t : s8_big_n)          s8_reason = LVSNIC_REASON_TOO_BIG;
+        else if (s8_tcp && (f8[F_CTL] || !st_ackf[8])) s8_reason = LVSNIC_REASON_TCP_CONTROL;
+        else if (f8[F_UDP] && f8[F_UDP0] && (a_dnat || a_snat)) s8_reason = LVSNIC_REASON_UDP_ZERO_CSUM;
+        else if (a_tun ? (a_tun6 ? f8[F_BIG_6] : f8[F_BIG_T]) : f8[F_BIG_N])
+                                                       s8_reason = LVSNIC_REASON_TOO_BIG;
         else                                           s8_reason = LVSNIC_REASON_FORWARDED;
     end
     // rows 1..11 all passed: hash_0 / hit / vip are reported (§5)
     wire s8_reached = cfg_enable && (s8_pre == 5'd0 || s8_pre == 5'd11);
 
     // rewritten 74-byte frame head (IPv4: 54 used), checksum fields not yet filled
-    wire [7:0]  o_tos   = s8_h[15*8 +: 8];
-    wire [15:0] o_id    = {s8_h[18*8 +: 8], s8_h[19*8 +: 8]};
-    wire [15:0] o_tl    = {s8_h[16*8 +: 8], s8_h[17*8 +: 8]};
-    wire        o_df    = s8_h[20*8 + 6];
-    wire [7:0]  n_ttl   = s8_h[22*8 +: 8] - 8'd1;
-    wire [31:0] o_src   = {s8_h[26*8 +: 8], s8_h[27*8 +: 8], s8_h[28*8 +: 8], s8_h[29*8 +: 8]};
-    wire [31:0] o_dst   = {s8_h[30*8 +: 8], s8_h[31*8 +: 8], s8_h[32*8 +: 8], s8_h[33*8 +: 8]};
+    wire [7:0]  o_tos   = h8[IP4_TOS*8 +: 8];
+    wire [15:0] o_id    = be16(h8, IP4_ID);
+    wire [15:0] o_tl    = be16(h8, IP4_TL);
+    wire        o_df    = h8[IP4_FRAG*8 + 6];
+    wire [7:0]  n_ttl   = h8[IP4_TTL*8 +: 8] - 8'd1;
+    wire [31:0] o_src   = be32(h8, IP4_SRC);
+    wire [31:0] o_dst   = be32(h8, IP4_DST);
     wire [31:0] n_src   = a_snat ? a_addr : o_src;
     wire [31:0] n_dst   = a_dnat ? a_addr : o_dst;
-    wire [15:0] o_l4ck  = s8_v6 ? (s8_tcp ? {s8_h[70*8 +: 8], s8_h[71*8 +: 8]} : {s8_h[60*8 +: 8], s8_h[61*8 +: 8]})
-                                : (s8_tcp ? {s8_h[50*8 +: 8], s8_h[51*8 +: 8]} : {s8_h[40*8 +: 8], s8_h[41*8 +: 8]});
-    wire [7:0]  n_hl    = s8_h[21*8 +: 8] - 8'd1;
+    wire [15:0] o_l4ck  = s8_v6 ? (s8_tcp ? be16(h8, IP6_L4 + TCP_CSUM) : be16(h8, IP6_L4 + UDP_CSUM))
+                                : (s8_tcp ? be16(h8, IP4_L4 + TCP_CSUM) : be16(h8, IP4_L4 + UDP_CSUM));
+    wire [7:0]  n_hl    = h8[IP6_HL*8 +: 8] - 8'd1;
 
-    logic [591:0] s8_rw;       // rewritten head, little-endian byte lanes
+    logic [HW-1:0] s8_rw;      // rewritten head, little-endian byte lanes
     always_comb begin
-        s8_rw = s8_h;
+        s8_rw = h8;
         for (int i = 0; i < 6; i++) begin
-            s8_rw[i*8 +: 8]       = a_mac[47 - 8*i -: 8];
-            s8_rw[(6 + i)*8 +: 8] = cfg_mac[47 - 8*i -: 8];
+            s8_rw[(ETH_DST + i)*8 +: 8] = a_mac[47 - 8*i -: 8];
+            s8_rw[(ETH_SRC + i)*8 +: 8] = cfg_mac[47 - 8*i -: 8];
         end
         if (s8_v6) begin
-            // IPv6: hop limit - 1; NAT: address (22 source, 38 destination)
-            // and port (54, 56); the L4 checksum at S11
-            s8_rw[21*8 +: 8] = n_hl;
+            // IPv6: hop limit - 1; NAT: address and port; the L4 checksum at S11
+            s8_rw[IP6_HL*8 +: 8] = n_hl;
             for (int i = 0; i < 16; i++) begin
-                if (a_snat) s8_rw[(22 + i)*8 +: 8] = a_addr6[127 - 8*i -: 8];
-                if (a_dnat) s8_rw[(38 + i)*8 +: 8] = a_addr6[127 - 8*i -: 8];
+                if (a_snat) s8_rw[(IP6_SRC + i)*8 +: 8] = a_addr6[127 - 8*i -: 8];
+                if (a_dnat) s8_rw[(IP6_DST + i)*8 +: 8] = a_addr6[127 - 8*i -: 8];
             end
             if (a_snat) begin
-                s8_rw[54*8 +: 8] = a_port[15:8];
-                s8_rw[55*8 +: 8] = a_port[7:0];
+                s8_rw[(IP6_L4 + L4_SPORT)*8 +: 8]     = a_port[15:8];
+                s8_rw[(IP6_L4 + L4_SPORT + 1)*8 +: 8] = a_port[7:0];
             end
             if (a_dnat) begin
-                s8_rw[56*8 +: 8] = a_port[15:8];
-                s8_rw[57*8 +: 8] = a_port[7:0];
+                s8_rw[(IP6_L4 + L4_DPORT)*8 +: 8]     = a_port[15:8];
+                s8_rw[(IP6_L4 + L4_DPORT + 1)*8 +: 8] = a_port[7:0];
             end
         end else begin
-            s8_rw[22*8 +: 8] = n_ttl;
-            s8_rw[24*8 +: 8] = 8'h00;
-            s8_rw[25*8 +: 8] = 8'h00;
+            s8_rw[IP4_TTL*8 +: 8]        = n_ttl;
+            s8_rw[IP4_CSUM*8 +: 8]       = 8'h00;
+            s8_rw[(IP4_CSUM + 1)*8 +: 8] = 8'h00;
             for (int i = 0; i < 4; i++) begin
-                s8_rw[(26 + i)*8 +: 8] = n_src[31 - 8*i -: 8];
-                s8_rw[(30 + i)*8 +: 8] = n_dst[31 - 8*i -: 8];
+                s8_rw[(IP4_SRC + i)*8 +: 8] = n_src[31 - 8*i -: 8];
+                s8_rw[(IP4_DST + i)*8 +: 8] = n_dst[31 - 8*i -: 8];
             end
             if (a_snat) begin
-                s8_rw[34*8 +: 8] = a_port[15:8];
-                s8_rw[35*8 +: 8] = a_port[7:0];
+                s8_rw[(IP4_L4 + L4_SPORT)*8 +: 8]     = a_port[15:8];
+                s8_rw[(IP4_L4 + L4_SPORT + 1)*8 +: 8] = a_port[7:0];
             end
             if (a_dnat) begin
-                s8_rw[36*8 +: 8] = a_port[15:8];
-                s8_rw[37*8 +: 8] = a_port[7:0];
+                s8_rw[(IP4_L4 + L4_DPORT)*8 +: 8]     = a_port[15:8];
+                s8_rw[(IP4_L4 + L4_DPORT + 1)*8 +: 8] = a_port[7:0];
             end
         end
     end
@@ -912,13 +808,35 @@ module lvsnic_lookup #(
     // inner header (network order) for the checksum, and the outer header
     logic [159:0] s8_in_be;
     always_comb begin
-        for (int i = 0; i < 20; i++) s8_in_be[159 - 8*i -: 8] = s8_rw[(14 + i)*8 +: 8];
+        for (int i = 0; i < 20; i++) s8_in_be[159 - 8*i -: 8] = s8_rw[(IP_VER + i)*8 +: 8];
     end
     wire        df_copy = cfg_pmtu && o_df;
     wire [7:0]  t_tos   = (o_tos[1:0] == 2'b11) ? {o_tos[7:2], 2'b10} : o_tos;
     wire [159:0] s8_out_be = {8'h45, t_tos, o_tl + 16'd20,
                               df_copy ? 16'h0000 : o_id, df_copy ? 16'h4000 : 16'h0000,
                               n_ttl, 8'd4, 16'h0000, cfg_ip, a_addr};
+
+    // the IPv6 outer header (network order, no checksum): traffic class =
+    // the inner TOS / traffic class ECN-encapsulated, flow label 0, payload
+    // length = the inner packet length, next header 4 or 41, hop limit =
+    // the inner one after the decrement; and the head it makes: Ethernet
+    // (EtherType 0x86DD), the 40 bytes, the inner packet's first 20 bytes
+    // (IPv4: its header, checksum inserted at S11; IPv6: up to the source
+    // address's 4th byte; the rest follows from the received frame)
+    wire [7:0]  i_tc    = s8_v6 ? {h8[IP_VER*8 +: 4], h8[(IP_VER+1)*8 + 4 +: 4]} : o_tos;
+    wire [7:0]  t_tc    = (i_tc[1:0] == 2'b11) ? {i_tc[7:2], 2'b10} : i_tc;
+    wire [319:0] s8_out6_be = {4'h6, t_tc, 20'h0, st_tl[8], s8_v6 ? 8'd41 : 8'd4,
+                               s8_v6 ? n_hl : n_ttl, cfg_ip6, a_addr6};
+    logic [HW-1:0] s8_rw6;
+    always_comb begin
+        s8_rw6 = '0;
+        s8_rw6[0 +: ETH_TYPE*8] = s8_rw[0 +: ETH_TYPE*8];
+        s8_rw6[ETH_TYPE*8 +: 8]       = 8'h86;
+        s8_rw6[(ETH_TYPE + 1)*8 +: 8] = 8'hDD;
+        for (int i = 0; i < 40; i++) s8_rw6[(IP_VER + i)*8 +: 8] = s8_out6_be[319 - 8*i -: 8];
+        s8_rw6[(IP_VER + 40)*8 +: 20*8] = s8_rw[IP_VER*8 +: 20*8];
+    end
+    wire s8_t6 = a_tun && a_tun6;
 
     logic [15:0] s11_inck, s11_outck, s11_l4ck;
     lvsnic_ip_csum u_inck  (.clk(clk), .ce(ce), .hdr(s8_in_be),  .csum(s11_inck));
@@ -927,135 +845,157 @@ module lvsnic_lookup #(
                             .is_udp(!s8_tcp), .new_csum(s11_l4ck));
 
     // ------------------------------------------------------------------
-    // S9..S11: carry; trim/realignment numbers at S9
+    // S9 -> S10: trim/realignment numbers
     // ------------------------------------------------------------------
-    logic            s9_v, s10_v, s11_v;
-    logic [1:0]      s9_k, s10_k, s11_k;
-    logic [591:0]    s9_rw, s10_rw, s11_rw;
-    logic [159:0]    s9_ob, s10_ob, s11_ob;
-    logic [63:0]     s9_ts, s10_ts, s11_ts;
-    logic [31:0]     s9_seq, s10_seq, s11_seq;
-    logic [4:0]      s9_reason, s10_reason, s11_reason;
-    logic            s9_hit, s10_hit, s11_hit;
-    logic            s9_vip, s10_vip, s11_vip;
-    logic [31:0]     s9_hash, s10_hash, s11_hash;
-    logic            s9_tun, s10_tun, s11_tun;
-    logic            s9_nat, s10_nat, s11_nat;
-    logic            s9_tcp, s10_tcp, s11_tcp;
-    logic            s9_v6, s10_v6, s11_v6;
-    logic [15:0]     s9_tl, s10_tl, s11_tl;
-    logic [A-1:0]    s9_act, s10_act, s11_act;
-    logic [B+2:0]    s9_slot, s10_slot, s11_slot;
-    logic [JKW-1:0]  s10_j, s11_j, s10_k2, s11_k2;
-    logic [LW-1:0]   s10_ol, s11_ol;
+    wire [16:0] s9_kf = 17'd13 + {1'b0, st_tl[9]};
+    wire [16:0] s9_of = s9_kf + (st_tun[9] ? 17'd20 : (st_tun6[9] ? 17'd40 : 17'd0));
 
-    always_ff @(posedge clk) begin
-        if (rst) begin
-            s9_v  <= 1'b0;
-            s10_v <= 1'b0;
-            s11_v <= 1'b0;
-        end else if (ce) begin
-            s9_v  <= s8_v;
-            s10_v <= s9_v;
-            s11_v <= s10_v;
-        end
-    end
-
-    wire [16:0] s9_kf = 17'd13 + {1'b0, s9_tl};
-    wire [16:0] s9_of = s9_kf + (s9_tun ? 17'd20 : 17'd0);
-
+    // ------------------------------------------------------------------
+    // the stage arrays advance (one block, as the arrays are one variable each)
+    // ------------------------------------------------------------------
     always_ff @(posedge clk) begin
         if (ce) begin
-            s9_k <= s8_k; s9_rw <= s8_rw; s9_ob <= s8_out_be; s9_ts <= s8_ts; s9_seq <= s8_seq;
-            s9_reason <= s8_reason;
-            s9_hit  <= s8_reached && s8_hit;
-            s9_vip  <= s8_reached && s8_vip;
-            s9_hash <= s8_reached ? s8_hash0 : 32'h0;
-            s9_tun  <= a_tun && !s8_v6;
-            s9_v6   <= s8_v6;
-            s9_nat  <= a_dnat || a_snat;
-            s9_tcp  <= s8_tcp;
-            s9_tl   <= s8_tl;
-            s9_act  <= s8_act;
-            s9_slot <= s8_slot;
+            st_k[0]   <= tok_push ? (tok_is_act ? K_ATK : K_FTK) : K_PKT;
+            st_h[0]   <= hdr_data;
+            st_ts[0]  <= hdr_ts;
+            st_seq[0] <= hdr_seq;
+            st_tok[0] <= tok_idx;
+            s0_nb     <= hdr_bytes;
+            // (whole slices, not loops: one assignment per array)
+            st_k[NS-1:1]      <= st_k[NS-2:0];
+            st_ts[NS-1:1]     <= st_ts[NS-2:0];
+            st_seq[NS-1:1]    <= st_seq[NS-2:0];
+            st_h[8:1]         <= st_h[7:0];
+            st_tok[6:1]       <= st_tok[5:0];
+            st_f[NS-1:2]      <= st_f[NS-2:1];
+            st_tl[NS-1:3]     <= st_tl[NS-2:2];
+            st_hash[8:4]      <= st_hash[7:3];
+            st_bkt0[5:4]      <= st_bkt0[4:3];
+            st_bkt1[5:4]      <= st_bkt1[4:3];
+            st_pre[8:5]       <= st_pre[7:4];
+            st_hit[8:7]       <= st_hit[7:6];
+            st_ackf[8:7]      <= st_ackf[7:6];
+            st_act[NS-1:7]    <= st_act[NS-2:6];
+            st_slot[NS-1:7]   <= st_slot[NS-2:6];
+            st_rw[NS-1:10]    <= st_rw[NS-2:9];
+            st_ob[NS-1:10]    <= st_ob[NS-2:9];
+            st_reason[NS-1:10] <= st_reason[NS-2:9];
+            st_dhit[NS-1:10]  <= st_dhit[NS-2:9];
+            st_dvip[NS-1:10]  <= st_dvip[NS-2:9];
+            st_dhash[NS-1:10] <= st_dhash[NS-2:9];
+            st_tun[NS-1:10]   <= st_tun[NS-2:9];
+            st_tun6[NS-1:10]  <= st_tun6[NS-2:9];
+            st_nat[NS-1:10]   <= st_nat[NS-2:9];
+            st_j[NS-1]        <= st_j[NS-2];
+            st_kb[NS-1]       <= st_kb[NS-2];
+            st_ol[NS-1]       <= st_ol[NS-2];
 
-            s10_k <= s9_k; s10_rw <= s9_rw; s10_ob <= s9_ob; s10_ts <= s9_ts; s10_seq <= s9_seq;
-            s10_reason <= s9_reason; s10_hit <= s9_hit; s10_vip <= s9_vip; s10_hash <= s9_hash;
-            s10_tun <= s9_tun; s10_nat <= s9_nat; s10_tcp <= s9_tcp; s10_tl <= s9_tl;
-            s10_act <= s9_act; s10_slot <= s9_slot; s10_v6 <= s9_v6;
-            s10_k2   <= s9_kf[16:LW];
-            s10_j    <= s9_of[16:LW];
-            s10_ol   <= s9_of[LW-1:0];
-
-            s11_k <= s10_k; s11_rw <= s10_rw; s11_ob <= s10_ob; s11_ts <= s10_ts; s11_seq <= s10_seq;
-            s11_reason <= s10_reason; s11_hit <= s10_hit; s11_vip <= s10_vip; s11_hash <= s10_hash;
-            s11_tun <= s10_tun; s11_nat <= s10_nat; s11_tcp <= s10_tcp; s11_tl <= s10_tl;
-            s11_act <= s10_act; s11_slot <= s10_slot; s11_v6 <= s10_v6;
-            s11_k2 <= s10_k2; s11_j <= s10_j; s11_ol <= s10_ol;
+            // what each stage computes enters at its index
+            st_f[1]      <= s0_f;                       // S1: parse
+            st_f[2][F_VIP]   <= s1_vip;                 // S2: VIP, TOO_BIG (the rest shifted)
+            st_f[2][F_BIG_N] <= s1_big_n;
+            st_f[2][F_BIG_T] <= s1_big_t;
+            st_f[2][F_BIG_6] <= s1_big_6;
+            st_tl[2]     <= s1_tl[15:0];                // > 16 bits only when TOO_BIG (never forwarded)
+            st_hash[3]   <= s2_hash0;                   // S3: hash, buckets
+            st_bkt0[3]   <= s2_bkt0;
+            st_bkt1[3]   <= s2_bkt1;
+            st_pre[4]    <= s3_pre;                     // S4: rows 1..12
+            st_hit[6]    <= |s5_m2;                     // S6: first match
+            st_ackf[6]   <= s5_ackfs;
+            st_act[6]    <= s5_act;
+            st_slot[6]   <= {s5_sel[2], s5_sel[2] ? st_bkt1[5] : st_bkt0[5], s5_sel[1:0]};
+            st_rw[9]     <= s8_t6 ? s8_rw6 : s8_rw;     // S9: the decision's fields
+            st_ob[9]     <= s8_out_be;
+            st_reason[9] <= s8_reason;
+            st_dhit[9]   <= s8_reached && s8_hit;
+            st_dvip[9]   <= s8_reached && f8[F_VIP];
+            st_dhash[9]  <= s8_reached ? st_hash[8] : 32'h0;
+            st_tun[9]    <= a_tun && !a_tun6 && !s8_v6;  // IPIP
+            st_tun6[9]   <= s8_t6;                      // outer IPv6
+            st_nat[9]    <= a_dnat || a_snat;
+            st_kb[10]    <= s9_kf[16:LW];               // S10: trim/realignment
+            st_j[10]     <= s9_of[16:LW];
+            st_ol[10]    <= s9_of[LW-1:0];
         end
     end
 
     // ------------------------------------------------------------------
     // S11: insert checksums, build the 74-byte head, push the decision
     // ------------------------------------------------------------------
-    logic [591:0] s11_fin;     // rewritten head with checksums
+    wire s11_v6  = st_f[11][F_V6];
+    wire s11_tcp = st_f[11][F_TCP];
+    wire s11_nat = st_nat[11];
+    wire s11_t6  = st_tun6[11];
+    wire [159:0] s11_ob = st_ob[11];
+
+    logic [HW-1:0] s11_fin;    // rewritten head with checksums
     always_comb begin
-        s11_fin = s11_rw;
-        if (!s11_v6) begin
-            s11_fin[24*8 +: 8] = s11_inck[15:8];
-            s11_fin[25*8 +: 8] = s11_inck[7:0];
+        s11_fin = st_rw[11];
+        if (s11_t6) begin
+            // IPv4 in IPv6: the inner header follows the 40-byte outer one
+            if (!s11_v6) begin
+                s11_fin[(IP4_CSUM + 40)*8 +: 8]     = s11_inck[15:8];
+                s11_fin[(IP4_CSUM + 40 + 1)*8 +: 8] = s11_inck[7:0];
+            end
+        end else if (!s11_v6) begin
+            s11_fin[IP4_CSUM*8 +: 8]       = s11_inck[15:8];
+            s11_fin[(IP4_CSUM + 1)*8 +: 8] = s11_inck[7:0];
         end
         if (s11_nat && s11_v6) begin
             if (s11_tcp) begin
-                s11_fin[70*8 +: 8] = s11_l4ck[15:8];
-                s11_fin[71*8 +: 8] = s11_l4ck[7:0];
+                s11_fin[(IP6_L4 + TCP_CSUM)*8 +: 8]     = s11_l4ck[15:8];
+                s11_fin[(IP6_L4 + TCP_CSUM + 1)*8 +: 8] = s11_l4ck[7:0];
             end else begin
-                s11_fin[60*8 +: 8] = s11_l4ck[15:8];
-                s11_fin[61*8 +: 8] = s11_l4ck[7:0];
+                s11_fin[(IP6_L4 + UDP_CSUM)*8 +: 8]     = s11_l4ck[15:8];
+                s11_fin[(IP6_L4 + UDP_CSUM + 1)*8 +: 8] = s11_l4ck[7:0];
             end
         end else if (s11_nat) begin
             if (s11_tcp) begin
-                s11_fin[50*8 +: 8] = s11_l4ck[15:8];
-                s11_fin[51*8 +: 8] = s11_l4ck[7:0];
+                s11_fin[(IP4_L4 + TCP_CSUM)*8 +: 8]     = s11_l4ck[15:8];
+                s11_fin[(IP4_L4 + TCP_CSUM + 1)*8 +: 8] = s11_l4ck[7:0];
             end else begin
-                s11_fin[40*8 +: 8] = s11_l4ck[15:8];
-                s11_fin[41*8 +: 8] = s11_l4ck[7:0];
+                s11_fin[(IP4_L4 + UDP_CSUM)*8 +: 8]     = s11_l4ck[15:8];
+                s11_fin[(IP4_L4 + UDP_CSUM + 1)*8 +: 8] = s11_l4ck[7:0];
             end
         end
     end
 
-    logic [591:0] s11_head;
+    logic [HW-1:0] s11_head;
     always_comb begin
-        if (s11_tun) begin
-            s11_head[0 +: 14*8] = s11_fin[0 +: 14*8];
+        if (st_tun[11]) begin
+            s11_head[0 +: IP_VER*8] = s11_fin[0 +: IP_VER*8];
             for (int i = 0; i < 20; i++) begin
-                if (i == 10)      s11_head[(14 + i)*8 +: 8] = s11_outck[15:8];
-                else if (i == 11) s11_head[(14 + i)*8 +: 8] = s11_outck[7:0];
-                else              s11_head[(14 + i)*8 +: 8] = s11_ob[159 - 8*i -: 8];
+                if (i == 10)      s11_head[(IP_VER + i)*8 +: 8] = s11_outck[15:8];
+                else if (i == 11) s11_head[(IP_VER + i)*8 +: 8] = s11_outck[7:0];
+                else              s11_head[(IP_VER + i)*8 +: 8] = s11_ob[159 - 8*i -: 8];
             end
-            s11_head[34*8 +: 40*8] = s11_fin[14*8 +: 40*8];
+            s11_head[(IP_VER + 20)*8 +: 40*8] = s11_fin[IP_VER*8 +: 40*8];
         end else begin
-            s11_head = s11_fin;   // the egress takes 54 bytes (IPv4) or 74 (IPv6)
+            s11_head = s11_fin;   // the egress takes 54 bytes (IPv4) or 74 (IPv6, outer IPv6)
         end
     end
 
-    assign dec_valid      = ce && s11_v && (s11_k == K_PKT);
-    assign dec_fwd        = (s11_reason == LVSNIC_REASON_FORWARDED);
-    assign dec_tun        = s11_tun;
-    assign dec_v6         = s11_v6;
-    assign dec_reason     = s11_reason;
-    assign dec_hit        = s11_hit;
-    assign dec_vip        = s11_vip;
-    assign dec_hash       = s11_hash;
-    assign dec_seq        = s11_seq;
-    assign dec_ts         = s11_ts;
-    assign dec_h          = s11_head;
-    assign dec_j          = s11_j;
-    assign dec_k          = s11_k2;
-    assign dec_outlast_m1 = s11_ol;
-    assign dec_act        = s11_act;
-    assign dec_slot       = s11_slot;
-    assign dec_tl         = s11_tl;
+    assign dec_valid = ce && st_v[11] && (st_k[11] == K_PKT);
+    always_comb begin
+        dec_data = '0;
+        dec_data[DEC_FWD_BIT]                      = (st_reason[11] == LVSNIC_REASON_FORWARDED);
+        dec_data[DEC_TUN_BIT]                      = st_tun[11] || s11_t6;
+        dec_data[DEC_V6_BIT]                       = s11_v6 || s11_t6;
+        dec_data[DEC_REASON_LSB +: DEC_REASON_W]   = st_reason[11];
+        dec_data[DEC_HIT_BIT]                      = st_dhit[11];
+        dec_data[DEC_VIP_BIT]                      = st_dvip[11];
+        dec_data[DEC_HASH_LSB +: 32]               = st_dhash[11];
+        dec_data[DEC_SEQ_LSB +: 32]                = st_seq[11];
+        dec_data[DEC_TS_LSB +: 64]                 = st_ts[11];
+        dec_data[DEC_HEAD_LSB +: DEC_HEAD_W]       = s11_head;
+        dec_data[DEC_J_LSB +: DEC_JK_W]            = st_j[11];
+        dec_data[DEC_K_LSB +: DEC_JK_W]            = st_kb[11];
+        dec_data[DEC_OL_LSB +: DEC_OL_W]           = st_ol[11];
+        dec_data[DEC_ACT_LSB +: DEC_ACT_W]         = st_act[11];
+        dec_data[DEC_SLOT_LSB +: DEC_SLOT_W]       = st_slot[11];
+        dec_data[DEC_TL_LSB +: DEC_TL_W]           = st_tl[11];
+    end
 
 endmodule
 

@@ -67,6 +67,7 @@ module lvsnic_regs #(
     output logic                        cfg_pmtu,
     output logic [47:0]                 cfg_mac,
     output logic [31:0]                 cfg_ip,
+    output logic [127:0]                cfg_ip6,      // IP6[0] in [127:96]; 0 when IPV6 = 0
     output logic [15:0]                 cfg_mtu,
     output logic [VIP_COUNT-1:0]        cfg_vip_valid,
     output logic [VIP_COUNT*32-1:0]     cfg_vip,
@@ -142,6 +143,7 @@ module lvsnic_regs #(
     localparam logic MAP_OK =
            LVSNIC_VIP_BASE == 16'h0100 && LVSNIC_VIP_STRIDE == 4 && LVSNIC_VIP_LEN == 32
         && LVSNIC_VIP_VALID[15:8] == 8'h0 && LVSNIC_MTU[15:8] == 8'h0
+        && LVSNIC_IP6_LEN == 4 && LVSNIC_IP6_STRIDE == 4 && elem(LVSNIC_IP6_BASE, 4, 3) >> 8 == 16'h0
         && LVSNIC_FLOW_DATA_BASE[15:8] == 8'h02 && LVSNIC_FLOW_DATA_STRIDE == 4
         && elem(LVSNIC_FLOW_DATA_BASE, 4, LVSNIC_FLOW_DATA_LEN - 1) >> 8 == 16'h02
         && LVSNIC_FLOW_RDATA_BASE[15:8] == 8'h02 && LVSNIC_FLOW_RDATA_STRIDE == 4
@@ -263,6 +265,7 @@ module lvsnic_regs #(
             mac_lo        <= 32'h0;
             mac_hi        <= 16'h0;
             cfg_ip        <= 32'h0;
+            cfg_ip6       <= '0;
             cfg_mtu       <= 16'd1500;
             cfg_vip_valid <= '0;
             cfg_vip       <= '0;
@@ -278,6 +281,10 @@ module lvsnic_regs #(
                 if (hit_addr(wa, 32'(LVSNIC_MAC_LO))) mac_lo  <= merge(mac_lo, wd, wm);
                 if (hit_addr(wa, 32'(LVSNIC_MAC_HI))) mac_hi  <= 16'(merge({16'h0, mac_hi}, wd, wm));
                 if (hit_addr(wa, 32'(LVSNIC_IP))) cfg_ip  <= merge(cfg_ip, wd, wm);
+                for (int i = 0; i < LVSNIC_IP6_LEN; i++) begin
+                    if (IPV6 != 0 && hit_addr(wa, 32'(LVSNIC_IP6_BASE) + LVSNIC_IP6_STRIDE*i))
+                        cfg_ip6[127 - 32*i -: 32] <= merge(cfg_ip6[127 - 32*i -: 32], wd, wm);
+                end
                 if (hit_addr(wa, 32'(LVSNIC_MTU))) cfg_mtu <= 16'(merge({16'h0, cfg_mtu}, wd, wm));
                 if (hit_addr(wa, 32'(LVSNIC_VIP_VALID))) cfg_vip_valid <= VIP_COUNT'(merge(32'(cfg_vip_valid), wd, wm));
                 for (int i = 0; i < VIP_COUNT; i++) begin
@@ -460,11 +467,15 @@ module lvsnic_regs #(
             wsel(LVSNIC_ID):        g_misc = LVSNIC_ID_RESET;
             wsel(LVSNIC_VERSION):   g_misc = LVSNIC_VERSION_RESET;
             wsel(LVSNIC_CAPS0):     g_misc = {8'(ACTION_LOG2), 8'(FLOW_BUCKETS_LOG2), 16'(DATA_WIDTH)};
-            wsel(LVSNIC_CAPS1):     g_misc = {7'h0, 1'(IPV6 != 0), 8'(VIP_COUNT), 8'd2, 8'd4};
+            wsel(LVSNIC_CAPS1):     g_misc = {6'h0, 1'(IPV6 != 0), 1'(IPV6 != 0), 8'(VIP_COUNT), 8'd2, 8'd4};   // tun6, ipv6
             wsel(LVSNIC_CTRL):      g_misc = {30'h0, cfg_pmtu, cfg_enable};
             wsel(LVSNIC_MAC_LO):    g_misc = mac_lo;
             wsel(LVSNIC_MAC_HI):    g_misc = {16'h0, mac_hi};
             wsel(LVSNIC_IP):        g_misc = cfg_ip;
+            wsel(elem(LVSNIC_IP6_BASE, LVSNIC_IP6_STRIDE, 0)): g_misc = cfg_ip6[127:96];
+            wsel(elem(LVSNIC_IP6_BASE, LVSNIC_IP6_STRIDE, 1)): g_misc = cfg_ip6[95:64];
+            wsel(elem(LVSNIC_IP6_BASE, LVSNIC_IP6_STRIDE, 2)): g_misc = cfg_ip6[63:32];
+            wsel(elem(LVSNIC_IP6_BASE, LVSNIC_IP6_STRIDE, 3)): g_misc = cfg_ip6[31:0];
             wsel(LVSNIC_MTU):       g_misc = {16'h0, cfg_mtu};
             wsel(LVSNIC_VIP_VALID): g_misc = 32'(cfg_vip_valid);
             default: g_misc = 32'h0;

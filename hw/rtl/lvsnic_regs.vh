@@ -29,6 +29,8 @@ localparam integer LVSNIC_CAPS1_VIP_COUNT_LSB = 16;
 localparam integer LVSNIC_CAPS1_VIP_COUNT_WIDTH = 8;
 localparam integer LVSNIC_CAPS1_IPV6_LSB = 24;
 localparam integer LVSNIC_CAPS1_IPV6_WIDTH = 1;
+localparam integer LVSNIC_CAPS1_TUN6_LSB = 25;
+localparam integer LVSNIC_CAPS1_TUN6_WIDTH = 1;
 localparam [15:0] LVSNIC_CTRL = 16'h0010;
 localparam [31:0] LVSNIC_CTRL_RESET = 32'h00000002;
 localparam integer LVSNIC_CTRL_ENABLE_LSB = 0;
@@ -55,6 +57,9 @@ localparam [15:0] LVSNIC_VIP_VALID = 16'h0024;
 localparam [31:0] LVSNIC_VIP_VALID_RESET = 32'h00000000;
 localparam integer LVSNIC_VIP_VALID_VALID_LSB = 0;
 localparam integer LVSNIC_VIP_VALID_VALID_WIDTH = 32;
+localparam [15:0] LVSNIC_IP6_BASE = 16'h0028;
+localparam integer LVSNIC_IP6_STRIDE = 4;
+localparam integer LVSNIC_IP6_LEN = 4;
 localparam [15:0] LVSNIC_VIP_BASE = 16'h0100;
 localparam integer LVSNIC_VIP_STRIDE = 4;
 localparam integer LVSNIC_VIP_LEN = 32;
@@ -153,7 +158,7 @@ localparam [4:0] LVSNIC_REASON_UDP_ZERO_CSUM = 5'd16;  // UDP checksum 0 on a NA
 localparam [4:0] LVSNIC_REASON_TOO_BIG = 5'd17;  // Larger than the MTU after rewrite.
 localparam [4:0] LVSNIC_REASON_DISABLED = 5'd18;  // `CTRL.enable` = 0.
 localparam [4:0] LVSNIC_REASON_TRUNCATED = 5'd19;  // Forwarding decided, but the frame ended early (also aborted on tx).
-localparam [4:0] LVSNIC_REASON_ACTION_HOST = 5'd20;  // A flow entry matched, and its action has `host` set or an address of the other family (`ipv6`).
+localparam [4:0] LVSNIC_REASON_ACTION_HOST = 5'd20;  // A flow entry matched, and its action has `host` set, or an address of the other family (`ipv6`) than the frame's for ROUTE and NAT, or is a TUNNEL of an IPv6 frame into IPv4 (or into IPv6 without CAPS1.tun6).
 
 // lvsnic_action_op: values of `lvsnic_action_entry.op`.
 localparam integer LVSNIC_ACTION_OP_BITS = 2;
@@ -161,7 +166,7 @@ localparam integer LVSNIC_ACTION_OP_COUNT = 4;
 localparam [1:0] LVSNIC_ACTION_OP_ROUTE = 2'd0;  // Direct routing: MAC rewrite.
 localparam [1:0] LVSNIC_ACTION_OP_NAT_DNAT = 2'd1;  // NAT request: destination address and port.
 localparam [1:0] LVSNIC_ACTION_OP_NAT_SNAT = 2'd2;  // NAT reply: source address and port.
-localparam [1:0] LVSNIC_ACTION_OP_TUNNEL = 2'd3;  // IPIP encapsulation.
+localparam [1:0] LVSNIC_ACTION_OP_TUNNEL = 2'd3;  // IP-in-IP encapsulation: an IPv4 outer header (IPIP), or with the action's ipv6 an IPv6 one (ip6ip6, IPv4 in IPv6).
 
 // lvsnic_host_meta: Exception metadata, bit positions.
 localparam integer LVSNIC_HOST_META_REASON_LSB = 0;

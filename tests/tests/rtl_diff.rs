@@ -78,6 +78,8 @@ fn run(width: u32, seed: u64, total: usize) {
     }
     let mut done = 0;
     let mut batch_no = 0;
+    // Forwarded frames with an IPv6 outer header: IPv6 in IPv6, IPv4 in IPv6.
+    let (mut ip6ip6, mut ip4in6) = (0usize, 0usize);
     while done < total {
         let n = (200 + (seed as usize * 7919 + batch_no * 104729) % 800).min(total - done);
         let mut expect_tx = Vec::new();
@@ -126,6 +128,10 @@ fn run(width: u32, seed: u64, total: usize) {
             assert_eq!((u.seq, u.abort), (*seq, *abort), "width {width} seed {seed}: tx sideband of frame {seq}");
             if let Some(f) = frame {
                 assert_eq!(&g.data, f, "width {width} seed {seed}: tx frame {seq} differs");
+                let outer6 = |nh: u8| f.len() > 20 && f[12..14] == [0x86, 0xdd] && f[20] == nh;
+                let was6 = inputs.get(seq).is_some_and(|i| i.len() > 14 && i[12..14] == [0x86, 0xdd]);
+                ip6ip6 += usize::from(outer6(41) && was6);
+                ip4in6 += usize::from(outer6(4) && !was6);
             }
         }
         for (g, (meta, frame)) in got_host.iter().zip(&expect_host) {
@@ -161,6 +167,10 @@ fn run(width: u32, seed: u64, total: usize) {
         done += n;
         batch_no += 1;
     }
+    if params.ipv6 && total >= 2000 {
+        assert!(ip6ip6 > 0 && ip4in6 > 0, "width {width} seed {seed}: IPv6 tunnels forwarded: ip6ip6 {ip6ip6}, IPv4 in IPv6 {ip4in6}");
+    }
+    eprintln!("width {width} seed {seed}: {total} frames, {ip6ip6} ip6ip6 and {ip4in6} IPv4-in-IPv6 forwarded");
 }
 
 #[test]

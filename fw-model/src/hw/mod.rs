@@ -13,6 +13,8 @@ pub mod regs;
 pub use lvsnic_regmap::regs as regs_gen;
 pub mod tables;
 pub mod toeplitz;
+#[cfg(test)]
+mod tun6_tests;
 
 pub use pipeline::{HwOutput, HwParams, HwPipeline};
 

@@ -26,7 +26,8 @@ pub struct HwParams {
     /// VIP table entries (`VIP_COUNT`).
     pub vip_count: u32,
     /// Whether the core forwards IPv6 (`IPV6`; `CAPS1.ipv6`). Without it an
-    /// IPv6 frame goes to the host as `NON_IPV4`.
+    /// IPv6 frame goes to the host as `NON_IPV4`. The same parameter makes
+    /// the core build IPv6 tunnel headers ([`tun6`](Self::tun6)).
     pub ipv6: bool,
 }
 
@@ -37,6 +38,20 @@ impl Default for HwParams {
 }
 
 impl HwParams {
+    /// Whether the core builds IPv6 outer headers for `TUNNEL` actions
+    /// with `ipv6` set (ip6ip6 and IPv4 in IPv6; `CAPS1.tun6`, the `IP6`
+    /// registers): the parameter `IPV6`, so always [`ipv6`](Self::ipv6).
+    /// A driver reads `CAPS1.tun6` itself ([`caps1_tun6`](Self::caps1_tun6)):
+    /// a core built before the field reports `ipv6` without it.
+    pub fn tun6(&self) -> bool {
+        self.ipv6
+    }
+
+    /// `CAPS1.tun6`: the core forwards TUNNEL actions with an IPv6 address.
+    pub fn caps1_tun6(caps1: u32) -> bool {
+        caps1 & lvsnic_regmap::regs::CAPS1_TUN6_MASK != 0
+    }
+
     /// Slots per bucket and ways, as every core reports them in `CAPS1`.
     pub const SLOTS: u32 = 4;
     /// See [`HwParams::SLOTS`].
@@ -65,7 +80,8 @@ impl HwParams {
         let caps1 = Self::SLOTS << CAPS1_SLOTS_SHIFT & CAPS1_SLOTS_MASK
             | Self::WAYS << CAPS1_WAYS_SHIFT & CAPS1_WAYS_MASK
             | self.vip_count << CAPS1_VIP_COUNT_SHIFT & CAPS1_VIP_COUNT_MASK
-            | u32::from(self.ipv6) << CAPS1_IPV6_SHIFT & CAPS1_IPV6_MASK;
+            | u32::from(self.ipv6) << CAPS1_IPV6_SHIFT & CAPS1_IPV6_MASK
+            | u32::from(self.tun6()) << CAPS1_TUN6_SHIFT & CAPS1_TUN6_MASK;
         (caps0, caps1)
     }
 
@@ -125,6 +141,9 @@ pub struct HwPipeline {
     ctrl: u32,
     mac: MacAddr,
     ip: u32,
+    /// `IP6[0..4]`: the source of IPv6 tunnel headers (stays 0 without
+    /// `tun6`).
+    ip6: [u32; IP6_LEN as usize],
     mtu: u16,
     vip_valid: u32,
     vips: Vec<u32>,
@@ -185,6 +204,7 @@ impl HwPipeline {
             ctrl: CTRL_PMTU_DISC,
             mac: MacAddr([0; 6]),
             ip: 0,
+            ip6: [0; IP6_LEN as usize],
             mtu: 1500,
             vip_valid: 0,
             vips: vec![0; params.vip_count as usize],
@@ -327,25 +347,38 @@ impl HwPipeline {
             return info(self, r, false);
         };
         let action = ActionEntry::from_bits(&self.actions[entry.action as usize & (self.params.actions() - 1)]);
-        let IpAddr::V4(new_addr) = action.addr else {
-            // A rewrite into IPv6 is the host's (the entry's `ipv6` bit).
-            return info(self, Reason::ActionHost, true);
-        };
-        if action.host {
+        if self.action_host(&action, false) {
             return info(self, Reason::ActionHost, true);
         }
         if let Some(r) = l4_exception(&f[L4..], proto, action.op, entry.ack_fast) {
             return info(self, r, true);
         }
-        let out_len = tot + if action.op == ActionOp::Tunnel { 20 } else { 0 };
-        if out_len > self.mtu as usize {
+        if tot + outer_len(&action) > self.mtu as usize {
             return info(self, Reason::TooBig, true);
         }
         if f.len() < L3 + tot {
             return self.truncated(f, vip, h0, seq, ts);
         }
         self.count_forward(entry.action, tot, slot, ts);
-        HwOutput::Forward { frame: self.rewrite(&f[..L3 + tot], &action, new_addr), seq }
+        let frame = match action.addr {
+            IpAddr::V4(new_addr) => self.rewrite(&f[..L3 + tot], &action, new_addr),
+            // Row 16 let only a TUNNEL through: IPv4 in IPv6.
+            IpAddr::V6(dst) => self.tunnel6(&f[..L3 + tot], &action, dst, false),
+        };
+        HwOutput::Forward { frame, seq }
+    }
+
+    /// Row 16 (`ACTION_HOST`) for a hit of a frame of family `frame_v6`:
+    /// the action's `host` bit; for ROUTE and NAT an address of the other
+    /// family; for TUNNEL an IPv6 frame into IPv4 (the kernel draws the
+    /// outer IPv4 ID at random), or into IPv6 on a core without `tun6`.
+    fn action_host(&self, a: &ActionEntry, frame_v6: bool) -> bool {
+        let act_v6 = a.addr.is_ipv6();
+        a.host
+            || match a.op {
+                ActionOp::Tunnel => frame_v6 && !act_v6 || act_v6 && !self.params.tun6(),
+                ActionOp::Route | ActionOp::NatDnat | ActionOp::NatSnat => act_v6 != frame_v6,
+            }
     }
 
     /// The IPv6 path of [`process`](Self::process) (docs/hardware.md §3,
@@ -389,24 +422,52 @@ impl HwPipeline {
             return info(self, Reason::Miss, false);
         };
         let action = ActionEntry::from_bits(&self.actions[entry.action as usize & (self.params.actions() - 1)]);
-        // A rewrite into IPv4, and ip6ip6 tunnels (not in the RTL yet), are the host's.
+        if self.action_host(&action, true) {
+            return info(self, Reason::ActionHost, true);
+        }
+        // Row 16 passed: the action's address is IPv6 (ROUTE, NAT, ip6ip6).
         let IpAddr::V6(new_addr) = action.addr else {
             return info(self, Reason::ActionHost, true);
         };
-        if action.host || action.op == ActionOp::Tunnel {
-            return info(self, Reason::ActionHost, true);
-        }
         if let Some(r) = l4_exception(&f[L4_6..], proto, action.op, entry.ack_fast) {
             return info(self, r, true);
         }
-        if tot > self.mtu as usize {
+        if tot + outer_len(&action) > self.mtu as usize {
             return info(self, Reason::TooBig, true);
         }
         if f.len() < L3 + tot {
             return self.truncated(f, false, h0, seq, ts);
         }
         self.count_forward(entry.action, tot, slot, ts);
-        HwOutput::Forward { frame: self.rewrite6(&f[..L3 + tot], &action, new_addr), seq }
+        let frame = if action.op == ActionOp::Tunnel {
+            self.tunnel6(&f[..L3 + tot], &action, new_addr, true)
+        } else {
+            self.rewrite6(&f[..L3 + tot], &action, new_addr)
+        };
+        HwOutput::Forward { frame, seq }
+    }
+
+    /// The TUNNEL rewrite into IPv6 (docs/hardware.md §4, TUNNEL with
+    /// `ipv6`): MACs; the inner TTL − 1 with its header checksum
+    /// recomputed (IPv4, `inner_v6` false) or hop limit − 1 (IPv6); then a
+    /// 40-byte IPv6 header from `IP6` to `dst` (the golden director's
+    /// [`xmit::ip4in6_encap`] / [`xmit::ip6ip6_encap`], which set the
+    /// EtherType to IPv6). `f` ends at the inner packet's end.
+    fn tunnel6(&self, f: &[u8], a: &ActionEntry, dst: Ipv6Addr, inner_v6: bool) -> Vec<u8> {
+        let mut out = Vec::with_capacity(f.len() + ipv6::HEADER_LEN);
+        out.extend_from_slice(f);
+        xmit::set_macs(&mut out, a.mac, self.mac);
+        let src = ip6_of_words(self.ip6);
+        if inner_v6 {
+            let mut ip = Ipv6Packet::new_unchecked(&mut out[L3..]);
+            ip.set_hop_limit(ip.hop_limit() - 1); // hop limit > 1 checked
+            xmit::ip6ip6_encap(&mut out, L3, src, dst);
+        } else {
+            let mut ip = Ipv4Packet::new_unchecked(&mut out[L3..]);
+            ip.set_ttl(ip.ttl() - 1); // TTL > 1 checked
+            xmit::ip4in6_encap(&mut out, L3, src, dst); // recomputes the inner checksum
+        }
+        out
     }
 
     /// Row 19 (`TRUNCATED`): the frame ends before the IP length, found
@@ -523,9 +584,9 @@ impl HwPipeline {
 
     /// The register writes that bring a core out of reset into this
     /// state's configuration and tables (counters and `last_hit` aside):
-    /// MAC, IP, MTU, VIPs, every non-empty flow slot and action, CTRL last.
+    /// MAC, IP, IP6, MTU, VIPs, every non-empty flow slot and action, CTRL last.
     pub fn state_writes(&self) -> Vec<(u32, u32)> {
-        let mut w = identity_writes(self.mac, self.ip, self.mtu).to_vec();
+        let mut w = identity_writes(self.mac, self.ip, ip6_of_words(self.ip6), self.mtu).to_vec();
         for (i, v) in self.vips.iter().enumerate() {
             w.push((VIP_BASE + 4 * i as u32, *v));
         }
@@ -567,6 +628,16 @@ impl HwPipeline {
 }
 
 
+/// Row 19's addition to the packet length: the outer header a TUNNEL
+/// inserts (20 bytes of IPv4, or 40 of IPv6 with the action's `ipv6`).
+fn outer_len(a: &ActionEntry) -> usize {
+    match (a.op, a.addr) {
+        (ActionOp::Tunnel, IpAddr::V4(_)) => ipv4::HEADER_LEN,
+        (ActionOp::Tunnel, IpAddr::V6(_)) => ipv6::HEADER_LEN,
+        _ => 0,
+    }
+}
+
 /// Whether `a` is one of the `len` words of the register array at `base`.
 fn staged(a: u32, base: u32, len: u32) -> bool {
     (base..base + 4 * len).contains(&a) && a % 4 == 0
@@ -584,6 +655,11 @@ impl Csr for HwPipeline {
                 self.mac.0[1] = v as u8;
             }
             IP => self.ip = v,
+            a if staged(a, IP6_BASE, IP6_LEN) => {
+                if self.params.tun6() {
+                    self.ip6[((a - IP6_BASE) / 4) as usize] = v;
+                }
+            }
             MTU => self.mtu = v as u16,
             VIP_VALID => {
                 let n = self.params.vip_count;
@@ -650,6 +726,7 @@ impl Csr for HwPipeline {
             MAC_LO => u32::from_be_bytes([self.mac.0[2], self.mac.0[3], self.mac.0[4], self.mac.0[5]]),
             MAC_HI => (self.mac.0[0] as u32) << 8 | self.mac.0[1] as u32,
             IP => self.ip,
+            a if staged(a, IP6_BASE, IP6_LEN) => self.ip6[((a - IP6_BASE) / 4) as usize],
             MTU => self.mtu as u32,
             VIP_VALID => self.vip_valid,
             a if (VIP_BASE..VIP_BASE + 4 * p.vip_count).contains(&a) && a % 4 == 0 => self.vips[((a - VIP_BASE) / 4) as usize],
@@ -685,16 +762,18 @@ mod tests {
 
     /// `CAPS0`/`CAPS1` as docs/registers.md lays them out: data width in
     /// 15:0, buckets log2 in 23:16, actions log2 in 31:24; slots 7:0, ways
-    /// 15:8, VIPs 23:16, ipv6 24.
+    /// 15:8, VIPs 23:16, ipv6 24, tun6 25 (equal to ipv6).
     #[test]
     fn caps_are_the_register_fields() {
         let p = HwParams { data_width: 512, flow_buckets_log2: 16, action_log2: 12, vip_count: 32, ipv6: true };
         let (c0, c1) = p.caps();
-        assert_eq!((c0, c1), (512 | 16 << 16 | 12 << 24, 4 | 2 << 8 | 32 << 16 | 1 << 24));
+        assert_eq!((c0, c1), (512 | 16 << 16 | 12 << 24, 4 | 2 << 8 | 32 << 16 | 1 << 24 | 1 << 25));
         assert_eq!(HwParams::from_caps(c0, c1), p);
+        assert!(HwParams::caps1_tun6(c1) && p.tun6());
         let no6 = HwParams { ipv6: false, ..p };
         assert_eq!(no6.caps(), (c0, 4 | 2 << 8 | 32 << 16));
         assert_eq!(HwParams::from_caps(c0, no6.caps().1), no6);
+        assert!(!HwParams::caps1_tun6(no6.caps().1) && !no6.tun6());
         assert!(HwParams::caps1_geometry_ok(c1));
         assert!(!HwParams::caps1_geometry_ok(c1 & !0xff | 8), "8 slots");
         assert!(!HwParams::caps1_geometry_ok(c1 & !0xff00 | 4 << 8), "4 ways");
@@ -773,8 +852,8 @@ mod tests {
 
     /// IPv6 frames (docs/hardware.md §3): the classification rows, a hit on
     /// an IPv6 pair forwarded by DR and NAT (hop limit − 1, the L4
-    /// checksum valid over the new pseudo-header), an IPv4 action and a
-    /// tunnel to the host.
+    /// checksum valid over the new pseudo-header) and ip6ip6
+    /// (`tun6_tests` checks its bytes).
     #[test]
     fn ipv6_frames_are_classified_and_forwarded() {
         use super::super::regs::*;
@@ -786,7 +865,7 @@ mod tests {
         let params = HwParams { flow_buckets_log2: 4, action_log2: 4, ..Default::default() };
         let mut hw = HwPipeline::new(params);
         let mac = MacAddr([2, 0, 0, 0, 0, 1]);
-        for (a, v) in identity_writes(mac, 0x0a00_0001, 1500) {
+        for (a, v) in identity_writes(mac, 0x0a00_0001, std::net::Ipv6Addr::UNSPECIFIED, 1500) {
             hw.write32(a, v);
         }
         let client: Ipv6Addr = "2001:db8:c::7".parse().unwrap();
@@ -841,7 +920,7 @@ mod tests {
         }
         let miss = FlowKey6 { sport: 1, ..k };
         assert_eq!(reason(&mut hw, &frame6(mac.0, &miss, 6, 64, 10)), Some(Reason::Miss));
-        assert_eq!(reason(&mut hw, &frame6(mac.0, &flows[4].0, 6, 64, 10)), Some(Reason::ActionHost), "ip6ip6 is the host's");
+        assert_eq!(reason(&mut hw, &frame6(mac.0, &flows[4].0, 6, 64, 10)), None, "ip6ip6 is forwarded (CAPS1.tun6)");
         hw.write32(MTU, 40 + 20 + 9);
         assert_eq!(reason(&mut hw, &good), Some(Reason::TooBig));
         hw.write32(MTU, 40 + 20 + 10);
@@ -883,7 +962,7 @@ mod tests {
         for ipv6 in [true, false] {
             let params = HwParams { flow_buckets_log2: 4, action_log2: 4, ipv6, ..Default::default() };
             let mut hw = HwPipeline::new(params);
-            for (a, v) in identity_writes(mac, 0x0a00_0001, 1500).into_iter().chain(action_writes(1, &act.to_bits())) {
+            for (a, v) in identity_writes(mac, 0x0a00_0001, std::net::Ipv6Addr::UNSPECIFIED, 1500).into_iter().chain(action_writes(1, &act.to_bits())) {
                 hw.write32(a, v);
             }
             let slot = params.slot_index(0, (k.hashes().0 & 15) as usize, 0);

@@ -202,7 +202,8 @@ impl FuzzWorld {
 
     /// Register writes that load this world into a core out of reset.
     pub fn setup_writes(&self) -> Vec<(u32, u32)> {
-        let mut w = identity_writes(self.mac, self.ip, self.mtu).to_vec();
+        // IP6: the source of the IPv6 tunnel headers of the IPv6 TUNNEL actions.
+        let mut w = identity_writes(self.mac, self.ip, std::net::Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1), self.mtu).to_vec();
         for (i, v) in self.vips.iter().enumerate() {
             w.push((VIP_BASE + 4 * i as u32, *v));
         }

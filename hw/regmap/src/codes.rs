@@ -78,7 +78,7 @@ pub enum Reason {
     Disabled = 18,
     /// Forwarding decided, but the frame ended early (also aborted on tx).
     Truncated = 19,
-    /// A flow entry matched, and its action has `host` set or an address of the other family (`ipv6`).
+    /// A flow entry matched, and its action has `host` set, or an address of the other family (`ipv6`) than the frame's for ROUTE and NAT, or is a TUNNEL of an IPv6 frame into IPv4 (or into IPv6 without CAPS1.tun6).
     ActionHost = 20,
 }
 
@@ -150,7 +150,7 @@ pub enum ActionOp {
     NatDnat = 1,
     /// NAT reply: source address and port.
     NatSnat = 2,
-    /// IPIP encapsulation.
+    /// IP-in-IP encapsulation: an IPv4 outer header (IPIP), or with the action's ipv6 an IPv6 one (ip6ip6, IPv4 in IPv6).
     Tunnel = 3,
 }
 

@@ -53,6 +53,10 @@ pub const CAPS1_VIP_COUNT_SHIFT: u32 = 16;
 pub const CAPS1_IPV6_MASK: u32 = 0x01000000;
 /// Capabilities 1: field `ipv6` shift.
 pub const CAPS1_IPV6_SHIFT: u32 = 24;
+/// Capabilities 1: field `tun6` (bits 25:25).
+pub const CAPS1_TUN6_MASK: u32 = 0x02000000;
+/// Capabilities 1: field `tun6` shift.
+pub const CAPS1_TUN6_SHIFT: u32 = 25;
 /// Control.
 pub const CTRL: u32 = 0x010;
 /// Control: value after reset.
@@ -93,6 +97,12 @@ pub const MTU_MTU_SHIFT: u32 = 0;
 pub const VIP_VALID: u32 = 0x024;
 /// VIP entries valid: value after reset.
 pub const VIP_VALID_RESET: u32 = 0x00000000;
+/// Director IPv6 address: base address of 4 × 4-byte entries.
+pub const IP6_BASE: u32 = 0x028;
+/// Director IPv6 address: bytes between entries.
+pub const IP6_STRIDE: u32 = 4;
+/// Director IPv6 address: entries.
+pub const IP6_LEN: u32 = 4;
 /// VIP entry: base address of 32 × 4-byte entries.
 pub const VIP_BASE: u32 = 0x100;
 /// VIP entry: bytes between entries.

@@ -23,7 +23,8 @@ frame matches IPv4 slots only: valid, ``ipv6`` 0, and not the tail of a
 valid IPv6 head; an IPv6 frame (EtherType 0x86DD, TCP/UDP right after the
 fixed header) matches pairs whose head is valid with ``ipv6`` 1
 (docs/hardware.md §4). An action whose ``ipv6`` differs from the frame's
-family, or an IPv6 TUNNEL, is ACTION_HOST like ``host``. IPv6 has no VIP
+family (but a TUNNEL with an IPv6 action: ip6ip6, IPv4 in IPv6), or an IPv4
+TUNNEL of an IPv6 frame, is ACTION_HOST like ``host``. IPv6 has no VIP
 table (a miss is MISS), no header checksum, hop limit for TTL.
 
 Register sequences for the table commands (``flow_write_regs``,
@@ -234,6 +235,7 @@ class Ref:
         self.pmtu = True
         self.mac = bytes(6)
         self.ip = 0
+        self.ip6 = 0        # IP6[0..3]: source of IPv6 tunnel headers (128-bit int)
         self.mtu = 1500
         self.vips = [(False, 0)] * vip_count
         self.flows = {}     # (way, bucket, slot) -> 160-bit slot
@@ -346,9 +348,10 @@ class Ref:
         ack_fast = get(entry, "FLOW_ENTRY_ACK_FAST")
         a = self.actions.get(act_idx, 0)
         op = get(a, "ACTION_ENTRY_OP")
-        if get(a, "ACTION_ENTRY_HOST") or get(a, "ACTION_ENTRY_IPV6"):
+        a_v6 = get(a, "ACTION_ENTRY_IPV6")
+        if get(a, "ACTION_ENTRY_HOST") or (a_v6 and not (op == OP_TUNNEL and self.ipv6)):
             # host bit, or an IPv6 action hit by an IPv4 frame (a rewrite
-            # across families, left to the host)
+            # across families, left to the host) but an IPv4-in-IPv6 tunnel
             return (Reason.ACTION_HOST, 1, vip, hash0, 0, 0)
         if proto == 6:
             flags = h[47]
@@ -356,7 +359,7 @@ class Ref:
                 return (Reason.TCP_CONTROL, 1, vip, hash0, 0, 0)
         if proto == 17 and (h[40] << 8 | h[41]) == 0 and op in (OP_DNAT, OP_SNAT):
             return (Reason.UDP_ZERO_CSUM, 1, vip, hash0, 0, 0)
-        if tl + (20 if op == OP_TUNNEL else 0) > self.mtu:
+        if tl + ((40 if a_v6 else 20) if op == OP_TUNNEL else 0) > self.mtu:
             return (Reason.TOO_BIG, 1, vip, hash0, 0, 0)
         return (0, 1, vip, hash0, act_idx, slot)
 
@@ -383,7 +386,9 @@ class Ref:
         act_idx = get(entry, "FLOW6_ENTRY_ACTION") & ((1 << self.A) - 1)
         a = self.actions.get(act_idx, 0)
         op = get(a, "ACTION_ENTRY_OP")
-        if get(a, "ACTION_ENTRY_HOST") or not get(a, "ACTION_ENTRY_IPV6") or op == OP_TUNNEL:
+        # an IPv4 action (ROUTE/NAT into IPv4, IPv6 in IPv4) is the host's;
+        # TUNNEL with an IPv6 action is ip6ip6
+        if get(a, "ACTION_ENTRY_HOST") or not get(a, "ACTION_ENTRY_IPV6"):
             return (Reason.ACTION_HOST, 1, 0, hash0, 0, 0)
         if nh == 6:
             flags = h[67]
@@ -391,7 +396,7 @@ class Ref:
                 return (Reason.TCP_CONTROL, 1, 0, hash0, 0, 0)
         if nh == 17 and (h[60] << 8 | h[61]) == 0 and op in (OP_DNAT, OP_SNAT):
             return (Reason.UDP_ZERO_CSUM, 1, 0, hash0, 0, 0)
-        if 40 + plen > self.mtu:
+        if 40 + plen + (40 if op == OP_TUNNEL else 0) > self.mtu:
             return (Reason.TOO_BIG, 1, 0, hash0, 0, 0)
         return (0, 1, 0, hash0, act_idx, slot)
 
@@ -431,8 +436,28 @@ class Ref:
                 return False
         return True
 
+    def _encap6(self, f, a, tc, hop, nh):
+        """The 40-byte IPv6 outer header after the Ethernet header
+        (EtherType 0x86DD): traffic class ECN-encapsulated, flow label 0,
+        payload length = the inner packet's length, next header `nh`, hop
+        limit `hop`, source IP6, destination the action's address."""
+        if tc & 3 == 3:
+            tc = (tc & 0xFC) | 2
+        o = bytearray(40)
+        o[0] = 0x60 | tc >> 4
+        o[1] = (tc & 15) << 4
+        o[4:6] = (len(f) - 14).to_bytes(2, "big")
+        o[6] = nh
+        o[7] = hop
+        o[8:24] = self.ip6.to_bytes(16, "big")
+        o[24:40] = get(a, "ACTION_ENTRY_ADDR").to_bytes(16, "big")
+        f[12:14] = b"\x86\xdd"
+        f[14:14] = o
+        return f
+
     def _rewrite6(self, f, a):
-        """IPv6: MACs, hop limit - 1, NAT address/port/L4 checksum."""
+        """IPv6: MACs, hop limit - 1, NAT address/port/L4 checksum;
+        TUNNEL: ip6ip6."""
         op = get(a, "ACTION_ENTRY_OP")
         addr = get(a, "ACTION_ENTRY_ADDR").to_bytes(16, "big")
         port = get(a, "ACTION_ENTRY_PORT").to_bytes(2, "big")
@@ -451,6 +476,8 @@ class Ref:
             if f[20] == 17 and new == 0:
                 new = 0xFFFF
             f[co:co + 2] = new.to_bytes(2, "big")
+        if op == OP_TUNNEL:
+            return self._encap6(f, a, (f[14] & 15) << 4 | f[15] >> 4, f[21], 41)
         return f
 
     def _rewrite(self, f, a):
@@ -483,6 +510,8 @@ class Ref:
             f[co:co + 2] = new.to_bytes(2, "big")
         f[24:26] = b"\0\0"
         f[24:26] = csum(bytes(f[14:34])).to_bytes(2, "big")
+        if op == OP_TUNNEL and get(a, "ACTION_ENTRY_IPV6"):
+            return self._encap6(f, a, f[15], f[22], 4)
         if op == OP_TUNNEL:
             tos = f[15]
             if tos & 3 == 3:
@@ -511,8 +540,9 @@ def lookup_decision(ref, frame):
 
     * ``("host", reason, hit, vip, hash_0)`` for an exception;
     * ``("fwd", tun, head, total_length, action_index, slot_index, vip,
-      hash_0)`` for a forwarded frame, ``head`` the first 54 bytes (74 with
-      IPIP or IPv6) of the rewritten frame, fewer when the rewritten frame is
+      hash_0)`` for a forwarded frame, ``tun`` 0, 1 (IPIP) or 2 (an IPv6
+      outer header), ``head`` the first 54 bytes (74 with a tunnel or IPv6)
+      of the rewritten frame, fewer when the rewritten frame is
       shorter. A frame shorter than 14 + total length is forwarded here too
       (the egress aborts it, docs/hardware.md §3.1); its head is that of the
       frame zero-filled to 14 + total length.
@@ -525,7 +555,7 @@ def lookup_decision(ref, frame):
         return ("host", reason, hit, vip, hash0)
     tl = ip_len(h)
     a = ref.actions.get(act, 0)
-    tun = int(get(a, "ACTION_ENTRY_OP") == OP_TUNNEL)
+    tun = (2 if get(a, "ACTION_ENTRY_IPV6") else 1) if get(a, "ACTION_ENTRY_OP") == OP_TUNNEL else 0
     body = bytearray(frame[:14 + tl]) + bytes(max(0, 14 + tl - n))
     out = ref._rewrite(body, a)
     return ("fwd", tun, bytes(out[:74 if tun or is_v6(h) else 54]), tl, act, slot, vip, hash0)

@@ -31,6 +31,8 @@ CAPS1_VIP_COUNT_MASK = 0x00FF0000
 CAPS1_VIP_COUNT_SHIFT = 16
 CAPS1_IPV6_MASK = 0x01000000
 CAPS1_IPV6_SHIFT = 24
+CAPS1_TUN6_MASK = 0x02000000
+CAPS1_TUN6_SHIFT = 25
 CTRL = 0x010
 CTRL_RESET = 0x00000002
 CTRL_ENABLE_MASK = 0x00000001
@@ -51,6 +53,9 @@ MTU_MTU_MASK = 0x0000FFFF
 MTU_MTU_SHIFT = 0
 VIP_VALID = 0x024
 VIP_VALID_RESET = 0x00000000
+IP6_BASE = 0x028
+IP6_STRIDE = 4
+IP6_LEN = 4
 VIP_BASE = 0x100
 VIP_STRIDE = 4
 VIP_LEN = 32
@@ -136,7 +141,7 @@ class Reason(enum.IntEnum):
     TOO_BIG = 17  # Larger than the MTU after rewrite.
     DISABLED = 18  # `CTRL.enable` = 0.
     TRUNCATED = 19  # Forwarding decided, but the frame ended early (also aborted on tx).
-    ACTION_HOST = 20  # A flow entry matched, and its action has `host` set or an address of the other family (`ipv6`).
+    ACTION_HOST = 20  # A flow entry matched, and its action has `host` set, or an address of the other family (`ipv6`) than the frame's for ROUTE and NAT, or is a TUNNEL of an IPv6 frame into IPv4 (or into IPv6 without CAPS1.tun6).
 
 
 class ActionOp(enum.IntEnum):
@@ -145,7 +150,7 @@ class ActionOp(enum.IntEnum):
     ROUTE = 0  # Direct routing: MAC rewrite.
     NAT_DNAT = 1  # NAT request: destination address and port.
     NAT_SNAT = 2  # NAT reply: source address and port.
-    TUNNEL = 3  # IPIP encapsulation.
+    TUNNEL = 3  # IP-in-IP encapsulation: an IPv4 outer header (IPIP), or with the action's ipv6 an IPv6 one (ip6ip6, IPv4 in IPv6).
 
 
 # lvsnic_host_meta: Exception metadata, bit positions

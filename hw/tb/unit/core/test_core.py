@@ -55,6 +55,7 @@ IPV6 = int(os.environ.get("LVSNIC_IPV6", "1"))
 
 DIR_MAC = bytes.fromhex("020000000001")
 DIR_IP = 0x0A000001           # 10.0.0.1
+DIR_IP6 = 0x20010DB800FF << 80 | 1   # 2001:db8:ff::1
 VIP = 0x0A000064              # 10.0.0.100
 CLIENT = 0xC000020A           # 192.0.2.10
 RS = 0x0A010005               # 10.1.0.5
@@ -106,9 +107,12 @@ class TB:
     async def configure(self, enable=True, pmtu=True, mtu=1500):
         r = self.ref
         r.mac, r.ip, r.mtu, r.enable, r.pmtu = DIR_MAC, DIR_IP, mtu, enable, pmtu
+        r.ip6 = DIR_IP6 if IPV6 else 0
         await self.wr(RM.MAC_LO, int.from_bytes(DIR_MAC[2:6], "big"))
         await self.wr(RM.MAC_HI, int.from_bytes(DIR_MAC[0:2], "big"))
         await self.wr(RM.IP, DIR_IP)
+        for i in range(RM.IP6_LEN):
+            await self.wr(RM.IP6_BASE + RM.IP6_STRIDE * i, DIR_IP6 >> (96 - 32 * i) & 0xFFFFFFFF)
         await self.wr(RM.MTU, mtu)
         await self.set_vip(0, VIP)
         await self.wr(RM.CTRL, int(enable) | int(pmtu) << 1)
@@ -166,7 +170,8 @@ class TB:
             b = b0 if w == 0 else b1
             slots = [slot] if slot is not None else range(4)
             for s in slots:
-                if not self.ref.flows.get((w, b, s), 0) & 1:
+                # free, and not the tail of an IPv6 pair
+                if not self.ref.flows.get((w, b, s), 0) & 1 and not (s & 1 and self.ref.flows.get((w, b, s - 1), 0) & 5 == 5):
                     await self.write_flow(w, b, s, R.flow_entry(proto, src, dst, sport, dport, act, ack_fast))
                     return self.ref.slot_index(w, b, s)
         raise RuntimeError("bucket full")
@@ -362,7 +367,12 @@ async def registers(dut):
     assert await tb.rd(RM.ID) == 0x4C56534E
     assert await tb.rd(RM.VERSION) == RM.VERSION_RESET == 0x00020000
     assert await tb.rd(RM.CAPS0) == W | B_LOG2 << 16 | A_LOG2 << 24
-    assert await tb.rd(RM.CAPS1) == 4 | 2 << 8 | VIPS << 16 | IPV6 << 24
+    assert await tb.rd(RM.CAPS1) == 4 | 2 << 8 | VIPS << 16 | IPV6 << 24 | IPV6 << 25   # ipv6, tun6
+    # IP6[0..3]: the director's IPv6 address (IPV6 = 0: read 0, writes ignored)
+    for i in range(RM.IP6_LEN):
+        await tb.wr(RM.IP6_BASE + 4 * i, 0x20010DB8 + i)
+    for i in range(RM.IP6_LEN):
+        assert await tb.rd(RM.IP6_BASE + 4 * i) == (0x20010DB8 + i if IPV6 else 0), f"IP6[{i}]"
     assert await tb.rd(RM.CTRL) == 2            # enable 0, pmtu_disc 1
     assert await tb.rd(RM.MTU) == 1500
     assert await tb.rd(RM.FLOW_STATUS) == 0 and await tb.rd(RM.ACT_STATUS) == 0
@@ -593,29 +603,56 @@ def tcp6_frame(src, dst, sport, dport, hl=64, payload=b"", hbh=False):
 
 @cocotb.test()
 async def ipv6_frames(dut):
-    """IPv6 DR and NAT flows forwarded with IPV6 = 1, every IPv6 frame to
-    the host as NON_IPV4 with IPV6 = 0 (compared with lvsnic_ref, which
-    takes the parameter)."""
+    """IPv6 DR and NAT flows, an ip6ip6 tunnel and an IPv4-in-IPv6 one
+    forwarded with IPV6 = 1; every IPv6 frame to the host as NON_IPV4 and
+    the IPv4-in-IPv6 one as ACTION_HOST with IPV6 = 0 (compared with
+    lvsnic_ref, which takes the parameter; the tunnels also checked with
+    scapy)."""
+    from scapy.layers.inet import IP, TCP
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import Ether
+    import ipaddress
     tb = await setup(dut)
     client, vip6, rs6 = 0x20010DB8000C << 80 | 7, 0x20010DB8 << 96 | 0x10, 0x20010DB8000A << 80 | 5
     await tb.write_action(5, R.action_entry(R.OP_ROUTE, RS_MAC, rs6, ipv6=True))
     await tb.write_action(6, R.action_entry(R.OP_DNAT, RS_MAC, rs6, 8080, R.l4_delta6(vip6, rs6, 80, 8080), ipv6=True))
+    await tb.write_action(7, R.action_entry(R.OP_TUNNEL, RS_MAC, rs6, ipv6=True))
     frames = []
-    for i, (sport, act) in enumerate(((41000, 5), (41001, 6))):
+    for i, (sport, act) in enumerate(((41000, 5), (41001, 6), (41002, 7))):
         b0, _ = tb.ref.buckets6(client, vip6, sport, 80)
-        await tb.write_flow_pair(tb.ref.slot_index(0, b0, 2 * i), R.flow6_entry(6, client, vip6, sport, 80, act))
+        pair = next(p for p in (0, 2) if not tb.ref.flows.get((0, b0, p), 0) & 1)
+        await tb.write_flow_pair(tb.ref.slot_index(0, b0, pair), R.flow6_entry(6, client, vip6, sport, 80, act))
         frames.append(tcp6_frame(client, vip6, sport, 80, payload=b"v6" * 20))
+    # IPv4 in IPv6: an IPv4 flow on the IPv6 TUNNEL action (ECN CE -> ECT(0) outside)
+    await tb.install(6, CLIENT, VIP, 40100, 80, 7)
+    frames.append(tcp_frame(CLIENT, VIP, 40100, 80, payload=b"4in6" * 30, tos=0xB7))
     frames.append(tcp6_frame(client, vip6, 41000, 80, hl=1))
     frames.append(tcp6_frame(client, vip6, 41000, 80, hbh=True))
     fwd, host = await run_frames(tb, frames)            # compared with lvsnic_ref
     reasons = [(h.tuser[0] if isinstance(h.tuser, list) else h.tuser) & 0xFF for h in host]
     if IPV6:
-        assert len(fwd) == 2, fwd
+        assert len(fwd) == 4, fwd
         assert reasons == [R.Reason.TTL, R.Reason.IP_OPTIONS], reasons
+        for g, inner in zip(fwd[2:], ("ip6", "ip4")):
+            e = Ether(bytes(g.tdata))
+            o = e[IPv6]
+            assert e.type == 0x86DD and o.nh == (41 if inner == "ip6" else 4), e.summary()
+            assert (o.src, o.dst, o.fl, o.hlim) == (str(ipaddress.IPv6Address(DIR_IP6)), str(ipaddress.IPv6Address(rs6)), 0, 63)
+            if inner == "ip6":
+                i6 = o.payload
+                assert o.plen == 40 + i6.plen and o.tc == i6.tc and i6.hlim == 63
+                q = i6.copy()
+                del q[TCP].chksum
+                assert IPv6(bytes(q))[TCP].chksum == i6[TCP].chksum
+            else:
+                i4 = o.payload
+                assert o.plen == i4.len and o.tc == 0xB6 and i4.tos == 0xB7 and i4.ttl == 63
+                check_l3l4(bytes(Ether(src=e.src, dst=e.dst) / i4), tun=False)
     else:
         assert not fwd
-        assert reasons == [R.Reason.NON_IPV4] * 4, reasons
-        assert await tb.rd(RM.CAPS1) >> 24 & 1 == 0
+        N = R.Reason.NON_IPV4
+        assert reasons == [N, N, N, R.Reason.ACTION_HOST, N, N], reasons
+        assert await tb.rd(RM.CAPS1) >> 24 & 3 == 0
 
 
 def divmod_slot(tb, idx):

@@ -1,9 +1,11 @@
 // tb_egress: test wrapper around lvsnic_egress. Frames enter on an
 // AXI-Stream port (tuser[0] on a frame = its "short" flag, as lvsnic_ingress
 // would compute it); decisions are driven directly on d_* with d_valid (the
-// test keeps at most 32 outstanding, d_inflight); statistics events are
-// consumed at once.
+// test keeps at most 32 outstanding, d_inflight) and packed into the
+// decision bundle with lvsnic_decision.vh's positions; statistics events
+// are consumed at once.
 `default_nettype none
+`include "lvsnic_decision.vh"
 module tb_egress #(
     parameter integer DATA_WIDTH = 64
 ) (
@@ -20,6 +22,7 @@ module tb_egress #(
     input  wire                     d_valid,
     input  wire                     d_fwd,
     input  wire                     d_tun,
+    input  wire                     d_v6,       // IPv6 out: 74-byte head; with d_tun the 40-byte shift
     input  wire [4:0]               d_reason,
     input  wire                     d_hit,
     input  wire                     d_vip,
@@ -51,6 +54,33 @@ module tb_egress #(
 );
     localparam integer W  = DATA_WIDTH / 8;
     localparam integer LW = $clog2(W);
+    localparam integer A  = 4;
+    localparam integer B  = 4;
+
+`define LVSNIC_DECISION_BODY
+`include "lvsnic_decision.vh"
+`undef LVSNIC_DECISION_BODY
+
+    logic [DEC_W-1:0] d_data;
+    always_comb begin
+        d_data = '0;
+        d_data[DEC_FWD_BIT]                    = d_fwd;
+        d_data[DEC_TUN_BIT]                    = d_tun;
+        d_data[DEC_V6_BIT]                     = d_v6;
+        d_data[DEC_REASON_LSB +: DEC_REASON_W] = d_reason;
+        d_data[DEC_HIT_BIT]                    = d_hit;
+        d_data[DEC_VIP_BIT]                    = d_vip;
+        d_data[DEC_HASH_LSB +: 32]             = d_hash;
+        d_data[DEC_SEQ_LSB +: 32]              = d_seq;
+        d_data[DEC_TS_LSB +: 64]               = d_ts;
+        d_data[DEC_HEAD_LSB +: DEC_HEAD_W]     = d_h;
+        d_data[DEC_J_LSB +: DEC_JK_W]          = d_j;
+        d_data[DEC_K_LSB +: DEC_JK_W]          = d_k;
+        d_data[DEC_OL_LSB +: DEC_OL_W]         = d_ol;
+        d_data[DEC_ACT_LSB +: DEC_ACT_W]       = 4'd1;
+        d_data[DEC_SLOT_LSB +: DEC_SLOT_W]     = 7'd3;
+        d_data[DEC_TL_LSB +: DEC_TL_W]         = d_tl;
+    end
 
     logic [LW-1:0] cnt_m1;
     always_comb begin
@@ -76,14 +106,11 @@ module tb_egress #(
     end
 
     /* verilator lint_off PINCONNECTEMPTY */
-    lvsnic_egress #(.DATA_WIDTH(DATA_WIDTH), .FLOW_BUCKETS_LOG2(4), .ACTION_LOG2(4)) dut (
+    lvsnic_egress #(.DATA_WIDTH(DATA_WIDTH), .FLOW_BUCKETS_LOG2(B), .ACTION_LOG2(A)) dut (
         .clk(clk), .rst(rst),
         .fb_valid(s_axis_tvalid && fb_ready), .fb_ready(fb_ready), .fb_data(kdata),
         .fb_last(s_axis_tlast), .fb_cnt_m1(s_axis_tlast ? cnt_m1 : {LW{1'b1}}), .fb_short(s_axis_tuser),
-        .dec_valid(d_valid), .dec_fwd(d_fwd), .dec_tun(d_tun), .dec_reason(d_reason),
-        .dec_hit(d_hit), .dec_vip(d_vip), .dec_hash(d_hash), .dec_seq(d_seq), .dec_ts(d_ts),
-        .dec_h(d_h), .dec_j(d_j), .dec_k(d_k), .dec_outlast_m1(d_ol), .dec_act(4'd1),
-        .dec_slot(7'd3), .dec_tl(d_tl), .dec_pop(dec_pop),
+        .dec_valid(d_valid), .dec_data(d_data), .dec_pop(dec_pop),
         .tx_valid(m_axis_tx_tvalid), .tx_ready(m_axis_tx_tready), .tx_data(m_axis_tx_tdata),
         .tx_keep(m_axis_tx_tkeep), .tx_last(m_axis_tx_tlast), .tx_user(m_axis_tx_tuser),
         .host_valid(m_axis_host_tvalid), .host_ready(m_axis_host_tready), .host_data(m_axis_host_tdata),

@@ -1,11 +1,13 @@
-"""lvsnic_egress: head rewrite, IPIP realignment (20-byte insertion after
-the Ethernet header), trimming of Ethernet padding, short-frame abort and
-replay, host pass-through; every DATA_WIDTH (64, 128, 256, 512).
+"""lvsnic_egress: head rewrite, tunnel realignment (a 20-byte IPv4 or
+40-byte IPv6 outer header inserted after the Ethernet header), trimming of
+Ethernet padding, short-frame abort and replay, host pass-through; every
+DATA_WIDTH (64, 128, 256, 512).
 
 Decisions carry a random 74-byte head H. The expected tx frame of a
 forwarded frame with total length tl is
 ``out[o] = H[o] if o < |H| else frame[o - shift]`` for o < 14 + tl + shift
-(|H| = 54, shift = 0; IPIP: |H| = 74, shift = 20). A frame shorter than
+(|H| = 54, shift = 0; IPv6: |H| = 74, shift = 0; IPIP: |H| = 74, shift =
+20; an IPv6 outer header: |H| = 74, shift = 40). A frame shorter than
 14 + tl gives an aborted tx frame and the frame, unchanged, to the host
 with reason 19 and hit set. Frames of 1..~700 bytes, random input gaps and
 output backpressure, back-to-back one-beat frames.
@@ -69,18 +71,20 @@ class TB:
 
 
 def make_case(rng, W, i, mode, L=None, tl=None):
-    """One frame and its decision. mode: 'fwd', 'tun', 'host'."""
+    """One frame and its decision. mode: 'fwd', 'fwd6' (IPv6, no tunnel),
+    'tun' (IPIP), 'tun6' (IPv6 outer header), 'host'."""
     LW = W.bit_length() - 1
     seq, ts = 0x100 + i, 0xABC0000 + i
     if mode == "host":
         L = L or rng.randrange(1, 300)
         frame = bytes(rng.getrandbits(8) for _ in range(L))
         reason = rng.randrange(1, 19)
-        dec = dict(fwd=0, tun=0, reason=reason, hit=rng.getrandbits(1), vip=rng.getrandbits(1),
+        dec = dict(fwd=0, tun=0, v6=rng.getrandbits(1), reason=reason, hit=rng.getrandbits(1), vip=rng.getrandbits(1),
                    hash=rng.getrandbits(32), seq=seq, ts=ts, h=0, j=0, k=0, ol=0, tl=0)
         exp_host = (frame, meta(reason, dec["hit"], dec["vip"], dec["hash"], seq, ts))
         return frame, False, dec, None, exp_host
-    tun = mode == "tun"
+    tun = mode in ("tun", "tun6")
+    v6 = mode in ("fwd6", "tun6")
     tl = tl if tl is not None else rng.randrange(28, 600)
     full = 14 + tl
     r = rng.random()
@@ -95,14 +99,14 @@ def make_case(rng, W, i, mode, L=None, tl=None):
     short = L < full
     H = bytes(rng.getrandbits(8) for _ in range(74))
     kf = 13 + tl
-    of = kf + (20 if tun else 0)
+    shift, hl = {"fwd": (0, 54), "fwd6": (0, 74), "tun": (20, 74), "tun6": (40, 74)}[mode]
+    of = kf + shift
     hsh = rng.getrandbits(32)
     vip = rng.getrandbits(1)
-    dec = dict(fwd=1, tun=int(tun), reason=0, hit=1, vip=vip, hash=hsh, seq=seq, ts=ts,
+    dec = dict(fwd=1, tun=int(tun), v6=int(v6), reason=0, hit=1, vip=vip, hash=hsh, seq=seq, ts=ts,
                h=int.from_bytes(H, "little"), j=of >> LW, k=kf >> LW, ol=of & (W - 1), tl=tl)
     if short:
         return frame, True, dec, ("abort", seq), (frame, meta(19, 1, vip, hsh, seq, ts))
-    shift, hl = (20, 74) if tun else (0, 54)
     n = full + shift
     out = bytes(H[o] if o < hl else frame[o - shift] for o in range(n))
     return frame, False, dec, ("fwd", seq, out), None
@@ -147,8 +151,8 @@ async def run_cases(tb, cases):
 
 @cocotb.test()
 async def realign_all_lengths(dut):
-    """Every total length 28..(4 beats + 80) for DR/NAT and IPIP, exact,
-    padded and short, back to back."""
+    """Every total length 28..(4 beats + 80) for DR/NAT, IPIP and an IPv6
+    outer header, exact, padded and short, back to back."""
     tb = TB(dut)
     await tb.reset()
     rng = random.Random(11)
@@ -157,17 +161,17 @@ async def realign_all_lengths(dut):
     i = 0
     top = 4 * W + 80
     for tl in range(28, top):
-        for mode in ("fwd", "tun"):
+        for mode in ("fwd", "tun", "tun6"):
             cases.append(make_case(rng, W, i, mode, L=14 + tl, tl=tl)); i += 1
-        cases.append(make_case(rng, W, i, "tun" if tl % 2 else "fwd", L=14 + tl + 1 + tl % 61, tl=tl)); i += 1
-        cases.append(make_case(rng, W, i, "fwd" if tl % 2 else "tun", L=max(1, 14 + tl - 1 - tl % 37), tl=tl)); i += 1
+        cases.append(make_case(rng, W, i, ("tun", "fwd", "tun6", "fwd6")[tl % 4], L=14 + tl + 1 + tl % 61, tl=tl)); i += 1
+        cases.append(make_case(rng, W, i, ("fwd6", "tun6", "fwd", "tun")[tl % 4], L=max(1, 14 + tl - 1 - tl % 37), tl=tl)); i += 1
     for k in range(0, len(cases), 300):
         await run_cases(tb, cases[k:k + 300])
 
 
 @cocotb.test()
 async def random_mix(dut):
-    """Random forwarded / IPIP / host / short frames with random input gaps
+    """Random forwarded / tunnelled / host / short frames with random input gaps
     and output backpressure."""
     tb = TB(dut)
     await tb.reset()
@@ -187,10 +191,10 @@ async def random_mix(dut):
             unpause(tb.host)
         cases = []
         for _ in range(150):
-            cases.append(make_case(rng, W, i, rng.choice(["fwd", "tun", "host"]))); i += 1
+            cases.append(make_case(rng, W, i, rng.choice(["fwd", "fwd6", "tun", "tun6", "host"]))); i += 1
         # a burst of tiny frames (one beat each at wide buses)
         for _ in range(40):
-            m = rng.choice(["fwd", "tun", "host"])
+            m = rng.choice(["fwd", "fwd6", "tun", "tun6", "host"])
             cases.append(make_case(rng, W, i, m, tl=28 if m != "host" else None)); i += 1
         await run_cases(tb, cases)
 

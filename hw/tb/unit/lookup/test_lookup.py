@@ -56,6 +56,7 @@ B, A, VIPS, DEC_DEPTH = 4, 4, 4, 32
 DIR_MAC = bytes.fromhex("020000000001")
 GW_MAC = bytes.fromhex("02bbbbbbbb01")
 DIR_IP = 0x0A000001
+DIR_IP6 = 0x20010DB800FF00000000000000000001
 VIP = 0x0A000064
 
 
@@ -73,10 +74,36 @@ def ipv4_frame(src, dst, proto, sport, dport, flags=0x10, ttl=64, tos=0, df=True
     return dmac + GW_MAC + b"\x08\x00" + bytes(ip) + l4 + payload
 
 
+def decision_fields(dut):
+    """The decision bundle's fields {name: (lsb, width)}, read from the
+    design's own DEC_* localparams (hw/rtl/lvsnic_decision.vh), so that the
+    positions are written in one place only; the width is checked against
+    the port."""
+    p = lambda n: int(getattr(dut, n).value)
+    lw, a, b, jk = p("LW"), p("A"), p("B"), p("DEC_JK_W")
+    f = {
+        "fwd": (p("DEC_FWD_BIT"), 1), "tun": (p("DEC_TUN_BIT"), 1), "v6": (p("DEC_V6_BIT"), 1),
+        "reason": (p("DEC_REASON_LSB"), 5), "hit": (p("DEC_HIT_BIT"), 1), "vip": (p("DEC_VIP_BIT"), 1),
+        "hash": (p("DEC_HASH_LSB"), 32), "seq": (p("DEC_SEQ_LSB"), 32), "ts": (p("DEC_TS_LSB"), 64),
+        "h": (p("DEC_HEAD_LSB"), 592), "j": (p("DEC_J_LSB"), jk), "k": (p("DEC_K_LSB"), jk),
+        "outlast_m1": (p("DEC_OL_LSB"), lw), "act": (p("DEC_ACT_LSB"), a),
+        "slot": (p("DEC_SLOT_LSB"), b + 3), "tl": (p("DEC_TL_LSB"), 16),
+    }
+    assert jk == 17 - lw
+    assert sum(w for _, w in f.values()) == p("DEC_W") == len(dut.dec_data), "decision bundle width"
+    covered = 0
+    for lsb, w in f.values():
+        m = ((1 << w) - 1) << lsb
+        assert covered & m == 0, "decision fields overlap"
+        covered |= m
+    return f
+
+
 class TB:
     def __init__(self, dut):
         self.dut = dut
-        self.LW = len(dut.dec_outlast_m1)
+        self.LW = int(dut.LW.value)
+        self.dec_fields = decision_fields(dut)
         self.W = 1 << self.LW
         self.sent = []             # (frame, seq, ts) of the headers pushed
         self.ref = R.Ref(B, A, VIPS)
@@ -92,7 +119,7 @@ class TB:
 
     def set_config(self, enable=True, pmtu=True, mtu=1500, vips=((True, VIP),)):
         d, r = self.dut, self.ref
-        r.mac, r.ip, r.mtu, r.enable, r.pmtu = DIR_MAC, DIR_IP, mtu, enable, pmtu
+        r.mac, r.ip, r.ip6, r.mtu, r.enable, r.pmtu = DIR_MAC, DIR_IP, DIR_IP6, mtu, enable, pmtu
         r.vips = [(False, 0)] * VIPS
         for i, v in enumerate(vips):
             r.vips[i] = v
@@ -100,6 +127,7 @@ class TB:
         d.cfg_pmtu.value = int(pmtu)
         d.cfg_mac.value = int.from_bytes(DIR_MAC, "big")
         d.cfg_ip.value = DIR_IP
+        d.cfg_ip6.value = DIR_IP6
         d.cfg_mtu.value = mtu
         d.cfg_vip_valid.value = sum(1 << i for i, (v, _) in enumerate(r.vips) if v)
         d.cfg_vip.value = sum(a << (32 * i) for i, (_, a) in enumerate(r.vips))
@@ -114,9 +142,8 @@ class TB:
             d.dec_pop.value = int(pop)
             await ReadOnly()
             if int(d.dec_valid.value):
-                self.decs.append({k: int(getattr(d, "dec_" + k).value) for k in
-                                  ("fwd", "tun", "reason", "hit", "vip", "hash", "seq", "ts", "h", "j", "k",
-                                   "outlast_m1", "act", "slot", "tl")})
+                v = int(d.dec_data.value)
+                self.decs.append({k: (v >> lsb) & ((1 << w) - 1) for k, (lsb, w) in self.dec_fields.items()})
                 self.outstanding += 1
             if pop:
                 self.outstanding -= 1
@@ -233,10 +260,13 @@ class TB:
             return None
         _, tun, head, tl, act, slot, vip, h0 = e
         kf = 13 + tl
-        of = kf + (20 if tun else 0)
-        got = (g["fwd"], g["tun"], g["reason"], g["hit"], g["vip"], g["hash"], g["tl"], g["act"], g["slot"],
+        of = kf + (0, 20, 40)[tun]
+        # v6: the output is IPv6 (a tunnel's outer header): the egress's
+        # 74-byte head, and with tun the 40-byte shift
+        v6 = int(tun == 2 or (tun == 0 and frame[12:14] == b"\x86\xdd"))
+        got = (g["fwd"], g["tun"], g["v6"], g["reason"], g["hit"], g["vip"], g["hash"], g["tl"], g["act"], g["slot"],
                g["j"], g["k"], g["outlast_m1"])
-        exp = (1, tun, 0, 1, vip, h0, tl, act, slot, of >> LW, kf >> LW, of & (W - 1))
+        exp = (1, int(tun != 0), v6, 0, 1, vip, h0, tl, act, slot, of >> LW, kf >> LW, of & (W - 1))
         if got != exp:
             return f"forward decision {got} != {exp}"
         if len(frame) >= 14 + tl:           # a short frame's bytes are aborted anyway
@@ -345,13 +375,17 @@ async def setup_tables(tb, rng, n_flows=24):
     keys = []
     for i in range(16):
         op = rng.randrange(4)
-        ipv6 = i == 13                    # an IPv6 action: its flows go to the host
+        # IPv6 actions: 12 (not TUNNEL) sends its IPv4 flows to the host,
+        # 13 tunnels them in IPv6
+        ipv6 = i in (12, 13)
+        op = R.OP_TUNNEL if i == 13 else (op % 3 if i == 12 else op)
         await tb.write(True, i, R.action_entry(op, rand_bytes(rng, 6),
                                                rng.getrandbits(128 if ipv6 else 32), rng.getrandbits(16),
                                                rng.getrandbits(16), ipv6=ipv6))
-    for _ in range(n_flows):
+    for n in range(n_flows):
         key = random_flow_key(rng)
-        if await tb.install(key, rng.choice([rng.randrange(16), rng.getrandbits(16)]), ack_fast=rng.random() < 0.9):
+        act = 13 if n < 3 else rng.choice([rng.randrange(16), rng.getrandbits(16)])   # IPv4 in IPv6
+        if await tb.install(key, act, ack_fast=rng.random() < 0.9):
             keys.append(key)
     # entries with the valid bit clear: their keys must miss
     for _ in range(3):
@@ -395,6 +429,8 @@ async def random_decisions(dut):
     for (f, _, _), g in zip(tb.sent, tb.decs):
         kinds[g["reason"]] = kinds.get(g["reason"], 0) + 1
     assert kinds.get(0, 0) > 50 and len(kinds) >= 12, f"decision mix too narrow: {kinds}"
+    tun = [g["v6"] for g in tb.decs if g["fwd"] and g["tun"]]
+    assert tun.count(0) > 0 and tun.count(1) > 0, f"IPIP / IPv4-in-IPv6 forwards: {tun.count(0)} / {tun.count(1)}"
 
 
 @cocotb.test()
@@ -550,10 +586,12 @@ async def ipv6_decisions(dut):
     tb = TB(dut)
     await tb.init()
     rng = random.Random(seed(66))
-    # actions 0..7: IPv6 ROUTE, DNAT, SNAT, TUNNEL, ROUTE with host, an IPv4 NAT; 8..15 IPv4 (setup_tables)
+    # actions 0..6: IPv6 ROUTE, DNAT, SNAT, TUNNEL (ip6ip6), ROUTE with host, an IPv4 NAT, an IPv4
+    # TUNNEL (IPv6 in IPv4: the host's); 8..15 IPv4 (setup_tables)
     keys4 = await setup_tables(tb, rng, n_flows=8)
     for i, (op, host, v6) in enumerate([(R.OP_ROUTE, False, True), (R.OP_DNAT, False, True), (R.OP_SNAT, False, True),
-                                        (R.OP_TUNNEL, False, True), (R.OP_ROUTE, True, True), (R.OP_DNAT, False, False)]):
+                                        (R.OP_TUNNEL, False, True), (R.OP_ROUTE, True, True), (R.OP_DNAT, False, False),
+                                        (R.OP_TUNNEL, False, False)]):
         await tb.write(True, i, R.action_entry(op, rand_bytes(rng, 6), rng.getrandbits(128 if v6 else 32),
                                                rng.getrandbits(16), rng.getrandbits(16), host=host, ipv6=v6))
     keys6 = []
@@ -563,7 +601,7 @@ async def ipv6_decisions(dut):
         for w, b in ((0, b0), (1, b1)):
             s = next((s for s in (0, 2) if not (tb.ref.flows.get((w, b, s), 0) | tb.ref.flows.get((w, b, s + 1), 0)) & 1), None)
             if s is not None:
-                act = [0, 1, 2, 0, 1, 2, 3, 4, 5][n % 9]
+                act = [0, 1, 2, 3, 1, 2, 3, 4, 5, 6][n % 10]
                 await tb.write(False, tb.ref.slot_index(w, b, s), R.flow6_entry(*key, act, ack_fast=rng.random() < 0.9),
                                pair=True)
                 keys6.append(key)
@@ -592,6 +630,8 @@ async def ipv6_decisions(dut):
     for r in (0, R.Reason.IP_OPTIONS, R.Reason.FRAGMENT, R.Reason.NOT_TCP_UDP, R.Reason.TTL, R.Reason.MISS,
               R.Reason.ACTION_HOST, R.Reason.TCP_CONTROL, R.Reason.TOO_BIG, R.Reason.L4_TRUNCATED):
         assert kinds.get(r, 0) > 0, f"IPv6 reason {r} never decided: {kinds}"
+    ip6ip6 = sum(1 for (f, _, _), g in zip(tb.sent, tb.decs) if f[12:14] == b"\x86\xdd" and g["fwd"] and g["tun"])
+    assert ip6ip6 > 0, "no ip6ip6 forward"
 
 
 @pytest.mark.parametrize("dw", [64, 512])
