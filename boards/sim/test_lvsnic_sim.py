@@ -126,16 +126,17 @@ def test_id_and_caps(eb):
     al = int(os.environ.get("ACTION_LOG2", 4))
     vips = int(os.environ.get("VIP_COUNT", 4))
     assert eb.read(CAPS0) == 64 | fb << 16 | al << 24
-    # the simulated board builds the core with IPV6 = 1 (CAPS1.ipv6, bit 24)
-    assert eb.read(CAPS1) == 4 | 2 << 8 | vips << 16 | 1 << 24
-    assert eb.read(ID, 4) == [0x4C56534E, L.VERSION_RESET, 64 | fb << 16 | al << 24, 4 | 2 << 8 | vips << 16 | 1 << 24]
+    # the simulated board builds the core with IPV6 = 1 (CAPS1.ipv6, bit
+    # 24, and tun6, bit 25: IPv6 outer headers for tunnels)
+    assert eb.read(CAPS1) == 4 | 2 << 8 | vips << 16 | 1 << 24 | 1 << 25
+    assert eb.read(ID, 4) == [0x4C56534E, L.VERSION_RESET, 64 | fb << 16 | al << 24, 4 | 2 << 8 | vips << 16 | 3 << 24]
 
 
 def test_read_write_registers(sim, eb):
     # The core has no scratch register: its VIP registers are plain
     # read/write, MTU keeps 16 bits, the staging words are write-only.
     for addr, val, back in [(FLOW_DATA0, 0xDEADBEEF, 0), (VIP0, 0x0A000063, 0x0A000063),
-                            (MTU, 0xFFFF1234, 0x1234)]:
+                            (MTU, 0xFFFF1234, 0x1234), (L.IP6_BASE + 12, 0x00000063, 0x00000063)]:
         old = eb.read(addr)
         eb.write(addr, val)
         assert eb.read(addr) == back

@@ -6,18 +6,31 @@
 //! management port.
 //!
 //! ```text
-//! netns P-hub: bridge br0 ── TAP lvdPID (the board's data port: created here, so run.sh uses it as it
+//! netns P-hub: bridge br0 (no multicast snooping: the director sends no MLD reports)
+//!                         ── TAP lvdPID (the board's data port: created here, so run.sh uses it as it
 //!                                        is; put on the bridge once the daemon runs the board)
 //!                         ── veth ── netns P-cl  198.51.100.10, MAC = gateway_mac, 10.0.0.100/32 on-link
+//!                                                2001:db8:ff::10, 2001:db8::100/128 on-link
 //!                         ── veth ── netns P-rs1 192.168.10.1 (NAT), default via 10.0.0.1
+//!                                                2001:db8:1::1, default via 2001:db8::1
 //!                         ── veth ── netns P-rs2 192.168.10.2 (NAT), default via 10.0.0.1
+//!                                                2001:db8:1::2, default via 2001:db8::1
 //!                         ── veth ── netns P-rs3 192.168.10.3 (DR), VIP on lo, arp_ignore=1, arp_announce=2
+//!                                                2001:db8:1::3, VIP6 on lo, 2001:db8:ff::/64 on-link
 //!              TAP lvmPID 192.168.1.100/24 (management port; created by run.sh) ── board 192.168.1.50
 //!              `lvsnic daemon --backend etherbone --device 192.168.1.50 --glue csr.csv`
 //! ```
 //!
 //! The same network as `e2e_netns`, with the board's data tap where the
-//! daemon's `--wire` TAP is there. A packet socket on the data tap
+//! daemon's `--wire` TAP is there, dual stack: the IPv6 addresses,
+//! routes and DR set-up of `e2e_netns6` (addresses `nodad`, no router
+//! solicitations; a VIP on `lo` needs no `arp_ignore` counterpart), the
+//! director's `[director] ip6 = 2001:db8::1` and `[neighbors]` entries
+//! for the IPv6 real servers (their IPv4 MACs). The simulated board's
+//! core is built with `IPV6 = 1`. The routes TCP takes have `rto_min 2s`
+//! ([`RTO_MIN`]: the host path stalls for a few hundred ms while the
+//! daemon writes a connection's flows over Etherbone, which would make
+//! the kernels retransmit). A packet socket on the data tap
 //! records every frame from the tap's creation on; the tap joins the
 //! bridge only when the daemon has enabled the core (a frame before that
 //! would go up as a `DISABLED` exception nobody takes), and leaves it
@@ -25,22 +38,35 @@
 //! board but not the comparison). What runs:
 //!
 //! 1. NAT service 10.0.0.100:80 `rr` over rs1, rs2 and DR service
-//!    10.0.0.100:8080 to rs3, added with the ipvsadm commands (programmed
+//!    10.0.0.100:8080 to rs3, NAT service [2001:db8::100]:80 `rr` over
+//!    rs1, rs2 (2001:db8:1::1, ::2) and DR service [2001:db8::100]:8080
+//!    to rs3 (2001:db8:1::3), added with the ipvsadm commands (programmed
 //!    into the core over Etherbone).
-//! 2. 6 sequential HTTP/1.0 GETs to :80 answer rs2, rs1, rs2, ... with the
-//!    right bodies; two long-lived echo connections (rs2, then rs1) each
-//!    carry 4 lines both ways; 3 GETs to :8080 are answered by rs3 directly.
-//! 3. The listings: 0 active and 4 inactive connections per NAT server, 3
-//!    DR connections with no reply packet through the director, every
-//!    connection in TIME_WAIT with its server; some frames were forwarded
-//!    by the core itself. The glue's counters (read over Etherbone after
-//!    the daemon has stopped) show nothing dropped, no bad inject datagram,
-//!    and as many frames in and out of the data port as the capture below
-//!    saw.
+//! 2. IPv4: 6 sequential HTTP/1.0 GETs to :80 answer rs2, rs1, rs2, ...
+//!    with the right bodies; two long-lived echo connections (rs2, then
+//!    rs1) each carry 4 lines both ways; 3 GETs to :8080 are answered by
+//!    rs3 directly. Then, once every IPv4 connection is in TIME_WAIT,
+//!    IPv6: 4 GETs to [VIP6]:80 answer rs2, rs1, rs2, rs1; a long-lived
+//!    echo connection (rs2) carries 4 lines and is on the card meanwhile
+//!    (the daemon's `offload`: one more connection, 4 more flow entries:
+//!    two IPv6 flows); 3 GETs to [VIP6]:8080 are answered by rs3 directly.
+//! 3. The listings: 0 active and 4 inactive connections per IPv4 NAT
+//!    server, 2 (rs1) and 3 (rs2) per IPv6 one, 3 connections per DR service with no
+//!    reply packet through the director, every connection in TIME_WAIT
+//!    with its server; some frames were forwarded by the core itself, and
+//!    while only the IPv6 connections ran the core forwarded more frames
+//!    than the IPv4 frames that came in meanwhile (none, normally)
+//!    could explain (the daemon's status before and after the IPv6 part:
+//!    received frames, to which it credits the core's forwarded count,
+//!    less its exceptions; checked equal to the core's counter at the
+//!    end). The glue's counters (read over Etherbone after the daemon has
+//!    stopped) show nothing dropped, no bad inject datagram, and as many
+//!    frames in and out of the data port as the capture below saw.
 //! 4. The golden model: every frame that entered the board's data port
 //!    (a packet socket on the data tap, outgoing direction) is played,
 //!    padded to 60 bytes as the board's MAC does, through `lvsnic daemon
-//!    --backend model --wire pcap:IN,OUT` with the same rules. Its
+//!    --backend model --wire pcap:IN,OUT` with the same rules (IPv4 and
+//!    IPv6) and DIRECTOR.toml. Its
 //!    `-L -n`, `-L -n --stats` and `-L -n -c` (without the expiry column)
 //!    equal the board daemon's, and what it transmits equals, as a
 //!    multiset, what the board sent out of its data port (Ethernet padding
@@ -72,7 +98,7 @@ use lvsnic::device::Device;
 use lvsnic_fixtures::{director_toml, rs, rs_mac, DIRECTOR_IP, GATEWAY_MAC, VIP};
 use netns::*;
 use std::collections::BTreeMap;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -83,6 +109,27 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The client's address.
 const CLIENT: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 10);
+/// The client's IPv6 address (as in `e2e_netns6`).
+const CLIENT6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0xff, 0, 0, 0, 0, 0x10);
+/// The IPv6 VIP of both IPv6 services.
+const VIP6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0x100);
+/// The director's own IPv6 address (`[director] ip6`): the IPv6 NAT servers' router.
+const DIRECTOR6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1);
+
+/// The `rto_min` of the routes TCP takes (client to the VIPs, real
+/// servers to the client). Over Etherbone to the simulated board, the
+/// daemon's table writes when a connection is offloaded or leaves the
+/// card (and its counter reads) hold the exception path for 0.3–0.6 s;
+/// with the kernel's 200 ms a FIN held meanwhile is retransmitted, the
+/// crossing retransmissions end the close with a RST now and then, and
+/// the director's connection is in CLOSE (expired after 10 s), not in
+/// TIME_WAIT. A lost frame would be resent after 2 s, not 0.2 s.
+const RTO_MIN: &str = "2s";
+
+/// IPv6 real server `n`: 2001:db8:1::n (as in `e2e_netns6`).
+fn rs6(n: u16) -> Ipv6Addr {
+    Ipv6Addr::new(0x2001, 0xdb8, 1, 0, 0, 0, 0, n)
+}
 
 /// The rules, as the golden model loads them (`ipvsadm -S` format); the
 /// board daemon gets the same as ipvsadm commands.
@@ -92,7 +139,36 @@ const RULES: &str = "\
 -a -t 10.0.0.100:80 -r 192.168.10.2:80 -m -w 1
 -A -t 10.0.0.100:8080 -s rr
 -a -t 10.0.0.100:8080 -r 192.168.10.3:8080 -g -w 1
+-A -t [2001:db8::100]:80 -s rr
+-a -t [2001:db8::100]:80 -r [2001:db8:1::1]:80 -m -w 1
+-a -t [2001:db8::100]:80 -r [2001:db8:1::2]:80 -m -w 1
+-A -t [2001:db8::100]:8080 -s rr
+-a -t [2001:db8::100]:8080 -r [2001:db8:1::3]:8080 -g -w 1
 ";
+
+/// DIRECTOR.toml: the test network's (`lvsnic_fixtures::director_toml`)
+/// with the director's IPv6 address and the IPv6 real servers' MACs (the
+/// IPv4 ones' MACs: a real server's NIC has one MAC for both families).
+fn director_toml6() -> String {
+    let base = director_toml();
+    let ip4 = format!("ip = \"{DIRECTOR_IP}\"\n");
+    assert!(base.contains(&ip4) && base.trim_end().ends_with(&format!("\"{}\"", rs_mac(8))), "{base}");
+    let mut s = base.replacen(&ip4, &format!("{ip4}ip6 = \"{DIRECTOR6}\"\n"), 1);
+    for n in 1..=3u8 {
+        s.push_str(&format!("\"{}\" = \"{}\"\n", rs6(n.into()), rs_mac(n)));
+    }
+    s
+}
+
+/// Whether frame `f` is IPv4 (any protocol).
+fn is_ipv4(f: &[u8]) -> bool {
+    f.len() >= 14 && f[12..14] == [0x08, 0x00]
+}
+
+/// Whether frame `f` is an IPv6 TCP segment (no extension header).
+fn is_tcp6(f: &[u8]) -> bool {
+    f.len() >= 54 && f[12..14] == [0x86, 0xdd] && f[20] == 6
+}
 
 #[test]
 #[ignore = "needs root, /dev/net/tun, iproute2 network namespaces and the simulated board (boards/sim/run.sh installs and builds it; scripts/test.sh runs it as root)"]
@@ -105,6 +181,14 @@ fn e2e_board_sim() {
     let p = format!("lvsnic-e2eb-{pid}");
     let mut nss = Namespaces::default();
     let Segment { hub, cl, rsns } = nss.segment(&p, 3);
+    // Dual stack: IPv6 on the client and the real servers (not in the
+    // hub, whose bridge and taps stay silent).
+    for ns in rsns.iter().chain([&cl]) {
+        enable_ipv6(ns);
+    }
+    // The director sends no MLD reports for its solicited-node groups: a
+    // snooping bridge would stop flooding neighbour solicitations to the board.
+    must(&["ip", "-n", &hub, "link", "set", "br0", "type", "bridge", "mcast_snooping", "0"]);
 
     // The board's data tap on the bridge, then veths.
     let (data_tap, mgmt_tap) = (format!("lvd{pid}"), format!("lvm{pid}"));
@@ -115,17 +199,29 @@ fn e2e_board_sim() {
     // Everything that enters or leaves the data port, from the start.
     let cap = Capture::start(&hub, &data_tap);
     leaf(&hub, &cl, "vcl", &GATEWAY_MAC.to_string(), &format!("{CLIENT}/24"));
-    must(&["ip", "-n", &cl, "route", "add", &format!("{VIP}/32"), "dev", "eth0"]);
+    must(&["ip", "-n", &cl, "route", "add", &format!("{VIP}/32"), "dev", "eth0", "rto_min", RTO_MIN]);
+    // IPv6 as e2e_netns6 sets it up: addresses `nodad`, the VIP on-link
+    // (the director answers its neighbour solicitations).
+    must(&["ip", "-n", &cl, "-6", "addr", "add", &format!("{CLIENT6}/64"), "dev", "eth0", "nodad"]);
+    must(&["ip", "-n", &cl, "-6", "route", "add", &format!("{VIP6}/128"), "dev", "eth0", "rto_min", RTO_MIN]);
     for n in 1..=3u8 {
-        leaf(&hub, &rsns[n as usize - 1], &format!("vrs{n}"), &rs_mac(n).to_string(), &format!("{}/24", rs(n)));
+        let ns = &rsns[n as usize - 1];
+        leaf(&hub, ns, &format!("vrs{n}"), &rs_mac(n).to_string(), &format!("{}/24", rs(n)));
+        must(&["ip", "-n", ns, "-6", "addr", "add", &format!("{}/64", rs6(n.into())), "dev", "eth0", "nodad"]);
     }
     for ns in &rsns[..2] {
         must(&["ip", "-n", ns, "route", "add", &format!("{DIRECTOR_IP}/32"), "dev", "eth0"]);
-        must(&["ip", "-n", ns, "route", "add", "default", "via", &DIRECTOR_IP.to_string(), "dev", "eth0"]);
+        must(&["ip", "-n", ns, "route", "add", "default", "via", &DIRECTOR_IP.to_string(), "dev", "eth0", "rto_min", RTO_MIN]);
+        must(&["ip", "-n", ns, "-6", "route", "add", &format!("{DIRECTOR6}/128"), "dev", "eth0"]);
+        must(&["ip", "-n", ns, "-6", "route", "add", "default", "via", &DIRECTOR6.to_string(), "dev", "eth0", "rto_min", RTO_MIN]);
     }
     sysctl(&rsns[2], &["net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.all.arp_announce=2"]);
     must(&["ip", "-n", &rsns[2], "addr", "add", &format!("{VIP}/32"), "dev", "lo"]);
-    must(&["ip", "-n", &rsns[2], "route", "add", "198.51.100.0/24", "dev", "eth0"]);
+    must(&["ip", "-n", &rsns[2], "route", "add", "198.51.100.0/24", "dev", "eth0", "rto_min", RTO_MIN]);
+    // IPv6 DR: the VIP on lo is not answered for on eth0 (`ndisc_recv_ns`
+    // looks the target up on the receiving device only), no sysctl needed.
+    must(&["ip", "-n", &rsns[2], "-6", "addr", "add", &format!("{VIP6}/128"), "dev", "lo", "nodad"]);
+    must(&["ip", "-n", &rsns[2], "-6", "route", "add", "2001:db8:ff::/64", "dev", "eth0", "rto_min", RTO_MIN]);
 
     // The board, in the hub (its management tap gets 192.168.1.100/24 there).
     let t_sim = Instant::now();
@@ -136,12 +232,15 @@ fn e2e_board_sim() {
     let d = Daemon::start_in(
         &["ip", "netns", "exec", &hub],
         &dir,
-        &director_toml(),
+        &director_toml6(),
         &["--backend", "etherbone", "--device", &sim.ip, "--glue", &sim.csr_csv, "--bind", &sim.host_ip],
     );
     let vip80 = format!("{VIP}:80");
     let vip8080 = format!("{VIP}:8080");
     let (rs1, rs2, rs3) = (format!("{}:80", rs(1)), format!("{}:80", rs(2)), format!("{}:8080", rs(3)));
+    let vip6_80 = format!("[{VIP6}]:80");
+    let vip6_8080 = format!("[{VIP6}]:8080");
+    let (rs6_1, rs6_2, rs6_3) = (format!("[{}]:80", rs6(1)), format!("[{}]:80", rs6(2)), format!("[{}]:8080", rs6(3)));
     for l in RULES.lines() {
         d.ok(&l.split_whitespace().collect::<Vec<_>>());
     }
@@ -155,10 +254,12 @@ fn e2e_board_sim() {
     let attached = now_ns();
     must(&["ip", "-n", &hub, "link", "set", &data_tap, "master", "br0"]);
     let blob = Arc::new(Vec::new());
+    // On `::`: both families.
+    let any = IpAddr::V6(Ipv6Addr::UNSPECIFIED);
     let servers = [
-        Server::start(&rsns[0], 80, "rs1", blob.clone()),
-        Server::start(&rsns[1], 80, "rs2", blob.clone()),
-        Server::start(&rsns[2], 8080, "rs3", blob.clone()),
+        Server::start_on(&rsns[0], any, 80, "rs1", blob.clone()),
+        Server::start_on(&rsns[1], any, 80, "rs2", blob.clone()),
+        Server::start_on(&rsns[2], any, 8080, "rs3", blob.clone()),
     ];
     let setup = t0.elapsed();
     let to80: SocketAddr = (VIP, 80).into();
@@ -191,7 +292,8 @@ fn e2e_board_sim() {
     }
     let traffic = t_traffic.elapsed();
 
-    // 3. The board daemon's view once every connection has closed.
+    // 3. The board daemon's view once every connection has closed (the
+    // IPv4 ones first).
     let mut last = BTreeMap::new();
     let closed = wait_for(Duration::from_secs(20), || {
         last = conns(&d);
@@ -202,11 +304,60 @@ fn e2e_board_sim() {
     });
     assert!(closed, "every NAT connection in TIME_WAIT with its server, the DR ones listed: {last:#?}\nserved {served:?}, DR {dr_ports:?}");
     assert_eq!(last.len(), 11, "{last:#?}");
+    // Let the last IPv4 frames (the client's final ACKs of DR
+    // connections) arrive: from here on, only IPv6 connections run.
+    std::thread::sleep(Duration::from_millis(500));
+    let (v6_from, before6) = (now_ns(), d.status());
+
+    // 2, IPv6 (on the same board, every IPv4 connection closed): GETs, a
+    // long-lived connection on the card, DR GETs.
+    let t_traffic6 = Instant::now();
+    let to6_80: SocketAddr = (VIP6, 80).into();
+    let to6_8080: SocketAddr = (VIP6, 8080).into();
+    let mut served6 = Vec::new();
+    for i in 0..4 {
+        let (port, server, body) = http_get(&cl, to6_80, "/");
+        let want = if i % 2 == 0 { "rs2" } else { "rs1" };
+        assert_eq!((server.as_str(), String::from_utf8_lossy(&body).as_ref()), (want, format!("{want}\n").as_str()), "IPv6 request {i}");
+        served6.push((port, want));
+    }
+    let offload = |d: &Daemon| d.status()["offload"].clone();
+    let base = offload(&d);
+    let mut long6 = Echo::open(&cl, to6_80);
+    served6.push((long6.local_port(), "rs2"));
+    assert_eq!(long6.say("line 0").unwrap(), "rs2 line 0");
+    // An IPv6 NAT connection on the card: two IPv6 flows of two entries.
+    let on_card = wait_for(Duration::from_secs(5), || {
+        let o = offload(&d);
+        o["connections"].as_u64() > base["connections"].as_u64() && o["flow_entries"].as_u64() >= base["flow_entries"].as_u64().map(|e| e + 4)
+    });
+    assert!(on_card, "the IPv6 NAT connection offloaded: before {base}, now {}", offload(&d));
+    for i in 1..4 {
+        assert_eq!(long6.say(&format!("line {i}")).unwrap(), format!("rs2 line {i}"));
+    }
+    drop(long6);
+    let mut dr6_ports = Vec::new();
+    for i in 0..3 {
+        let (port, server, body) = http_get(&cl, to6_8080, "/");
+        assert_eq!((server.as_str(), String::from_utf8_lossy(&body).as_ref()), ("rs3", "rs3\n"), "IPv6 DR request {i}");
+        dr6_ports.push(port);
+    }
+    let traffic6 = t_traffic6.elapsed();
+    let closed6 = wait_for(Duration::from_secs(20), || {
+        last = conns(&d);
+        served6.iter().all(|(port, who)| {
+            let dst = if *who == "rs1" { &rs6_1 } else { &rs6_2 };
+            last.get(&format!("[{CLIENT6}]:{port}")).map(|(s, v, t)| (s.as_str(), v, t)) == Some(("TIME_WAIT", &vip6_80, dst))
+        }) && dr6_ports.iter().all(|port| last.get(&format!("[{CLIENT6}]:{port}")).is_some_and(|(_, v, t)| *v == vip6_8080 && *t == rs6_3))
+    });
+    assert!(closed6, "every IPv6 NAT connection in TIME_WAIT with its server, the DR ones listed: {last:#?}\nserved {served6:?}, DR {dr6_ports:?}");
+    assert_eq!(last.len(), 11 + 8, "{last:#?}");
     // Let the last frames (the client's final ACKs of DR connections)
     // arrive, then take the board off the bridge: what the kernels send
     // later (neighbour probes of the director's address, say) would reach
     // the board but not the capture, or come too late for the daemon.
     std::thread::sleep(Duration::from_millis(500));
+    let (v6_to, after6) = (now_ns(), d.status());
     drop(servers);
     must(&["ip", "-n", &hub, "link", "set", &data_tap, "nomaster"]);
     std::thread::sleep(Duration::from_millis(300));
@@ -214,11 +365,16 @@ fn e2e_board_sim() {
     for a in [&rs1, &rs2] {
         assert!(list.contains(&rs_row(a, "Masq", 1, 0, 4)), "{a}: 0 active, 4 inactive\n{list}");
     }
+    for (a, inactive) in [(&rs6_1, 2), (&rs6_2, 3)] {
+        assert!(list.contains(&rs_row(a, "Masq", 1, 0, inactive)), "{a}: 0 active, {inactive} inactive\n{list}");
+    }
     let st = stats_of(&d.stdout(&["-L", "-n", "--stats"]));
-    assert_eq!(st[&format!("TCP {vip80}")][0], 8, "{st:?}");
-    let [n_conns, inpkts, outpkts, ..] = st[&format!("TCP {vip8080}")];
-    assert_eq!((n_conns, outpkts), (3, 0), "DR: 3 connections, no reply through the director: {st:?}");
-    assert!(inpkts >= 12, "{st:?}");
+    assert_eq!((st[&format!("TCP {vip80}")][0], st[&format!("TCP {vip6_80}")][0]), (8, 5), "{st:?}");
+    for vip in [&vip8080, &vip6_8080] {
+        let [n_conns, inpkts, outpkts, ..] = st[&format!("TCP {vip}")];
+        assert_eq!((n_conns, outpkts), (3, 0), "DR {vip}: 3 connections, no reply through the director: {st:?}");
+        assert!(inpkts >= 12, "{st:?}");
+    }
     let status = d.status();
     let frames = counter(&status, &["exception_loop", "frames"]);
     let drops = status["director"]["dropped"].as_object().expect("director.dropped");
@@ -246,7 +402,7 @@ fn e2e_board_sim() {
     write_pcap(&inp, &padded);
     let rules = write(&gdir, "rules", RULES);
     let wire = format!("pcap:{},{}", inp.display(), out.display());
-    let g = Daemon::start(&gdir, &director_toml(), &["--backend", "model", "--rules", rules.to_str().unwrap(), "--wire", &wire]);
+    let g = Daemon::start(&gdir, &director_toml6(), &["--backend", "model", "--rules", rules.to_str().unwrap(), "--wire", &wire]);
     assert!(wait_for(Duration::from_secs(30), || g.status()["pcap_frames_left"] == 0), "the golden model played the capture");
     for args in [&["-L", "-n"][..], &["-L", "-n", "--stats"]] {
         assert_eq!(d.stdout(args), g.stdout(args), "`lvsnic {}`: board (left) and golden model (right)", args.join(" "));
@@ -295,15 +451,30 @@ fn e2e_board_sim() {
     // up as exceptions, one each (the daemon saw `frames`).
     assert!(core.forwarded > 0, "frames forwarded by the core: {core:?}");
     assert_eq!((core.rx, core.to_host), (core.forwarded + frames, frames), "core counters and the daemon's {frames} exceptions: {core:?}");
+    // IPv6 frames forwarded by the core: the daemon credits the core's
+    // forwarded count (CNT_FWD) to its received frames when it reports,
+    // so its status before and after the IPv6 part tells how many frames
+    // the core forwarded meanwhile (the final status says as many as the
+    // core's own counter). While the IPv6 part ran, the only IPv4 frames
+    // into the board were late ones of closed connections, if any (the
+    // core forwards IPv4 or IPv6 TCP and UDP, nothing else): the core
+    // forwarded more than they could explain.
+    let fwd = |s: &serde_json::Value| counter(s, &["director", "frames", "input"]) - counter(s, &["exception_loop", "frames"]);
+    assert_eq!(fwd(&status), core.forwarded, "the daemon's credited forwarded frames and the core's counter: {core:?}\n{status}");
+    let fwd6 = fwd(&after6) - fwd(&before6);
+    let in_window = |f: &dyn Fn(&[u8]) -> bool| into_board.iter().filter(|(t, fr)| (v6_from..v6_to).contains(t) && f(fr)).count() as u64;
+    let (ip4_in, tcp6_in) = (in_window(&is_ipv4), in_window(&is_tcp6));
+    assert!(tcp6_in > 0 && fwd6 > ip4_in, "the core forwarded {fwd6} frames while {tcp6_in} IPv6 TCP and {ip4_in} IPv4 frames entered the board");
     assert_eq!(glue.rx_frames as usize, into_board.len(), "frames into the board (glue) and captured going into the data tap: {glue:?}");
     assert_eq!(glue.tx_frames as usize, from_board.len(), "frames out of the board (glue) and captured coming from the data tap: {glue:?}");
 
     eprintln!(
-        "e2e_board: run.sh start {:.1?} (with a build when needed), setup {:.1?}, traffic {:.1?}, total {:.1?}; {} frames into the board, {} out; \
-         core: {} forwarded, {} to the host, {} injected; golden model: {} exceptions",
+        "e2e_board: run.sh start {:.1?} (with a build when needed), setup {:.1?}, traffic {:.1?} (IPv6 {traffic6:.1?}), total {:.1?}; {} frames into the board, {} out; \
+         core: {} forwarded ({fwd6} of them while {tcp6_in} IPv6 TCP and {ip4_in} IPv4 frames came in), {} to the host, {} injected; \
+         golden model: {} exceptions",
         sim_start,
         setup,
-        traffic,
+        traffic + traffic6,
         t0.elapsed(),
         into_board.len(),
         from_board.len(),
@@ -515,10 +686,15 @@ impl Drop for Capture {
 }
 
 /// A frame without Ethernet padding (IPv4: up to the IP total length;
-/// ARP over Ethernet/IPv4: 42 bytes).
+/// IPv6: the 40-byte header and its payload length; ARP over
+/// Ethernet/IPv4: 42 bytes).
 fn unpad(f: &[u8]) -> &[u8] {
     if f.len() >= 34 && f[12..14] == [0x08, 0x00] {
         let total = 14 + usize::from(u16::from_be_bytes([f[16], f[17]]));
+        return &f[..total.min(f.len())];
+    }
+    if f.len() >= 54 && f[12..14] == [0x86, 0xdd] {
+        let total = 54 + usize::from(u16::from_be_bytes([f[18], f[19]]));
         return &f[..total.min(f.len())];
     }
     if f.len() >= 42 && f[12..14] == [0x08, 0x06] {
