@@ -73,6 +73,8 @@ def kept_bits(name, fields):
         m &= (1 << limits[name]) - 1
     if name.startswith("VIP[") and int(name[4:-1]) >= VIPS:
         m = 0
+    if name.startswith("IP6[") and not IPV6:
+        m = 0               # no IPv6 tunnels (CAPS1.tun6 = 0): read 0, writes ignored
     return m
 
 
@@ -81,7 +83,7 @@ def reset_value(name, fields):
     if name == "CAPS0":
         return DW | B << 16 | A << 24
     if name == "CAPS1":
-        return 4 | 2 << 8 | VIPS << 16 | IPV6 << 24
+        return 4 | 2 << 8 | VIPS << 16 | IPV6 << 24 | IPV6 << 25     # ipv6, tun6
     if name.startswith("CNT[") or name in ("FLOW_STATUS", "ACT_STATUS", "FLOW_CMD", "ACT_CMD"):
         return 0
     v = 0
