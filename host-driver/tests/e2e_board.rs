@@ -267,13 +267,7 @@ fn e2e_board_sim() {
 
     // 2. Traffic.
     let t_traffic = Instant::now();
-    let mut served = Vec::new();
-    for i in 0..6 {
-        let (port, server, body) = http_get(&cl, to80, "/");
-        let want = if i % 2 == 0 { "rs2" } else { "rs1" };
-        assert_eq!((server.as_str(), String::from_utf8_lossy(&body).as_ref()), (want, format!("{want}\n").as_str()), "request {i}");
-        served.push((port, want));
-    }
+    let mut served = gets_answered_by(&cl, to80, &["rs2", "rs1", "rs2", "rs1", "rs2", "rs1"], "request");
     let mut long2 = Echo::open(&cl, to80);
     let mut long1 = Echo::open(&cl, to80);
     served.push((long2.local_port(), "rs2"));
@@ -284,12 +278,7 @@ fn e2e_board_sim() {
     }
     drop(long1);
     drop(long2);
-    let mut dr_ports = Vec::new();
-    for i in 0..3 {
-        let (port, server, body) = http_get(&cl, to8080, "/");
-        assert_eq!((server.as_str(), String::from_utf8_lossy(&body).as_ref()), ("rs3", "rs3\n"), "DR request {i}");
-        dr_ports.push(port);
-    }
+    let dr_ports: Vec<u16> = gets_answered_by(&cl, to8080, &["rs3"; 3], "DR request").into_iter().map(|(p, _)| p).collect();
     let traffic = t_traffic.elapsed();
 
     // 3. The board daemon's view once every connection has closed (the
@@ -314,13 +303,7 @@ fn e2e_board_sim() {
     let t_traffic6 = Instant::now();
     let to6_80: SocketAddr = (VIP6, 80).into();
     let to6_8080: SocketAddr = (VIP6, 8080).into();
-    let mut served6 = Vec::new();
-    for i in 0..4 {
-        let (port, server, body) = http_get(&cl, to6_80, "/");
-        let want = if i % 2 == 0 { "rs2" } else { "rs1" };
-        assert_eq!((server.as_str(), String::from_utf8_lossy(&body).as_ref()), (want, format!("{want}\n").as_str()), "IPv6 request {i}");
-        served6.push((port, want));
-    }
+    let mut served6 = gets_answered_by(&cl, to6_80, &["rs2", "rs1", "rs2", "rs1"], "IPv6 request");
     let offload = |d: &Daemon| d.status()["offload"].clone();
     let base = offload(&d);
     let mut long6 = Echo::open(&cl, to6_80);
@@ -336,12 +319,7 @@ fn e2e_board_sim() {
         assert_eq!(long6.say(&format!("line {i}")).unwrap(), format!("rs2 line {i}"));
     }
     drop(long6);
-    let mut dr6_ports = Vec::new();
-    for i in 0..3 {
-        let (port, server, body) = http_get(&cl, to6_8080, "/");
-        assert_eq!((server.as_str(), String::from_utf8_lossy(&body).as_ref()), ("rs3", "rs3\n"), "IPv6 DR request {i}");
-        dr6_ports.push(port);
-    }
+    let dr6_ports: Vec<u16> = gets_answered_by(&cl, to6_8080, &["rs3"; 3], "IPv6 DR request").into_iter().map(|(p, _)| p).collect();
     let traffic6 = t_traffic6.elapsed();
     let closed6 = wait_for(Duration::from_secs(20), || {
         last = conns(&d);

@@ -287,6 +287,22 @@ pub fn connect_within(ns: &str, to: SocketAddr, timeout: Duration) -> std::io::R
     Ok(s)
 }
 
+/// GETs `/` from `ns` to `to`, one per name in `servers`, and asserts that
+/// each is answered by that server (the body its name and a newline, as
+/// [`Server`] serves it); returns (client port, server) per request.
+/// `what` names the requests in failure messages.
+pub fn gets_answered_by(ns: &str, to: SocketAddr, servers: &[&'static str], what: &str) -> Vec<(u16, &'static str)> {
+    servers
+        .iter()
+        .enumerate()
+        .map(|(i, &want)| {
+            let (port, server, body) = http_get(ns, to, "/");
+            assert_eq!((server.as_str(), String::from_utf8_lossy(&body).as_ref()), (want, format!("{want}\n").as_str()), "{what} {i}");
+            (port, want)
+        })
+        .collect()
+}
+
 /// An HTTP/1.0 GET from `ns`: the client port, the X-Server header, the body.
 pub fn http_get(ns: &str, to: SocketAddr, path: &str) -> (u16, String, Vec<u8>) {
     http_get_within(ns, to, path, IO_TIMEOUT).unwrap_or_else(|e| panic!("{e}"))
